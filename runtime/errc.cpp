@@ -1,0 +1,34 @@
+#include "runtime/errc.hpp"
+
+namespace capstan {
+
+std::string_view to_string(errc code) {
+  switch (code) {
+    case errc::none: return "NONE";
+    case errc::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
+    case errc::unknown_topic_or_partition: return "UNKNOWN_TOPIC_OR_PARTITION";
+    case errc::offset_out_of_range: return "OFFSET_OUT_OF_RANGE";
+    case errc::corrupt_message: return "CORRUPT_MESSAGE";
+    case errc::message_too_large: return "MESSAGE_TOO_LARGE";
+    case errc::not_enough_replicas: return "NOT_ENOUGH_REPLICAS";
+    case errc::not_enough_replicas_after_append: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    case errc::request_timed_out: return "REQUEST_TIMED_OUT";
+    case errc::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
+    case errc::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
+    case errc::stale_controller_epoch: return "STALE_CONTROLLER_EPOCH";
+    case errc::inconsistent_topic_id: return "INCONSISTENT_TOPIC_ID";
+    case errc::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
+    case errc::invalid_topic_exception: return "INVALID_TOPIC_EXCEPTION";
+    case errc::topic_already_exists: return "TOPIC_ALREADY_EXISTS";
+    case errc::invalid_replication_factor: return "INVALID_REPLICATION_FACTOR";
+    case errc::policy_violation: return "POLICY_VIOLATION";
+    case errc::unsupported_compression_type: return "UNSUPPORTED_COMPRESSION_TYPE";
+    case errc::invalid_record: return "INVALID_RECORD";
+    case errc::invalid_config: return "INVALID_CONFIG";
+    case errc::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
+    case errc::network_exception: return "NETWORK_EXCEPTION";
+  }
+  return "UNKNOWN_SERVER_ERROR";
+}
+
+} // namespace capstan

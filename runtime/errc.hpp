@@ -1,0 +1,40 @@
+#pragma once
+
+// Error codes with Kafka's names (see docs/architecture.md, "Errors"). Values are stable: they
+// cross process boundaries inside caf::error and Cap'n Proto responses.
+
+#include <cstdint>
+#include <string_view>
+
+namespace capstan {
+
+enum class errc : uint8_t {
+  none = 0,
+  not_leader_or_follower,
+  unknown_topic_or_partition,
+  offset_out_of_range,
+  corrupt_message,
+  message_too_large,
+  not_enough_replicas,
+  not_enough_replicas_after_append,
+  request_timed_out,
+  fenced_leader_epoch,
+  unknown_leader_epoch,
+  stale_controller_epoch,
+  inconsistent_topic_id,
+  kafka_storage_error,
+  invalid_topic_exception,
+  topic_already_exists,
+  invalid_replication_factor,
+  policy_violation,
+  unsupported_compression_type,
+  invalid_record,
+  invalid_config,
+  unknown_server_error,
+  network_exception,
+};
+
+// Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
+std::string_view to_string(errc code);
+
+} // namespace capstan
