@@ -1,0 +1,160 @@
+#include "runtime/storage/file_handle.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace capstan {
+
+error storage_error(std::string_view op, const std::filesystem::path& path, int err) {
+  return make_error(errc::kafka_storage_error,
+                    fmt::format("{} {}: {}", op, path.string(),
+                                std::error_code(err, std::generic_category()).message()));
+}
+
+result<file_handle> file_handle::open(const std::filesystem::path& path, file_mode mode) {
+  int flags = O_RDWR | O_CLOEXEC;
+  switch (mode) {
+  case file_mode::create_new:
+    flags |= O_CREAT | O_EXCL;
+    break;
+  case file_mode::create_or_truncate:
+    flags |= O_CREAT | O_TRUNC;
+    break;
+  case file_mode::open_or_create:
+    flags |= O_CREAT;
+    break;
+  case file_mode::open_existing:
+    break;
+  }
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return storage_error("open", path, errno);
+  return file_handle(fd, path);
+}
+
+file_handle::~file_handle() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+file_handle::file_handle(file_handle&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+file_handle& file_handle::operator=(file_handle&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+result<uint64_t> file_handle::size() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return storage_error("fstat", path_, errno);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+status file_handle::pwrite_all(bytes_view data, uint64_t position) {
+  const bytes_view parts[] = {data};
+  return pwritev_all(parts, position);
+}
+
+status file_handle::pwritev_all(std::span<const bytes_view> parts, uint64_t position) {
+  std::vector<iovec> iov;
+  iov.reserve(parts.size());
+  for (auto p : parts)
+    if (!p.empty()) iov.push_back({const_cast<uint8_t*>(p.data()), p.size()});
+  size_t first = 0;
+  while (first < iov.size()) {
+    const int count = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+    const ssize_t n = ::pwritev(fd_, iov.data() + first, count, static_cast<off_t>(position));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return storage_error("pwrite", path_, errno);
+    }
+    if (n == 0) return storage_error("pwrite", path_, EIO);
+    position += static_cast<uint64_t>(n);
+    auto left = static_cast<size_t>(n);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (left > 0) {
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  return {};
+}
+
+status file_handle::pread_all(std::span<uint8_t> out, uint64_t position) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(position + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return storage_error("pread", path_, errno);
+    }
+    if (n == 0)
+      return make_error(errc::kafka_storage_error,
+                        fmt::format("pread {}: end of file at position {}, wanted {} more bytes",
+                                    path_.string(), position + done, out.size() - done));
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+status file_handle::sync() {
+  if (::fsync(fd_) != 0) return storage_error("fsync", path_, errno);
+  return {};
+}
+
+status file_handle::truncate(uint64_t size) {
+  int rc;
+  do {
+    rc = ::ftruncate(fd_, static_cast<off_t>(size));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) return storage_error("ftruncate", path_, errno);
+  return {};
+}
+
+status file_handle::close() {
+  if (fd_ < 0) return {};
+  const int fd = std::exchange(fd_, -1);
+  // Linux releases the descriptor even when close fails, so it is never retried.
+  if (::close(fd) != 0 && errno != EINTR) return storage_error("close", path_, errno);
+  return {};
+}
+
+status sync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return storage_error("open directory", dir, errno);
+  status s;
+  if (::fsync(fd) != 0) s = storage_error("fsync directory", dir, errno);
+  ::close(fd);
+  return s;
+}
+
+status rename_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0)
+    return storage_error(fmt::format("rename to {}", to.string()), from, errno);
+  return {};
+}
+
+status remove_file(const std::filesystem::path& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return storage_error("unlink", path, errno);
+  return {};
+}
+
+} // namespace capstan

@@ -1,0 +1,68 @@
+#pragma once
+
+// An owned file descriptor with whole-buffer positional I/O. Every failure is a value:
+// KAFKA_STORAGE_ERROR with the operation, the path and the errno text. Short reads and writes
+// are retried until done (or EOF, which is an error for pread_all).
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+
+#include "runtime/result.hpp"
+#include "runtime/types.hpp"
+
+namespace capstan {
+
+enum class file_mode {
+  create_new,         // O_CREAT | O_EXCL: an existing file is an error
+  create_or_truncate, // O_CREAT | O_TRUNC
+  open_or_create,     // O_CREAT, keeps content
+  open_existing,      // a missing file is an error
+};
+
+class file_handle {
+public:
+  // Opens read-write, close-on-exec.
+  static result<file_handle> open(const std::filesystem::path& path, file_mode mode);
+
+  file_handle() = default;
+  ~file_handle();
+  file_handle(const file_handle&) = delete;
+  file_handle& operator=(const file_handle&) = delete;
+  file_handle(file_handle&& other) noexcept;
+  file_handle& operator=(file_handle&& other) noexcept;
+
+  bool is_open() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  const std::filesystem::path& path() const { return path_; }
+
+  result<uint64_t> size() const;
+  // Writes all of `data` at `position`.
+  status pwrite_all(bytes_view data, uint64_t position);
+  // Writes the parts back to back starting at `position` (one pwritev when the kernel takes it).
+  status pwritev_all(std::span<const bytes_view> parts, uint64_t position);
+  // Fills all of `out` from `position`; reaching end of file first is an error.
+  status pread_all(std::span<uint8_t> out, uint64_t position) const;
+  status sync();
+  status truncate(uint64_t size);
+  // Closes now, reporting the close error; the destructor closes silently.
+  status close();
+
+private:
+  file_handle(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+
+  int fd_ = -1;
+  std::filesystem::path path_;
+};
+
+// KAFKA_STORAGE_ERROR "<op> <path>: <strerror(err)>".
+error storage_error(std::string_view op, const std::filesystem::path& path, int err);
+
+// fsync of a directory: makes creations, renames and unlinks in it durable.
+status sync_directory(const std::filesystem::path& dir);
+// rename(2): atomically replaces `to`.
+status rename_file(const std::filesystem::path& from, const std::filesystem::path& to);
+// unlink(2); a file that is already gone is not an error.
+status remove_file(const std::filesystem::path& path);
+
+} // namespace capstan
