@@ -1,0 +1,29 @@
+#include "runtime/actor/actor_system_setup.hpp"
+
+#include <caf/io/middleman.hpp>
+
+#include "runtime/actor/caf_error.hpp"
+#include "runtime/messages/capnp_frame.hpp"
+
+namespace capstan {
+
+void add_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<capnp_frame>("capstan::capnp_frame");
+}
+
+void prepare_actor_config(caf::actor_system_config& cfg, const actor_config_options& options) {
+  add_message_types(cfg);
+  for (auto registrar : options.extra_types)
+    registrar(cfg);
+  cfg.add_error_category(caf_error_category, render_caf_error);
+  if (options.max_threads > 0)
+    cfg.set("scheduler.max-threads", options.max_threads);
+  if (options.load_middleman)
+    cfg.load<caf::io::middleman>();
+}
+
+actor_config::actor_config(const actor_config_options& options) {
+  prepare_actor_config(*this, options);
+}
+
+} // namespace capstan
