@@ -1,0 +1,102 @@
+#include "runtime/storage/log_config.hpp"
+
+#include <charconv>
+#include <functional>
+#include <limits>
+
+namespace capstan {
+
+namespace {
+
+result<int64_t> parse_long(const std::string& key, const std::string& text, int64_t min,
+                           int64_t max) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    return make_error(errc::invalid_config, key + ": '" + text + "' is not an integer");
+  if (v < min || v > max)
+    return make_error(errc::invalid_config, key + ": " + text + " is outside [" +
+                                              std::to_string(min) + ", " + std::to_string(max) + "]");
+  return v;
+}
+
+result<double> parse_ratio(const std::string& key, const std::string& text) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used == text.size() && v >= 0.0 && v <= 1.0) return v;
+  } catch (const std::exception&) {
+  }
+  return make_error(errc::invalid_config, key + ": '" + text + "' is not a number in [0, 1]");
+}
+
+} // namespace
+
+result<log_config> log_config::from_map(const std::map<std::string, std::string>& values,
+                                        log_config base) {
+  log_config c = base;
+  using setter = std::function<status(const std::string&, const std::string&)>;
+  // Kafka declares these as int: a segment's positions must fit the uint32 index fields.
+  constexpr int64_t int_max = std::numeric_limits<int32_t>::max();
+  auto long_field = [&c](int64_t log_config::*field, int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) -> setter {
+    return [&c, field, min, max](const std::string& k, const std::string& v) -> status {
+      auto parsed = parse_long(k, v, min, max);
+      if (!parsed) return parsed.err();
+      c.*field = *parsed;
+      return {};
+    };
+  };
+  const std::map<std::string, setter> setters = {
+    {"segment.bytes", long_field(&log_config::segment_bytes, 14, int_max)},
+    {"segment.ms", long_field(&log_config::segment_ms, 1)},
+    {"retention.ms", long_field(&log_config::retention_ms, -1)},
+    {"retention.bytes", long_field(&log_config::retention_bytes, -1)},
+    {"index.interval.bytes", long_field(&log_config::index_interval_bytes, 0, int_max)},
+    {"max.message.bytes", long_field(&log_config::max_message_bytes, 0, int_max)},
+    {"flush.messages", long_field(&log_config::flush_messages, 1)},
+    {"flush.ms", long_field(&log_config::flush_ms, 0)},
+    {"delete.retention.ms", long_field(&log_config::delete_retention_ms, 0)},
+    {"log.retention.check.interval.ms", long_field(&log_config::retention_check_interval_ms, 1)},
+    {"log.cleaner.backoff.ms", long_field(&log_config::cleaner_backoff_ms, 0)},
+    {"cleanup.policy",
+     [&c](const std::string& k, const std::string& v) -> status {
+       if (v == "delete") c.cleanup = cleanup_policy::delete_segments;
+       else if (v == "compact") c.cleanup = cleanup_policy::compact;
+       else return make_error(errc::invalid_config, k + ": '" + v + "' is not delete or compact");
+       return {};
+     }},
+    {"min.cleanable.dirty.ratio",
+     [&c](const std::string& k, const std::string& v) -> status {
+       auto parsed = parse_ratio(k, v);
+       if (!parsed) return parsed.err();
+       c.min_cleanable_dirty_ratio = *parsed;
+       return {};
+     }},
+  };
+  for (const auto& [key, value] : values) {
+    auto it = setters.find(key);
+    if (it == setters.end()) return make_error(errc::invalid_config, "unknown config '" + key + "'");
+    if (auto st = it->second(key, value); !st) return st.err();
+  }
+  return c;
+}
+
+std::map<std::string, std::string> log_config::to_map() const {
+  return {
+    {"segment.bytes", std::to_string(segment_bytes)},
+    {"segment.ms", std::to_string(segment_ms)},
+    {"retention.ms", std::to_string(retention_ms)},
+    {"retention.bytes", std::to_string(retention_bytes)},
+    {"index.interval.bytes", std::to_string(index_interval_bytes)},
+    {"max.message.bytes", std::to_string(max_message_bytes)},
+    {"flush.messages", std::to_string(flush_messages)},
+    {"flush.ms", std::to_string(flush_ms)},
+    {"cleanup.policy", cleanup == cleanup_policy::compact ? "compact" : "delete"},
+    {"delete.retention.ms", std::to_string(delete_retention_ms)},
+    {"min.cleanable.dirty.ratio", std::to_string(min_cleanable_dirty_ratio)},
+    {"log.retention.check.interval.ms", std::to_string(retention_check_interval_ms)},
+    {"log.cleaner.backoff.ms", std::to_string(cleaner_backoff_ms)},
+  };
+}
+
+} // namespace capstan
