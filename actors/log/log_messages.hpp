@@ -1,0 +1,164 @@
+#pragma once
+
+// The messages of the log actors (segment_actor, partition_log_actor) and their typed
+// interfaces. These actors are local to a node: buffers and slices travel by shared pointer and
+// are never serialized (the replication path turns Cap'n Proto frames into them on arrival).
+
+#include <memory>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "runtime/storage/log_policy.hpp"
+#include "runtime/storage/log_slice.hpp"
+#include "runtime/types.hpp"
+
+namespace capstan {
+
+using append_atom = caf::atom_constant<caf::atom("append")>;
+using read_atom = caf::atom_constant<caf::atom("read")>;
+using truncate_atom = caf::atom_constant<caf::atom("truncate")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using seal_atom = caf::atom_constant<caf::atom("seal")>;
+using delete_atom = caf::atom_constant<caf::atom("delete")>;
+using close_atom = caf::atom_constant<caf::atom("close")>;
+using time_atom = caf::atom_constant<caf::atom("time")>;
+using retain_atom = caf::atom_constant<caf::atom("retain")>;
+using compact_atom = caf::atom_constant<caf::atom("compact")>;
+using info_atom = caf::atom_constant<caf::atom("info")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+inline constexpr append_atom append_atom_v{};
+inline constexpr read_atom read_atom_v{};
+inline constexpr truncate_atom truncate_atom_v{};
+inline constexpr flush_atom flush_atom_v{};
+inline constexpr seal_atom seal_atom_v{};
+inline constexpr delete_atom delete_atom_v{};
+inline constexpr close_atom close_atom_v{};
+inline constexpr time_atom time_atom_v{};
+inline constexpr retain_atom retain_atom_v{};
+inline constexpr compact_atom compact_atom_v{};
+inline constexpr info_atom info_atom_v{};
+inline constexpr tick_atom tick_atom_v{};
+
+// A padded batch sequence (docs/formats.md, "Alignment") handed from one actor to the next.
+// The sender gives the buffer up with the message: the partition log patches offsets in place.
+// [begin, end) must start at a batch and end after one.
+struct batch_buffer {
+  std::shared_ptr<bytes> data;
+  size_t begin = 0;
+  size_t end = 0;
+
+  static batch_buffer of(bytes b) {
+    auto p = std::make_shared<bytes>(std::move(b));
+    size_t n = p->size();
+    return {std::move(p), 0, n};
+  }
+  bytes_view view() const { return data ? bytes_view{data->data() + begin, end - begin} : bytes_view{}; }
+  size_t size() const { return end - begin; }
+};
+
+enum class append_origin : uint8_t {
+  // A leader's append: validated as a producer batch, offsets and leader epoch assigned here.
+  leader,
+  // A follower's append of fetched batches: offsets kept, each must follow the log end.
+  replication,
+};
+
+struct append_request {
+  batch_buffer batches;
+  append_origin origin = append_origin::leader;
+  leader_epoch epoch{0}; // stamped into each batch on a leader append
+};
+
+struct append_result {
+  offset first{0};
+  offset last{0};
+  offset log_start{0};
+  int32_t record_count = 0;
+};
+
+struct read_request {
+  offset from{0};
+  int64_t max_bytes = 1048576;
+  // Exclusive upper bound: only batches whose last offset is below it (a high watermark).
+  offset upto{std::numeric_limits<int64_t>::max()};
+};
+
+struct log_info {
+  offset log_start{0};
+  offset log_end{0};
+  offset recovery_point{0};
+  int64_t size_bytes = 0;
+  int32_t segment_count = 0;
+  offset cleaned_upto{0};
+};
+
+struct compaction_stats {
+  int32_t segments_cleaned = 0;
+  int64_t records_removed = 0;
+  int64_t bytes_before = 0;
+  int64_t bytes_after = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, append_result& x) {
+  return f(caf::meta::type_name("append_result"), x.first, x.last, x.log_start, x.record_count);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_request& x) {
+  return f(caf::meta::type_name("read_request"), x.from, x.max_bytes, x.upto);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, log_info& x) {
+  return f(caf::meta::type_name("log_info"), x.log_start, x.log_end, x.recovery_point,
+           x.size_bytes, x.segment_count, x.cleaned_upto);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compaction_stats& x) {
+  return f(caf::meta::type_name("compaction_stats"), x.segments_cleaned, x.records_removed,
+           x.bytes_before, x.bytes_after);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, segment_meta& x) {
+  return f(caf::meta::type_name("segment_meta"), x.base, x.next, x.size_bytes, x.max_timestamp,
+           x.created_ms);
+}
+
+// One segment: the active one appends, sealed ones serve reads (actors/log/segment_actor.cpp).
+using segment_actor = caf::typed_actor<
+  caf::replies_to<append_atom, batch_buffer>::with<segment_meta>,
+  caf::replies_to<read_atom, offset, int64_t>::with<log_slice>,
+  caf::replies_to<time_atom, timestamp_ms>::with<int64_t>,
+  caf::replies_to<truncate_atom, offset>::with<segment_meta>,
+  caf::replies_to<flush_atom>::with<segment_meta>,
+  caf::replies_to<seal_atom>::with<segment_meta>,
+  caf::replies_to<delete_atom>::with<bool>,
+  caf::replies_to<close_atom>::with<bool>>;
+
+// One partition's log (actors/log/partition_log_actor.cpp).
+using partition_log_actor = caf::typed_actor<
+  caf::replies_to<append_atom, append_request>::with<append_result>,
+  caf::replies_to<read_atom, read_request>::with<log_slice>,
+  // First offset whose record timestamp >= the given one; -1 if none.
+  caf::replies_to<time_atom, timestamp_ms>::with<int64_t>,
+  // Drops every batch with an offset >= the given one; replies the new log end.
+  caf::replies_to<truncate_atom, offset>::with<offset>,
+  // fsync everything appended so far; replies the new recovery point.
+  caf::replies_to<flush_atom>::with<offset>,
+  // Runs retention now; replies how many segments were deleted.
+  caf::replies_to<retain_atom>::with<int32_t>,
+  // Runs compaction now (cleanup.policy=compact) and replies when the swap is done.
+  caf::replies_to<compact_atom>::with<compaction_stats>,
+  caf::replies_to<info_atom>::with<log_info>,
+  // Flushes, closes every segment and quits; replies the final recovery point.
+  caf::replies_to<close_atom>::with<offset>,
+  caf::reacts_to<tick_atom>>;
+
+} // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::batch_buffer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::append_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::log_slice)

@@ -1,0 +1,633 @@
+// The partition log actor: owns the segment actors of one partition directory. It validates and
+// (as leader) stamps offsets on appends, routes appends to the active segment and reads to the
+// segment holding the offset, rolls, flushes, truncates, and runs retention and compaction
+// (docs/storage.md). It mirrors each segment's metadata so it can plan without asking.
+//
+// Ordering: appends and reads to one segment are processed in the order sent, so a read sent
+// after an append sees it. Structural changes that must finish before anything else (truncation)
+// use `await`, which holds back other messages until the segments answered.
+
+#include "actors/log/partition_log_actor.hpp"
+
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/log/compaction_worker.hpp"
+#include "actors/log/segment_actor.hpp"
+#include "runtime/actor/caf_error.hpp"
+#include "runtime/batch/record_batch_format.hpp"
+#include "runtime/batch/record_batch_view.hpp"
+#include "runtime/storage/log_loader.hpp"
+#include "runtime/storage/segment.hpp"
+
+namespace capstan {
+
+namespace {
+
+struct segment_entry {
+  segment_actor actor;
+  segment_meta meta;
+};
+
+struct partition_log_state {
+  static inline const char* name = "capstan.partition_log";
+
+  partition_log_options opts;
+  segment_options seg_opts;
+  std::map<offset, segment_entry> segments; // by base offset; the last one is active
+  offset log_start{0};
+  offset log_end{0};
+  offset recovery_point{0};
+  offset cleaned_upto{0};
+  int64_t unflushed_messages = 0;
+  timestamp_ms last_flush_ms = 0;
+  timestamp_ms last_retention_ms = 0;
+  timestamp_ms last_compaction_ms = 0;
+  bool compacting = false;
+  // Bumped by every change to sealed segments (truncation, retention, compaction swap), so
+  // answers computed against an older layout are discarded.
+  uint64_t generation = 0;
+  // Set after a storage error: the log then refuses everything (Kafka takes the log dir offline).
+  std::optional<error> failed;
+
+  timestamp_ms now() const { return opts.clock(); }
+  segment_entry& active() { return segments.rbegin()->second; }
+  std::vector<segment_meta> metas() const {
+    std::vector<segment_meta> out;
+    out.reserve(segments.size());
+    for (const auto& [base, e] : segments) out.push_back(e.meta);
+    return out;
+  }
+};
+
+using self_ptr = partition_log_actor::stateful_pointer<partition_log_state>;
+
+void fail(self_ptr self, const caf::error& e) {
+  auto& st = self->state;
+  if (st.failed) return;
+  st.failed = from_caf_error(e);
+  spdlog::error("{}: storage failure, the log refuses further requests: {}", st.opts.log_name,
+                st.failed->to_string());
+}
+
+caf::error refuse(const partition_log_state& st) { return to_caf_error(*st.failed); }
+
+void flush_all(self_ptr self, std::function<void(offset)> done);
+
+// Spawns a segment actor linked to the log: a log that dies takes its segments with it, and a
+// segment that fails takes down its log.
+segment_actor start_segment(self_ptr self, std::shared_ptr<segment> seg, timestamp_ms created) {
+  auto actor = spawn_segment(self->system(), std::move(seg), self->state.opts.log_name, created);
+  self->link_to(actor);
+  return actor;
+}
+
+// Counts down answers from several segments and runs `done` after the last one.
+struct fan_in {
+  size_t remaining;
+  std::function<void()> done;
+  void arrive() {
+    if (--remaining == 0) done();
+  }
+};
+
+// Seals the active segment, starts a new one at `base`, and flushes the old one in the background
+// (Kafka flushes a rolled segment asynchronously; the recovery point then moves to `base`).
+status roll(self_ptr self, offset base) {
+  auto& st = self->state;
+  auto old = st.active().actor;
+  auto seg = segment::open(st.opts.dir, base, segment_open_mode::create, st.seg_opts);
+  if (!seg) return seg.err();
+  const auto created = st.now();
+  std::shared_ptr<segment> shared = std::move(*seg);
+  auto actor = start_segment(self, shared, created);
+  st.segments.emplace(base, segment_entry{actor, segment_meta{base, base, 0, no_timestamp, created}});
+  auto gen = st.generation;
+  self->request(old, caf::infinite, seal_atom_v).then([](const segment_meta&) {},
+                                                       [self](caf::error& e) { fail(self, e); });
+  self->request(old, caf::infinite, flush_atom_v)
+    .then(
+      [self, gen, base](const segment_meta&) {
+        auto& st = self->state;
+        if (gen == st.generation && base > st.recovery_point) st.recovery_point = base;
+      },
+      [self](caf::error& e) { fail(self, e); });
+  spdlog::info("{}: rolled new segment at offset {}", st.opts.log_name, base.value());
+  return {};
+}
+
+// Keeps only the batches of `slice` whose last offset is below `upto` (batches are whole, so the
+// cut is at a batch boundary).
+log_slice trim_to(log_slice slice, offset upto) {
+  if (slice.next_offset <= upto) return slice;
+  bytes_view all = slice.bytes();
+  size_t pos = 0;
+  size_t keep = 0;
+  offset next = slice.first_offset;
+  while (pos < all.size()) {
+    auto rest = all.subspan(pos);
+    auto size = record_batch_view::frame_size(rest);
+    if (!size || *size > rest.size() || *size < batch_format::header_size) break;
+    auto view = record_batch_view::parse(rest.subspan(0, *size), std::numeric_limits<size_t>::max());
+    if (!view || view->last_offset() >= upto) break;
+    next = view->last_offset() + 1;
+    keep = pos + *size;
+    pos = batch_format::align_up(keep);
+  }
+  slice.size = keep;
+  slice.next_offset = keep == 0 ? slice.first_offset : next;
+  if (keep == 0) slice.owner.reset();
+  return slice;
+}
+
+void read_from(self_ptr self, offset segment_base, read_request req,
+               caf::typed_response_promise<log_slice> rp) {
+  auto& st = self->state;
+  auto it = st.segments.find(segment_base);
+  if (it == st.segments.end()) {
+    rp.deliver(log_slice{{}, nullptr, 0, req.from, req.from});
+    return;
+  }
+  self->request(it->second.actor, caf::infinite, read_atom_v, req.from, req.max_bytes)
+    .then(
+      [self, segment_base, req, rp](log_slice& slice) mutable {
+        auto& st = self->state;
+        if (slice.empty()) {
+          // Compaction can empty a segment's tail; the offset then lives in a later segment.
+          auto next = st.segments.upper_bound(segment_base);
+          if (next != st.segments.end() && next->first < req.upto) {
+            req.from = std::max(req.from, next->first);
+            read_from(self, next->first, req, rp);
+            return;
+          }
+          rp.deliver(log_slice{{}, nullptr, 0, req.from, req.from});
+          return;
+        }
+        rp.deliver(trim_to(std::move(slice), req.upto));
+      },
+      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+}
+
+// Appends validated batches in `buf`; `frames` are their [pos, size) relative to buf.begin.
+// Splits the sequence where the active segment must roll; replies after every part is written,
+// and, when `flush` (flush.messages reached), after the fsync too: the acknowledgement then means
+// durable, as with Kafka's flush.messages=1.
+caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
+                                         const std::vector<std::pair<size_t, record_batch_view>>& frames,
+                                         append_result res, bool flush) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise<append_result>();
+  auto pending = std::make_shared<fan_in>(fan_in{1, nullptr});
+  auto failed = std::make_shared<std::optional<caf::error>>();
+  pending->done = [self, rp, res, failed, flush]() mutable {
+    if (*failed) {
+      rp.deliver(std::move(**failed));
+    } else if (flush) {
+      flush_all(self, [self, rp, res](offset) mutable {
+        if (self->state.failed) rp.deliver(refuse(self->state));
+        else rp.deliver(res);
+      });
+    } else {
+      rp.deliver(res);
+    }
+  };
+  auto send_run = [&](size_t run_begin, size_t run_end) {
+    if (run_begin == run_end) return;
+    ++pending->remaining;
+    self->request(st.active().actor, caf::infinite, append_atom_v,
+                  batch_buffer{buf.data, buf.begin + run_begin, buf.begin + run_end})
+      .then([pending](const segment_meta&) { pending->arrive(); },
+            [self, pending, failed](caf::error& e) {
+              fail(self, e);
+              *failed = e;
+              pending->arrive();
+            });
+  };
+  size_t run_begin = frames.front().first;
+  size_t run_end = run_begin;
+  for (const auto& [pos, view] : frames) {
+    const auto size = static_cast<int64_t>(view.size_bytes());
+    if (should_roll(st.active().meta, size, view.last_offset(), st.now(), st.opts.config)) {
+      send_run(run_begin, run_end);
+      run_begin = pos;
+      if (auto s = roll(self, view.base_offset()); !s) {
+        fail(self, to_caf_error(s.err()));
+        *failed = to_caf_error(s.err());
+        break;
+      }
+    }
+    auto& meta = st.active().meta;
+    meta.size_bytes = static_cast<int64_t>(batch_format::align_up(meta.size_bytes)) + size;
+    meta.next = view.last_offset() + 1;
+    meta.max_timestamp = std::max(meta.max_timestamp, view.max_timestamp());
+    run_end = pos + view.size_bytes();
+  }
+  if (!*failed) send_run(run_begin, run_end);
+  pending->arrive();
+  return rp;
+}
+
+caf::result<append_result> append(self_ptr self, append_request& req) {
+  auto& st = self->state;
+  if (st.failed) return refuse(st);
+  const bool leader = req.origin == append_origin::leader;
+  if (!req.batches.data || req.batches.size() == 0 || req.batches.end > req.batches.data->size())
+    return to_caf_error(make_error(errc::corrupt_message, "empty append"));
+  const bool compacted = st.opts.config.cleanup == cleanup_policy::compact;
+
+  // Validate every batch before touching anything: an append is all or nothing.
+  bytes_view all = req.batches.view();
+  batch_sequence_reader reader(all, static_cast<size_t>(st.opts.config.max_message_bytes),
+                               leader ? batch_validation::produce : batch_validation::stored);
+  std::vector<std::pair<size_t, record_batch_view>> frames;
+  append_result res;
+  offset next = st.log_end;
+  for (;;) {
+    auto b = reader.next();
+    if (!b) return to_caf_error(b.err());
+    if (!*b) break;
+    const auto& view = **b;
+    if (leader && view.is_control())
+      return to_caf_error(make_error(errc::invalid_record, "clients may not send control batches"));
+    if (compacted && !view.is_control()) {
+      bool keyless = false;
+      view.for_each_record([&](const record_view& r) { keyless |= !r.key.has_value(); });
+      if (keyless)
+        return to_caf_error(make_error(errc::invalid_record,
+                                       "compacted topic cannot accept a record without a key"));
+    }
+    if (!leader && view.base_offset() < next)
+      return to_caf_error(make_error(
+        errc::offset_out_of_range, "replicated batch at offset " +
+                                     std::to_string(view.base_offset().value()) +
+                                     " does not follow the log end " + std::to_string(next.value())));
+    const size_t pos = static_cast<size_t>(view.data().data() - all.data());
+    const offset base = leader ? next : view.base_offset();
+    next = base + view.last_offset_delta() + 1;
+    res.record_count += view.record_count();
+    frames.emplace_back(pos, view);
+  }
+  if (frames.empty()) return to_caf_error(make_error(errc::corrupt_message, "no batch in append"));
+
+  if (leader) {
+    offset base = st.log_end;
+    for (const auto& [pos, view] : frames) {
+      std::span<uint8_t> mutable_batch{req.batches.data->data() + req.batches.begin + pos,
+                                       view.size_bytes()};
+      set_base_offset(mutable_batch, base);
+      set_partition_leader_epoch(mutable_batch, req.epoch);
+      base = base + view.last_offset_delta() + 1;
+    }
+  }
+  res.first = frames.front().second.base_offset();
+  res.last = next - 1;
+  st.log_end = next;
+  res.log_start = st.log_start;
+  st.unflushed_messages += res.record_count;
+  return append_frames(self, req.batches, frames, res,
+                       st.unflushed_messages >= st.opts.config.flush_messages);
+}
+
+void flush_all(self_ptr self, std::function<void(offset)> done) {
+  auto& st = self->state;
+  const offset target = st.log_end;
+  const auto gen = st.generation;
+  std::vector<segment_actor> dirty;
+  for (const auto& [base, e] : st.segments)
+    if (e.meta.next > st.recovery_point || e.meta.base >= st.recovery_point) dirty.push_back(e.actor);
+  auto pending = std::make_shared<fan_in>(fan_in{dirty.size() + 1, nullptr});
+  pending->done = [self, target, gen, done] {
+    auto& st = self->state;
+    if (!st.failed && gen == st.generation && target > st.recovery_point) st.recovery_point = target;
+    st.last_flush_ms = st.now();
+    done(st.recovery_point);
+  };
+  st.unflushed_messages = 0;
+  for (const auto& a : dirty)
+    self->request(a, caf::infinite, flush_atom_v)
+      .then([pending](const segment_meta&) { pending->arrive(); },
+            [self, pending](caf::error& e) {
+              fail(self, e);
+              pending->arrive();
+            });
+  pending->arrive();
+}
+
+int32_t run_retention(self_ptr self) {
+  auto& st = self->state;
+  st.last_retention_ms = st.now();
+  const size_t n = segments_to_delete(st.metas(), st.now(), st.opts.config);
+  for (size_t i = 0; i < n; ++i) {
+    auto it = st.segments.begin();
+    spdlog::info("{}: retention deletes segment {} (offsets {}..{}, {} bytes)", st.opts.log_name,
+                 segment::file_stem(it->first), it->first.value(), it->second.meta.next.value() - 1,
+                 it->second.meta.size_bytes);
+    self->request(it->second.actor, caf::infinite, delete_atom_v)
+      .then([](bool) {}, [self](caf::error& e) { fail(self, e); });
+    st.segments.erase(it);
+  }
+  if (n > 0) {
+    ++st.generation;
+    st.log_start = std::max(st.log_start, st.segments.begin()->first);
+  }
+  return static_cast<int32_t>(n);
+}
+
+// Finishes a truncation once the dropped segments are gone: cuts the last kept segment, or, when
+// nothing is kept, restarts the log empty at `to` (Kafka's truncateFullyAndStartAt).
+void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset> rp) {
+  auto& st = self->state;
+  auto finish = [self, rp](offset end) mutable {
+    auto& st = self->state;
+    st.log_end = end;
+    st.recovery_point = std::min(st.recovery_point, end);
+    st.cleaned_upto = std::min(st.cleaned_upto, end);
+    spdlog::info("{}: truncated to offset {}", st.opts.log_name, end.value());
+    rp.deliver(end);
+  };
+  if (st.segments.empty()) {
+    st.log_start = to;
+    auto seg = segment::open(st.opts.dir, to, segment_open_mode::create, st.seg_opts);
+    if (!seg) {
+      fail(self, to_caf_error(seg.err()));
+      rp.deliver(refuse(st));
+      return;
+    }
+    const auto created = st.now();
+    st.segments.emplace(to, segment_entry{start_segment(self, std::move(*seg), created),
+                                          segment_meta{to, to, 0, no_timestamp, created}});
+    finish(to);
+    return;
+  }
+  self->request(st.active().actor, caf::infinite, truncate_atom_v, to)
+    .await(
+      [self, finish](const segment_meta& meta) mutable {
+        auto& active = self->state.active().meta;
+        active.next = meta.next;
+        active.size_bytes = meta.size_bytes;
+        active.max_timestamp = meta.max_timestamp;
+        finish(meta.next);
+      },
+      [self, rp](caf::error& e) mutable {
+        fail(self, e);
+        rp.deliver(e);
+      });
+}
+
+// Drops every batch with an offset >= `to`, whole batches as Kafka does, so the new log end may
+// be below `to`. Segments wholly at or after `to` are deleted first, and `await` keeps every other
+// message waiting until the files are gone (a new segment may reuse a deleted one's base).
+caf::result<offset> truncate(self_ptr self, offset to) {
+  auto& st = self->state;
+  if (st.failed) return refuse(st);
+  if (to >= st.log_end) return st.log_end;
+  ++st.generation;
+  auto rp = self->make_response_promise<offset>();
+  std::vector<segment_actor> dropped;
+  for (auto it = st.segments.lower_bound(to); it != st.segments.end();) {
+    dropped.push_back(it->second.actor);
+    it = st.segments.erase(it);
+  }
+  auto pending = std::make_shared<fan_in>(fan_in{dropped.size() + 1, nullptr});
+  pending->done = [self, to, rp] { truncate_kept(self, to, rp); };
+  for (const auto& a : dropped)
+    self->request(a, caf::infinite, delete_atom_v)
+      .await([pending](bool) { pending->arrive(); },
+             [self, pending](caf::error& e) {
+               fail(self, e);
+               pending->arrive();
+             });
+  pending->arrive();
+  return rp;
+}
+
+void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
+                 caf::typed_response_promise<int64_t> rp) {
+  auto& st = self->state;
+  auto it = st.segments.lower_bound(segment_base);
+  while (it != st.segments.end() && (it->second.meta.max_timestamp == no_timestamp ||
+                                     it->second.meta.max_timestamp < target))
+    ++it;
+  if (it == st.segments.end()) {
+    rp.deliver(int64_t{-1});
+    return;
+  }
+  const offset base = it->first;
+  self->request(it->second.actor, caf::infinite, time_atom_v, target)
+    .then(
+      [self, base, target, rp](int64_t found) mutable {
+        if (found >= 0) {
+          rp.deliver(found);
+          return;
+        }
+        lookup_time(self, base + 1, target, rp);
+      },
+      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+}
+
+caf::result<compaction_stats> compact(self_ptr self) {
+  auto& st = self->state;
+  if (st.failed) return refuse(st);
+  st.last_compaction_ms = st.now();
+  if (st.opts.config.cleanup != cleanup_policy::compact || st.compacting || st.segments.size() < 2)
+    return compaction_stats{};
+  st.compacting = true;
+  compaction_input input;
+  input.dir = st.opts.dir;
+  for (auto it = st.segments.begin(); std::next(it) != st.segments.end(); ++it)
+    input.bases.push_back(it->first);
+  input.now = st.now();
+  input.delete_retention_ms = st.opts.config.delete_retention_ms;
+  input.options = st.seg_opts;
+  const offset dirty_end = std::prev(st.segments.end())->first;
+  const auto gen = st.generation;
+  auto rp = self->make_response_promise<compaction_stats>();
+  auto worker = spawn_compaction_worker(self->system());
+  // Every sealed segment is flushed first: cleaned copies must never be more durable than what
+  // they replace, and the worker reads the files.
+  flush_all(self, [self, worker, input, gen, dirty_end, rp](offset) mutable {
+    self->request(worker, caf::infinite, compact_atom_v, input)
+      .then(
+        [self, gen, dirty_end, rp](compaction_output& out) mutable {
+          auto& st = self->state;
+          st.compacting = false;
+          compaction_stats stats;
+          if (gen != st.generation || st.failed) {
+            discard_compaction(st.opts.dir);
+            rp.deliver(stats);
+            return;
+          }
+          for (const auto& cs : out.segments) {
+            auto it = st.segments.find(cs.base);
+            // A segment with nothing removed stays as it is: swapping it would only cost I/O.
+            if (it == st.segments.end() || cs.records_removed == 0) continue;
+            if (auto s = install_compacted_segment(st.opts.dir, cs); !s) {
+              fail(self, to_caf_error(s.err()));
+              break;
+            }
+            auto seg = segment::open(st.opts.dir, cs.base, segment_open_mode::open_trusted, st.seg_opts);
+            if (seg) {
+              if (auto s = (*seg)->seal(); !s) seg = s.err();
+            }
+            if (!seg) {
+              fail(self, to_caf_error(seg.err()));
+              break;
+            }
+            caf::anon_send(it->second.actor, close_atom_v);
+            const auto created = it->second.meta.created_ms;
+            std::shared_ptr<segment> shared = std::move(*seg);
+            it->second.meta = meta_of(*shared, created);
+            it->second.actor = start_segment(self, shared, created);
+            ++stats.segments_cleaned;
+            stats.records_removed += cs.records_removed;
+            stats.bytes_before += cs.size_before;
+            stats.bytes_after += cs.size_after;
+          }
+          discard_compaction(st.opts.dir);
+          ++st.generation;
+          st.cleaned_upto = std::max(st.cleaned_upto, dirty_end);
+          spdlog::info("{}: compacted {} segments, removed {} records, {} -> {} bytes",
+                       st.opts.log_name, stats.segments_cleaned, stats.records_removed,
+                       stats.bytes_before, stats.bytes_after);
+          rp.deliver(stats);
+        },
+        [self, rp](caf::error& e) mutable {
+          self->state.compacting = false;
+          discard_compaction(self->state.opts.dir);
+          spdlog::error("{}: compaction failed: {}", self->state.opts.log_name, to_string(e));
+          rp.deliver(std::move(e));
+        });
+  });
+  return rp;
+}
+
+// Background schedule: retention every log.retention.check.interval.ms, flush after flush.ms,
+// compaction every log.cleaner.backoff.ms when worthwhile.
+void on_tick(self_ptr self) {
+  auto& st = self->state;
+  const auto& c = st.opts.config;
+  const auto now = st.now();
+  if (!st.failed) {
+    if (now - st.last_retention_ms >= c.retention_check_interval_ms) run_retention(self);
+    if (st.unflushed_messages > 0 && now - st.last_flush_ms >= c.flush_ms)
+      flush_all(self, [](offset) {});
+    if (!st.compacting && now - st.last_compaction_ms >= c.cleaner_backoff_ms &&
+        should_compact(st.metas(), st.cleaned_upto, c))
+      caf::anon_send(self, compact_atom_v);
+  }
+  int64_t next = std::min({c.retention_check_interval_ms, c.flush_ms, c.cleaner_backoff_ms});
+  next = std::clamp<int64_t>(next, 10, 60000);
+  self->delayed_send(self, std::chrono::milliseconds(next), tick_atom_v);
+}
+
+partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partition_log_options opts,
+                                                          std::shared_ptr<loaded_log> loaded) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  st.seg_opts.index_interval_bytes = static_cast<size_t>(st.opts.config.index_interval_bytes);
+  st.seg_opts.max_batch_bytes = static_cast<size_t>(st.opts.config.max_message_bytes);
+  const auto now = st.now();
+  for (auto& seg : loaded->segments) {
+    auto meta = meta_of(*seg, now);
+    st.segments.emplace(meta.base, segment_entry{start_segment(self, seg, now), meta});
+  }
+  for (auto it = st.segments.begin(); std::next(it) != st.segments.end(); ++it)
+    caf::anon_send(it->second.actor, seal_atom_v);
+  loaded.reset();
+  st.log_start = st.segments.begin()->first;
+  st.log_end = st.active().meta.next;
+  st.recovery_point = std::min(st.opts.recovery_point, st.log_end);
+  st.last_flush_ms = st.last_retention_ms = st.last_compaction_ms = now;
+  spdlog::info("{}: opened with {} segments, offsets {}..{}, recovery point {}", st.opts.log_name,
+               st.segments.size(), st.log_start.value(), st.log_end.value(),
+               st.recovery_point.value());
+  if (st.opts.schedule_background_work) self->send(self, tick_atom_v);
+
+  return {
+    [self](append_atom, append_request& req) { return append(self, req); },
+    [self](read_atom, const read_request& req) -> caf::result<log_slice> {
+      auto& st = self->state;
+      if (st.failed) return refuse(st);
+      if (req.from < st.log_start || req.from > st.log_end)
+        return to_caf_error(make_error(
+          errc::offset_out_of_range,
+          "offset " + std::to_string(req.from.value()) + " is outside " +
+            std::to_string(st.log_start.value()) + ".." + std::to_string(st.log_end.value())));
+      if (req.from == st.log_end || req.from >= req.upto || req.max_bytes <= 0)
+        return log_slice{{}, nullptr, 0, req.from, req.from};
+      auto rp = self->make_response_promise<log_slice>();
+      auto floor = st.segments.upper_bound(req.from);
+      read_from(self, floor == st.segments.begin() ? floor->first : std::prev(floor)->first, req, rp);
+      return rp;
+    },
+    [self](time_atom, timestamp_ms target) -> caf::result<int64_t> {
+      auto& st = self->state;
+      if (st.failed) return refuse(st);
+      auto rp = self->make_response_promise<int64_t>();
+      lookup_time(self, st.segments.begin()->first, target, rp);
+      return rp;
+    },
+    [self](truncate_atom, offset to) { return truncate(self, to); },
+    [self](flush_atom) -> caf::result<offset> {
+      if (self->state.failed) return refuse(self->state);
+      auto rp = self->make_response_promise<offset>();
+      flush_all(self, [rp](offset point) mutable { rp.deliver(point); });
+      return rp;
+    },
+    [self](retain_atom) -> caf::result<int32_t> {
+      if (self->state.failed) return refuse(self->state);
+      return run_retention(self);
+    },
+    [self](compact_atom) { return compact(self); },
+    [self](info_atom) -> log_info {
+      auto& st = self->state;
+      log_info info{st.log_start, st.log_end, st.recovery_point, 0,
+                    static_cast<int32_t>(st.segments.size()), st.cleaned_upto};
+      for (const auto& [base, e] : st.segments) info.size_bytes += e.meta.size_bytes;
+      return info;
+    },
+    [self](close_atom) -> caf::result<offset> {
+      auto rp = self->make_response_promise<offset>();
+      auto finish = [self, rp](offset point) mutable {
+        for (auto& [base, e] : self->state.segments) caf::anon_send(e.actor, close_atom_v);
+        spdlog::info("{}: closed at offset {}, recovery point {}", self->state.opts.log_name,
+                     self->state.log_end.value(), point.value());
+        rp.deliver(point);
+        self->quit();
+      };
+      if (self->state.failed) finish(self->state.recovery_point);
+      else flush_all(self, finish);
+      return rp;
+    },
+    [self](tick_atom) { on_tick(self); },
+  };
+}
+
+} // namespace
+
+result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {
+  std::error_code ec;
+  std::filesystem::create_directories(opts.dir, ec);
+  if (ec)
+    return make_error(errc::kafka_storage_error,
+                      "cannot create " + opts.dir.string() + ": " + ec.message());
+  if (!opts.clock)
+    opts.clock = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+    };
+  segment_options seg_opts;
+  seg_opts.index_interval_bytes = static_cast<size_t>(opts.config.index_interval_bytes);
+  seg_opts.max_batch_bytes = static_cast<size_t>(opts.config.max_message_bytes);
+  auto loaded = load_log(opts.dir, opts.recovery_point, opts.start, seg_opts, opts.log_name);
+  if (!loaded) return loaded.err();
+  auto shared = std::make_shared<loaded_log>(std::move(*loaded));
+  return sys.spawn(partition_log_behavior, std::move(opts), std::move(shared));
+}
+
+} // namespace capstan

@@ -1,0 +1,40 @@
+#pragma once
+
+// Opens a partition log and spawns the actor that owns it. Its protocol is partition_log_actor in
+// log_messages.hpp: append (as leader or as follower), read whole batches below an upper bound,
+// offset-for-timestamp, truncate, flush, retention, compaction, close.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "actors/log/log_messages.hpp"
+#include "runtime/result.hpp"
+#include "runtime/storage/log_config.hpp"
+
+namespace capstan {
+
+struct partition_log_options {
+  std::filesystem::path dir;
+  // Prefix of every log line, e.g. "orders-0 on node 1".
+  std::string log_name;
+  log_config config;
+  // Everything below it was flushed before the last stop: segments wholly below it are trusted,
+  // the rest re-validated (docs/storage.md, "Recovery").
+  offset recovery_point{0};
+  // Base offset of a log that has no segment yet.
+  offset start{0};
+  // Wall clock in ms; tests substitute their own to drive segment.ms and retention.ms.
+  std::function<timestamp_ms()> clock;
+  // Whether to run retention, flush.ms and compaction on timers. Tests that drive them by
+  // message turn it off.
+  bool schedule_background_work = true;
+};
+
+// Loads (and recovers) the directory, which is created if missing, then spawns the actor.
+// Errors: KAFKA_STORAGE_ERROR when the directory cannot be read or a file cannot be opened.
+result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options options);
+
+} // namespace capstan

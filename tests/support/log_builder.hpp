@@ -1,0 +1,44 @@
+#pragma once
+
+// Builds record batches for tests and reads them back into plain values, so a test can compare a
+// log's content with a model.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/log/log_messages.hpp"
+#include "runtime/types.hpp"
+
+namespace capstan::test {
+
+struct test_record {
+  std::optional<std::string> key;
+  std::optional<std::string> value; // nullopt = tombstone
+  timestamp_ms timestamp = 0;
+};
+
+// What a read gave back, one entry per record, with absolute offsets.
+struct read_record {
+  offset off{0};
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+  timestamp_ms timestamp = 0;
+  bool operator==(const read_record&) const = default;
+};
+
+// One batch (relative offsets from 0) holding `records`.
+bytes make_batch(const std::vector<test_record>& records);
+
+// One batch of `count` records "<prefix>-<i>" with key "k<i % keys>" (or no key when keys == 0),
+// each value padded to at least `value_size` bytes.
+bytes make_batch(int count, const std::string& prefix, timestamp_ms timestamp, int keys = 0,
+                 size_t value_size = 0);
+
+batch_buffer to_buffer(bytes batch);
+
+// Validates a padded batch sequence and expands it into records. Throws (test failure) on any
+// invalid batch: a read must never hand one out.
+std::vector<read_record> records_of(bytes_view padded_sequence);
+
+} // namespace capstan::test
