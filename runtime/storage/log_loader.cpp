@@ -40,6 +40,8 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
       bases[*base] |= ext == ".log";
       continue;
     }
+    // A sealed segment's interrupted truncation; segment::open of its base deletes it.
+    if (ext == ".truncating" && parse_stem(entry.path().stem().stem().string())) continue;
     out.unknown_files.push_back(name);
   }
   if (ec) return make_error(errc::kafka_storage_error, "cannot list " + dir.string() + ": " + ec.message());

@@ -101,3 +101,13 @@ TEST_CASE("leftovers of an interrupted compaction are removed", "[storage][loade
   CHECK_FALSE(std::filesystem::exists(dir / compaction_dir_name));
   CHECK(log->unknown_files.empty());
 }
+
+TEST_CASE("a stale sealed-truncation file is not reported as unknown", "[storage][loader]") {
+  temp_dir dir;
+  write_segments(dir.path(), {0}, 1);
+  touch(dir / "00000000000000000000.log.truncating", "partial copy");
+  auto log = load_log(dir.path(), offset{0}, offset{0}, {}, "t-0");
+  REQUIRE(log);
+  CHECK(log->unknown_files.empty());
+  CHECK_FALSE(std::filesystem::exists(dir / "00000000000000000000.log.truncating"));
+}
