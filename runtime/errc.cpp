@@ -27,6 +27,9 @@ std::string_view to_string(errc code) {
     case errc::invalid_config: return "INVALID_CONFIG";
     case errc::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
     case errc::network_exception: return "NETWORK_EXCEPTION";
+    case errc::invalid_request: return "INVALID_REQUEST";
+    case errc::invalid_required_acks: return "INVALID_REQUIRED_ACKS";
+    case errc::invalid_partitions: return "INVALID_PARTITIONS";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

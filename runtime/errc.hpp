@@ -32,6 +32,9 @@ enum class errc : uint8_t {
   invalid_config,
   unknown_server_error,
   network_exception,
+  invalid_request,
+  invalid_required_acks,
+  invalid_partitions,
 };
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".

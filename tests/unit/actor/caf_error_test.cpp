@@ -29,6 +29,7 @@ constexpr errc all_codes[] = {
   errc::kafka_storage_error, errc::invalid_topic_exception, errc::topic_already_exists,
   errc::invalid_replication_factor, errc::policy_violation, errc::unsupported_compression_type,
   errc::invalid_record, errc::invalid_config, errc::unknown_server_error, errc::network_exception,
+  errc::invalid_request, errc::invalid_required_acks, errc::invalid_partitions,
 };
 
 } // namespace

@@ -1,0 +1,45 @@
+#pragma once
+
+// The controller's durable copy of the cluster metadata (single-node quorum): cluster id and every
+// topic with its id, internal flag, config overrides and partition assignments. Brokers are not
+// stored: they are whoever is live. One TOML file, `<data-dir>/cluster-metadata.toml`
+// (docs/operations.md shows it):
+//
+//   version = 1
+//   cluster_id = "..."
+//   [topics.orders]
+//   id = "<32 hex digits>"
+//   internal = false
+//   configs = { "cleanup.policy" = "compact" }
+//   partitions = [ { partition = 0, replicas = [1], leader = 1, leader_epoch = 0, isr = [1] } ]
+//
+// Written atomically (temp file, fsync, rename, fsync of the directory): a crash leaves the old
+// or the new file whole, never a mix.
+
+#include <filesystem>
+#include <string>
+
+#include "runtime/cluster/metadata.hpp"
+#include "runtime/result.hpp"
+
+namespace capstan {
+
+inline constexpr const char* metadata_store_file = "cluster-metadata.toml";
+
+// A missing file reads as an empty cluster_metadata (no cluster id, no topics). An unreadable or
+// malformed one is KAFKA_STORAGE_ERROR naming the file and what is wrong. `brokers` and
+// `controller_id` are left at their defaults.
+result<cluster_metadata> read_metadata_store(const std::filesystem::path& file);
+
+// Replaces the file with `metadata`'s cluster id and topics. KAFKA_STORAGE_ERROR on failure, and
+// then the previous file is untouched.
+status write_metadata_store(const std::filesystem::path& file, const cluster_metadata& metadata);
+
+// Replaces `file` by `text` atomically (write `file`.tmp, fsync, rename, fsync the directory).
+status write_file_atomically(const std::filesystem::path& file, const std::string& text);
+
+// 32 lower-case hex digits and back; parse fails (nullopt-like) on anything else.
+std::string to_hex(const topic_id& id);
+result<topic_id> parse_topic_id(const std::string& hex);
+
+} // namespace capstan

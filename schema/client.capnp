@@ -1,0 +1,86 @@
+@0xd4a2b6c9e8f01357;
+# The client RPC interface (docs/protocol.md). Every response carries errorCode (a capstan errc
+# value: 0 = none, names in runtime/errc.hpp) and errorMessage. Record bytes are padded batch
+# sequences (docs/formats.md, "Alignment"); a produce carries exactly one batch.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("capstan::rpc");
+
+struct BrokerInfo {
+  nodeId @0 :Int32;
+  host @1 :Text;
+  port @2 :UInt16;
+}
+
+struct PartitionInfo {
+  partition @0 :Int32;
+  leader @1 :Int32;          # -1 when offline
+  leaderEpoch @2 :Int32;
+  replicas @3 :List(Int32);
+  isr @4 :List(Int32);
+  offline @5 :List(Int32);
+}
+
+struct TopicInfo {
+  name @0 :Text;
+  topicId @1 :Data;          # 16 bytes
+  errorCode @2 :UInt8;
+  errorMessage @3 :Text;
+  internal @4 :Bool;
+  partitions @5 :List(PartitionInfo);
+}
+
+struct ConfigEntry {
+  name @0 :Text;
+  value @1 :Text;
+}
+
+struct TopicPartition {
+  topic @0 :Text;
+  partition @1 :Int32;
+}
+
+struct GroupOffset {
+  topic @0 :Text;
+  partition @1 :Int32;
+  offset @2 :Int64;          # -1: no committed offset
+  metadata @3 :Text;
+  errorCode @4 :UInt8;
+}
+
+interface Capstan {
+  # `topics` empty and `allTopics` true: every topic. Unknown names come back with
+  # UNKNOWN_TOPIC_OR_PARTITION in their TopicInfo.
+  metadata @0 (topics :List(Text), allTopics :Bool)
+      -> (brokers :List(BrokerInfo), controllerId :Int32, clusterId :Text, topics :List(TopicInfo));
+
+  createTopic @1 (name :Text, partitions :Int32, replicationFactor :Int16, configs :List(ConfigEntry))
+      -> (errorCode :UInt8, errorMessage :Text, topicId :Data);
+  deleteTopic @2 (name :Text) -> (errorCode :UInt8, errorMessage :Text);
+  listTopics @3 () -> (topics :List(Text));
+  describeConfigs @4 (topic :Text) -> (errorCode :UInt8, errorMessage :Text, configs :List(ConfigEntry));
+  # Sets the given topic-level configs (others keep their values).
+  alterConfigs @5 (topic :Text, configs :List(ConfigEntry)) -> (errorCode :UInt8, errorMessage :Text);
+
+  # acks: 0, 1 or -1 (all).
+  produce @6 (topic :Text, partition :Int32, acks :Int16, timeoutMs :Int32, records :Data)
+      -> (errorCode :UInt8, errorMessage :Text, baseOffset :Int64, logAppendTime :Int64,
+          logStartOffset :Int64);
+
+  # Returns whole batches from the one holding `offset`, all below the high watermark. Waits up
+  # to maxWaitMs until at least minBytes are available.
+  fetch @7 (topic :Text, partition :Int32, offset :Int64, maxBytes :Int32, minBytes :Int32,
+            maxWaitMs :Int32)
+      -> (errorCode :UInt8, errorMessage :Text, highWatermark :Int64, logStartOffset :Int64,
+          records :Data);
+
+  # timestamp: -2 earliest, -1 latest (the high watermark), else the first offset whose record
+  # timestamp >= it (offset -1 when none).
+  listOffsets @8 (topic :Text, partition :Int32, timestamp :Int64)
+      -> (errorCode :UInt8, errorMessage :Text, offset :Int64, timestamp :Int64);
+
+  commitOffsets @9 (group :Text, offsets :List(GroupOffset)) -> (errorCode :UInt8, errorMessage :Text,
+      results :List(GroupOffset));
+  fetchOffsets @10 (group :Text, partitions :List(TopicPartition))
+      -> (errorCode :UInt8, errorMessage :Text, offsets :List(GroupOffset));
+}

@@ -1,0 +1,139 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "runtime/cluster/metadata_store.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+
+namespace {
+
+cluster_metadata sample() {
+  cluster_metadata md;
+  md.cluster_id = "q1Wr8zNtR7ya0pbd8r3KlA";
+  topic_metadata orders;
+  orders.name = "orders";
+  for (uint8_t i = 0; i < 16; ++i) orders.id[i] = static_cast<uint8_t>(i * 17);
+  orders.configs = {{"cleanup.policy", "compact"}, {"min.insync.replicas", "2"}};
+  for (int32_t p = 0; p < 3; ++p)
+    orders.partitions.push_back(partition_assignment{p, {1, 2}, 1 + p % 2, p, {1}});
+  topic_metadata offsets;
+  offsets.name = "__consumer_offsets";
+  offsets.id[15] = 1;
+  offsets.internal = true;
+  offsets.partitions.push_back(partition_assignment{0, {1}, 1, 0, {1}});
+  md.topics.emplace(orders.name, orders);
+  md.topics.emplace(offsets.name, offsets);
+  return md;
+}
+
+void check_same(const cluster_metadata& a, const cluster_metadata& b) {
+  CHECK(a.cluster_id == b.cluster_id);
+  REQUIRE(a.topics.size() == b.topics.size());
+  for (const auto& [name, t] : a.topics) {
+    INFO(name);
+    REQUIRE(b.topics.count(name) == 1);
+    const auto& u = b.topics.at(name);
+    CHECK(t.name == u.name);
+    CHECK(t.id == u.id);
+    CHECK(t.internal == u.internal);
+    CHECK(t.configs == u.configs);
+    REQUIRE(t.partitions.size() == u.partitions.size());
+    for (size_t i = 0; i < t.partitions.size(); ++i) {
+      CHECK(t.partitions[i].partition == u.partitions[i].partition);
+      CHECK(t.partitions[i].replicas == u.partitions[i].replicas);
+      CHECK(t.partitions[i].leader == u.partitions[i].leader);
+      CHECK(t.partitions[i].leader_epoch == u.partitions[i].leader_epoch);
+      CHECK(t.partitions[i].isr == u.partitions[i].isr);
+    }
+  }
+}
+
+} // namespace
+
+TEST_CASE("the metadata store reads back what it wrote", "[controller][store]") {
+  temp_dir dir;
+  const auto file = dir / metadata_store_file;
+  auto md = sample();
+  REQUIRE(write_metadata_store(file, md));
+  auto back = read_metadata_store(file);
+  REQUIRE(back);
+  check_same(md, *back);
+
+  md.topics.erase("orders");
+  REQUIRE(write_metadata_store(file, md));
+  back = read_metadata_store(file);
+  REQUIRE(back);
+  check_same(md, *back);
+  CHECK_FALSE(std::filesystem::exists(dir / (std::string(metadata_store_file) + ".tmp")));
+}
+
+TEST_CASE("a missing metadata store reads as an empty cluster", "[controller][store]") {
+  temp_dir dir;
+  auto md = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(md);
+  CHECK(md->cluster_id.empty());
+  CHECK(md->topics.empty());
+}
+
+TEST_CASE("a leftover temp file from a crash mid-write leaves the store as it was",
+          "[controller][store]") {
+  temp_dir dir;
+  const auto file = dir / metadata_store_file;
+  auto md = sample();
+  REQUIRE(write_metadata_store(file, md));
+  {
+    std::ofstream torn(dir / (std::string(metadata_store_file) + ".tmp"));
+    torn << "version = 1\ncluster_id = \"other\"\n[topics.half";
+  }
+  auto back = read_metadata_store(file);
+  REQUIRE(back);
+  check_same(md, *back);
+  md.topics.erase("orders");
+  REQUIRE(write_metadata_store(file, md));
+  back = read_metadata_store(file);
+  REQUIRE(back);
+  check_same(md, *back);
+}
+
+TEST_CASE("a malformed metadata store is a storage error naming the file", "[controller][store]") {
+  temp_dir dir;
+  const auto file = dir / metadata_store_file;
+  const std::vector<std::string> bad = {
+    "version = 1\ncluster_id = \"c\"\n[topics.t\n",
+    "version = 7\ncluster_id = \"c\"\n",
+    "version = 1\n",
+    "version = 1\ncluster_id = \"c\"\n[topics.t]\nid = \"zz\"\npartitions = [{partition = 0, "
+    "replicas = [1], leader = 1, leader_epoch = 0, isr = [1]}]\n",
+    "version = 1\ncluster_id = \"c\"\n[topics.t]\nid = \"000102030405060708090a0b0c0d0e0f\"\n",
+    "version = 1\ncluster_id = \"c\"\n[topics.t]\nid = \"000102030405060708090a0b0c0d0e0f\"\n"
+    "partitions = [{partition = 1, replicas = [1], leader = 1, leader_epoch = 0, isr = [1]}]\n",
+    "version = 1\ncluster_id = \"c\"\n[topics.\"bad name\"]\nid = \"000102030405060708090a0b0c0d0e0f\"\n"
+    "partitions = [{partition = 0, replicas = [1], leader = 1, leader_epoch = 0, isr = [1]}]\n",
+  };
+  for (const auto& text : bad) {
+    INFO(text);
+    {
+      std::ofstream out(file, std::ios::trunc);
+      out << text;
+    }
+    auto md = read_metadata_store(file);
+    REQUIRE_FALSE(md);
+    CHECK(md.code() == errc::kafka_storage_error);
+    CHECK(md.err().message.find(file.string()) != std::string::npos);
+  }
+}
+
+TEST_CASE("topic ids print as 32 hex digits and parse back", "[controller][store]") {
+  topic_id id{};
+  for (uint8_t i = 0; i < 16; ++i) id[i] = static_cast<uint8_t>(255 - i);
+  auto hex = to_hex(id);
+  CHECK(hex == "fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0");
+  auto back = parse_topic_id(hex);
+  REQUIRE(back);
+  CHECK(*back == id);
+  CHECK_FALSE(parse_topic_id("fffe"));
+  CHECK_FALSE(parse_topic_id("gffefdfcfbfaf9f8f7f6f5f4f3f2f1f0"));
+}

@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+
+#include "runtime/cluster/metadata.hpp"
+#include "runtime/cluster/topic_validation.hpp"
+
+using namespace capstan;
+
+TEST_CASE("topic names follow Kafka's rules", "[controller][validation]") {
+  struct row {
+    std::string name;
+    bool ok;
+  };
+  const std::vector<row> rows = {
+    {"orders", true},
+    {"a", true},
+    {"Orders.v2_x-1", true},
+    {"__consumer_offsets", true},
+    {std::string(249, 'x'), true},
+    {"", false},
+    {".", false},
+    {"..", false},
+    {"...", true},
+    {std::string(250, 'x'), false},
+    {"with space", false},
+    {"slash/", false},
+    {"uml\xc3\xa4ut", false},
+    {"colon:", false},
+    {std::string("nul\0x", 5), false},
+  };
+  for (const auto& r : rows) {
+    INFO("name '" << r.name << "'");
+    auto s = validate_topic_name(r.name);
+    CHECK(s.ok() == r.ok);
+    if (!r.ok) {
+      CHECK(s.code() == errc::invalid_topic_exception);
+      CHECK_FALSE(s.err().message.empty());
+    }
+  }
+}
+
+TEST_CASE("topic specs are checked for partitions, replication factor and configs",
+          "[controller][validation]") {
+  struct row {
+    topic_spec spec;
+    size_t brokers;
+    errc expected;
+  };
+  auto spec = [](std::string name, int32_t partitions, int16_t rf,
+                 std::map<std::string, std::string> configs = {}) {
+    return topic_spec{std::move(name), partitions, rf, std::move(configs)};
+  };
+  const std::vector<row> rows = {
+    {spec("t", 1, 1), 1, errc::none},
+    {spec("t", 10000, 1), 1, errc::none},
+    {spec("t", 3, 3), 3, errc::none},
+    {spec("bad name", 1, 1), 1, errc::invalid_topic_exception},
+    {spec("t", 0, 1), 1, errc::invalid_partitions},
+    {spec("t", -4, 1), 1, errc::invalid_partitions},
+    {spec("t", 10001, 1), 1, errc::invalid_partitions},
+    {spec("t", 1, 0), 1, errc::invalid_replication_factor},
+    {spec("t", 1, -1), 1, errc::invalid_replication_factor},
+    {spec("t", 1, 2), 1, errc::invalid_replication_factor},
+    {spec("t", 1, 1, {{"cleanup.policy", "compact"}, {"retention.ms", "-1"}}), 1, errc::none},
+    {spec("t", 1, 1, {{"min.insync.replicas", "2"}}), 1, errc::none},
+    {spec("t", 1, 1, {{"min.insync.replicas", "0"}}), 1, errc::invalid_config},
+    {spec("t", 1, 1, {{"min.insync.replicas", "two"}}), 1, errc::invalid_config},
+    {spec("t", 1, 1, {{"segment.bytes", "1"}}), 1, errc::invalid_config},
+    {spec("t", 1, 1, {{"no.such.config", "1"}}), 1, errc::invalid_config},
+  };
+  for (const auto& r : rows) {
+    INFO(r.spec.name << " partitions " << r.spec.partitions << " rf " << r.spec.replication_factor
+                     << " configs " << r.spec.configs.size());
+    auto s = validate_topic_spec(r.spec, r.brokers);
+    CHECK(s.code() == r.expected);
+  }
+}
+
+TEST_CASE("an invalid config error names the key", "[controller][validation]") {
+  auto s = validate_topic_configs({{"no.such.config", "1"}});
+  REQUIRE(s.code() == errc::invalid_config);
+  CHECK(s.err().message.find("no.such.config") != std::string::npos);
+  s = validate_topic_configs({{"min.insync.replicas", "-3"}});
+  REQUIRE(s.code() == errc::invalid_config);
+  CHECK(s.err().message.find("min.insync.replicas") != std::string::npos);
+}
