@@ -1,0 +1,41 @@
+#pragma once
+
+// The group coordinator: committed consumer-group offsets, stored as records keyed by
+// (group, topic, partition) in the internal compacted topic __consumer_offsets, so they survive
+// restarts; an in-memory map, rebuilt from the topic at start-up, answers fetches.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/controller/metadata_actor.hpp"
+
+namespace capstan {
+
+using commit_atom = caf::atom_constant<caf::atom("commit")>;
+inline constexpr commit_atom commit_atom_v{};
+
+inline constexpr const char* consumer_offsets_topic = "__consumer_offsets";
+
+struct group_offset {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = -1; // -1: nothing committed
+  std::string metadata;
+  errc error = errc::none;
+};
+
+using group_offsets = std::vector<group_offset>;
+
+// Errors: INVALID_CONFIG for an empty group id; per-entry errors in group_offset::error.
+using group_coordinator_actor = caf::typed_actor<
+  caf::replies_to<commit_atom, std::string, group_offsets>::with<group_offsets>,
+  caf::replies_to<fetch_atom, std::string, group_offsets>::with<group_offsets>>;
+
+} // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::group_offsets)

@@ -1,0 +1,131 @@
+#include "actors/group/offset_commit_record.hpp"
+
+#include <cassert>
+#include <limits>
+
+#include "runtime/batch/record_batch_format.hpp"
+
+namespace capstan {
+
+namespace {
+
+class writer {
+public:
+  template <class T>
+  void put(T v) {
+    const size_t at = out_.size();
+    out_.resize(at + sizeof(T));
+    batch_format::store_be<T>(out_.data() + at, v);
+  }
+  void put_string(std::string_view s) {
+    assert(s.size() <= max_record_string_bytes);
+    put<int16_t>(static_cast<int16_t>(s.size()));
+    out_.insert(out_.end(), s.begin(), s.end());
+  }
+  bytes take() { return std::move(out_); }
+
+private:
+  bytes out_;
+};
+
+// Reads fields in order; any read past the end sets the error and yields zero values.
+class reader {
+public:
+  explicit reader(bytes_view data) : data_(data) {}
+
+  template <class T>
+  T get() {
+    if (!ok_ || data_.size() - pos_ < sizeof(T)) {
+      ok_ = false;
+      return T{};
+    }
+    T v = batch_format::load_be<T>(data_.data() + pos_);
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string get_string() {
+    const auto len = get<int16_t>();
+    if (!ok_ || len < 0 || data_.size() - pos_ < static_cast<size_t>(len)) {
+      ok_ = false;
+      return {};
+    }
+    std::string s(reinterpret_cast<const char*>(data_.data() + pos_), static_cast<size_t>(len));
+    pos_ += static_cast<size_t>(len);
+    return s;
+  }
+  bool ok() const { return ok_; }
+  bool at_end() const { return pos_ == data_.size(); }
+
+private:
+  bytes_view data_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+error corrupt(std::string what) {
+  return make_error(errc::corrupt_message, "__consumer_offsets record: " + std::move(what));
+}
+
+} // namespace
+
+bytes encode_offset_commit_key(const offset_commit_key& key) {
+  writer w;
+  w.put<int16_t>(1);
+  w.put_string(key.group);
+  w.put_string(key.topic);
+  w.put<int32_t>(key.partition);
+  return w.take();
+}
+
+bytes encode_offset_commit_value(const offset_commit_value& value) {
+  writer w;
+  w.put<int16_t>(3);
+  w.put<int64_t>(value.offset);
+  w.put<int32_t>(value.leader_epoch);
+  w.put_string(value.metadata);
+  w.put<int64_t>(value.commit_timestamp);
+  return w.take();
+}
+
+result<std::optional<offset_commit_key>> decode_offset_commit_key(bytes_view data) {
+  reader r(data);
+  const auto version = r.get<int16_t>();
+  if (!r.ok()) return corrupt("key shorter than its version");
+  if (version == 2) return std::optional<offset_commit_key>{};
+  if (version != 0 && version != 1) return corrupt("unknown key version " + std::to_string(version));
+  offset_commit_key key;
+  key.group = r.get_string();
+  key.topic = r.get_string();
+  key.partition = r.get<int32_t>();
+  if (!r.ok()) return corrupt("truncated key");
+  if (!r.at_end()) return corrupt("trailing bytes after the key");
+  return std::optional<offset_commit_key>{std::move(key)};
+}
+
+result<offset_commit_value> decode_offset_commit_value(bytes_view data) {
+  reader r(data);
+  const auto version = r.get<int16_t>();
+  if (!r.ok()) return corrupt("value shorter than its version");
+  if (version < 0 || version > 3) return corrupt("unknown value version " + std::to_string(version));
+  offset_commit_value v;
+  v.offset = r.get<int64_t>();
+  if (version == 3) v.leader_epoch = r.get<int32_t>();
+  v.metadata = r.get_string();
+  v.commit_timestamp = r.get<int64_t>();
+  if (version == 1) r.get<int64_t>(); // expire timestamp, unused since Kafka 2.1
+  if (!r.ok()) return corrupt("truncated value");
+  if (!r.at_end()) return corrupt("trailing bytes after the value");
+  return v;
+}
+
+int32_t offsets_partition_for(std::string_view group, int32_t partitions) {
+  assert(partitions >= 1);
+  // Java's String.hashCode over UTF-16 code units equals this over bytes for ASCII group ids.
+  int32_t h = 0;
+  for (unsigned char c : group) h = static_cast<int32_t>(31u * static_cast<uint32_t>(h) + c);
+  // Kafka's Utils.abs: MIN_VALUE (whose Math.abs stays negative) maps to 0.
+  const int32_t positive = h == std::numeric_limits<int32_t>::min() ? 0 : (h < 0 ? -h : h);
+  return positive % partitions;
+}
+
+} // namespace capstan

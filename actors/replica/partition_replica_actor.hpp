@@ -1,0 +1,46 @@
+#pragma once
+
+// Opens a partition's log and spawns the leader replica that owns it. Its protocol is
+// partition_replica_actor in replica_messages.hpp: produce (acks 0, 1, -1 and
+// min.insync.replicas), long-poll fetch below the high watermark, list offsets, info, close.
+// docs/replication.md describes what it does on one node.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "actors/replica/replica_messages.hpp"
+#include "runtime/result.hpp"
+#include "runtime/storage/log_config.hpp"
+
+namespace capstan {
+
+struct partition_replica_options {
+  std::string topic;
+  int32_t partition = 0;
+  node_id node{1};
+  // The partition's log directory, <data-dir>/<topic>-<partition>.
+  std::filesystem::path dir;
+  log_config config;
+  // From recovery-point-offset-checkpoint: everything below it was flushed before the last stop.
+  offset recovery_point{0};
+  // min.insync.replicas: acks=-1 produce needs an ISR at least this large (NOT_ENOUGH_REPLICAS).
+  int32_t min_insync_replicas = 1;
+  // Stamped into every batch this leader appends.
+  leader_epoch epoch{0};
+  // Upper bound of a fetch's max_wait_ms (a client cannot park a fetch for longer).
+  int32_t max_fetch_wait_ms = 300000;
+  // Wall clock in ms for the log; empty: the system clock.
+  std::function<timestamp_ms()> clock;
+  // Passed to the log (retention, flush.ms and compaction timers).
+  bool schedule_background_work = true;
+};
+
+// Opens (recovers) the log synchronously on the calling thread, then spawns the replica, which
+// links itself to its log. Errors: KAFKA_STORAGE_ERROR from opening the log.
+result<partition_replica_actor> spawn_partition_replica(caf::actor_system& sys,
+                                                        partition_replica_options options);
+
+} // namespace capstan

@@ -1,0 +1,73 @@
+#pragma once
+
+// The replica manager: one per node. It applies metadata snapshots (creating the replica of every
+// partition assigned to this node, closing and deleting those of deleted topics), answers lookups,
+// publishes the routing table the RPC thread reads, and on stop closes every replica and writes
+// <data-dir>/recovery-point-offset-checkpoint. Its protocol is replica_manager_actor in
+// replica_messages.hpp.
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "actors/replica/replica_messages.hpp"
+#include "runtime/result.hpp"
+#include "runtime/storage/log_config.hpp"
+
+namespace capstan {
+
+inline constexpr const char* recovery_point_checkpoint_name = "recovery-point-offset-checkpoint";
+
+// The current routing table, replaced whole by the replica manager and read from any thread
+// (the RPC thread) without a message round trip or a lock held across calls.
+class routing_registry {
+public:
+  routing_registry() = default;
+  routing_registry(const routing_registry&) = delete;
+  routing_registry& operator=(const routing_registry&) = delete;
+
+  // Never null.
+  routing_table_ptr current() const { return std::atomic_load(&table_); }
+  // Only the replica manager publishes.
+  void publish(routing_table_ptr table) { std::atomic_store(&table_, std::move(table)); }
+
+private:
+  routing_table_ptr table_ = std::make_shared<const routing_table>();
+};
+
+// A partition's effective settings: broker defaults overlaid with the topic's overrides.
+struct replica_config {
+  log_config log;
+  int32_t min_insync_replicas = 1;
+};
+
+// Splits min.insync.replicas (an integer >= 1) from the log configs. Errors: INVALID_CONFIG
+// naming the key.
+result<replica_config> effective_replica_config(const std::map<std::string, std::string>& topic_configs,
+                                                const log_config& defaults,
+                                                int32_t default_min_insync_replicas);
+
+struct replica_manager_options {
+  node_id node{1};
+  std::filesystem::path data_dir;
+  log_config log_defaults;
+  int32_t min_insync_replicas = 1;
+  // Wall clock in ms for the logs; empty: the system clock.
+  std::function<timestamp_ms()> clock;
+  // Passed to every log (retention, flush.ms and compaction timers).
+  bool schedule_background_work = true;
+};
+
+// Creates the data dir if missing and reads its recovery-point-offset-checkpoint (a malformed one
+// is logged and ignored: every segment is then re-validated, which is safe), then spawns the
+// manager. Errors: KAFKA_STORAGE_ERROR when the data dir cannot be created.
+result<replica_manager_actor> spawn_replica_manager(caf::actor_system& sys,
+                                                    replica_manager_options options,
+                                                    std::shared_ptr<routing_registry> routes);
+
+} // namespace capstan

@@ -1,0 +1,173 @@
+#include <catch2/catch.hpp>
+
+#include <caf/all.hpp>
+
+#include "actors/group/group_coordinator.hpp"
+#include "actors/replica/replica_manager_actor.hpp"
+#include "runtime/actor/caf_error.hpp"
+#include "tests/support/caf_fixture.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr caf::timespan timeout = 30s;
+
+errc code_of(const caf::error& e) { return from_caf_error(e).code; }
+
+metadata_snapshot offsets_topic_snapshot(int32_t partitions) {
+  topic_metadata t;
+  t.name = consumer_offsets_topic;
+  t.id[0] = 42;
+  t.internal = true;
+  t.configs = {{"cleanup.policy", "compact"}};
+  for (int32_t p = 0; p < partitions; ++p)
+    t.partitions.push_back(partition_assignment{p, {1}, 1, 0, {1}});
+  auto m = std::make_shared<cluster_metadata>();
+  m->cluster_id = "test";
+  m->topics.emplace(t.name, t);
+  return m;
+}
+
+// A node's replica side and group coordinator over one data dir; restartable.
+struct group_fixture {
+  temp_dir dir{"groups"};
+  int32_t partitions;
+  std::unique_ptr<threaded_system> sys;
+  replica_manager_actor manager;
+  group_coordinator_actor groups;
+
+  explicit group_fixture(int32_t partitions = 3) : partitions(partitions) { start(); }
+
+  void start() {
+    sys = std::make_unique<threaded_system>();
+    replica_manager_options opts;
+    opts.data_dir = dir.path();
+    opts.schedule_background_work = false;
+    auto m = spawn_replica_manager(sys->sys(), opts, nullptr);
+    if (!m) FAIL("spawn failed: " << m.err().to_string());
+    manager = *m;
+    sys->track(manager);
+    auto applied = sys->request<bool>(manager, timeout, apply_atom_v, offsets_topic_snapshot(partitions));
+    REQUIRE(applied);
+    REQUIRE(*applied);
+    groups = spawn_group_coordinator(sys->sys(), group_coordinator_options{manager, partitions, {}});
+    sys->track(groups);
+  }
+  void stop() {
+    caf::anon_send_exit(groups, caf::exit_reason::user_shutdown);
+    REQUIRE(sys->request<bool>(manager, timeout, stop_atom_v));
+    sys.reset();
+  }
+
+  caf::expected<group_offsets> commit(const std::string& group, group_offsets entries) {
+    return sys->request<group_offsets>(groups, timeout, commit_atom_v, group, std::move(entries));
+  }
+  caf::expected<group_offsets> fetch(const std::string& group, group_offsets wanted = {}) {
+    return sys->request<group_offsets>(groups, timeout, fetch_atom_v, group, std::move(wanted));
+  }
+};
+
+group_offset entry(std::string topic, int32_t partition, int64_t off = -1, std::string meta = {}) {
+  return group_offset{std::move(topic), partition, off, std::move(meta), errc::none};
+}
+
+} // namespace
+
+TEST_CASE("committed offsets are fetched back; unknown ones are -1", "[group]") {
+  group_fixture f;
+  auto c = f.commit("g1", {entry("orders", 0, 10, "m0"), entry("orders", 1, 20)});
+  REQUIRE(c);
+  REQUIRE(c->size() == 2);
+  CHECK((*c)[0].error == errc::none);
+  CHECK((*c)[1].error == errc::none);
+
+  auto r = f.fetch("g1", {entry("orders", 0), entry("orders", 1), entry("orders", 2)});
+  REQUIRE(r);
+  REQUIRE(r->size() == 3);
+  CHECK((*r)[0].offset == 10);
+  CHECK((*r)[0].metadata == "m0");
+  CHECK((*r)[1].offset == 20);
+  CHECK((*r)[2].offset == -1);
+
+  auto other = f.fetch("g2", {entry("orders", 0)});
+  REQUIRE(other);
+  CHECK((*other)[0].offset == -1);
+}
+
+TEST_CASE("a later commit replaces an earlier one, and an empty fetch list returns all",
+          "[group]") {
+  group_fixture f;
+  REQUIRE(f.commit("g", {entry("a", 0, 1), entry("b", 3, 7)}));
+  REQUIRE(f.commit("g", {entry("a", 0, 5)}));
+  auto all = f.fetch("g");
+  REQUIRE(all);
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0].topic == "a");
+  CHECK((*all)[0].offset == 5);
+  CHECK((*all)[1].topic == "b");
+  CHECK((*all)[1].partition == 3);
+  CHECK((*all)[1].offset == 7);
+}
+
+TEST_CASE("an empty group id is INVALID_CONFIG; bad entries fail alone", "[group]") {
+  group_fixture f;
+  auto c = f.commit("", {entry("a", 0, 1)});
+  REQUIRE_FALSE(c);
+  CHECK(code_of(c.error()) == errc::invalid_request);
+  auto fe = f.fetch("");
+  REQUIRE_FALSE(fe);
+  CHECK(code_of(fe.error()) == errc::invalid_request);
+
+  auto mixed = f.commit("g", {entry("a", 0, -5), entry("", 0, 1), entry("a", -1, 1),
+                              entry("a", 1, 1, std::string(5000, 'm')), entry("a", 2, 3)});
+  REQUIRE(mixed);
+  REQUIRE(mixed->size() == 5);
+  CHECK((*mixed)[0].error == errc::offset_out_of_range);
+  CHECK((*mixed)[1].error == errc::invalid_topic_exception);
+  CHECK((*mixed)[2].error == errc::unknown_topic_or_partition);
+  CHECK((*mixed)[3].error == errc::message_too_large);
+  CHECK((*mixed)[4].error == errc::none);
+  auto all = f.fetch("g");
+  REQUIRE(all);
+  REQUIRE(all->size() == 1);
+  CHECK((*all)[0].partition == 2);
+}
+
+TEST_CASE("commits survive a restart of the node's actors on the same data dir", "[group]") {
+  group_fixture f(3);
+  for (int i = 0; i < 10; ++i) {
+    const std::string g = "group-" + std::to_string(i);
+    REQUIRE(f.commit(g, {entry("t", 0, i), entry("t", 1, 100 + i, "meta-" + std::to_string(i))}));
+  }
+  REQUIRE(f.commit("group-3", {entry("t", 0, 33)}));
+  f.stop();
+  f.start();
+  for (int i = 0; i < 10; ++i) {
+    const std::string g = "group-" + std::to_string(i);
+    auto r = f.fetch(g);
+    REQUIRE(r);
+    REQUIRE(r->size() == 2);
+    CHECK((*r)[0].offset == (i == 3 ? 33 : i));
+    CHECK((*r)[1].offset == 100 + i);
+    CHECK((*r)[1].metadata == "meta-" + std::to_string(i));
+  }
+}
+
+TEST_CASE("without the offsets topic, requests fail with UNKNOWN_TOPIC_OR_PARTITION", "[group]") {
+  temp_dir dir{"groups-missing"};
+  threaded_system sys;
+  replica_manager_options opts;
+  opts.data_dir = dir.path();
+  auto m = spawn_replica_manager(sys.sys(), opts, nullptr);
+  REQUIRE(m);
+  sys.track(*m);
+  auto groups = spawn_group_coordinator(sys.sys(), group_coordinator_options{*m, 1, {}});
+  sys.track(groups);
+  auto r = sys.request<group_offsets>(groups, timeout, fetch_atom_v, std::string{"g"}, group_offsets{});
+  REQUIRE_FALSE(r);
+  CHECK(code_of(r.error()) == errc::unknown_topic_or_partition);
+}

@@ -1,0 +1,239 @@
+#include <catch2/catch.hpp>
+
+#include <caf/all.hpp>
+
+#include "actors/replica/partition_replica_actor.hpp"
+#include "runtime/actor/caf_error.hpp"
+#include "tests/support/caf_fixture.hpp"
+#include "tests/support/log_builder.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr caf::timespan timeout = 30s;
+
+errc code_of(const caf::error& e) { return from_caf_error(e).code; }
+
+fetch_request fetch_at(int64_t from, int32_t min_bytes = 1, int32_t max_wait_ms = 0) {
+  fetch_request r;
+  r.from = offset{from};
+  r.min_bytes = min_bytes;
+  r.max_wait_ms = max_wait_ms;
+  return r;
+}
+
+produce_request produce_of(bytes batch, int16_t acks = -1) {
+  return produce_request{batch_buffer::of(std::move(batch)), acks, 30000};
+}
+
+// One replica on a real actor system over a temporary directory.
+struct replica_fixture {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  partition_replica_actor replica;
+
+  explicit replica_fixture(int32_t min_insync_replicas = 1) {
+    partition_replica_options opts;
+    opts.topic = "orders";
+    opts.partition = 0;
+    opts.dir = dir / "orders-0";
+    opts.min_insync_replicas = min_insync_replicas;
+    opts.epoch = leader_epoch{3};
+    opts.schedule_background_work = false;
+    auto r = spawn_partition_replica(sys.sys(), opts);
+    if (!r) FAIL("spawn failed: " << r.err().to_string());
+    replica = *r;
+    sys.track(replica);
+  }
+
+  caf::expected<produce_result> produce(bytes batch, int16_t acks = -1) {
+    return sys.request<produce_result>(replica, timeout, produce_atom_v, produce_of(std::move(batch), acks));
+  }
+  caf::expected<fetch_result> fetch(const fetch_request& req) {
+    return sys.request<fetch_result>(replica, timeout, fetch_atom_v, req);
+  }
+  caf::expected<list_offsets_result> offsets(timestamp_ms ts) {
+    return sys.request<list_offsets_result>(replica, timeout, offsets_atom_v, ts);
+  }
+};
+
+} // namespace
+
+TEST_CASE("produce with acks 1 and -1 returns consecutive base offsets and fetch reads them back",
+          "[replica]") {
+  replica_fixture f;
+  auto a = f.produce(make_batch(3, "a", 1000), 1);
+  REQUIRE(a);
+  CHECK(a->base_offset == offset{0});
+  auto b = f.produce(make_batch(2, "b", 1000), -1);
+  REQUIRE(b);
+  CHECK(b->base_offset == offset{3});
+  CHECK(b->log_start == offset{0});
+
+  auto r = f.fetch(fetch_at(0));
+  REQUIRE(r);
+  CHECK(r->high_watermark == offset{5});
+  auto records = records_of(r->records.bytes());
+  REQUIRE(records.size() == 5);
+  CHECK(records[0].value == "a-0");
+  CHECK(records[4].value == "b-1");
+  CHECK(records[4].off == offset{4});
+}
+
+TEST_CASE("acks=0 answers at once without an offset, and the records still arrive", "[replica]") {
+  replica_fixture f;
+  auto a = f.produce(make_batch(2, "z", 1000), 0);
+  REQUIRE(a);
+  CHECK(a->base_offset == offset{-1});
+  // Long-polls until the append behind the acks=0 reply raised the high watermark.
+  auto r = f.fetch(fetch_at(0, 1, 10000));
+  REQUIRE(r);
+  CHECK(records_of(r->records.bytes()).size() == 2);
+}
+
+TEST_CASE("acks other than 0, 1 and -1 are INVALID_CONFIG and append nothing", "[replica]") {
+  replica_fixture f;
+  for (int16_t acks : {int16_t{2}, int16_t{-2}}) {
+    auto p = f.produce(make_batch(1, "x", 1000), acks);
+    REQUIRE_FALSE(p);
+    CHECK(code_of(p.error()) == errc::invalid_required_acks);
+  }
+  auto latest = f.offsets(latest_timestamp);
+  REQUIRE(latest);
+  CHECK(latest->found == 0);
+}
+
+TEST_CASE("acks=-1 below min.insync.replicas is NOT_ENOUGH_REPLICAS before appending; acks=1 works",
+          "[replica]") {
+  replica_fixture f(2);
+  auto p = f.produce(make_batch(1, "x", 1000), -1);
+  REQUIRE_FALSE(p);
+  CHECK(code_of(p.error()) == errc::not_enough_replicas);
+  CHECK(f.offsets(latest_timestamp)->found == 0);
+  auto q = f.produce(make_batch(1, "x", 1000), 1);
+  REQUIRE(q);
+  CHECK(q->base_offset == offset{0});
+}
+
+TEST_CASE("a corrupt batch is refused with the log's error", "[replica]") {
+  replica_fixture f;
+  auto batch = make_batch(2, "x", 1000);
+  batch[batch.size() - 1] ^= 0xff;
+  auto p = f.produce(batch, 1);
+  REQUIRE_FALSE(p);
+  CHECK(code_of(p.error()) == errc::corrupt_message);
+}
+
+TEST_CASE("fetch outside [log start, high watermark] is OFFSET_OUT_OF_RANGE", "[replica]") {
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(3, "a", 1000)));
+  for (int64_t from : {int64_t{-1}, int64_t{4}, int64_t{100}}) {
+    auto r = f.fetch(fetch_at(from));
+    REQUIRE_FALSE(r);
+    CHECK(code_of(r.error()) == errc::offset_out_of_range);
+  }
+  auto at_hw = f.fetch(fetch_at(3));
+  REQUIRE(at_hw);
+  CHECK(at_hw->records.empty());
+  CHECK(at_hw->high_watermark == offset{3});
+}
+
+TEST_CASE("fetched records all lie below the returned high watermark", "[replica]") {
+  replica_fixture f;
+  for (int i = 0; i < 5; ++i) REQUIRE(f.produce(make_batch(4, "b" + std::to_string(i), 1000), 1));
+  for (int64_t from = 0; from <= 20; from += 3) {
+    auto r = f.fetch(fetch_at(from));
+    REQUIRE(r);
+    for (const auto& rec : records_of(r->records.bytes())) CHECK(rec.off < r->high_watermark);
+  }
+}
+
+TEST_CASE("a parked fetch is woken by a later produce", "[replica]") {
+  replica_fixture f;
+  caf::scoped_actor self{f.sys.sys()};
+  // Sent from one actor, so the replica parks the fetch before it sees the produce.
+  auto fetch = self->request(f.replica, timeout, fetch_atom_v, fetch_at(0, 1, 20000));
+  auto produce = self->request(f.replica, timeout, produce_atom_v, produce_of(make_batch(2, "w", 1000)));
+  std::optional<fetch_result> got;
+  fetch.receive([&](fetch_result& r) { got = std::move(r); },
+                [&](caf::error& e) { FAIL("fetch failed: " << caf::to_string(e)); });
+  produce.receive([](const produce_result&) {},
+                  [&](caf::error& e) { FAIL("produce failed: " << caf::to_string(e)); });
+  REQUIRE(got);
+  CHECK(got->high_watermark == offset{2});
+  CHECK(records_of(got->records.bytes()).size() == 2);
+}
+
+TEST_CASE("a parked fetch waits until min_bytes have arrived below the high watermark",
+          "[replica]") {
+  replica_fixture f;
+  const auto one = make_batch(3, "m", 1000);
+  caf::scoped_actor self{f.sys.sys()};
+  auto fetch = self->request(f.replica, timeout, fetch_atom_v,
+                             fetch_at(0, static_cast<int32_t>(one.size() + 1), 20000));
+  auto p1 = self->request(f.replica, timeout, produce_atom_v, produce_of(one));
+  auto p2 = self->request(f.replica, timeout, produce_atom_v, produce_of(make_batch(3, "n", 1000)));
+  std::optional<fetch_result> got;
+  fetch.receive([&](fetch_result& r) { got = std::move(r); },
+                [&](caf::error& e) { FAIL("fetch failed: " << caf::to_string(e)); });
+  p1.receive([](const produce_result&) {}, [&](caf::error& e) { FAIL(caf::to_string(e)); });
+  p2.receive([](const produce_result&) {}, [&](caf::error& e) { FAIL(caf::to_string(e)); });
+  REQUIRE(got);
+  CHECK(records_of(got->records.bytes()).size() == 6);
+}
+
+TEST_CASE("a parked fetch with nothing new answers empty after max_wait_ms", "[replica]") {
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(1, "a", 1000)));
+  auto r = f.fetch(fetch_at(1, 1, 50));
+  REQUIRE(r);
+  CHECK(r->records.empty());
+  CHECK(r->high_watermark == offset{1});
+}
+
+TEST_CASE("list offsets: earliest, latest and by timestamp", "[replica]") {
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(2, "a", 1000)));
+  REQUIRE(f.produce(make_batch(2, "b", 2000)));
+  REQUIRE(f.produce(make_batch(2, "c", 3000)));
+  CHECK(f.offsets(earliest_timestamp)->found == 0);
+  CHECK(f.offsets(latest_timestamp)->found == 6);
+  auto mid = f.offsets(1500);
+  REQUIRE(mid);
+  CHECK(mid->found == 2);
+  CHECK(mid->timestamp == 2000);
+  auto exact = f.offsets(3000);
+  REQUIRE(exact);
+  CHECK(exact->found == 4);
+  CHECK(f.offsets(5000)->found == -1);
+}
+
+TEST_CASE("close answers parked fetches and replies the recovery point", "[replica]") {
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(3, "a", 1000)));
+  caf::scoped_actor self{f.sys.sys()};
+  auto fetch = self->request(f.replica, timeout, fetch_atom_v, fetch_at(3, 1, 20000));
+  auto close = self->request(f.replica, timeout, close_atom_v);
+  std::optional<fetch_result> got;
+  fetch.receive([&](fetch_result& r) { got = std::move(r); },
+                [&](caf::error& e) { FAIL("fetch failed: " << caf::to_string(e)); });
+  std::optional<offset> point;
+  close.receive([&](offset p) { point = p; }, [&](caf::error& e) { FAIL(caf::to_string(e)); });
+  REQUIRE(got);
+  CHECK(got->records.empty());
+  REQUIRE(point);
+  CHECK(*point == offset{3});
+}
+
+TEST_CASE("info reports the log's offsets", "[replica]") {
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(4, "a", 1000)));
+  auto info = f.sys.request<log_info>(f.replica, timeout, info_atom_v);
+  REQUIRE(info);
+  CHECK(info->log_start == offset{0});
+  CHECK(info->log_end == offset{4});
+}
