@@ -1,151 +1,126 @@
 #include "runtime/cli/node_command.hpp"
 
 #include <csignal>
-#include <fcntl.h>
-#include <filesystem>
+#include <memory>
 #include <optional>
-#include <regex>
-#include <sys/file.h>
-#include <unistd.h>
+#include <pthread.h>
 
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/log/partition_log_actor.hpp"
-#include "runtime/actor/actor_system_setup.hpp"
-#include "runtime/actor/caf_error.hpp"
 #include "runtime/actor/logging.hpp"
-#include "runtime/storage/offset_checkpoint.hpp"
 
 namespace capstan::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr const char* recovery_checkpoint = "recovery-point-offset-checkpoint";
-constexpr auto close_timeout = std::chrono::seconds(60);
-
-// Holds an exclusive flock on <data-dir>/.lock for the life of the process, so a second node on
-// the same directory is refused instead of corrupting it.
-class data_dir_lock {
-public:
-  static std::optional<data_dir_lock> acquire(const fs::path& dir) {
-    int fd = ::open((dir / ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    if (fd < 0) return std::nullopt;
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    return data_dir_lock(fd);
-  }
-  data_dir_lock(data_dir_lock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  data_dir_lock& operator=(data_dir_lock&&) = delete;
-  data_dir_lock(const data_dir_lock&) = delete;
-  data_dir_lock& operator=(const data_dir_lock&) = delete;
-  ~data_dir_lock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-private:
-  explicit data_dir_lock(int fd) : fd_(fd) {}
-  int fd_;
+// What the flags said; a flag left out keeps the config file's value or the default.
+struct node_flags {
+  std::string config_file;
+  int node_id = 1;
+  std::string data_dir;
+  std::string listen;
+  std::string cluster_listen;
+  std::string metrics_listen;
+  std::string controller_quorum;
+  std::string log_level = "info";
+  CLI::Option* node_id_opt = nullptr;
+  CLI::Option* data_dir_opt = nullptr;
+  CLI::Option* listen_opt = nullptr;
+  CLI::Option* cluster_listen_opt = nullptr;
+  CLI::Option* metrics_listen_opt = nullptr;
+  CLI::Option* quorum_opt = nullptr;
 };
 
-// "orders-3" -> {"orders", 3}, as Kafka names partition directories.
-std::optional<topic_partition> parse_partition_dir(const std::string& name) {
-  static const std::regex pattern("^([a-zA-Z0-9._-]{1,249})-([0-9]{1,9})$");
-  std::smatch m;
-  if (!std::regex_match(name, m, pattern)) return std::nullopt;
-  return topic_partition{m[1].str(), std::stoi(m[2].str())};
+// Defaults, then the config file, then the flags given.
+result<node_config> resolve(const node_flags& f) {
+  node_config c;
+  if (!f.config_file.empty()) {
+    auto from_file = node_config::from_toml_file(f.config_file, c);
+    if (!from_file) return from_file.err();
+    c = std::move(*from_file);
+  }
+  if (f.node_id_opt->count() > 0) c.node_id = f.node_id;
+  if (f.data_dir_opt->count() > 0) c.data_dir = f.data_dir;
+  if (f.listen_opt->count() > 0) c.listen = f.listen;
+  if (f.cluster_listen_opt->count() > 0) c.cluster_listen = f.cluster_listen;
+  if (f.metrics_listen_opt->count() > 0) c.metrics_listen = f.metrics_listen;
+  if (f.quorum_opt->count() > 0) c.controller_quorum = f.controller_quorum;
+  return c;
 }
 
 } // namespace
 
-int run_node(const node_options& options) {
+void add_node_command(CLI::App& app) {
+  auto flags = std::make_shared<node_flags>();
+  const node_config defaults;
+  auto* cmd = app.add_subcommand("node", "Run a capstan node (by default a single-node cluster)");
+  cmd->add_option("--config", flags->config_file,
+                  "TOML file of broker configs with Kafka's names (docs/configuration.md); flags "
+                  "override it")
+    ->check(CLI::ExistingFile);
+  flags->node_id_opt = cmd->add_option("--node-id", flags->node_id, "This node's id (node.id)")
+                         ->default_val(defaults.node_id)
+                         ->check(CLI::Range(0, 1 << 30));
+  flags->data_dir_opt =
+    cmd->add_option("--data-dir", flags->data_dir,
+                    "Directory holding the partition logs, checkpoints and meta.properties (log.dirs)")
+      ->default_str(defaults.data_dir.string());
+  flags->listen_opt = cmd->add_option("--listen", flags->listen,
+                                      "HOST:PORT of the client RPC listener (listeners)")
+                        ->default_str(defaults.listen);
+  flags->cluster_listen_opt =
+    cmd->add_option("--cluster-listen", flags->cluster_listen,
+                    "HOST:PORT where other nodes reach this one (cluster.listeners)")
+      ->default_str(defaults.cluster_listen);
+  flags->metrics_listen_opt =
+    cmd->add_option("--metrics-listen", flags->metrics_listen,
+                    "HOST:PORT of the Prometheus metrics endpoint (metrics.listeners)")
+      ->default_str(defaults.metrics_listen);
+  flags->quorum_opt =
+    cmd->add_option("--controller-quorum", flags->controller_quorum,
+                    "Controller voters as ID@HOST:PORT,... (controller.quorum.voters); default: "
+                    "this node alone");
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
+    ->capture_default_str()
+    ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  cmd->callback([flags] {
+    auto config = resolve(*flags);
+    if (!config) {
+      spdlog::set_default_logger(get_logger());
+      spdlog::error("{}", config.err().to_string());
+      throw CLI::RuntimeError(2);
+    }
+    if (int rc = run_node(*config, flags->log_level); rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+int run_node(const node_config& config, const std::string& log_level) {
   // Logs go to stderr: stdout is kept for data.
   spdlog::set_default_logger(get_logger());
-  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [node " + std::to_string(options.node_id) + "] %v");
-  if (auto s = set_log_level(options.log_level); !s) {
+  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [node " + std::to_string(config.node_id) + "] %v");
+  if (auto s = set_log_level(log_level); !s) {
     spdlog::error("{}", s.err().to_string());
     return 2;
   }
-  const fs::path data_dir = options.data_dir;
-  std::error_code ec;
-  fs::create_directories(data_dir, ec);
-  if (ec) {
-    spdlog::error("cannot create data dir {}: {}", data_dir.string(), ec.message());
-    return 1;
-  }
-  auto lock = data_dir_lock::acquire(data_dir);
-  if (!lock) {
-    spdlog::error("data dir {} is in use by another capstan node (lock {}/.lock is held)",
-                  data_dir.string(), data_dir.string());
-    return 1;
-  }
 
-  // Block the stop signals before any thread starts so only sigwait below sees them.
+  // Block the stop signals before any thread starts, so that only sigwait below sees them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto recovery_points = read_offset_checkpoint(data_dir / recovery_checkpoint);
-  if (!recovery_points) {
-    spdlog::warn("{}; recovering every segment", recovery_points.err().to_string());
-    recovery_points = offset_map{};
+  auto node = node::start(config);
+  if (!node) {
+    spdlog::error("cannot start: {}", node.err().to_string());
+    return 1;
   }
-
-  actor_config cfg;
-  caf::actor_system sys{cfg};
-  std::map<topic_partition, partition_log_actor> logs;
-  for (const auto& entry : fs::directory_iterator(data_dir, ec)) {
-    if (!entry.is_directory()) continue;
-    auto tp = parse_partition_dir(entry.path().filename().string());
-    if (!tp) {
-      spdlog::warn("ignoring {}: not a topic-partition directory", entry.path().string());
-      continue;
-    }
-    partition_log_options opts;
-    opts.dir = entry.path();
-    opts.log_name = tp->first + "-" + std::to_string(tp->second);
-    if (auto it = recovery_points->find(*tp); it != recovery_points->end())
-      opts.recovery_point = it->second;
-    auto log = open_partition_log(sys, opts);
-    if (!log) {
-      spdlog::error("{}: cannot open: {}", opts.log_name, log.err().to_string());
-      continue;
-    }
-    logs.emplace(*tp, *log);
-  }
-  spdlog::info("node {} serving {} partition logs from {}", options.node_id, logs.size(),
-               fs::absolute(data_dir).string());
-  spdlog::info("the client RPC, cluster and metrics listeners are not built yet; stop with Ctrl-C");
-
+  spdlog::info("node {} ready; stop with Ctrl-C or SIGTERM", config.node_id);
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  spdlog::info("signal {}: flushing and closing {} partition logs", sig, logs.size());
-
-  offset_map points;
-  int rc = 0;
-  {
-    caf::scoped_actor self{sys};
-    for (const auto& [tp, log] : logs) {
-      self->request(log, close_timeout, close_atom_v)
-        .receive([&, tp = tp](offset point) { points[tp] = point; },
-                 [&, tp = tp](caf::error& e) {
-                   spdlog::error("{}-{}: close failed: {}", tp.first, tp.second, caf::to_string(e));
-                   rc = 1;
-                 });
-    }
-  }
-  if (auto s = write_offset_checkpoint(data_dir / recovery_checkpoint, points); !s) {
-    spdlog::error("{}", s.err().to_string());
-    rc = 1;
-  }
-  spdlog::info("node {} stopped", options.node_id);
-  return rc;
+  spdlog::info("signal {}: stopping", sig);
+  (*node)->stop();
+  return 0;
 }
 
 } // namespace capstan::cli

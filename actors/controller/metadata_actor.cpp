@@ -1,0 +1,225 @@
+// The metadata actor: validates topic changes, persists them in the metadata store, then applies
+// the new snapshot to the replica manager and answers once it has (so a created topic is usable
+// when createTopic returns). Protocol: actors/controller/metadata_actor.hpp.
+
+#include "actors/controller/metadata_actor_spawn.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/metadata_store.hpp"
+#include "runtime/cluster/topic_validation.hpp"
+
+namespace capstan {
+
+namespace {
+
+struct metadata_state {
+  static inline const char* name = "capstan.metadata";
+
+  metadata_actor_options opts;
+  replica_manager_actor replicas;
+  // Cluster id and topics as persisted; brokers are filled in per snapshot.
+  cluster_metadata current;
+  // The last snapshot handed out; rebuilt after a change or when the live brokers change.
+  metadata_snapshot cached;
+  std::mt19937_64 rng{std::random_device{}()};
+};
+
+using self_ptr = metadata_actor::stateful_pointer<metadata_state>;
+
+std::vector<broker_info> live_brokers(const metadata_state& st) {
+  std::vector<broker_info> out;
+  if (st.opts.live_brokers) out = st.opts.live_brokers();
+  else out.push_back(broker_info{st.opts.node_id, "127.0.0.1", 0});
+  std::sort(out.begin(), out.end(),
+            [](const broker_info& a, const broker_info& b) { return a.node_id < b.node_id; });
+  return out;
+}
+
+bool same_brokers(const std::vector<broker_info>& a, const std::vector<broker_info>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.node_id == y.node_id && x.host == y.host && x.port == y.port;
+  });
+}
+
+metadata_snapshot snapshot(metadata_state& st) {
+  auto brokers = live_brokers(st);
+  if (!st.cached || !same_brokers(st.cached->brokers, brokers)) {
+    auto next = std::make_shared<cluster_metadata>(st.current);
+    next->brokers = std::move(brokers);
+    next->controller_id = st.opts.node_id;
+    st.cached = std::move(next);
+  }
+  return st.cached;
+}
+
+// Replication factor replicas per partition over the brokers, round-robin by partition; the first
+// replica is the preferred leader. REQUIRES: 1 <= replication_factor <= brokers.size().
+std::vector<partition_assignment> assign_partitions(int32_t partitions, int16_t replication_factor,
+                                                    const std::vector<broker_info>& brokers) {
+  std::vector<partition_assignment> out;
+  out.reserve(static_cast<size_t>(partitions));
+  for (int32_t p = 0; p < partitions; ++p) {
+    partition_assignment a;
+    a.partition = p;
+    for (int16_t r = 0; r < replication_factor; ++r)
+      a.replicas.push_back(brokers[(static_cast<size_t>(p) + static_cast<size_t>(r)) % brokers.size()].node_id);
+    a.leader = a.replicas.front();
+    a.leader_epoch = 0;
+    a.isr = a.replicas;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+// A random id, never the all-zero id (Kafka's "no id") nor one in use.
+topic_id new_topic_id(metadata_state& st) {
+  for (;;) {
+    topic_id id{};
+    for (size_t i = 0; i < id.size(); i += 8) {
+      uint64_t r = st.rng();
+      for (size_t j = 0; j < 8; ++j) id[i + j] = static_cast<uint8_t>(r >> (8 * j));
+    }
+    bool taken = id == topic_id{};
+    for (const auto& [name, t] : st.current.topics) taken = taken || t.id == id;
+    if (!taken) return id;
+  }
+}
+
+bool is_internal(const std::string& name) { return name.rfind("__", 0) == 0; }
+
+// Persists `next` and makes it current. On failure nothing changes.
+status commit(metadata_state& st, cluster_metadata next) {
+  if (auto s = write_metadata_store(st.opts.store_file, next); !s) {
+    spdlog::error("metadata: cannot persist: {}", s.err().to_string());
+    return s;
+  }
+  st.current = std::move(next);
+  st.cached.reset();
+  return {};
+}
+
+// Applies the current snapshot to the replica manager, then delivers `value` (or the failure).
+template <class T>
+void apply_then_reply(self_ptr self, caf::typed_response_promise<T> rp, T value) {
+  auto& st = self->state;
+  self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
+    .then(
+      [rp, value = std::move(value)](bool ok) mutable {
+        if (!ok) spdlog::warn("metadata: the replica manager could not open every partition");
+        rp.deliver(std::move(value));
+      },
+      [rp](caf::error& e) mutable {
+        spdlog::error("metadata: applying the change failed: {}", caf::to_string(e));
+        rp.deliver(std::move(e));
+      });
+}
+
+std::map<std::string, std::string> effective_configs(const metadata_state& st,
+                                                     const topic_metadata& topic) {
+  auto out = st.opts.log_defaults.to_map();
+  out[min_insync_replicas_key] = std::to_string(st.opts.min_insync_replicas);
+  for (const auto& [k, v] : topic.configs) out[k] = v;
+  return out;
+}
+
+metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_options opts,
+                                                replica_manager_actor replicas,
+                                                cluster_metadata loaded) {
+  self->state.opts = std::move(opts);
+  self->state.replicas = std::move(replicas);
+  self->state.current = std::move(loaded);
+  return {
+    [self](create_atom, topic_spec spec) -> caf::result<topic_metadata> {
+      auto& st = self->state;
+      if (spec.partitions == -1) spec.partitions = st.opts.default_partitions;
+      if (spec.replication_factor == -1) spec.replication_factor = st.opts.default_replication_factor;
+      auto brokers = live_brokers(st);
+      if (auto s = validate_topic_spec(spec, brokers.size()); !s) return to_caf_error(s.err());
+      if (st.current.topics.count(spec.name) != 0)
+        return to_caf_error(make_error(errc::topic_already_exists,
+                                       "topic '" + spec.name + "' already exists"));
+      topic_metadata topic;
+      topic.name = spec.name;
+      topic.id = new_topic_id(st);
+      topic.internal = is_internal(spec.name);
+      topic.partitions = assign_partitions(spec.partitions, spec.replication_factor, brokers);
+      topic.configs = spec.configs;
+      auto next = st.current;
+      next.topics.emplace(spec.name, topic);
+      if (auto s = commit(st, std::move(next)); !s) return to_caf_error(s.err());
+      spdlog::info("metadata: created topic {} (id {}, {} partitions, replication factor {})",
+                   spec.name, to_hex(topic.id), spec.partitions, spec.replication_factor);
+      auto rp = self->make_response_promise<topic_metadata>();
+      apply_then_reply(self, rp, std::move(topic));
+      return rp;
+    },
+    [self](delete_atom, const std::string& name) -> caf::result<bool> {
+      auto& st = self->state;
+      if (st.current.topics.count(name) == 0)
+        return to_caf_error(make_error(errc::unknown_topic_or_partition,
+                                       "topic '" + name + "' does not exist"));
+      if (is_internal(name))
+        return to_caf_error(make_error(errc::policy_violation,
+                                       "internal topic '" + name + "' cannot be deleted"));
+      auto next = st.current;
+      next.topics.erase(name);
+      if (auto s = commit(st, std::move(next)); !s) return to_caf_error(s.err());
+      spdlog::info("metadata: deleted topic {}", name);
+      auto rp = self->make_response_promise<bool>();
+      apply_then_reply(self, rp, true);
+      return rp;
+    },
+    [self](snapshot_atom) -> metadata_snapshot { return snapshot(self->state); },
+    [self](describe_atom, const std::string& name) -> caf::result<config_map> {
+      auto& st = self->state;
+      auto it = st.current.topics.find(name);
+      if (it == st.current.topics.end())
+        return to_caf_error(make_error(errc::unknown_topic_or_partition,
+                                       "topic '" + name + "' does not exist"));
+      return effective_configs(st, it->second);
+    },
+    [self](alter_atom, const std::string& name, const config_map& changes) -> caf::result<bool> {
+      auto& st = self->state;
+      auto it = st.current.topics.find(name);
+      if (it == st.current.topics.end())
+        return to_caf_error(make_error(errc::unknown_topic_or_partition,
+                                       "topic '" + name + "' does not exist"));
+      auto overrides = it->second.configs;
+      for (const auto& [k, v] : changes) overrides[k] = v;
+      if (auto s = validate_topic_configs(overrides); !s) return to_caf_error(s.err());
+      auto next = st.current;
+      next.topics[name].configs = std::move(overrides);
+      if (auto s = commit(st, std::move(next)); !s) return to_caf_error(s.err());
+      spdlog::info("metadata: altered {} config(s) of topic {}", changes.size(), name);
+      auto rp = self->make_response_promise<bool>();
+      apply_then_reply(self, rp, true);
+      return rp;
+    },
+  };
+}
+
+} // namespace
+
+result<metadata_actor> spawn_metadata_actor(caf::actor_system& sys, metadata_actor_options options,
+                                            replica_manager_actor replicas) {
+  auto loaded = read_metadata_store(options.store_file);
+  if (!loaded) return loaded.err();
+  if (loaded->cluster_id.empty()) {
+    loaded->cluster_id = options.cluster_id;
+    if (auto s = write_metadata_store(options.store_file, *loaded); !s) return s.err();
+  } else if (loaded->cluster_id != options.cluster_id) {
+    return make_error(errc::kafka_storage_error,
+                      options.store_file.string() + " belongs to cluster " + loaded->cluster_id +
+                        ", but the data dir to cluster " + options.cluster_id);
+  }
+  return sys.spawn(metadata_behavior, std::move(options), std::move(replicas),
+                   std::move(*loaded));
+}
+
+} // namespace capstan

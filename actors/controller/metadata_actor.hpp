@@ -1,0 +1,45 @@
+#pragma once
+
+// The metadata actor: the controller's state machine for topics (with one node, the quorum of
+// one). It validates and persists topic changes, then applies each new snapshot to the replica
+// manager before answering, so a topic is usable when createTopic returns.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/replica/replica_messages.hpp"
+#include "runtime/cluster/metadata.hpp"
+
+namespace capstan {
+
+using create_atom = caf::atom_constant<caf::atom("create")>;
+using describe_atom = caf::atom_constant<caf::atom("describe")>;
+using alter_atom = caf::atom_constant<caf::atom("alter")>;
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+inline constexpr create_atom create_atom_v{};
+inline constexpr describe_atom describe_atom_v{};
+inline constexpr alter_atom alter_atom_v{};
+inline constexpr snapshot_atom snapshot_atom_v{};
+
+using config_map = std::map<std::string, std::string>;
+
+// Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR,
+// INVALID_CONFIG, POLICY_VIOLATION (internal topics cannot be deleted by clients),
+// UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR (metadata could not be persisted).
+using metadata_actor = caf::typed_actor<
+  caf::replies_to<create_atom, topic_spec>::with<topic_metadata>,
+  caf::replies_to<delete_atom, std::string>::with<bool>,
+  caf::replies_to<snapshot_atom>::with<metadata_snapshot>,
+  // Effective configs of a topic: broker defaults overlaid with its overrides.
+  caf::replies_to<describe_atom, std::string>::with<config_map>,
+  caf::replies_to<alter_atom, std::string, config_map>::with<bool>>;
+
+} // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::config_map)

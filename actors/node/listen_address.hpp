@@ -1,0 +1,24 @@
+#pragma once
+
+// "HOST:PORT" listener addresses, as the node flags and config keys take them. Kafka's
+// "NAME://HOST:PORT" listener form is accepted too (the name is ignored), and "[::1]:PORT" for
+// IPv6 hosts.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "runtime/result.hpp"
+
+namespace capstan {
+
+struct listen_address {
+  std::string host;
+  uint16_t port = 0; // 0: any free port
+};
+
+// INVALID_CONFIG naming `what` (the flag or key) when the text is not HOST:PORT with a port in
+// [0, 65535] and a non-empty host.
+result<listen_address> parse_listen_address(std::string_view text, std::string_view what);
+
+} // namespace capstan

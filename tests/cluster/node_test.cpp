@@ -1,0 +1,133 @@
+// In-process nodes (actors/node/node.hpp) on ephemeral ports: start-up, the data-dir claim
+// (lock and meta.properties), and what survives a restart.
+
+#include <catch2/catch.hpp>
+
+#include "actors/node/data_dir.hpp"
+#include "actors/node/node.hpp"
+#include "runtime/client/cluster_client.hpp"
+#include "runtime/cluster/metadata_store.hpp"
+#include "tests/support/log_builder.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+
+namespace {
+
+node_config test_config(const std::filesystem::path& data_dir, int32_t node_id = 1) {
+  node_config c;
+  c.node_id = node_id;
+  c.data_dir = data_dir;
+  c.listen = "127.0.0.1:0";
+  c.cluster_listen = "127.0.0.1:0";
+  c.metrics_listen = "127.0.0.1:0";
+  return c;
+}
+
+std::unique_ptr<client::cluster_client> connect(const node& n) {
+  client::client_config cc;
+  cc.bootstrap = {"127.0.0.1:" + std::to_string(n.rpc_port())};
+  auto c = client::cluster_client::connect(cc);
+  INFO((c ? std::string() : c.err().to_string()));
+  REQUIRE(c);
+  return std::move(*c);
+}
+
+} // namespace
+
+TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets and stops",
+          "[cluster][node]") {
+  temp_dir dir;
+  auto n = node::start(test_config(dir.path()));
+  INFO((n ? std::string() : n.err().to_string()));
+  REQUIRE(n);
+  CHECK((*n)->rpc_port() != 0);
+  CHECK((*n)->metrics_port() != 0);
+  CHECK((*n)->cluster_port() != 0);
+  {
+    auto client = connect(**n);
+    auto md = client->metadata();
+    REQUIRE(md);
+    CHECK(md->controller_id == 1);
+    REQUIRE(md->brokers.size() == 1);
+    CHECK(md->brokers[0].port == (*n)->rpc_port());
+    CHECK(md->topics.count("__consumer_offsets") == 1);
+  }
+  (*n)->stop();
+  (*n)->stop();
+  auto meta = read_meta_properties(dir.path());
+  REQUIRE(meta);
+  REQUIRE(*meta);
+  CHECK((*meta)->node_id == 1);
+  CHECK(std::filesystem::exists(dir / metadata_store_file));
+}
+
+TEST_CASE("a second node on a data dir in use is refused", "[cluster][node]") {
+  temp_dir dir;
+  auto first = node::start(test_config(dir.path()));
+  REQUIRE(first);
+  auto second = node::start(test_config(dir.path()));
+  REQUIRE_FALSE(second);
+  CHECK(second.err().message.find("in use by another capstan node") != std::string::npos);
+  (*first)->stop();
+  auto third = node::start(test_config(dir.path()));
+  CHECK(third);
+}
+
+TEST_CASE("a data dir of another node id or cluster is refused", "[cluster][node]") {
+  temp_dir dir;
+  std::string cluster;
+  {
+    auto n = node::start(test_config(dir.path(), 1));
+    REQUIRE(n);
+  }
+  auto meta = read_meta_properties(dir.path());
+  REQUIRE(meta);
+  REQUIRE(*meta);
+  auto other_node = node::start(test_config(dir.path(), 2));
+  REQUIRE_FALSE(other_node);
+  CHECK(other_node.code() == errc::invalid_config);
+  CHECK(other_node.err().message.find("belongs to node 1, not node 2") != std::string::npos);
+  auto c = test_config(dir.path(), 1);
+  c.cluster_id = "AnotherClusterIdAAAAAA";
+  auto other_cluster = node::start(c);
+  REQUIRE_FALSE(other_cluster);
+  CHECK(other_cluster.err().message.find((*meta)->cluster_id) != std::string::npos);
+  c.cluster_id = (*meta)->cluster_id;
+  CHECK(node::start(c));
+}
+
+TEST_CASE("a restarted node keeps its topics, their ids and their records", "[cluster][node]") {
+  temp_dir dir;
+  topic_id id{};
+  {
+    auto n = node::start(test_config(dir.path()));
+    REQUIRE(n);
+    auto client = connect(**n);
+    auto created = client->create_topic(topic_spec{"orders", 2, 1, {{"retention.ms", "-1"}}});
+    INFO((created ? std::string() : created.err().to_string()));
+    REQUIRE(created);
+    id = created->id;
+    auto produced = client->produce_sync("orders", 1, -1, make_batch(3, "r", 1000));
+    INFO((produced ? std::string() : produced.err().to_string()));
+    REQUIRE(produced);
+    CHECK(produced->base_offset == offset{0});
+    client.reset();
+    (*n)->stop();
+  }
+  auto n = node::start(test_config(dir.path()));
+  REQUIRE(n);
+  auto client = connect(**n);
+  auto md = client->metadata();
+  REQUIRE(md);
+  REQUIRE(md->topics.count("orders") == 1);
+  CHECK(md->topics.at("orders").id == id);
+  CHECK(md->topics.at("orders").partitions.size() == 2);
+  auto end = client->list_offsets("orders", 1, -1);
+  REQUIRE(end);
+  CHECK(*end == 3);
+  auto configs = client->describe_configs("orders");
+  REQUIRE(configs);
+  CHECK(configs->at("retention.ms") == "-1");
+}

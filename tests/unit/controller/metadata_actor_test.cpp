@@ -1,0 +1,245 @@
+#include <catch2/catch.hpp>
+
+#include <caf/all.hpp>
+
+#include "actors/controller/metadata_actor_spawn.hpp"
+#include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/metadata_store.hpp"
+#include "tests/support/caf_fixture.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+
+namespace {
+
+errc code_of(const caf::error& e) { return from_caf_error(e).code; }
+
+// Stands in for the replica manager: records every applied snapshot and answers `true`.
+replica_manager_actor::behavior_type
+stub_replica_manager(replica_manager_actor::pointer,
+                     std::shared_ptr<std::vector<metadata_snapshot>> applied) {
+  return {
+    [applied](apply_atom, metadata_snapshot s) {
+      applied->push_back(std::move(s));
+      return true;
+    },
+    [](lookup_atom, const std::string&, int32_t) -> caf::result<partition_replica_actor> {
+      return make_error(errc::unknown_topic_or_partition);
+    },
+    [](stop_atom) { return true; },
+  };
+}
+
+struct metadata_fixture : caf_fixture {
+  temp_dir dir;
+  std::shared_ptr<std::vector<metadata_snapshot>> applied =
+    std::make_shared<std::vector<metadata_snapshot>>();
+  replica_manager_actor replicas;
+  size_t brokers = 1;
+
+  metadata_fixture() { replicas = spawn(stub_replica_manager, applied); }
+
+  metadata_actor_options options() {
+    metadata_actor_options o;
+    o.store_file = dir / metadata_store_file;
+    o.cluster_id = "cluster-a";
+    o.node_id = 1;
+    o.log_defaults.retention_ms = 1000;
+    o.min_insync_replicas = 1;
+    o.default_partitions = 4;
+    o.live_brokers = [this] {
+      std::vector<broker_info> out;
+      for (size_t i = 0; i < brokers; ++i)
+        out.push_back(broker_info{static_cast<int32_t>(i + 1), "127.0.0.1", static_cast<uint16_t>(9000 + i)});
+      return out;
+    };
+    return o;
+  }
+
+  metadata_actor start() {
+    auto meta = spawn_metadata_actor(sys(), options(), replicas);
+    REQUIRE(meta);
+    track(*meta);
+    return *meta;
+  }
+
+  caf::expected<topic_metadata> create(const metadata_actor& meta, topic_spec spec) {
+    return request<topic_metadata>(meta, create_atom_v, std::move(spec));
+  }
+};
+
+} // namespace
+
+TEST_CASE_METHOD(metadata_fixture, "create assigns, persists and applies before it answers",
+                 "[controller][metadata]") {
+  auto meta = start();
+  auto created = create(meta, topic_spec{"orders", 3, 1, {{"cleanup.policy", "compact"}}});
+  REQUIRE(created);
+  CHECK(created->name == "orders");
+  CHECK(created->id != topic_id{});
+  CHECK_FALSE(created->internal);
+  REQUIRE(created->partitions.size() == 3);
+  for (int32_t p = 0; p < 3; ++p) {
+    const auto& a = created->partitions[static_cast<size_t>(p)];
+    CHECK(a.partition == p);
+    CHECK(a.replicas == std::vector<int32_t>{1});
+    CHECK(a.leader == 1);
+    CHECK(a.leader_epoch == 0);
+    CHECK(a.isr == a.replicas);
+  }
+  REQUIRE(applied->size() == 1);
+  CHECK(applied->back()->topics.count("orders") == 1);
+  CHECK(applied->back()->controller_id == 1);
+  CHECK(applied->back()->cluster_id == "cluster-a");
+
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  REQUIRE(stored->topics.count("orders") == 1);
+  CHECK(stored->topics.at("orders").id == created->id);
+  CHECK(stored->topics.at("orders").configs.at("cleanup.policy") == "compact");
+
+  auto snap = request<metadata_snapshot>(meta, snapshot_atom_v);
+  REQUIRE(snap);
+  REQUIRE((*snap)->brokers.size() == 1);
+  CHECK((*snap)->brokers[0].port == 9000);
+  CHECK((*snap)->topics.at("orders").partitions.size() == 3);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "a create asking for -1 partitions or replicas gets the broker defaults",
+                 "[controller][metadata]") {
+  auto meta = start();
+  auto created = create(meta, topic_spec{"defaults", -1, -1, {}});
+  REQUIRE(created);
+  CHECK(created->partitions.size() == 4);
+  CHECK(created->partitions[0].replicas.size() == 1);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "replicas are spread round-robin over the live brokers",
+                 "[controller][metadata]") {
+  brokers = 3;
+  auto meta = start();
+  auto created = create(meta, topic_spec{"spread", 4, 2, {}});
+  REQUIRE(created);
+  CHECK(created->partitions[0].replicas == std::vector<int32_t>{1, 2});
+  CHECK(created->partitions[1].replicas == std::vector<int32_t>{2, 3});
+  CHECK(created->partitions[2].replicas == std::vector<int32_t>{3, 1});
+  CHECK(created->partitions[3].replicas == std::vector<int32_t>{1, 2});
+  CHECK(created->partitions[2].leader == 3);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "invalid and duplicate creates get Kafka's errors and change nothing",
+                 "[controller][metadata]") {
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"orders", 1, 1, {}}));
+  auto dup = create(meta, topic_spec{"orders", 2, 1, {}});
+  REQUIRE_FALSE(dup);
+  CHECK(code_of(dup.error()) == errc::topic_already_exists);
+  auto bad_name = create(meta, topic_spec{"no/slash", 1, 1, {}});
+  REQUIRE_FALSE(bad_name);
+  CHECK(code_of(bad_name.error()) == errc::invalid_topic_exception);
+  auto bad_rf = create(meta, topic_spec{"rf", 1, 2, {}});
+  REQUIRE_FALSE(bad_rf);
+  CHECK(code_of(bad_rf.error()) == errc::invalid_replication_factor);
+  auto bad_config = create(meta, topic_spec{"cfg", 1, 1, {{"retention.ms", "soon"}}});
+  REQUIRE_FALSE(bad_config);
+  CHECK(code_of(bad_config.error()) == errc::invalid_config);
+  CHECK(applied->size() == 1);
+  auto snap = request<metadata_snapshot>(meta, snapshot_atom_v);
+  REQUIRE(snap);
+  CHECK((*snap)->topics.size() == 1);
+  CHECK((*snap)->topics.at("orders").partitions.size() == 1);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "delete removes a topic; unknown and internal topics are refused",
+                 "[controller][metadata]") {
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"orders", 1, 1, {}}));
+  auto internal = create(meta, topic_spec{"__consumer_offsets", 2, 1, {{"cleanup.policy", "compact"}}});
+  REQUIRE(internal);
+  CHECK(internal->internal);
+
+  auto deleted = request<bool>(meta, delete_atom_v, std::string("orders"));
+  REQUIRE(deleted);
+  CHECK(*deleted);
+  CHECK(applied->back()->topics.count("orders") == 0);
+  auto again = request<bool>(meta, delete_atom_v, std::string("orders"));
+  REQUIRE_FALSE(again);
+  CHECK(code_of(again.error()) == errc::unknown_topic_or_partition);
+  auto refused = request<bool>(meta, delete_atom_v, std::string("__consumer_offsets"));
+  REQUIRE_FALSE(refused);
+  CHECK(code_of(refused.error()) == errc::policy_violation);
+
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  CHECK(stored->topics.count("orders") == 0);
+  CHECK(stored->topics.count("__consumer_offsets") == 1);
+  CHECK(stored->topics.at("__consumer_offsets").internal);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "describe overlays topic overrides on the broker defaults",
+                 "[controller][metadata]") {
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"orders", 1, 1, {{"segment.bytes", "1048576"}}}));
+  auto configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
+  REQUIRE(configs);
+  CHECK(configs->at("segment.bytes") == "1048576");
+  CHECK(configs->at("retention.ms") == "1000");
+  CHECK(configs->at("cleanup.policy") == "delete");
+  CHECK(configs->at("min.insync.replicas") == "1");
+  auto missing = request<config_map>(meta, describe_atom_v, std::string("nope"));
+  REQUIRE_FALSE(missing);
+  CHECK(code_of(missing.error()) == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and refuses bad values",
+                 "[controller][metadata]") {
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"orders", 1, 1, {{"segment.bytes", "1048576"}}}));
+  auto altered = request<bool>(meta, alter_atom_v, std::string("orders"),
+                               config_map{{"retention.ms", "5000"}, {"min.insync.replicas", "2"}});
+  REQUIRE(altered);
+  auto configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
+  REQUIRE(configs);
+  CHECK(configs->at("segment.bytes") == "1048576");
+  CHECK(configs->at("retention.ms") == "5000");
+  CHECK(configs->at("min.insync.replicas") == "2");
+  CHECK(applied->back()->topics.at("orders").configs.at("retention.ms") == "5000");
+
+  auto bad = request<bool>(meta, alter_atom_v, std::string("orders"),
+                           config_map{{"cleanup.policy", "shred"}});
+  REQUIRE_FALSE(bad);
+  CHECK(code_of(bad.error()) == errc::invalid_config);
+  auto unknown = request<bool>(meta, alter_atom_v, std::string("nope"), config_map{});
+  REQUIRE_FALSE(unknown);
+  CHECK(code_of(unknown.error()) == errc::unknown_topic_or_partition);
+  configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
+  REQUIRE(configs);
+  CHECK(configs->at("cleanup.policy") == "delete");
+}
+
+TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics; another cluster's store is refused",
+                 "[controller][metadata]") {
+  topic_id id{};
+  {
+    auto meta = start();
+    auto created = create(meta, topic_spec{"orders", 2, 1, {}});
+    REQUIRE(created);
+    id = created->id;
+    caf::anon_send_exit(meta, caf::exit_reason::user_shutdown);
+    run();
+  }
+  auto meta = start();
+  auto snap = request<metadata_snapshot>(meta, snapshot_atom_v);
+  REQUIRE(snap);
+  REQUIRE((*snap)->topics.count("orders") == 1);
+  CHECK((*snap)->topics.at("orders").id == id);
+  CHECK((*snap)->topics.at("orders").partitions.size() == 2);
+
+  auto other = options();
+  other.cluster_id = "cluster-b";
+  auto refused = spawn_metadata_actor(sys(), other, replicas);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.code() == errc::kafka_storage_error);
+  CHECK(refused.err().message.find("cluster-a") != std::string::npos);
+}
