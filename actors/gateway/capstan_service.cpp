@@ -1,0 +1,617 @@
+#include "actors/gateway/capstan_service.hpp"
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <caf/all.hpp>
+#include <capnp/orphan.h>
+#include <kj/async.h>
+#include <kj/debug.h>
+
+#include "actors/gateway/request_validation.hpp"
+#include "runtime/actor/caf_error.hpp"
+#include "runtime/metrics/metrics_registry.hpp"
+
+namespace capstan {
+
+// Work the kj thread hands to the bridge actor: issue one request and complete a cross-thread
+// fulfiller from its reply. Local only; never serialized.
+struct bridge_job {
+  std::function<void(caf::event_based_actor*)> run;
+};
+
+} // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::bridge_job)
+
+namespace capstan {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// The kj thread cannot issue CAF requests (it is not an actor), and the replica, metadata and
+// group interfaces are request/response: one long-lived bridge actor issues each request with
+// request().then(), so replies arrive off the kj thread and complete the call's cross-thread
+// fulfiller. The bridge never blocks; each job costs one message and one request.
+caf::behavior rpc_bridge(caf::event_based_actor* self) {
+  return {[self](bridge_job& job) { job.run(self); }};
+}
+
+// A request's CAF error as the client sees it. For calls addressed to a partition replica, a
+// replica that went away between the routing lookup and the request (its topic was deleted)
+// bounced the request unprocessed: UNKNOWN_TOPIC_OR_PARTITION, not a timeout.
+template <class Handle>
+error to_error(const caf::error& raw) {
+  if constexpr (std::is_same_v<Handle, partition_replica_actor>) {
+    if (raw.category() == caf::atom("system") &&
+        static_cast<caf::sec>(raw.code()) == caf::sec::request_receiver_down)
+      return make_error(errc::unknown_topic_or_partition, "the partition replica is gone");
+  }
+  return from_caf_error(raw);
+}
+
+// A reply as it crosses threads. A plain struct rather than result<R>: g++ 12 warns
+// (-Wmaybe-uninitialized, a false positive) about a std::variant inside kj's promise nodes.
+template <class R>
+struct reply {
+  R value{};
+  error err; // errc::none: `value` holds the reply
+
+  result<R> take() && {
+    if (err.code != errc::none) return std::move(err);
+    return std::move(value);
+  }
+};
+
+// Asks `dest` through the bridge; the promise always resolves (never rejects) on the kj thread.
+// A lost bridge or reply (the fulfiller dropped unfulfilled) becomes REQUEST_TIMED_OUT.
+template <class R, class Handle, class... Ts>
+kj::Promise<reply<R>> ask(const service_context& ctx, Handle dest,
+                          std::chrono::milliseconds timeout, Ts... xs) {
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<reply<R>>();
+  auto slot =
+      std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<reply<R>>>>(kj::mv(paf.fulfiller));
+  caf::timespan span = timeout;
+  caf::anon_send(
+      ctx.bridge, bridge_job{[slot, dest, span, args = std::make_tuple(std::move(xs)...)](
+                                 caf::event_based_actor* self) mutable {
+        std::apply([&](auto&... as) { return self->request(dest, span, std::move(as)...); }, args)
+            .then(
+                [slot](R& r) {
+                  (*slot)->fulfill(reply<R>{std::move(r), {}});
+                },
+                [slot](caf::error& e) {
+                  (*slot)->fulfill(reply<R>{R{}, to_error<Handle>(e)});
+                });
+      }});
+  return paf.promise.catch_([](kj::Exception&& e) {
+    return reply<R>{R{}, make_error(errc::request_timed_out,
+                                    std::string{"no reply from the broker's actors: "} +
+                                        e.getDescription().cStr())};
+  });
+}
+
+// Fails a call whose response has no error field: the client gets a Cap'n Proto exception for
+// this call; the connection stays up.
+[[noreturn]] void fail_call(const std::string& why) {
+  kj::throwFatalException(
+      kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::str(why.c_str())));
+}
+
+template <class Results>
+void set_error(Results results, const gateway_metrics& m, const char* method, const error& e) {
+  results.setErrorCode(static_cast<uint8_t>(e.code));
+  results.setErrorMessage(e.message);
+  m.count_error(method, e.code);
+}
+
+result<partition_replica_actor> route(const service_context& ctx, const std::string& topic,
+                                      int32_t partition) {
+  auto unknown = [&] {
+    return make_error(errc::unknown_topic_or_partition,
+                      "this node has no replica of " + topic + "-" + std::to_string(partition));
+  };
+  if (!ctx.targets.routes) return unknown();
+  auto table = ctx.targets.routes();
+  if (!table) return unknown();
+  auto it = table->find(topic_partition{topic, partition});
+  if (it == table->end() || !it->second) return unknown();
+  return it->second;
+}
+
+uint64_t micros_since(clock_type::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - start).count());
+}
+
+config_map read_configs(capnp::List<rpc::ConfigEntry>::Reader entries) {
+  config_map out;
+  for (auto e : entries) out[e.getName()] = e.getValue();
+  return out;
+}
+
+void fill_topic(rpc::TopicInfo::Builder out, const topic_metadata& t,
+                const std::vector<broker_info>& brokers) {
+  out.setName(t.name);
+  out.setTopicId(capnp::Data::Reader(t.id.data(), t.id.size()));
+  out.setInternal(t.internal);
+  auto parts = out.initPartitions(static_cast<unsigned>(t.partitions.size()));
+  for (size_t i = 0; i < t.partitions.size(); ++i) {
+    const auto& p = t.partitions[i];
+    auto b = parts[static_cast<unsigned>(i)];
+    auto live = [&](int32_t id) {
+      for (const auto& br : brokers)
+        if (br.node_id == id) return true;
+      return false;
+    };
+    std::vector<int32_t> offline;
+    for (auto r : p.replicas)
+      if (!live(r)) offline.push_back(r);
+    b.setPartition(p.partition);
+    b.setLeader(p.leader >= 0 && live(p.leader) ? p.leader : -1);
+    b.setLeaderEpoch(p.leader_epoch);
+    auto put = [](auto list, const std::vector<int32_t>& v) {
+      for (size_t k = 0; k < v.size(); ++k) list.set(static_cast<unsigned>(k), v[k]);
+    };
+    put(b.initReplicas(static_cast<unsigned>(p.replicas.size())), p.replicas);
+    put(b.initIsr(static_cast<unsigned>(p.isr.size())), p.isr);
+    put(b.initOffline(static_cast<unsigned>(offline.size())), offline);
+  }
+}
+
+} // namespace
+
+caf::actor spawn_rpc_bridge(caf::actor_system& sys) {
+  return sys.spawn<caf::hidden>(rpc_bridge);
+}
+
+// ---- pinning_stream ----
+
+kj::Promise<size_t> pinning_stream::tryRead(void* buffer, size_t min_bytes, size_t max_bytes) {
+  return inner_->tryRead(buffer, min_bytes, max_bytes);
+}
+
+kj::Promise<void> pinning_stream::write(const void* buffer, size_t size) {
+  return inner_->write(buffer, size);
+}
+
+kj::Promise<void> pinning_stream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
+  if (pins_->owners.empty()) return inner_->write(pieces);
+  std::vector<std::shared_ptr<const void>> held;
+  for (auto piece : pieces) {
+    auto it = pins_->owners.find(piece.begin());
+    if (it == pins_->owners.end()) continue;
+    held.push_back(std::move(it->second));
+    pins_->owners.erase(it);
+  }
+  if (held.empty()) return inner_->write(pieces);
+  return inner_->write(pieces).attach(kj::mv(held));
+}
+
+kj::Promise<void> pinning_stream::whenWriteDisconnected() {
+  return inner_->whenWriteDisconnected();
+}
+
+void pinning_stream::shutdownWrite() {
+  inner_->shutdownWrite();
+}
+
+void pinning_stream::abortRead() {
+  inner_->abortRead();
+}
+
+// ---- gateway_metrics ----
+
+gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry(std::move(r)) {
+  if (!registry) return;
+  bytes_in = &registry->counter("capstan_bytes_in_total",
+                                "Record batch bytes accepted by produce requests");
+  bytes_out =
+      &registry->counter("capstan_bytes_out_total", "Record bytes returned by fetch responses");
+  produce_latency = &registry->histogram("capstan_rpc_request_latency_seconds",
+                                         "Time from receiving a request to its response",
+                                         {{"method", "produce"}});
+  fetch_latency =
+      &registry->histogram("capstan_rpc_request_latency_seconds",
+                           "Time from receiving a request to its response", {{"method", "fetch"}});
+  connections = &registry->counter("capstan_rpc_connections_total", "Client connections accepted");
+  for (const char* method :
+       {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
+        "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets"})
+    requests.emplace_back(method,
+                          &registry->counter("capstan_rpc_requests_total",
+                                             "Client RPC requests received", {{"method", method}}));
+}
+
+void gateway_metrics::count_request(const char* method) const {
+  for (const auto& [name, counter] : requests)
+    if (std::strcmp(name, method) == 0) return counter->inc();
+}
+
+void gateway_metrics::count_error(const char* method, errc code) const {
+  if (registry && code != errc::none)
+    registry
+        ->counter("capstan_rpc_errors_total", "Client RPC responses with an error code",
+                  {{"method", method}, {"code", std::string{to_string(code)}}})
+        .inc();
+}
+
+// ---- capstan_service ----
+
+capstan_service::capstan_service(std::shared_ptr<service_context> ctx,
+                                 std::shared_ptr<fetch_pins> pins)
+    : ctx_(std::move(ctx)), pins_(std::move(pins)) {}
+
+kj::Promise<void> capstan_service::metadata(MetadataContext call) {
+  ctx_->metrics.count_request("metadata");
+  auto params = call.getParams();
+  std::vector<std::string> wanted;
+  for (auto t : params.getTopics()) wanted.emplace_back(t);
+  const bool all = params.getAllTopics() || wanted.empty();
+  call.releaseParams();
+  return ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
+      .then([call, ctx = ctx_, wanted = std::move(wanted),
+             all](reply<metadata_snapshot>&& reply_) mutable {
+        auto snap = std::move(reply_).take();
+        auto results = call.getResults();
+        if (!snap || !*snap) {
+          ctx->metrics.count_error("metadata", snap ? errc::unknown_server_error : snap.code());
+          fail_call("metadata unavailable: " +
+                    (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
+        }
+        const cluster_metadata& md = **snap;
+        auto brokers = results.initBrokers(static_cast<unsigned>(md.brokers.size()));
+        for (size_t i = 0; i < md.brokers.size(); ++i) {
+          auto b = brokers[static_cast<unsigned>(i)];
+          b.setNodeId(md.brokers[i].node_id);
+          b.setHost(md.brokers[i].host);
+          b.setPort(md.brokers[i].port);
+        }
+        results.setControllerId(md.controller_id);
+        results.setClusterId(md.cluster_id);
+        if (all) {
+          auto topics = results.initTopics(static_cast<unsigned>(md.topics.size()));
+          unsigned i = 0;
+          for (const auto& [name, t] : md.topics) fill_topic(topics[i++], t, md.brokers);
+          return;
+        }
+        auto topics = results.initTopics(static_cast<unsigned>(wanted.size()));
+        for (size_t i = 0; i < wanted.size(); ++i) {
+          auto out = topics[static_cast<unsigned>(i)];
+          auto it = md.topics.find(wanted[i]);
+          if (it != md.topics.end()) {
+            fill_topic(out, it->second, md.brokers);
+            continue;
+          }
+          out.setName(wanted[i]);
+          auto valid = validate_topic_name(wanted[i]);
+          auto code = valid ? errc::unknown_topic_or_partition : valid.code();
+          out.setErrorCode(static_cast<uint8_t>(code));
+          out.setErrorMessage(valid ? "unknown topic " + wanted[i] : valid.err().message);
+        }
+      });
+}
+
+kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
+  static constexpr const char* method = "createTopic";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  topic_spec spec;
+  spec.name = params.getName();
+  spec.partitions = params.getPartitions();
+  spec.replication_factor = params.getReplicationFactor();
+  spec.configs = read_configs(params.getConfigs());
+  call.releaseParams();
+  if (auto s = validate_topic_name(spec.name); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return ask<topic_metadata>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, create_atom_v,
+                             std::move(spec))
+      .then([call, ctx = ctx_](reply<topic_metadata>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults();
+        if (!r) return set_error(results, ctx->metrics, method, r.err());
+        results.setTopicId(capnp::Data::Reader(r->id.data(), r->id.size()));
+      });
+}
+
+kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
+  static constexpr const char* method = "deleteTopic";
+  ctx_->metrics.count_request(method);
+  std::string name = call.getParams().getName();
+  call.releaseParams();
+  if (auto s = validate_topic_name(name); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, delete_atom_v,
+                   std::move(name))
+      .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
+      });
+}
+
+kj::Promise<void> capstan_service::listTopics(ListTopicsContext call) {
+  ctx_->metrics.count_request("listTopics");
+  return ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
+      .then([call, ctx = ctx_](reply<metadata_snapshot>&& reply_) mutable {
+        auto snap = std::move(reply_).take();
+        if (!snap || !*snap) {
+          ctx->metrics.count_error("listTopics", snap ? errc::unknown_server_error : snap.code());
+          fail_call("metadata unavailable: " +
+                    (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
+        }
+        const auto& topics = (*snap)->topics;
+        auto out = call.getResults().initTopics(static_cast<unsigned>(topics.size()));
+        unsigned i = 0;
+        for (const auto& [name, t] : topics) out.set(i++, name);
+      });
+}
+
+kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) {
+  static constexpr const char* method = "describeConfigs";
+  ctx_->metrics.count_request(method);
+  std::string topic = call.getParams().getTopic();
+  call.releaseParams();
+  if (auto s = validate_topic_name(topic); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return ask<config_map>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, describe_atom_v,
+                         std::move(topic))
+      .then([call, ctx = ctx_](reply<config_map>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults();
+        if (!r) return set_error(results, ctx->metrics, method, r.err());
+        auto out = results.initConfigs(static_cast<unsigned>(r->size()));
+        unsigned i = 0;
+        for (const auto& [k, v] : *r) {
+          out[i].setName(k);
+          out[i].setValue(v);
+          ++i;
+        }
+      });
+}
+
+kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
+  static constexpr const char* method = "alterConfigs";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  std::string topic = params.getTopic();
+  auto configs = read_configs(params.getConfigs());
+  call.releaseParams();
+  if (auto s = validate_topic_name(topic); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, alter_atom_v,
+                   std::move(topic), std::move(configs))
+      .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
+      });
+}
+
+kj::Promise<void> capstan_service::produce(ProduceContext call) {
+  static constexpr const char* method = "produce";
+  const auto start = clock_type::now();
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  const std::string topic = params.getTopic();
+  const int32_t partition = params.getPartition();
+  const int16_t acks = params.getAcks();
+  const int32_t timeout_ms = params.getTimeoutMs();
+  auto fail = [&](const error& e) {
+    set_error(call.getResults(), ctx_->metrics, method, e);
+    return kj::Promise<void>(kj::READY_NOW);
+  };
+  if (auto s = validate_topic_partition(topic, partition); !s) return fail(s.err());
+  if (auto s = validate_acks(acks); !s) return fail(s.err());
+  if (auto s = validate_timeout(timeout_ms, "timeoutMs"); !s) return fail(s.err());
+  auto records = params.getRecords();
+  auto batch = validate_produce_records(bytes_view{records.begin(), records.size()});
+  if (!batch) return fail(batch.err());
+  auto dest = route(*ctx_, topic, partition);
+  if (!dest) return fail(dest.err());
+  // The params live in the connection's read buffer, and the replica patches offsets in place:
+  // one copy into a buffer the request owns.
+  produce_request req{batch_buffer::of(bytes(batch->begin(), batch->end())), acks, timeout_ms};
+  const size_t size = batch->size();
+  call.releaseParams();
+  auto timeout = std::chrono::milliseconds{timeout_ms} + ctx_->reply_margin;
+  return ask<produce_result>(*ctx_, *dest, timeout, produce_atom_v, std::move(req))
+      .then([call, ctx = ctx_, start, size](reply<produce_result>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults();
+        const auto& m = ctx->metrics;
+        if (r) {
+          results.setBaseOffset(r->base_offset.value());
+          results.setLogAppendTime(r->log_append_time);
+          results.setLogStartOffset(r->log_start.value());
+          if (m.bytes_in) m.bytes_in->inc(size);
+        } else {
+          results.setBaseOffset(-1);
+          results.setLogAppendTime(no_timestamp);
+          results.setLogStartOffset(-1);
+          set_error(results, m, method, r.err());
+        }
+        if (m.produce_latency) m.produce_latency->observe_micros(micros_since(start));
+      });
+}
+
+kj::Promise<void> capstan_service::fetch(FetchContext call) {
+  static constexpr const char* method = "fetch";
+  const auto start = clock_type::now();
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  const std::string topic = params.getTopic();
+  const int32_t partition = params.getPartition();
+  auto fail = [&](const error& e) {
+    auto results = call.getResults();
+    results.setHighWatermark(-1);
+    results.setLogStartOffset(-1);
+    set_error(results, ctx_->metrics, method, e);
+    return kj::Promise<void>(kj::READY_NOW);
+  };
+  if (auto s = validate_topic_partition(topic, partition); !s) return fail(s.err());
+  auto limits = validate_fetch(params.getOffset(), params.getMaxBytes(), params.getMinBytes(),
+                               params.getMaxWaitMs());
+  if (!limits) return fail(limits.err());
+  auto dest = route(*ctx_, topic, partition);
+  if (!dest) return fail(dest.err());
+  call.releaseParams();
+  fetch_request req{limits->from, limits->max_bytes, limits->min_bytes, limits->max_wait_ms};
+  auto timeout = std::chrono::milliseconds{limits->max_wait_ms} + ctx_->reply_margin;
+  return ask<fetch_result>(*ctx_, *dest, timeout, fetch_atom_v, req)
+      .then([call, ctx = ctx_, pins = pins_, start](reply<fetch_result>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults();
+        const auto& m = ctx->metrics;
+        if (!r) {
+          results.setHighWatermark(-1);
+          results.setLogStartOffset(-1);
+          set_error(results, m, method, r.err());
+        } else {
+          results.setHighWatermark(r->high_watermark.value());
+          results.setLogStartOffset(r->log_start.value());
+          const log_slice& slice = r->records;
+          if (!slice.empty()) {
+            // Zero copy needs 8-byte aligned data (log_slice guarantees it, and that the slice may
+            // be read up to its last whole word); copy anything else rather than fail.
+            if (reinterpret_cast<uintptr_t>(slice.data) % sizeof(capnp::word) == 0) {
+              auto orphan =
+                  capnp::Orphanage::getForMessageContaining(results).referenceExternalData(
+                      capnp::Data::Reader(slice.data, slice.size));
+              results.adoptRecords(kj::mv(orphan));
+              pins->owners.emplace(slice.data, slice.owner);
+            } else {
+              results.setRecords(capnp::Data::Reader(slice.data, slice.size));
+            }
+            if (m.bytes_out) m.bytes_out->inc(slice.size);
+          }
+        }
+        if (m.fetch_latency) m.fetch_latency->observe_micros(micros_since(start));
+      });
+}
+
+kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {
+  static constexpr const char* method = "listOffsets";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  const std::string topic = params.getTopic();
+  const int32_t partition = params.getPartition();
+  const int64_t timestamp = params.getTimestamp();
+  auto fail = [&](const error& e) {
+    auto results = call.getResults();
+    results.setOffset(-1);
+    results.setTimestamp(no_timestamp);
+    set_error(results, ctx_->metrics, method, e);
+    return kj::Promise<void>(kj::READY_NOW);
+  };
+  if (auto s = validate_topic_partition(topic, partition); !s) return fail(s.err());
+  if (auto s = validate_list_offsets_timestamp(timestamp); !s) return fail(s.err());
+  auto dest = route(*ctx_, topic, partition);
+  if (!dest) return fail(dest.err());
+  call.releaseParams();
+  return ask<list_offsets_result>(*ctx_, *dest, ctx_->admin_timeout, offsets_atom_v,
+                                  timestamp_ms{timestamp})
+      .then([call, ctx = ctx_](reply<list_offsets_result>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults();
+        if (!r) {
+          results.setOffset(-1);
+          results.setTimestamp(no_timestamp);
+          return set_error(results, ctx->metrics, method, r.err());
+        }
+        results.setOffset(r->found);
+        results.setTimestamp(r->timestamp);
+      });
+}
+
+namespace {
+
+void fill_group_offsets(capnp::List<rpc::GroupOffset>::Builder out, const group_offsets& in) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    auto b = out[static_cast<unsigned>(i)];
+    b.setTopic(in[i].topic);
+    b.setPartition(in[i].partition);
+    b.setOffset(in[i].offset);
+    b.setMetadata(in[i].metadata);
+    b.setErrorCode(static_cast<uint8_t>(in[i].error));
+  }
+}
+
+// Checks every entry; the first bad one fails the whole request.
+status validate_group_entries(const group_offsets& entries) {
+  for (const auto& e : entries)
+    if (auto s = validate_topic_partition(e.topic, e.partition); !s) return s;
+  return {};
+}
+
+} // namespace
+
+kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
+  static constexpr const char* method = "commitOffsets";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  std::string group = params.getGroup();
+  group_offsets entries;
+  for (auto o : params.getOffsets())
+    entries.push_back(
+        group_offset{o.getTopic(), o.getPartition(), o.getOffset(), o.getMetadata(), errc::none});
+  call.releaseParams();
+  auto check = validate_group_id(group);
+  if (check) check = validate_group_entries(entries);
+  if (check) {
+    for (const auto& e : entries)
+      if (e.offset < -1)
+        check =
+            make_error(errc::offset_out_of_range,
+                       "committed offset must be >= 0 (or -1), not " + std::to_string(e.offset));
+  }
+  if (!check) {
+    set_error(call.getResults(), ctx_->metrics, method, check.err());
+    return kj::READY_NOW;
+  }
+  return ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, commit_atom_v,
+                            std::move(group), std::move(entries))
+      .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults();
+        if (!r) return set_error(results, ctx->metrics, method, r.err());
+        fill_group_offsets(results.initResults(static_cast<unsigned>(r->size())), *r);
+      });
+}
+
+kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
+  static constexpr const char* method = "fetchOffsets";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  std::string group = params.getGroup();
+  group_offsets entries;
+  for (auto tp : params.getPartitions())
+    entries.push_back(group_offset{tp.getTopic(), tp.getPartition(), -1, {}, errc::none});
+  call.releaseParams();
+  auto check = validate_group_id(group);
+  if (check) check = validate_group_entries(entries);
+  if (!check) {
+    set_error(call.getResults(), ctx_->metrics, method, check.err());
+    return kj::READY_NOW;
+  }
+  return ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, fetch_atom_v,
+                            std::move(group), std::move(entries))
+      .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults();
+        if (!r) return set_error(results, ctx->metrics, method, r.err());
+        fill_group_offsets(results.initOffsets(static_cast<unsigned>(r->size())), *r);
+      });
+}
+
+} // namespace capstan

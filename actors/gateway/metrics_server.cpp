@@ -1,0 +1,290 @@
+#include "actors/gateway/metrics_server.hpp"
+
+#include <future>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <kj/async-io.h>
+#include <kj/debug.h>
+
+#include "runtime/actor/logging.hpp"
+#include "runtime/metrics/metrics_registry.hpp"
+
+namespace capstan {
+
+namespace {
+
+constexpr size_t max_request_head = 8192;
+constexpr auto request_deadline = 10 * kj::SECONDS;
+
+std::string http_response(std::string_view status, std::string_view content_type,
+                          const std::string& body) {
+  std::string out = "HTTP/1.1 ";
+  out += status;
+  out += "\r\nContent-Type: ";
+  out += content_type;
+  out += "\r\nContent-Length: " + std::to_string(body.size());
+  out += "\r\nConnection: close\r\n\r\n";
+  out += body;
+  return out;
+}
+
+// The response to a request head (everything up to the blank line).
+std::string answer(std::string_view head, metrics_registry& registry,
+                   const metrics_server::refresh_fn& refresh) {
+  const auto line = head.substr(0, head.find("\r\n"));
+  const auto sp1 = line.find(' ');
+  const auto sp2 = line.find(' ', sp1 == std::string_view::npos ? sp1 : sp1 + 1);
+  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos)
+    return http_response("400 Bad Request", "text/plain", "malformed request line\n");
+  const auto method = line.substr(0, sp1);
+  auto target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  target = target.substr(0, target.find('?'));
+  if (target != "/metrics")
+    return http_response("404 Not Found", "text/plain", "only /metrics is served\n");
+  if (method != "GET" && method != "HEAD")
+    return http_response("405 Method Not Allowed", "text/plain", "use GET\n");
+  if (refresh) refresh(registry);
+  auto response =
+      http_response("200 OK", "text/plain; version=0.0.4; charset=utf-8", registry.render());
+  if (method == "HEAD") response.resize(response.find("\r\n\r\n") + 4);
+  return response;
+}
+
+struct http_exchange {
+  kj::Own<kj::AsyncIoStream> socket;
+  std::string head;
+  std::array<char, 1024> buffer{};
+  std::string response;
+};
+
+// Reads until the end of the request head, then answers and closes.
+kj::Promise<void> serve(http_exchange& x, metrics_registry& registry,
+                        const metrics_server::refresh_fn& refresh) {
+  return x.socket->tryRead(x.buffer.data(), 1, x.buffer.size())
+      .then([&x, &registry, &refresh](size_t n) -> kj::Promise<void> {
+        if (n == 0) return kj::READY_NOW; // closed before a full head: nothing to answer
+        x.head.append(x.buffer.data(), n);
+        if (x.head.find("\r\n\r\n") == std::string::npos) {
+          if (x.head.size() < max_request_head) return serve(x, registry, refresh);
+          x.response = http_response("431 Request Header Fields Too Large", "text/plain",
+                                     "request head above 8 KiB\n");
+        } else {
+          x.response = answer(x.head, registry, refresh);
+        }
+        return x.socket->write(x.response.data(), x.response.size()).then([&x] {
+          x.socket->shutdownWrite();
+        });
+      });
+}
+
+class exchange_errors final : public kj::TaskSet::ErrorHandler {
+public:
+  void taskFailed(kj::Exception&& e) override {
+    get_logger("metrics")->debug("metrics request failed: {}", e.getDescription().cStr());
+  }
+};
+
+struct started_info {
+  uint16_t port = 0;
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop;
+};
+
+} // namespace
+
+struct metrics_server::impl {
+  std::shared_ptr<metrics_registry> registry;
+  refresh_fn refresh;
+  std::thread thread;
+  uint16_t port = 0;
+  std::mutex mu; // guards stop_fulfiller and stopped
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop_fulfiller;
+  bool stopped = false;
+
+  kj::Promise<void> accept_loop(kj::ConnectionReceiver& listener, kj::TaskSet& tasks,
+                                kj::Timer& timer) {
+    return listener.accept()
+        .then(
+            [this, &tasks, &timer](kj::Own<kj::AsyncIoStream>&& socket) {
+              auto x = kj::heap<http_exchange>();
+              x->socket = kj::mv(socket);
+              auto& ref = *x;
+              tasks.add(timer.timeoutAfter(request_deadline, serve(ref, *registry, refresh))
+                            .attach(kj::mv(x)));
+              return kj::Promise<void>(kj::READY_NOW);
+            },
+            [&timer](kj::Exception&& e) {
+              get_logger("metrics")->warn("accept failed: {}", e.getDescription().cStr());
+              return timer.afterDelay(100 * kj::MILLISECONDS);
+            })
+        .then([this, &listener, &tasks, &timer] { return accept_loop(listener, tasks, timer); });
+  }
+
+  void run(std::string host, uint16_t want_port, std::promise<result<started_info>> started) {
+    bool reported = false;
+    try {
+      auto io = kj::setupAsyncIo();
+      auto address = io.provider->getNetwork().parseAddress(host, want_port).wait(io.waitScope);
+      auto listener = address->listen();
+      auto stop = kj::newPromiseAndCrossThreadFulfiller<void>();
+      started.set_value(
+          started_info{static_cast<uint16_t>(listener->getPort()), kj::mv(stop.fulfiller)});
+      reported = true;
+      exchange_errors errors;
+      kj::TaskSet exchanges{errors};
+      stop.promise.exclusiveJoin(accept_loop(*listener, exchanges, io.provider->getTimer()))
+          .wait(io.waitScope);
+    } catch (const kj::Exception& e) {
+      if (!reported) {
+        started.set_value(make_error(errc::network_exception, "cannot listen on " + host + ":" +
+                                                                  std::to_string(want_port) + ": " +
+                                                                  e.getDescription().cStr()));
+        return;
+      }
+      get_logger("metrics")->error("metrics endpoint stopped: {}", e.getDescription().cStr());
+    }
+  }
+};
+
+result<std::unique_ptr<metrics_server>>
+metrics_server::start(std::shared_ptr<metrics_registry> registry, const std::string& host,
+                      uint16_t port, refresh_fn refresh) {
+  auto state = std::make_unique<impl>();
+  state->registry = std::move(registry);
+  state->refresh = std::move(refresh);
+  std::promise<result<started_info>> started;
+  auto ready = started.get_future();
+  state->thread = std::thread([raw = state.get(), host, port, p = std::move(started)]() mutable {
+    raw->run(host, port, std::move(p));
+  });
+  auto info = ready.get();
+  if (!info) {
+    state->thread.join();
+    return info.err();
+  }
+  state->port = info->port;
+  state->stop_fulfiller = kj::mv(info->stop);
+  get_logger("metrics")->info("metrics on http://{}:{}/metrics", host, state->port);
+  return std::unique_ptr<metrics_server>(new metrics_server(std::move(state)));
+}
+
+metrics_server::metrics_server(std::unique_ptr<impl> impl) : impl_(std::move(impl)) {}
+
+void metrics_server::stop() {
+  {
+    std::lock_guard<std::mutex> guard{impl_->mu};
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+    impl_->stop_fulfiller->fulfill();
+  }
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+metrics_server::~metrics_server() {
+  stop();
+}
+
+uint16_t metrics_server::port() const {
+  return impl_->port;
+}
+
+void fill_cluster_gauges(metrics_registry& registry, const cluster_metadata& md, int32_t self) {
+  int64_t under_replicated = 0;
+  int64_t offline = 0;
+  for (const auto& [name, topic] : md.topics) {
+    for (const auto& p : topic.partitions) {
+      bool leader_live = false;
+      for (const auto& b : md.brokers) leader_live = leader_live || (b.node_id == p.leader);
+      if (p.leader < 0 || !leader_live)
+        ++offline;
+      else if (p.leader == self && p.isr.size() < p.replicas.size())
+        ++under_replicated;
+    }
+  }
+  registry
+      .gauge("capstan_under_replicated_partitions",
+             "Partitions led here whose ISR is smaller than their replica set")
+      .set(under_replicated);
+  registry.gauge("capstan_offline_partitions", "Partitions without a live leader").set(offline);
+  registry.gauge("capstan_active_controller_count", "1 on the active controller, else 0")
+      .set(md.controller_id == self ? 1 : 0);
+}
+
+// ---- partition metrics refresher ----
+
+namespace {
+
+struct refresher_state {
+  static inline const char* name = "partition_metrics_refresher";
+  std::function<routing_table_ptr()> routes;
+  std::shared_ptr<metrics_registry> registry;
+  std::chrono::milliseconds interval{};
+};
+
+// One refresh round's replies; published when the last replica answered or failed.
+struct refresh_round {
+  size_t pending = 0;
+  std::vector<std::pair<metric_labels, int64_t>> size, start, end;
+  std::shared_ptr<metrics_registry> registry;
+
+  void publish() {
+    registry->set_gauge_family("capstan_log_size_bytes", "Bytes in the partition's log segments",
+                               std::move(size));
+    registry->set_gauge_family("capstan_log_start_offset", "First offset of the partition's log",
+                               std::move(start));
+    registry->set_gauge_family("capstan_log_end_offset",
+                               "Offset the next record of the partition gets", std::move(end));
+  }
+  void done() {
+    if (--pending == 0) publish();
+  }
+};
+
+caf::behavior partition_metrics_refresher(caf::stateful_actor<refresher_state>* self,
+                                          std::function<routing_table_ptr()> routes,
+                                          std::shared_ptr<metrics_registry> registry,
+                                          std::chrono::milliseconds interval) {
+  self->state.routes = std::move(routes);
+  self->state.registry = std::move(registry);
+  self->state.interval = interval;
+  self->send(self, tick_atom_v);
+  return {[self](tick_atom) {
+    auto& st = self->state;
+    self->delayed_send(self, st.interval, tick_atom_v);
+    auto table = st.routes ? st.routes() : routing_table_ptr{};
+    const size_t count = table ? table->size() : 0;
+    st.registry->gauge("capstan_partitions", "Partition replicas on this node")
+        .set(static_cast<int64_t>(count));
+    auto round = std::make_shared<refresh_round>();
+    round->registry = st.registry;
+    if (count == 0) return round->publish();
+    round->pending = count;
+    for (const auto& [tp, replica] : *table) {
+      metric_labels labels{{"topic", tp.first}, {"partition", std::to_string(tp.second)}};
+      self->request(replica, st.interval, info_atom_v)
+          .then(
+              [round, labels](const log_info& info) {
+                round->size.emplace_back(labels, info.size_bytes);
+                round->start.emplace_back(labels, info.log_start.value());
+                round->end.emplace_back(labels, info.log_end.value());
+                round->done();
+              },
+              [round](caf::error&) { round->done(); });
+    }
+  }};
+}
+
+} // namespace
+
+caf::actor spawn_partition_metrics_refresher(caf::actor_system& sys,
+                                             std::function<routing_table_ptr()> routes,
+                                             std::shared_ptr<metrics_registry> registry,
+                                             std::chrono::milliseconds interval) {
+  return sys.spawn(partition_metrics_refresher, std::move(routes), std::move(registry), interval);
+}
+
+} // namespace capstan

@@ -1,0 +1,56 @@
+#pragma once
+
+// The client RPC server: serves schema/client.capnp's Capstan interface with Cap'n Proto RPC on
+// its own kj event-loop thread. A call goes straight to the actor that answers it (the partition
+// replica for produce/fetch/listOffsets, found in the replica manager's routing table without a
+// message round trip) and completes through a cross-thread fulfiller: it blocks neither the kj
+// loop nor a CAF worker (notes/caf-capnp-brief.md, section 4). Every request is validated;
+// errors come back as errorCode/errorMessage, never as a dropped connection.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "actors/controller/metadata_actor.hpp"
+#include "actors/group/group_coordinator_actor.hpp"
+#include "actors/replica/replica_messages.hpp"
+#include "runtime/result.hpp"
+
+namespace capstan {
+
+class metrics_registry;
+
+struct rpc_targets {
+  metadata_actor metadata;
+  group_coordinator_actor groups;
+  // The replica manager's current routing table (std::atomic_load of a shared pointer it owns).
+  std::function<routing_table_ptr()> routes;
+  // Counters and histograms the server updates (may be null in tests).
+  std::shared_ptr<metrics_registry> metrics;
+};
+
+class rpc_server {
+public:
+  // Binds host:port (port 0: any free port) and starts serving. Errors: the address is unusable.
+  static result<std::unique_ptr<rpc_server>> start(caf::actor_system& sys, rpc_targets targets,
+                                                   const std::string& host, uint16_t port);
+  // Stops accepting and fails in-flight calls; joins the kj thread. Idempotent.
+  void stop();
+  ~rpc_server();
+  rpc_server(const rpc_server&) = delete;
+  rpc_server& operator=(const rpc_server&) = delete;
+
+  uint16_t port() const;
+
+  struct impl;
+
+private:
+  explicit rpc_server(std::unique_ptr<impl> impl);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace capstan

@@ -1,0 +1,108 @@
+#include "actors/gateway/metrics_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "runtime/metrics/metrics_registry.hpp"
+
+using namespace capstan;
+
+namespace {
+
+// Sends `request` to 127.0.0.1:port and reads until the server closes (each read bounded by a
+// 5 s socket timeout). Returns what was read.
+std::string exchange(uint16_t port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("GET /metrics returns the registry in Prometheus text format", "[gateway][metrics]") {
+  auto registry = std::make_shared<metrics_registry>();
+  registry->counter("capstan_bytes_in_total", "Bytes in").inc(42);
+  int refreshes = 0;
+  auto server = metrics_server::start(registry, "127.0.0.1", 0, [&](metrics_registry& r) {
+    ++refreshes;
+    r.gauge("capstan_active_controller_count", "Active controllers").set(1);
+  });
+  REQUIRE(server.ok());
+  auto& s = **server;
+  REQUIRE(s.port() != 0);
+
+  auto response = exchange(s.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK(response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(response.find("Content-Type: text/plain; version=0.0.4") != std::string::npos);
+  CHECK(response.find("capstan_bytes_in_total 42\n") != std::string::npos);
+  CHECK(response.find("capstan_active_controller_count 1\n") != std::string::npos);
+  CHECK(refreshes == 1);
+  const auto body = response.substr(response.find("\r\n\r\n") + 4);
+  CHECK(response.find("Content-Length: " + std::to_string(body.size()) + "\r\n") !=
+        std::string::npos);
+
+  CHECK(exchange(s.port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0) == 0);
+  CHECK(exchange(s.port(), "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0) == 0);
+  CHECK(exchange(s.port(), "garbage\r\n\r\n").rfind("HTTP/1.1 400", 0) == 0);
+  CHECK(exchange(s.port(), std::string(9000, 'x')).rfind("HTTP/1.1 431", 0) == 0);
+  // After bad requests the endpoint still serves.
+  CHECK(exchange(s.port(), "GET /metrics?x=1 HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
+  s.stop();
+  s.stop();
+}
+
+TEST_CASE("metrics endpoint on a port in use fails with NETWORK_EXCEPTION", "[gateway][metrics]") {
+  auto registry = std::make_shared<metrics_registry>();
+  auto first = metrics_server::start(registry, "127.0.0.1", 0);
+  REQUIRE(first.ok());
+  auto second = metrics_server::start(registry, "127.0.0.1", (*first)->port());
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.code() == errc::network_exception);
+}
+
+TEST_CASE("cluster gauges count offline and under-replicated partitions", "[gateway][metrics]") {
+  cluster_metadata md;
+  md.controller_id = 1;
+  md.brokers = {broker_info{1, "h", 1}, broker_info{2, "h", 2}};
+  topic_metadata t;
+  t.name = "t";
+  t.partitions = {
+      partition_assignment{0, {1, 2}, 1, 0, {1, 2}}, // healthy
+      partition_assignment{1, {1, 2}, 1, 0, {1}},    // under-replicated, led here
+      partition_assignment{2, {1, 3}, 3, 0, {3}},    // leader 3 is not registered: offline
+      partition_assignment{3, {1}, -1, 0, {}},       // no leader: offline
+  };
+  md.topics["t"] = t;
+  metrics_registry r;
+  fill_cluster_gauges(r, md, 1);
+  auto text = r.render();
+  CHECK(text.find("capstan_under_replicated_partitions 1\n") != std::string::npos);
+  CHECK(text.find("capstan_offline_partitions 2\n") != std::string::npos);
+  CHECK(text.find("capstan_active_controller_count 1\n") != std::string::npos);
+  fill_cluster_gauges(r, md, 2);
+  CHECK(r.render().find("capstan_active_controller_count 0\n") != std::string::npos);
+}
