@@ -1,32 +1,39 @@
 // capstan: the broker and its tools in one binary.
 //
-//   capstan node [--data-dir DIR] [--node-id N] [--log-level LEVEL]
-//       Runs a node. For now it opens and recovers every partition log found under the data dir
-//       (one folder per topic-partition), reports what it found, and serves until SIGINT/SIGTERM,
-//       then flushes and closes every log.
+//   capstan node [--config FILE] [--node-id N] [--data-dir DIR] [--listen HOST:PORT]
+//                [--cluster-listen HOST:PORT] [--metrics-listen HOST:PORT]
+//                [--controller-quorum ID@HOST:PORT,...] [--log-level LEVEL]
+//       Runs a node (single-node cluster by default): recovers its topics' logs, serves the client
+//       RPC and the metrics endpoint until SIGINT/SIGTERM, then flushes and writes checkpoints.
 //   capstan log dump DIR [--from OFFSET] [--max-batches N]
 //       Prints the batches of a partition directory (like kafka-dump-log), validating each.
+//   capstan topic create|list|describe|delete, capstan produce, capstan consume,
+//   capstan perf produce|consume, capstan cluster describe
+//       Client tools against a running cluster (--bootstrap HOST:PORT,..., default
+//       127.0.0.1:9192); docs/cli.md describes each.
 //
 // `capstan --help` and `capstan SUBCOMMAND --help` describe every option.
 
 #include <CLI/CLI.hpp>
 
+#include "runtime/cli/cluster_command.hpp"
+#include "runtime/cli/consume_command.hpp"
 #include "runtime/cli/log_dump.hpp"
 #include "runtime/cli/node_command.hpp"
+#include "runtime/cli/perf_command.hpp"
+#include "runtime/cli/produce_command.hpp"
+#include "runtime/cli/topic_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"capstan: a replicated, partitioned commit-log broker"};
   app.require_subcommand(1);
 
-  capstan::cli::node_options node;
-  auto* node_cmd = app.add_subcommand("node", "Run a capstan node (single-node default)");
-  node_cmd->add_option("--data-dir", node.data_dir, "Directory holding the partition logs")
-    ->capture_default_str();
-  node_cmd->add_option("--node-id", node.node_id, "This node's id")->capture_default_str()
-    ->check(CLI::Range(0, 1 << 30));
-  node_cmd->add_option("--log-level", node.log_level, "trace, debug, info, warn, error")
-    ->capture_default_str()
-    ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  capstan::cli::add_node_command(app);
+  capstan::cli::add_topic_command(app);
+  capstan::cli::add_produce_command(app);
+  capstan::cli::add_consume_command(app);
+  capstan::cli::add_perf_command(app);
+  capstan::cli::add_cluster_command(app);
 
   capstan::cli::dump_options dump;
   auto* log_cmd = app.add_subcommand("log", "Inspect partition logs on disk");
@@ -43,7 +50,7 @@ int main(int argc, char** argv) {
   dump_cmd->add_flag("--records", dump.print_records, "Also print each record");
 
   CLI11_PARSE(app, argc, argv);
-  if (node_cmd->parsed()) return capstan::cli::run_node(node);
+  // Subcommands added with a callback (all but log dump) have run inside CLI11_PARSE.
   if (dump_cmd->parsed()) return capstan::cli::run_log_dump(dump);
-  return 2;
+  return 0;
 }

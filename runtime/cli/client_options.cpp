@@ -1,0 +1,46 @@
+#include "runtime/cli/client_options.hpp"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+namespace capstan::cli {
+
+void add_client_options(CLI::App* cmd, client_options& options) {
+  cmd->add_option("--bootstrap", options.bootstrap, "Comma-separated HOST:PORT list of brokers to start from")
+    ->capture_default_str();
+  cmd->add_option("--request-timeout-ms", options.request_timeout_ms, "Bound on each request (request.timeout.ms)")
+    ->capture_default_str()
+    ->check(CLI::PositiveNumber);
+}
+
+client::client_config make_client_config(const client_options& options) {
+  client::client_config config;
+  config.bootstrap.clear();
+  std::string::size_type start = 0;
+  while (start <= options.bootstrap.size()) {
+    auto comma = options.bootstrap.find(',', start);
+    if (comma == std::string::npos) comma = options.bootstrap.size();
+    if (comma > start) config.bootstrap.push_back(options.bootstrap.substr(start, comma - start));
+    start = comma + 1;
+  }
+  config.request_timeout_ms = options.request_timeout_ms;
+  return config;
+}
+
+void fail(const error& e, int code) { fail(e.to_string(), code); }
+
+void fail(const std::string& message, int code) {
+  std::cout.flush();
+  std::cerr << "error: " << message << std::endl;
+  throw CLI::RuntimeError(code);
+}
+
+std::unique_ptr<client::cluster_client> connect_or_fail(const client::client_config& config) {
+  if (config.bootstrap.empty()) fail("--bootstrap is empty", 2);
+  auto client = client::cluster_client::connect(config);
+  if (!client) fail(client.err());
+  return std::move(*client);
+}
+
+} // namespace capstan::cli

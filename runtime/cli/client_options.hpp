@@ -1,0 +1,34 @@
+#pragma once
+
+// What every client subcommand shares: the --bootstrap option, connecting, and how a failure is
+// reported (the error's Kafka name and message on stderr, then a non-zero exit through
+// CLI::RuntimeError, which CLI11_PARSE turns into main's return value).
+
+#include <memory>
+#include <string>
+
+#include <CLI/App.hpp>
+
+#include "runtime/client/cluster_client.hpp"
+
+namespace capstan::cli {
+
+struct client_options {
+  std::string bootstrap = "127.0.0.1:9192";
+  int64_t request_timeout_ms = 30000;
+};
+
+// Adds --bootstrap and --request-timeout-ms to `cmd`.
+void add_client_options(CLI::App* cmd, client_options& options);
+
+// The client config for `options`: the bootstrap list split at commas.
+client::client_config make_client_config(const client_options& options);
+
+// Prints "error: NAME: message" to stderr and ends the command with exit code `code`.
+[[noreturn]] void fail(const error& e, int code = 1);
+[[noreturn]] void fail(const std::string& message, int code = 1);
+
+// Connects or fails.
+std::unique_ptr<client::cluster_client> connect_or_fail(const client::client_config& config);
+
+} // namespace capstan::cli

@@ -1,0 +1,138 @@
+#include "runtime/cli/topic_command.hpp"
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "runtime/cli/client_options.hpp"
+
+namespace capstan::cli {
+
+namespace {
+
+struct topic_flags {
+  client_options client;
+  std::string name;
+  int32_t partitions = 1;
+  int16_t replication_factor = 1;
+  std::vector<std::string> configs;
+};
+
+std::string join(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  return out;
+}
+
+std::string hex(const topic_id& id) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (auto b : id) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+// Kafka's kafka-topics.sh --describe layout: a topic line, then one line per partition.
+void print_topic(const topic_metadata& t) {
+  const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
+  std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id) << "\tPartitionCount: " << t.partitions.size()
+            << "\tReplicationFactor: " << rf << "\tConfigs: ";
+  bool first = true;
+  for (const auto& [k, v] : t.configs) {
+    std::cout << (first ? "" : ",") << k << "=" << v;
+    first = false;
+  }
+  std::cout << "\n";
+  for (const auto& p : t.partitions) {
+    std::cout << "\tTopic: " << t.name << "\tPartition: " << p.partition << "\tLeader: "
+              << (p.leader < 0 ? std::string("none") : std::to_string(p.leader)) << "\tReplicas: " << join(p.replicas)
+              << "\tIsr: " << join(p.isr) << "\n";
+  }
+}
+
+std::map<std::string, std::string> parse_configs(const std::vector<std::string>& pairs) {
+  std::map<std::string, std::string> out;
+  for (const auto& kv : pairs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) fail("--config '" + kv + "' is not KEY=VALUE", 2);
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+void run_create(const topic_flags& f) {
+  topic_spec spec{f.name, f.partitions, f.replication_factor, parse_configs(f.configs)};
+  auto client = connect_or_fail(make_client_config(f.client));
+  auto created = client->create_topic(spec);
+  if (!created) fail(created.err());
+  std::cout << "Created topic " << f.name << "." << std::endl;
+}
+
+void run_list(const topic_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  auto topics = client->list_topics();
+  if (!topics) fail(topics.err());
+  for (const auto& t : *topics) std::cout << t << "\n";
+  std::cout.flush();
+}
+
+void run_describe(const topic_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  std::vector<std::string> wanted;
+  if (!f.name.empty()) wanted.push_back(f.name);
+  auto md = client->metadata(wanted);
+  if (!md) fail(md.err());
+  for (auto& [name, t] : md->topics) {
+    if (t.configs.empty()) {
+      if (auto configs = client->describe_configs(name)) t.configs = std::move(*configs);
+    }
+    print_topic(t);
+  }
+  std::cout.flush();
+}
+
+void run_delete(const topic_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  if (auto s = client->delete_topic(f.name); !s) fail(s.err());
+  std::cout << "Deleted topic " << f.name << "." << std::endl;
+}
+
+} // namespace
+
+void add_topic_command(CLI::App& app) {
+  auto f = std::make_shared<topic_flags>();
+  auto* topic = app.add_subcommand("topic", "Create, list, describe and delete topics");
+  topic->require_subcommand(1);
+
+  auto* create = topic->add_subcommand("create", "Create a topic");
+  create->add_option("name", f->name, "Topic name: 1-249 characters of [a-zA-Z0-9._-]")->required();
+  create->add_option("--partitions", f->partitions, "Number of partitions (1-10000)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 10000));
+  create->add_option("--replication-factor", f->replication_factor, "Replicas per partition")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 32767));
+  create->add_option("--config", f->configs, "Topic config KEY=VALUE (Kafka names), repeatable");
+  add_client_options(create, f->client);
+  create->callback([f] { run_create(*f); });
+
+  auto* list = topic->add_subcommand("list", "List topic names");
+  add_client_options(list, f->client);
+  list->callback([f] { run_list(*f); });
+
+  auto* describe = topic->add_subcommand("describe", "Show partitions (leader, replicas, ISR) and configs");
+  describe->add_option("name", f->name, "Topic to describe (default: every topic)");
+  add_client_options(describe, f->client);
+  describe->callback([f] { run_describe(*f); });
+
+  auto* del = topic->add_subcommand("delete", "Delete a topic and its data");
+  del->add_option("name", f->name, "Topic to delete")->required();
+  add_client_options(del, f->client);
+  del->callback([f] { run_delete(*f); });
+}
+
+} // namespace capstan::cli

@@ -1,0 +1,31 @@
+#pragma once
+
+// Client settings, named as Kafka's producer/consumer configs.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace capstan::client {
+
+struct client_config {
+  // host:port list; the first that answers gives the metadata.
+  std::vector<std::string> bootstrap = {"127.0.0.1:9192"};
+  int64_t request_timeout_ms = 30000;      // request.timeout.ms
+  int64_t delivery_timeout_ms = 120000;    // delivery.timeout.ms: send() to acknowledgement
+  int64_t retry_backoff_ms = 100;          // retry.backoff.ms
+  int64_t metadata_max_age_ms = 300000;    // metadata.max.age.ms
+  // producer
+  int16_t acks = -1;                       // acks: 0, 1, -1 (all)
+  int32_t batch_size = 16384;              // batch.size
+  int64_t linger_ms = 5;                   // linger.ms
+  int32_t max_in_flight = 5;               // max.in.flight.requests.per.connection
+  int64_t buffer_memory = 33554432;        // buffer.memory: send() blocks above it
+  // consumer
+  int32_t fetch_max_bytes = 52428800;      // fetch.max.bytes
+  int32_t max_partition_fetch_bytes = 1048576; // max.partition.fetch.bytes
+  int32_t fetch_min_bytes = 1;             // fetch.min.bytes
+  int32_t fetch_max_wait_ms = 500;         // fetch.max.wait.ms
+};
+
+} // namespace capstan::client

@@ -1,0 +1,689 @@
+// cluster_client over Cap'n Proto RPC: one kj event-loop thread owns every connection, the
+// metadata cache and every in-flight call. Other threads hand it work through a queue woken by a
+// cross-thread fulfiller (never blocking the loop); blocking calls wait on a std::future that the
+// loop completes. Every call is bounded by request.timeout.ms; routed calls (produce, fetch,
+// listOffsets) retry retriable errors after a metadata refresh until their deadline.
+
+// GCC 12 reports std::variant (inside capstan::result) held in kj::Maybe inside kj promise nodes
+// as maybe-uninitialized; kj only destroys the value it constructed (false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "runtime/client/cluster_client.hpp"
+
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <capnp/message.h>
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+#include <kj/debug.h>
+
+#include "schema/client.capnp.h"
+
+
+namespace capstan::client {
+
+namespace {
+
+using capnp_cap = rpc::Capstan::Client;
+using steady = std::chrono::steady_clock;
+
+// Large fetch responses (fetch.max.bytes up to hundreds of MiB) exceed capnp's default 64 MiB
+// traversal limit (notes/caf-capnp-brief.md, section 4).
+constexpr uint64_t traversal_limit_words = uint64_t{1} << 28; // 2 GiB
+
+error from_exception(const kj::Exception& e) {
+  std::string text(e.getDescription().cStr());
+  if (e.getType() == kj::Exception::Type::DISCONNECTED)
+    return make_error(errc::network_exception,
+                      text.rfind("cannot connect", 0) == 0 ? text : "connection lost: " + text);
+  return make_error(errc::unknown_server_error, text);
+}
+
+error from_code(uint8_t code, capnp::Text::Reader message) {
+  auto e = code > static_cast<uint8_t>(errc::network_exception) ? errc::unknown_server_error
+                                                                 : static_cast<errc>(code);
+  return make_error(e, std::string(message.cStr()));
+}
+
+bool retriable(errc code) {
+  return code == errc::not_leader_or_follower || code == errc::unknown_topic_or_partition ||
+         code == errc::network_exception || code == errc::not_enough_replicas;
+}
+
+result<std::pair<std::string, uint16_t>> parse_host_port(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return make_error(errc::invalid_config, "address '" + address + "' is not HOST:PORT");
+  unsigned port = 0;
+  const char* begin = address.data() + colon + 1;
+  const char* end = address.data() + address.size();
+  auto [ptr, ec] = std::from_chars(begin, end, port);
+  if (ec != std::errc{} || ptr != end || port == 0 || port > 65535)
+    return make_error(errc::invalid_config, "address '" + address + "' has no valid port");
+  return std::pair{address.substr(0, colon), static_cast<uint16_t>(port)};
+}
+
+std::vector<int32_t> to_vector(capnp::List<int32_t>::Reader list) {
+  std::vector<int32_t> out;
+  out.reserve(list.size());
+  for (auto v : list) out.push_back(v);
+  return out;
+}
+
+topic_metadata to_topic(rpc::TopicInfo::Reader t) {
+  topic_metadata out;
+  out.name = t.getName();
+  auto id = t.getTopicId();
+  std::copy_n(id.begin(), std::min<size_t>(id.size(), out.id.size()), out.id.begin());
+  out.internal = t.getInternal();
+  for (auto p : t.getPartitions()) {
+    partition_assignment a;
+    a.partition = p.getPartition();
+    a.leader = p.getLeader();
+    a.leader_epoch = p.getLeaderEpoch();
+    a.replicas = to_vector(p.getReplicas());
+    a.isr = to_vector(p.getIsr());
+    out.partitions.push_back(std::move(a));
+  }
+  return out;
+}
+
+} // namespace
+
+// One broker connection. Calls made before the TCP connection is up queue in the promise
+// capability and go out once it resolves. Members are declared in the order they depend on one
+// another, so destruction runs from the capability down to the stream.
+struct broker_connection {
+  std::string address;
+  kj::Own<kj::AsyncIoStream> stream;
+  kj::Own<capnp::TwoPartyVatNetwork> network;
+  kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc;
+  capnp_cap cap = nullptr;
+};
+
+class rpc_cluster_client final : public cluster_client, private kj::TaskSet::ErrorHandler {
+public:
+  explicit rpc_cluster_client(client_config config) : cluster_client(std::move(config)) {
+    std::promise<void> started;
+    auto ready = started.get_future();
+    thread_ = std::thread([this, &started] { run(started); });
+    ready.wait();
+  }
+
+  ~rpc_cluster_client() noexcept override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake();
+    thread_.join();
+  }
+
+  rpc_cluster_client(const rpc_cluster_client&) = delete;
+  rpc_cluster_client& operator=(const rpc_cluster_client&) = delete;
+
+  // Tries the bootstrap addresses in order; the first that answers a metadata request becomes
+  // the address for admin calls.
+  status bootstrap() {
+    if (config_.bootstrap.empty()) return make_error(errc::invalid_config, "empty bootstrap list");
+    error last = make_error(errc::network_exception, "no bootstrap address answered");
+    for (const auto& address : config_.bootstrap) {
+      if (auto parsed = parse_host_port(address); !parsed) return parsed.err();
+      auto r = run_sync<cluster_metadata>([this, address] {
+        return with_timeout(metadata_call(connection(address).cap, {}, true));
+      });
+      if (r) {
+        std::lock_guard lock(mu_);
+        admin_address_ = address;
+        return {};
+      }
+      last = make_error(r.err().code, address + ": " + r.err().message);
+    }
+    return last;
+  }
+
+  result<cluster_metadata> metadata(const std::vector<std::string>& topics) override {
+    return run_sync<cluster_metadata>([this, topics] { return refresh_metadata(topics); });
+  }
+
+  result<topic_metadata> create_topic(const topic_spec& spec) override {
+    auto created = run_sync<topic_id>([this, spec] {
+      auto req = admin_cap().createTopicRequest();
+      req.setName(spec.name);
+      req.setPartitions(spec.partitions);
+      req.setReplicationFactor(spec.replication_factor);
+      auto configs = req.initConfigs(static_cast<unsigned>(spec.configs.size()));
+      unsigned i = 0;
+      for (const auto& [k, v] : spec.configs) {
+        configs[i].setName(k);
+        configs[i].setValue(v);
+        ++i;
+      }
+      return with_timeout(req.send().then([](auto response) -> result<topic_id> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        topic_id id{};
+        auto data = response.getTopicId();
+        std::copy_n(data.begin(), std::min<size_t>(data.size(), id.size()), id.begin());
+        return id;
+      }));
+    });
+    if (!created) return created.err();
+    auto md = metadata({spec.name});
+    if (md) {
+      if (auto it = md->topics.find(spec.name); it != md->topics.end()) return it->second;
+    }
+    topic_metadata t;
+    t.name = spec.name;
+    t.id = *created;
+    return t;
+  }
+
+  status delete_topic(const std::string& name) override {
+    auto r = run_sync<bool>([this, name] {
+      auto req = admin_cap().deleteTopicRequest();
+      req.setName(name);
+      return with_timeout(req.send().then([](auto response) -> result<bool> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        return true;
+      }));
+    });
+    if (!r) return r.err();
+    return {};
+  }
+
+  result<std::vector<std::string>> list_topics() override {
+    return run_sync<std::vector<std::string>>([this] {
+      return with_timeout(admin_cap().listTopicsRequest().send().then(
+          [](auto response) -> result<std::vector<std::string>> {
+            std::vector<std::string> out;
+            for (auto t : response.getTopics()) out.emplace_back(t.cStr());
+            return out;
+          }));
+    });
+  }
+
+  result<std::map<std::string, std::string>> describe_configs(const std::string& topic) override {
+    using config_map = std::map<std::string, std::string>;
+    return run_sync<config_map>([this, topic] {
+      auto req = admin_cap().describeConfigsRequest();
+      req.setTopic(topic);
+      return with_timeout(req.send().then([](auto response) -> result<config_map> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        config_map out;
+        for (auto c : response.getConfigs()) out[c.getName()] = c.getValue();
+        return out;
+      }));
+    });
+  }
+
+  status alter_configs(const std::string& topic, const std::map<std::string, std::string>& configs) override {
+    auto r = run_sync<bool>([this, topic, configs] {
+      auto req = admin_cap().alterConfigsRequest();
+      req.setTopic(topic);
+      auto list = req.initConfigs(static_cast<unsigned>(configs.size()));
+      unsigned i = 0;
+      for (const auto& [k, v] : configs) {
+        list[i].setName(k);
+        list[i].setValue(v);
+        ++i;
+      }
+      return with_timeout(req.send().then([](auto response) -> result<bool> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        return true;
+      }));
+    });
+    if (!r) return r.err();
+    return {};
+  }
+
+  void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
+               std::function<void(result<produce_response>)> done) override {
+    auto data = std::make_shared<bytes>(std::move(batch));
+    auto timeout = static_cast<int32_t>(config_.request_timeout_ms);
+    auto call = [data, acks, timeout, topic, partition](capnp_cap& cap) {
+      const auto words = data->size() / sizeof(capnp::word) + 32;
+      auto req = cap.produceRequest(capnp::MessageSize{words, 0});
+      req.setTopic(topic);
+      req.setPartition(partition);
+      req.setAcks(acks);
+      req.setTimeoutMs(timeout);
+      req.setRecords(capnp::Data::Reader(data->data(), data->size()));
+      return req.send().then([](auto response) -> result<produce_response> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        return produce_response{offset{response.getBaseOffset()}, response.getLogAppendTime(),
+                                offset{response.getLogStartOffset()}};
+      });
+    };
+    start_routed<produce_response>(topic, partition, config_.delivery_timeout_ms, std::move(call),
+                                   std::move(done));
+  }
+
+  void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
+             int32_t min_bytes, int32_t max_wait_ms,
+             std::function<void(result<fetch_response>)> done) override {
+    auto call = [=](capnp_cap& cap) {
+      auto req = cap.fetchRequest();
+      req.setTopic(topic);
+      req.setPartition(partition);
+      req.setOffset(from.value());
+      req.setMaxBytes(max_bytes);
+      req.setMinBytes(min_bytes);
+      req.setMaxWaitMs(max_wait_ms);
+      return req.send().then([](auto response) -> result<fetch_response> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        auto records = response.getRecords();
+        return fetch_response{offset{response.getHighWatermark()}, offset{response.getLogStartOffset()},
+                              bytes(records.begin(), records.end())};
+      });
+    };
+    start_routed<fetch_response>(topic, partition, config_.request_timeout_ms + max_wait_ms,
+                                 std::move(call), std::move(done));
+  }
+
+  result<int64_t> list_offsets(const std::string& topic, int32_t partition, int64_t timestamp) override {
+    auto call = [=](capnp_cap& cap) {
+      auto req = cap.listOffsetsRequest();
+      req.setTopic(topic);
+      req.setPartition(partition);
+      req.setTimestamp(timestamp);
+      return req.send().then([](auto response) -> result<int64_t> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        return static_cast<int64_t>(response.getOffset());
+      });
+    };
+    auto p = std::make_shared<std::promise<result<int64_t>>>();
+    auto f = p->get_future();
+    start_routed<int64_t>(topic, partition, config_.request_timeout_ms, std::move(call),
+                          [p](result<int64_t> r) { p->set_value(std::move(r)); });
+    return f.get();
+  }
+
+  result<std::vector<committed_offset>> commit_offsets(const std::string& group,
+                                                       const std::vector<committed_offset>& offsets) override {
+    return run_sync<std::vector<committed_offset>>([this, group, offsets] {
+      auto req = admin_cap().commitOffsetsRequest();
+      req.setGroup(group);
+      auto list = req.initOffsets(static_cast<unsigned>(offsets.size()));
+      for (unsigned i = 0; i < offsets.size(); ++i) {
+        list[i].setTopic(offsets[i].topic);
+        list[i].setPartition(offsets[i].partition);
+        list[i].setOffset(offsets[i].offset);
+        list[i].setMetadata(offsets[i].metadata);
+      }
+      return with_timeout(req.send().then([](auto response) -> result<std::vector<committed_offset>> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        return to_offsets(response.getResults());
+      }));
+    });
+  }
+
+  result<std::vector<committed_offset>> fetch_offsets(
+      const std::string& group, const std::vector<std::pair<std::string, int32_t>>& partitions) override {
+    return run_sync<std::vector<committed_offset>>([this, group, partitions] {
+      auto req = admin_cap().fetchOffsetsRequest();
+      req.setGroup(group);
+      auto list = req.initPartitions(static_cast<unsigned>(partitions.size()));
+      for (unsigned i = 0; i < partitions.size(); ++i) {
+        list[i].setTopic(partitions[i].first);
+        list[i].setPartition(partitions[i].second);
+      }
+      return with_timeout(req.send().then([](auto response) -> result<std::vector<committed_offset>> {
+        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        return to_offsets(response.getOffsets());
+      }));
+    });
+  }
+
+private:
+  static std::vector<committed_offset> to_offsets(capnp::List<rpc::GroupOffset>::Reader list) {
+    std::vector<committed_offset> out;
+    for (auto o : list) {
+      committed_offset c;
+      c.topic = o.getTopic();
+      c.partition = o.getPartition();
+      c.offset = o.getOffset();
+      c.metadata = o.getMetadata();
+      c.error = o.getErrorCode() > static_cast<uint8_t>(errc::network_exception)
+                    ? errc::unknown_server_error
+                    : static_cast<errc>(o.getErrorCode());
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  // ---- the loop thread ----
+
+  void run(std::promise<void>& started) {
+    auto io = kj::setupAsyncIo();
+    kj::TaskSet tasks(*this);
+    io_ = &io;
+    tasks_ = &tasks;
+    loop_thread_ = std::this_thread::get_id();
+    started.set_value();
+    for (;;) {
+      std::vector<std::function<void()>> jobs;
+      bool stop = false;
+      {
+        std::unique_lock lock(mu_);
+        if (queue_.empty() && !stopping_) {
+          auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+          wake_ = kj::mv(paf.fulfiller);
+          lock.unlock();
+          paf.promise.wait(io.waitScope);
+          lock.lock();
+        }
+        wake_ = nullptr;
+        jobs.swap(queue_);
+        stop = stopping_;
+      }
+      for (auto& job : jobs) job();
+      if (stop) break;
+    }
+    connections_.clear();
+    graveyard_.clear();
+    tasks_ = nullptr;
+    io_ = nullptr;
+  }
+
+  void taskFailed(kj::Exception&& exception) override {
+    KJ_LOG(WARNING, "capstan client task failed", exception);
+  }
+
+  void wake() {
+    kj::Own<kj::CrossThreadPromiseFulfiller<void>> w;
+    {
+      std::lock_guard lock(mu_);
+      w = kj::mv(wake_);
+    }
+    if (w) w->fulfill();
+  }
+
+  // Runs `job` on the loop thread: at once when called there, else queued.
+  void on_loop(std::function<void()> job) {
+    if (std::this_thread::get_id() == loop_thread_) {
+      job();
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(job));
+    }
+    wake();
+  }
+
+  // REQUIRES: not called on the loop thread (it would wait for itself).
+  template <class T>
+  result<T> run_sync(std::function<kj::Promise<result<T>>()> start) {
+    auto p = std::make_shared<std::promise<result<T>>>();
+    auto f = p->get_future();
+    on_loop([this, start = std::move(start), p] {
+      tasks_->add(kj::evalNow(start).then([p](result<T>&& r) { p->set_value(std::move(r)); },
+                                          [p](kj::Exception&& e) { p->set_value(from_exception(e)); }));
+    });
+    return f.get();
+  }
+
+  template <class T>
+  kj::Promise<result<T>> with_timeout(kj::Promise<result<T>> p, int64_t ms = -1) {
+    if (ms < 0) ms = config_.request_timeout_ms;
+    return p.exclusiveJoin(io_->provider->getTimer().afterDelay(ms * kj::MILLISECONDS).then([ms]() {
+      return result<T>(make_error(errc::request_timed_out,
+                                  "no response within " + std::to_string(ms) + " ms"));
+    }));
+  }
+
+  capnp::ReaderOptions reader_options() const {
+    capnp::ReaderOptions o;
+    o.traversalLimitInWords = traversal_limit_words;
+    return o;
+  }
+
+  broker_connection& connection(const std::string& address) {
+    auto it = connections_.find(address);
+    if (it != connections_.end()) return *it->second;
+    auto conn = std::make_unique<broker_connection>();
+    conn->address = address;
+    broker_connection* c = conn.get();
+    auto parsed = parse_host_port(address);
+    kj::Promise<capnp::Capability::Client> ready = nullptr;
+    if (!parsed) {
+      ready = KJ_EXCEPTION(FAILED, parsed.err().message);
+    } else {
+      ready = io_->provider->getNetwork()
+                  .parseAddress(parsed->first, parsed->second)
+                  .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
+                  .then([this, c](kj::Own<kj::AsyncIoStream> stream) -> capnp::Capability::Client {
+                    c->stream = kj::mv(stream);
+                    c->network = kj::heap<capnp::TwoPartyVatNetwork>(
+                        *c->stream, capnp::rpc::twoparty::Side::CLIENT, reader_options());
+                    c->rpc = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(
+                        capnp::makeRpcClient(*c->network));
+                    capnp::word scratch[4]{};
+                    capnp::MallocMessageBuilder message(scratch);
+                    auto vat = message.getRoot<capnp::rpc::twoparty::VatId>();
+                    vat.setSide(capnp::rpc::twoparty::Side::SERVER);
+                    return c->rpc->bootstrap(vat);
+                  },
+                  [](kj::Exception&& e) -> capnp::Capability::Client {
+                    // A refused connection is a network error, as a lost one is.
+                    kj::throwFatalException(kj::Exception(kj::Exception::Type::DISCONNECTED, __FILE__,
+                                                          __LINE__, kj::str("cannot connect: ", e.getDescription())));
+                  });
+    }
+    conn->cap = capnp::Capability::Client(kj::mv(ready)).castAs<rpc::Capstan>();
+    auto& ref = *conn;
+    connections_.emplace(address, std::move(conn));
+    return ref;
+  }
+
+  // Drops a connection after a network error so the next call reconnects. The connection is
+  // destroyed on a later turn of the loop, not inside the continuation that saw the error.
+  void forget_connection(const std::string& address) {
+    auto it = connections_.find(address);
+    if (it == connections_.end()) return;
+    graveyard_.push_back(std::move(it->second));
+    connections_.erase(it);
+    tasks_->add(kj::evalLater([this] { graveyard_.clear(); }));
+  }
+
+  capnp_cap admin_cap() {
+    std::string address;
+    {
+      std::lock_guard lock(mu_);
+      address = admin_address_.empty() ? config_.bootstrap.front() : admin_address_;
+    }
+    return connection(address).cap;
+  }
+
+  kj::Promise<result<cluster_metadata>> metadata_call(capnp_cap cap, std::vector<std::string> topics,
+                                                      bool all) {
+    auto req = cap.metadataRequest();
+    auto list = req.initTopics(static_cast<unsigned>(topics.size()));
+    for (unsigned i = 0; i < topics.size(); ++i) list.set(i, topics[i]);
+    req.setAllTopics(all);
+    return req.send().then([this](auto response) -> result<cluster_metadata> {
+      cluster_metadata md;
+      md.cluster_id = response.getClusterId();
+      md.controller_id = response.getControllerId();
+      for (auto b : response.getBrokers())
+        md.brokers.push_back(broker_info{b.getNodeId(), b.getHost(), b.getPort()});
+      std::optional<error> topic_error;
+      for (auto t : response.getTopics()) {
+        if (t.getErrorCode() != 0) {
+          auto e = from_code(t.getErrorCode(), t.getErrorMessage());
+          if (e.message.empty()) e.message = "topic '" + std::string(t.getName().cStr()) + "'";
+          forget_topic(t.getName());
+          if (!topic_error) topic_error = std::move(e);
+          continue;
+        }
+        auto topic = to_topic(t);
+        cache_.topics[topic.name] = topic;
+        md.topics.emplace(topic.name, std::move(topic));
+      }
+      cache_.cluster_id = md.cluster_id;
+      cache_.controller_id = md.controller_id;
+      cache_.brokers = md.brokers;
+      if (topic_error) return *topic_error;
+      return md;
+    });
+  }
+
+  void forget_topic(const std::string& topic) { cache_.topics.erase(topic); }
+
+  // Metadata from the admin address, else from any other known broker or bootstrap address.
+  kj::Promise<result<cluster_metadata>> refresh_metadata(std::vector<std::string> topics) {
+    std::vector<std::string> candidates;
+    {
+      std::lock_guard lock(mu_);
+      if (!admin_address_.empty()) candidates.push_back(admin_address_);
+    }
+    for (const auto& b : cache_.brokers) candidates.push_back(b.host + ":" + std::to_string(b.port));
+    for (const auto& a : config_.bootstrap) candidates.push_back(a);
+    return try_metadata(std::move(topics), std::move(candidates), 0);
+  }
+
+  kj::Promise<result<cluster_metadata>> try_metadata(std::vector<std::string> topics,
+                                                     std::vector<std::string> candidates, size_t i) {
+    const auto address = candidates[i];
+    auto attempt = with_timeout(metadata_call(connection(address).cap, topics, topics.empty()))
+                       .catch_([](kj::Exception&& e) { return result<cluster_metadata>(from_exception(e)); });
+    return attempt.then([this, topics = std::move(topics), candidates = std::move(candidates), i,
+                         address](result<cluster_metadata>&& r) mutable -> kj::Promise<result<cluster_metadata>> {
+      if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out)) return kj::mv(r);
+      forget_connection(address);
+      if (i + 1 >= candidates.size()) return kj::mv(r);
+      return try_metadata(std::move(topics), std::move(candidates), i + 1);
+    });
+  }
+
+  std::optional<std::string> leader_address(const std::string& topic, int32_t partition) const {
+    auto t = cache_.topics.find(topic);
+    if (t == cache_.topics.end()) return std::nullopt;
+    for (const auto& p : t->second.partitions) {
+      if (p.partition != partition) continue;
+      if (p.leader < 0) return std::nullopt;
+      for (const auto& b : cache_.brokers)
+        if (b.node_id == p.leader) return b.host + ":" + std::to_string(b.port);
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  template <class T>
+  struct routed_call {
+    std::string topic;
+    int32_t partition = 0;
+    steady::time_point deadline;
+    std::function<kj::Promise<result<T>>(capnp_cap&)> call;
+    std::function<void(result<T>)> done;
+    std::optional<error> last;
+  };
+
+  template <class T>
+  void start_routed(const std::string& topic, int32_t partition, int64_t budget_ms,
+                    std::function<kj::Promise<result<T>>(capnp_cap&)> call,
+                    std::function<void(result<T>)> done) {
+    auto state = std::make_shared<routed_call<T>>();
+    state->topic = topic;
+    state->partition = partition;
+    state->deadline = steady::now() + std::chrono::milliseconds(budget_ms);
+    state->call = std::move(call);
+    state->done = std::move(done);
+    on_loop([this, state] {
+      tasks_->add(attempt(state).then(
+          [state](result<T>&& r) { state->done(std::move(r)); },
+          [state](kj::Exception&& e) { state->done(from_exception(e)); }));
+    });
+  }
+
+  template <class T>
+  kj::Promise<result<T>> attempt(std::shared_ptr<routed_call<T>> state) {
+    auto address = leader_address(state->topic, state->partition);
+    if (!address) {
+      if (!state->last) {
+        // First miss: the cache may just not know the topic yet.
+        state->last = make_error(errc::unknown_topic_or_partition,
+                                 "no leader known for " + state->topic + "-" + std::to_string(state->partition));
+        return refresh_metadata({state->topic}).then([this, state](result<cluster_metadata>&& md) {
+          if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
+          return attempt(state);
+        });
+      }
+      return retry_later(state);
+    }
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(state->deadline - steady::now()).count();
+    auto timeout = std::max<int64_t>(1, std::min<int64_t>(config_.request_timeout_ms, remaining));
+    auto& conn = connection(*address);
+    return with_timeout(state->call(conn.cap), timeout)
+        .catch_([](kj::Exception&& e) { return result<T>(from_exception(e)); })
+        .then([this, state, address = *address](result<T>&& r) -> kj::Promise<result<T>> {
+          if (r || !retriable(r.code())) return kj::mv(r);
+          if (r.code() == errc::network_exception) forget_connection(address);
+          forget_topic(state->topic);
+          state->last = r.err();
+          return retry_later(state);
+        });
+  }
+
+  // Waits retry.backoff.ms, refreshes the topic's metadata and tries again, or gives up with the
+  // last error once the deadline would pass.
+  template <class T>
+  kj::Promise<result<T>> retry_later(std::shared_ptr<routed_call<T>> state) {
+    const auto backoff = std::chrono::milliseconds(config_.retry_backoff_ms);
+    if (steady::now() + backoff >= state->deadline) return result<T>(*state->last);
+    return io_->provider->getTimer()
+        .afterDelay(config_.retry_backoff_ms * kj::MILLISECONDS)
+        .then([this, state] { return refresh_metadata({state->topic}); })
+        .then([this, state](result<cluster_metadata>&& md) {
+          if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
+          return attempt(state);
+        });
+  }
+
+  std::thread thread_;
+  std::thread::id loop_thread_;
+
+  std::mutex mu_; // guards the fields below up to loop-only state
+  std::vector<std::function<void()>> queue_;
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> wake_;
+  bool stopping_ = false;
+  std::string admin_address_;
+
+  // Loop-thread only.
+  kj::AsyncIoContext* io_ = nullptr;
+  kj::TaskSet* tasks_ = nullptr;
+  std::map<std::string, std::unique_ptr<broker_connection>> connections_;
+  std::vector<std::unique_ptr<broker_connection>> graveyard_;
+  cluster_metadata cache_;
+};
+
+result<std::unique_ptr<cluster_client>> cluster_client::connect(const client_config& config) {
+  auto client = std::make_unique<rpc_cluster_client>(config);
+  if (auto s = client->bootstrap(); !s) return s.err();
+  return std::unique_ptr<cluster_client>(std::move(client));
+}
+
+result<produce_response> cluster_client::produce_sync(const std::string& topic, int32_t partition,
+                                                      int16_t acks, bytes batch) {
+  auto p = std::make_shared<std::promise<result<produce_response>>>();
+  auto f = p->get_future();
+  produce(topic, partition, acks, std::move(batch), [p](result<produce_response> r) { p->set_value(std::move(r)); });
+  return f.get();
+}
+
+result<fetch_response> cluster_client::fetch_sync(const std::string& topic, int32_t partition, offset from,
+                                                  int32_t max_bytes, int32_t min_bytes, int32_t max_wait_ms) {
+  auto p = std::make_shared<std::promise<result<fetch_response>>>();
+  auto f = p->get_future();
+  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms,
+        [p](result<fetch_response> r) { p->set_value(std::move(r)); });
+  return f.get();
+}
+
+} // namespace capstan::client

@@ -1,0 +1,81 @@
+#pragma once
+
+// The client library's connection to a capstan cluster: Cap'n Proto RPC to each broker on one
+// kj event-loop thread owned by the client, a metadata cache, and every request routed to the
+// partition leader. NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retried after a
+// metadata refresh until delivery.timeout.ms. Blocking calls may be made from any thread except
+// the client's own (callbacks run there).
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/client/client_config.hpp"
+#include "runtime/cluster/metadata.hpp"
+#include "runtime/result.hpp"
+#include "runtime/types.hpp"
+
+namespace capstan::client {
+
+struct produce_response {
+  offset base_offset{0};
+  timestamp_ms log_append_time = no_timestamp;
+  offset log_start{0};
+};
+
+struct fetch_response {
+  offset high_watermark{0};
+  offset log_start{0};
+  bytes records; // padded batch sequence (docs/formats.md)
+};
+
+struct committed_offset {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = -1;
+  std::string metadata;
+  errc error = errc::none;
+};
+
+class cluster_client {
+public:
+  // Connects to the first bootstrap address that answers a metadata request.
+  static result<std::unique_ptr<cluster_client>> connect(const client_config& config);
+  virtual ~cluster_client() = default;
+
+  // Admin (blocking)
+  virtual result<cluster_metadata> metadata(const std::vector<std::string>& topics = {}) = 0;
+  virtual result<topic_metadata> create_topic(const topic_spec& spec) = 0;
+  virtual status delete_topic(const std::string& name) = 0;
+  virtual result<std::vector<std::string>> list_topics() = 0;
+  virtual result<std::map<std::string, std::string>> describe_configs(const std::string& topic) = 0;
+  virtual status alter_configs(const std::string& topic, const std::map<std::string, std::string>& configs) = 0;
+
+  // Data (asynchronous; `done` runs on the client thread, never blocks it).
+  virtual void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
+                       std::function<void(result<produce_response>)> done) = 0;
+  virtual void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
+                     int32_t min_bytes, int32_t max_wait_ms,
+                     std::function<void(result<fetch_response>)> done) = 0;
+
+  // Blocking forms of the above and the rest.
+  result<produce_response> produce_sync(const std::string& topic, int32_t partition, int16_t acks, bytes batch);
+  result<fetch_response> fetch_sync(const std::string& topic, int32_t partition, offset from,
+                                    int32_t max_bytes, int32_t min_bytes, int32_t max_wait_ms);
+  // timestamp: earliest (-2), latest (-1) or a time; -1 offset when none.
+  virtual result<int64_t> list_offsets(const std::string& topic, int32_t partition, int64_t timestamp) = 0;
+  virtual result<std::vector<committed_offset>> commit_offsets(const std::string& group,
+                                                               const std::vector<committed_offset>& offsets) = 0;
+  virtual result<std::vector<committed_offset>> fetch_offsets(const std::string& group,
+                                                              const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
+
+  const client_config& config() const { return config_; }
+
+protected:
+  explicit cluster_client(client_config config) : config_(std::move(config)) {}
+  client_config config_;
+};
+
+} // namespace capstan::client

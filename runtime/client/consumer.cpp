@@ -1,0 +1,205 @@
+#include "runtime/client/consumer.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <set>
+
+#include "runtime/batch/record_batch_format.hpp"
+
+namespace capstan::client {
+
+namespace {
+
+constexpr int64_t earliest_timestamp = -2;
+constexpr int64_t latest_timestamp = -1;
+
+} // namespace
+
+consumer::consumer(cluster_client& client, client_config config, std::string group)
+    : client_(client), config_(std::move(config)), group_(std::move(group)) {}
+
+status consumer::assign(const std::string& topic, const std::vector<int32_t>& partitions) {
+  auto md = client_.metadata({topic});
+  if (!md) return md.err();
+  auto it = md->topics.find(topic);
+  if (it == md->topics.end())
+    return make_error(errc::unknown_topic_or_partition, "topic '" + topic + "' does not exist");
+  std::set<int32_t> existing;
+  for (const auto& p : it->second.partitions) existing.insert(p.partition);
+  std::vector<int32_t> wanted = partitions;
+  if (wanted.empty()) wanted.assign(existing.begin(), existing.end());
+  for (auto p : wanted) {
+    if (!existing.count(p))
+      return make_error(errc::unknown_topic_or_partition, "topic '" + topic + "' has no partition " +
+                                                              std::to_string(p) + " (" +
+                                                              std::to_string(existing.size()) + " partitions)");
+    assigned_.push_back(topic_partition_key{topic, p});
+  }
+  return {};
+}
+
+void consumer::seek(const topic_partition_key& tp, offset to) { positions_[tp] = to; }
+
+result<int64_t> consumer::list_offset(const topic_partition_key& tp, int64_t timestamp) {
+  return client_.list_offsets(tp.topic, tp.partition, timestamp);
+}
+
+status consumer::seek_to_beginning() {
+  for (const auto& tp : assigned_) {
+    auto o = list_offset(tp, earliest_timestamp);
+    if (!o) return o.err();
+    positions_[tp] = offset{*o};
+  }
+  return {};
+}
+
+status consumer::seek_to_end() {
+  for (const auto& tp : assigned_) {
+    auto o = list_offset(tp, latest_timestamp);
+    if (!o) return o.err();
+    positions_[tp] = offset{*o};
+  }
+  return {};
+}
+
+status consumer::seek_to_committed(bool earliest) {
+  if (group_.empty()) return make_error(errc::invalid_config, "no consumer group given");
+  std::vector<std::pair<std::string, int32_t>> partitions;
+  for (const auto& tp : assigned_) partitions.emplace_back(tp.topic, tp.partition);
+  auto committed = client_.fetch_offsets(group_, partitions);
+  if (!committed) return committed.err();
+  std::map<topic_partition_key, int64_t> found;
+  for (const auto& c : *committed) {
+    if (c.error != errc::none) return make_error(c.error, "fetching the committed offset of " + c.topic + "-" +
+                                                              std::to_string(c.partition));
+    if (c.offset >= 0) found[topic_partition_key{c.topic, c.partition}] = c.offset;
+  }
+  for (const auto& tp : assigned_) {
+    if (auto it = found.find(tp); it != found.end()) {
+      positions_[tp] = offset{it->second};
+      continue;
+    }
+    auto o = list_offset(tp, earliest ? earliest_timestamp : latest_timestamp);
+    if (!o) return o.err();
+    positions_[tp] = offset{*o};
+  }
+  return {};
+}
+
+std::optional<offset> consumer::position(const topic_partition_key& tp) const {
+  auto it = positions_.find(tp);
+  if (it == positions_.end()) return std::nullopt;
+  return it->second;
+}
+
+result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
+                                   size_t max_records) {
+  for (const auto& tp : assigned_) {
+    if (positions_.count(tp)) continue;
+    auto o = list_offset(tp, latest_timestamp);
+    if (!o) return o.err();
+    positions_[tp] = offset{*o};
+  }
+  if (assigned_.empty() || max_records == 0) return size_t{0};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  size_t visited = 0;
+  for (;;) {
+    const auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto wait_ms = static_cast<int32_t>(std::clamp<int64_t>(remaining, 0, config_.fetch_max_wait_ms));
+
+    // One fetch per partition, all in flight at once.
+    struct pending {
+      std::mutex mu;
+      std::condition_variable cv;
+      size_t outstanding = 0;
+      std::vector<std::optional<result<fetch_response>>> responses;
+    };
+    auto state = std::make_shared<pending>();
+    state->outstanding = assigned_.size();
+    state->responses.resize(assigned_.size());
+    for (size_t i = 0; i < assigned_.size(); ++i) {
+      const auto& tp = assigned_[i];
+      client_.fetch(tp.topic, tp.partition, positions_[tp], config_.max_partition_fetch_bytes,
+                    config_.fetch_min_bytes, wait_ms, [state, i](result<fetch_response> r) {
+                      std::lock_guard lock(state->mu);
+                      state->responses[i].emplace(std::move(r));
+                      if (--state->outstanding == 0) state->cv.notify_all();
+                    });
+    }
+    {
+      std::unique_lock lock(state->mu);
+      state->cv.wait(lock, [&] { return state->outstanding == 0; });
+    }
+
+    for (size_t i = 0; i < assigned_.size() && visited < max_records; ++i) {
+      auto& response = *state->responses[i];
+      const auto& tp = assigned_[i];
+      if (!response) return response.err();
+      auto& position = positions_[tp];
+      batch_sequence_reader reader(response->records, response->records.size() + 1);
+      for (;;) {
+        auto next = reader.next();
+        if (!next) return next.err();
+        if (!*next) break;
+        const auto& batch = **next;
+        if (batch.last_offset() < position) continue;
+        const bool append_time = (batch.attributes() & batch_format::timestamp_type_mask) != 0;
+        bool stopped = false;
+        batch.for_each_record([&](const record_view& r) {
+          if (stopped) return;
+          const offset off = batch.base_offset() + r.offset_delta;
+          if (off < position) return;
+          if (visited >= max_records) {
+            stopped = true;
+            return;
+          }
+          const timestamp_ms ts = append_time ? batch.max_timestamp() : batch.base_timestamp() + r.timestamp_delta;
+          visit(record_ref{tp, off, ts, r});
+          position = off + 1;
+          ++visited;
+        });
+        if (stopped) break;
+        // Compaction may leave offsets without records at a batch's end.
+        if (position <= batch.last_offset() && visited < max_records) position = batch.last_offset() + 1;
+        if (visited >= max_records) break;
+      }
+    }
+    if (visited > 0 || std::chrono::steady_clock::now() >= deadline) return visited;
+  }
+}
+
+result<std::vector<consumer_record>> consumer::poll(std::chrono::milliseconds timeout, size_t max_records) {
+  std::vector<consumer_record> out;
+  auto copy = [](bytes_view v) { return bytes(v.begin(), v.end()); };
+  auto n = poll_each(
+      timeout,
+      [&](const record_ref& r) {
+        consumer_record c{r.tp.topic, r.tp.partition, r.off, r.timestamp, std::nullopt, std::nullopt};
+        if (r.record.key) c.key = copy(*r.record.key);
+        if (r.record.value) c.value = copy(*r.record.value);
+        out.push_back(std::move(c));
+      },
+      max_records);
+  if (!n) return n.err();
+  return out;
+}
+
+status consumer::commit() {
+  if (group_.empty()) return make_error(errc::invalid_config, "no consumer group given");
+  std::vector<committed_offset> offsets;
+  for (const auto& tp : assigned_) {
+    auto it = positions_.find(tp);
+    if (it == positions_.end()) continue;
+    offsets.push_back(committed_offset{tp.topic, tp.partition, it->second.value(), "", errc::none});
+  }
+  if (offsets.empty()) return {};
+  auto r = client_.commit_offsets(group_, offsets);
+  if (!r) return r.err();
+  for (const auto& c : *r)
+    if (c.error != errc::none)
+      return make_error(c.error, "committing " + c.topic + "-" + std::to_string(c.partition));
+  return {};
+}
+
+} // namespace capstan::client

@@ -1,0 +1,84 @@
+#pragma once
+
+// A simple consumer (no group membership or rebalancing): the caller assigns partitions, sets
+// where each starts (an offset, the beginning, the end, or the group's committed offset), then
+// polls; poll fetches every assigned partition from its leader in parallel and returns records
+// in offset order per partition. commit() stores the positions (the next offset to read) for the
+// group, as Kafka's commitSync does. Not thread-safe; blocking; never call it from the client's
+// own thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/batch/record_batch_view.hpp"
+#include "runtime/client/cluster_client.hpp"
+#include "runtime/client/record_accumulator.hpp"
+
+namespace capstan::client {
+
+struct consumer_record {
+  std::string topic;
+  int32_t partition = 0;
+  offset off{0};
+  timestamp_ms timestamp = no_timestamp;
+  std::optional<bytes> key;
+  std::optional<bytes> value;
+};
+
+// What a poll hands to a visitor: a record inside a fetched batch, valid during the call.
+struct record_ref {
+  const topic_partition_key& tp;
+  offset off;
+  timestamp_ms timestamp;
+  const record_view& record;
+};
+
+class consumer {
+public:
+  // `group` may be empty when the caller never commits nor seeks to committed offsets.
+  consumer(cluster_client& client, client_config config, std::string group = {});
+  consumer(const consumer&) = delete;
+  consumer& operator=(const consumer&) = delete;
+
+  // Assigns `partitions` of `topic` (every partition when empty). Errors:
+  // UNKNOWN_TOPIC_OR_PARTITION for an unknown topic or a partition it does not have.
+  status assign(const std::string& topic, const std::vector<int32_t>& partitions = {});
+  const std::vector<topic_partition_key>& assignment() const { return assigned_; }
+
+  void seek(const topic_partition_key& tp, offset to);
+  status seek_to_beginning();
+  status seek_to_end();
+  // Positions at the group's committed offsets; partitions without one start at the beginning
+  // (`earliest`) or the end. REQUIRES: a group.
+  status seek_to_committed(bool earliest);
+  std::optional<offset> position(const topic_partition_key& tp) const;
+
+  // Fetches until at least one record is visited or `timeout` passes; visits at most
+  // `max_records` records and advances positions past exactly what it visited. Returns the
+  // number visited. Partitions without a position start at the end.
+  result<size_t> poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
+                           size_t max_records = std::numeric_limits<size_t>::max());
+  // poll_each that copies the records out.
+  result<std::vector<consumer_record>> poll(std::chrono::milliseconds timeout,
+                                            size_t max_records = std::numeric_limits<size_t>::max());
+
+  // Commits the current positions of every assigned partition for the group.
+  status commit();
+
+private:
+  result<int64_t> list_offset(const topic_partition_key& tp, int64_t timestamp);
+
+  cluster_client& client_;
+  client_config config_;
+  std::string group_;
+  std::vector<topic_partition_key> assigned_;
+  std::map<topic_partition_key, offset> positions_;
+};
+
+} // namespace capstan::client

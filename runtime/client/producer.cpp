@@ -1,0 +1,214 @@
+// The producer: user threads append to the record_accumulator under one lock; a sender thread
+// drains ready batches (full, lingered or flushed) while the partition has fewer than
+// max.in.flight requests outstanding and hands them to cluster_client::produce, which retries
+// retriable errors until delivery.timeout.ms. Completions run on the client thread: they call
+// the records' callbacks in order and release buffer.memory and the in-flight slot.
+
+#include "runtime/client/producer.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "runtime/client/partitioner.hpp"
+#include "runtime/client/record_accumulator.hpp"
+
+namespace capstan::client {
+
+struct producer::impl {
+  impl(cluster_client& c, client_config cfg)
+      : client(c), config(std::move(cfg)),
+        accumulator(config.batch_size, std::chrono::milliseconds(config.linger_ms)) {
+    sender = std::thread([this] { run_sender(); });
+  }
+
+  ~impl() {
+    flush();
+    {
+      std::lock_guard lock(mu);
+      stopping = true;
+    }
+    cv.notify_all();
+    sender.join();
+  }
+
+  impl(const impl&) = delete;
+  impl& operator=(const impl&) = delete;
+
+  // Partition count of `topic`, from the cache or one metadata request.
+  result<int32_t> partitions_of(const std::string& topic) {
+    {
+      std::lock_guard lock(mu);
+      if (auto it = partition_counts.find(topic); it != partition_counts.end()) return it->second;
+    }
+    auto md = client.metadata({topic});
+    if (!md) return md.err();
+    auto it = md->topics.find(topic);
+    if (it == md->topics.end() || it->second.partitions.empty())
+      return make_error(errc::unknown_topic_or_partition, "topic '" + topic + "' does not exist");
+    const auto count = static_cast<int32_t>(it->second.partitions.size());
+    std::lock_guard lock(mu);
+    partition_counts[topic] = count;
+    return count;
+  }
+
+  void send(const std::string& topic, std::optional<bytes_view> key, std::optional<bytes_view> value,
+            std::optional<int32_t> explicit_partition, send_callback done) {
+    auto count = partitions_of(topic);
+    if (!count) {
+      if (done) done(count.err());
+      return;
+    }
+    if (explicit_partition && (*explicit_partition < 0 || *explicit_partition >= *count)) {
+      if (done)
+        done(make_error(errc::unknown_topic_or_partition,
+                        "partition " + std::to_string(*explicit_partition) + " of '" + topic + "' does not exist (" +
+                            std::to_string(*count) + " partitions)"));
+      return;
+    }
+    const auto timestamp = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    const size_t key_size = key ? key->size() : 0;
+    const size_t value_size = value ? value->size() : 0;
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] {
+      return stopping ||
+             accumulator.queued_bytes() + in_flight_bytes < static_cast<size_t>(config.buffer_memory);
+    });
+    topic_partition_key tp{topic, 0};
+    if (explicit_partition) {
+      tp.partition = *explicit_partition;
+    } else if (key) {
+      tp.partition = partition_for_key(*key, *count);
+    } else {
+      tp.partition = sticky.partition(topic, *count);
+      if (accumulator.would_start_batch(tp, key_size, value_size)) {
+        sticky.on_new_batch(topic, *count, tp.partition);
+        tp.partition = sticky.partition(topic, *count);
+      }
+    }
+    auto appended = accumulator.append(tp, key, value, timestamp, std::move(done), clock_type::now());
+    lock.unlock();
+    if (appended.new_batch || appended.closed_previous) cv.notify_all();
+  }
+
+  void flush() {
+    std::unique_lock lock(mu);
+    ++flushing;
+    cv.notify_all();
+    cv.wait(lock, [&] { return accumulator.empty() && in_flight_batches == 0; });
+    --flushing;
+  }
+
+  void run_sender() {
+    std::unique_lock lock(mu);
+    const auto budget = [this](const topic_partition_key& tp) {
+      auto it = in_flight.find(tp);
+      return config.max_in_flight - (it == in_flight.end() ? 0 : it->second);
+    };
+    const auto delivery_timeout = std::chrono::milliseconds(config.delivery_timeout_ms);
+    for (;;) {
+      const auto now = clock_type::now();
+      if (auto expired = accumulator.expire(now, delivery_timeout); !expired.empty()) {
+        lock.unlock();
+        for (auto& b : expired) fail_unsent(b);
+        lock.lock();
+        cv.notify_all();
+        continue;
+      }
+      auto batches = accumulator.drain(now, flushing > 0 || stopping, budget);
+      if (!batches.empty()) {
+        for (const auto& b : batches) {
+          ++in_flight[b.tp];
+          in_flight_bytes += b.accounted_bytes;
+          ++in_flight_batches;
+        }
+        lock.unlock();
+        for (auto& b : batches) dispatch(std::move(b));
+        lock.lock();
+        continue;
+      }
+      if (stopping && accumulator.empty()) return;
+      // Partitions at their in-flight limit are woken by a completion; the 1 ms floor keeps a
+      // past deadline from spinning.
+      if (auto deadline = accumulator.next_deadline())
+        cv.wait_until(lock, std::max(*deadline, now + std::chrono::milliseconds(1)));
+      else
+        cv.wait(lock);
+    }
+  }
+
+  void fail_unsent(ready_batch& b) {
+    const auto e = make_error(errc::request_timed_out,
+                              "expired after " + std::to_string(config.delivery_timeout_ms) +
+                                  " ms (delivery.timeout.ms) before it could be sent to " + b.tp.topic + "-" +
+                                  std::to_string(b.tp.partition));
+    for (auto& cb : b.callbacks)
+      if (cb) cb(e);
+  }
+
+  struct batch_state {
+    topic_partition_key tp;
+    size_t accounted_bytes = 0;
+    std::vector<send_callback> callbacks;
+  };
+
+  void dispatch(ready_batch b) {
+    auto state = std::make_shared<batch_state>(batch_state{b.tp, b.accounted_bytes, std::move(b.callbacks)});
+    client.produce(b.tp.topic, b.tp.partition, config.acks, std::move(b.data),
+                   [this, state](result<produce_response> r) { complete(*state, r); });
+  }
+
+  void complete(batch_state& b, const result<produce_response>& r) {
+    if (r) {
+      record_metadata md{b.tp.topic, b.tp.partition, r->base_offset};
+      for (size_t i = 0; i < b.callbacks.size(); ++i) {
+        if (!b.callbacks[i]) continue;
+        md.off = r->base_offset.value() < 0 ? r->base_offset : r->base_offset + static_cast<int64_t>(i);
+        b.callbacks[i](md);
+      }
+    } else {
+      for (auto& cb : b.callbacks)
+        if (cb) cb(r.err());
+    }
+    {
+      std::lock_guard lock(mu);
+      if (--in_flight[b.tp] == 0) in_flight.erase(b.tp);
+      in_flight_bytes -= b.accounted_bytes;
+      --in_flight_batches;
+    }
+    cv.notify_all();
+  }
+
+  cluster_client& client;
+  const client_config config;
+
+  std::mutex mu; // guards everything below
+  std::condition_variable cv; // sender wake-ups, buffer.memory and flush waiters
+  record_accumulator accumulator;
+  sticky_partitioner sticky;
+  std::map<std::string, int32_t> partition_counts;
+  std::map<topic_partition_key, int> in_flight;
+  size_t in_flight_bytes = 0;
+  size_t in_flight_batches = 0;
+  int flushing = 0;
+  bool stopping = false;
+  std::thread sender;
+};
+
+producer::producer(cluster_client& client, client_config config)
+    : impl_(std::make_unique<impl>(client, std::move(config))) {}
+
+producer::~producer() = default;
+
+void producer::send(const std::string& topic, std::optional<bytes_view> key, std::optional<bytes_view> value,
+                    std::optional<int32_t> partition, std::function<void(result<record_metadata>)> done) {
+  impl_->send(topic, key, value, partition, std::move(done));
+}
+
+void producer::flush() { impl_->flush(); }
+
+} // namespace capstan::client

@@ -1,0 +1,43 @@
+#pragma once
+
+// A batching producer on top of cluster_client, as Kafka's: records are accumulated per
+// partition into batches of batch.size, sent after linger.ms or when full, with up to
+// max.in.flight requests per partition; keyed records go to murmur2(key) % partitions (Kafka's
+// default partitioner), keyless ones stick to one partition until its batch is sent.
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "runtime/client/cluster_client.hpp"
+#include "runtime/client/record_metadata.hpp"
+
+namespace capstan::client {
+
+// Kafka's murmur2 (org.apache.kafka.common.utils.Utils.murmur2) and toPositive.
+int32_t murmur2(bytes_view data);
+int32_t partition_for_key(bytes_view key, int32_t partitions);
+
+class producer {
+public:
+  producer(cluster_client& client, client_config config);
+  ~producer(); // flushes
+  producer(const producer&) = delete;
+  producer& operator=(const producer&) = delete;
+
+  // Queues one record; blocks while more than buffer.memory is queued. `done` runs on the client
+  // thread with the record's partition and offset, or its error after retries; a record whose
+  // batch waited delivery.timeout.ms without being sent fails with REQUEST_TIMED_OUT on the
+  // producer's sender thread. An unknown topic or partition fails at once on the caller's thread.
+  void send(const std::string& topic, std::optional<bytes_view> key, std::optional<bytes_view> value,
+            std::optional<int32_t> partition, std::function<void(result<record_metadata>)> done);
+  // Sends everything queued now and waits until every record sent so far is acknowledged or failed.
+  void flush();
+
+  struct impl;
+
+private:
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace capstan::client

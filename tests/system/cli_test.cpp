@@ -1,0 +1,320 @@
+// Runs the real `capstan` binary: a node on free loopback ports, then the client subcommands
+// (topic, produce, consume, cluster describe) against it, a consumer group that resumes after a
+// restart, bad input, and a node killed with SIGKILL in the middle of an acks=all produce.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runtime/client/consumer.hpp"
+#include "runtime/client/producer.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string binary = CAPSTAN_BINARY;
+
+// A port the kernel just handed out on 127.0.0.1 (free unless someone takes it meanwhile).
+uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// One `capstan node` on a data dir, restartable on the same ports.
+class node_process {
+public:
+  explicit node_process(const temp_dir& dir)
+      : dir_(dir), rpc_(free_port()), cluster_(free_port()), metrics_(free_port()) {}
+
+  std::string bootstrap() const { return "127.0.0.1:" + std::to_string(rpc_); }
+
+  void start() {
+    ++starts_;
+    child_ = std::make_unique<child_process>(
+        binary,
+        std::vector<std::string>{"node", "--data-dir", (dir_ / "data").string(), "--listen", bootstrap(),
+                                 "--cluster-listen", "127.0.0.1:" + std::to_string(cluster_),
+                                 "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_)},
+        dir_.path(), "node" + std::to_string(starts_));
+    const bool up = child_->wait_for_stderr("listening", 30s);
+    INFO(child_->stderr_text());
+    REQUIRE(up);
+    // The listening line can precede the first metadata answer by a moment.
+    for (int i = 0; i < 100; ++i) {
+      if (run({"topic", "list"}) == 0) return;
+      std::this_thread::sleep_for(100ms);
+    }
+    FAIL("node does not answer topic list");
+  }
+
+  void stop(int sig) {
+    child_->signal(sig);
+    REQUIRE(child_->wait(60s));
+    child_.reset();
+  }
+
+  // Runs a client subcommand with --bootstrap appended.
+  int run(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) const {
+    args.push_back("--bootstrap");
+    args.push_back(bootstrap());
+    return run_to_end(binary, args, dir_.path(), out, err, 60s);
+  }
+
+  // Runs `printf INPUT | capstan ARGS --bootstrap ...` through the shell.
+  int run_with_input(const std::string& input, const std::string& args, std::string* out = nullptr,
+                     std::string* err = nullptr) const {
+    const auto in = dir_ / ("stdin" + std::to_string(++inputs_));
+    {
+      std::FILE* f = std::fopen(in.c_str(), "w");
+      REQUIRE(f);
+      std::fwrite(input.data(), 1, input.size(), f);
+      std::fclose(f);
+    }
+    const std::string command =
+        "'" + binary + "' " + args + " --bootstrap " + bootstrap() + " < '" + in.string() + "'";
+    return run_to_end("/bin/sh", {"-c", command}, dir_.path(), out, err, 60s);
+  }
+
+private:
+  const temp_dir& dir_;
+  uint16_t rpc_, cluster_, metrics_;
+  int starts_ = 0;
+  mutable int inputs_ = 0;
+  std::unique_ptr<child_process> child_;
+};
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    auto nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+bytes_view as_bytes(const std::string& s) {
+  return bytes_view(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+} // namespace
+
+TEST_CASE("topic create, list, describe and delete through the CLI", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "orders", "--partitions", "3", "--replication-factor", "1",
+                    "--config", "retention.ms=3600000"},
+                   &out, &err) == 0);
+  CHECK(out.find("Created topic orders") != std::string::npos);
+
+  REQUIRE(node.run({"topic", "list"}, &out, &err) == 0);
+  auto names = lines(out);
+  CHECK(std::find(names.begin(), names.end(), "orders") != names.end());
+
+  REQUIRE(node.run({"topic", "describe", "orders"}, &out, &err) == 0);
+  CHECK(out.find("PartitionCount: 3") != std::string::npos);
+  for (int p = 0; p < 3; ++p)
+    CHECK(out.find("Partition: " + std::to_string(p) + "\tLeader: 1\tReplicas: 1\tIsr: 1") != std::string::npos);
+  CHECK(out.find("retention.ms=3600000") != std::string::npos);
+
+  REQUIRE(node.run({"cluster", "describe"}, &out, &err) == 0);
+  CHECK(out.find("Controller: 1") != std::string::npos);
+  CHECK(out.find("orders-2\tLeader: 1") != std::string::npos);
+
+  CHECK(node.run({"topic", "create", "orders", "--partitions", "1"}, &out, &err) != 0);
+  CHECK(err.find("TOPIC_ALREADY_EXISTS") != std::string::npos);
+
+  REQUIRE(node.run({"topic", "delete", "orders"}, &out, &err) == 0);
+  REQUIRE(node.run({"topic", "list"}, &out, &err) == 0);
+  names = lines(out);
+  CHECK(std::find(names.begin(), names.end(), "orders") == names.end());
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("lines produced through the CLI are consumed back in order, keyed ones on murmur2's partition",
+          "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "lines", "--partitions", "1"}, &out, &err) == 0);
+  INFO(err);
+  REQUIRE(node.run_with_input("one\ntwo\nthree\n", "produce lines --acks all", &out, &err) == 0);
+  REQUIRE(node.run({"consume", "lines", "--from-beginning", "--timeout-ms", "1000", "--print-offset"}, &out,
+                   &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"0\tone", "1\ttwo", "2\tthree"});
+
+  REQUIRE(node.run({"consume", "lines", "--offset", "1", "--max-messages", "1"}, &out, &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"two"});
+
+  REQUIRE(node.run({"topic", "create", "keyed", "--partitions", "4"}, &out, &err) == 0);
+  REQUIRE(node.run_with_input("alpha:1\nbeta:2\nalpha:3\n", "produce keyed --key-separator :", &out, &err) == 0);
+  const int alpha = client::partition_for_key(as_bytes("alpha"), 4);
+  const int beta = client::partition_for_key(as_bytes("beta"), 4);
+  REQUIRE(node.run({"consume", "keyed", "--partition", std::to_string(alpha), "--from-beginning", "--timeout-ms",
+                    "1000", "--print-key"},
+                   &out, &err) == 0);
+  auto alpha_lines = lines(out);
+  if (alpha == beta) {
+    CHECK(alpha_lines == std::vector<std::string>{"alpha\t1", "beta\t2", "alpha\t3"});
+  } else {
+    CHECK(alpha_lines == std::vector<std::string>{"alpha\t1", "alpha\t3"});
+  }
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("consume --group resumes from the committed offset after a restart", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "jobs", "--partitions", "1"}, &out, &err) == 0);
+  REQUIRE(node.run_with_input("a\nb\nc\nd\ne\n", "produce jobs", &out, &err) == 0);
+  REQUIRE(node.run({"consume", "jobs", "--group", "workers", "--from-beginning", "--max-messages", "3"}, &out,
+                   &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"a", "b", "c"});
+
+  node.stop(SIGTERM);
+  node.start();
+  REQUIRE(node.run({"consume", "jobs", "--group", "workers", "--timeout-ms", "1000"}, &out, &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"d", "e"});
+  // Everything is committed now: nothing more for the group.
+  REQUIRE(node.run({"consume", "jobs", "--group", "workers", "--timeout-ms", "500"}, &out, &err) == 0);
+  CHECK(out.empty());
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("bad CLI input exits non-zero with a clear message", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  CHECK(node.run({"topic", "create", "bad/name"}, &out, &err) != 0);
+  CHECK(err.find("INVALID_TOPIC_EXCEPTION") != std::string::npos);
+  CHECK(node.run({"topic", "create", std::string(250, 'x')}, &out, &err) != 0);
+  CHECK(err.find("INVALID_TOPIC_EXCEPTION") != std::string::npos);
+
+  CHECK(node.run_with_input("x\n", "produce missing", &out, &err) != 0);
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
+  CHECK(node.run({"consume", "missing", "--timeout-ms", "100"}, &out, &err) != 0);
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
+  CHECK(node.run({"topic", "describe", "missing"}, &out, &err) != 0);
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
+
+  REQUIRE(node.run({"topic", "create", "small", "--partitions", "2"}, &out, &err) == 0);
+  CHECK(node.run({"consume", "small", "--partition", "7", "--timeout-ms", "100"}, &out, &err) != 0);
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
+  CHECK(node.run_with_input("x\n", "produce small --acks 2", &out, &err) != 0);
+  CHECK(err.find("--acks") != std::string::npos);
+  CHECK(node.run_with_input("no separator\n", "produce small --key-separator :", &out, &err) != 0);
+  CHECK(err.find("key separator") != std::string::npos);
+
+  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "127.0.0.1:1"}, dir.path(), &out, &err, 30s) != 0);
+  CHECK(err.find("NETWORK_EXCEPTION") != std::string::npos);
+  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "nonsense"}, dir.path(), &out, &err, 30s) != 0);
+  CHECK(err.find("HOST:PORT") != std::string::npos);
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("every record acknowledged with acks=all survives a kill -9 of the node mid-produce",
+          "[system][cli][crash]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "durable", "--partitions", "2"}, &out, &err) == 0);
+
+  client::client_config config;
+  config.bootstrap = {node.bootstrap()};
+  config.acks = -1;
+  config.linger_ms = 1;
+  config.batch_size = 2048;
+  config.request_timeout_ms = 2000;
+  config.delivery_timeout_ms = 3000;
+  config.retry_backoff_ms = 50;
+  // A small backlog: what is queued when the node dies fails within delivery.timeout.ms.
+  config.buffer_memory = 1 << 20;
+
+  std::mutex mu;
+  std::map<std::pair<int32_t, int64_t>, std::string> acknowledged;
+  std::atomic<uint64_t> acked{0};
+  std::atomic<bool> stop{false};
+  {
+    auto connected = client::cluster_client::connect(config);
+    REQUIRE(connected);
+    auto& cc = **connected;
+    std::thread writer([&] {
+      client::producer producer(cc, config);
+      for (int i = 0; !stop && i < 2000000; ++i) {
+        auto value = std::make_shared<std::string>("record-" + std::to_string(i));
+        producer.send("durable", std::nullopt, as_bytes(*value), std::nullopt,
+                      [&, value](result<client::record_metadata> r) {
+                        if (!r) return;
+                        std::lock_guard lock(mu);
+                        acknowledged[{r->partition, r->off.value()}] = *value;
+                        ++acked;
+                      });
+      }
+      producer.flush();
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (acked < 20000 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    node.stop(SIGKILL);
+    stop = true;
+    writer.join();
+  }
+  const auto acked_before_kill = acked.load();
+  REQUIRE(acked_before_kill > 0);
+
+  node.start();
+  auto connected = client::cluster_client::connect(config);
+  REQUIRE(connected);
+  client::consumer consumer(**connected, config);
+  REQUIRE(consumer.assign("durable"));
+  REQUIRE(consumer.seek_to_beginning());
+  std::map<std::pair<int32_t, int64_t>, std::string> stored;
+  for (;;) {
+    auto n = consumer.poll_each(1000ms, [&](const client::record_ref& r) {
+      stored[{r.tp.partition, r.off.value()}] =
+          std::string(reinterpret_cast<const char*>(r.record.value->data()), r.record.value->size());
+    });
+    REQUIRE(n);
+    if (*n == 0) break;
+  }
+  std::lock_guard lock(mu);
+  INFO("acknowledged " << acknowledged.size() << ", stored " << stored.size());
+  size_t missing = 0;
+  for (const auto& [where, value] : acknowledged) {
+    auto it = stored.find(where);
+    if (it == stored.end() || it->second != value) ++missing;
+  }
+  CHECK(missing == 0);
+  CHECK(stored.size() >= acknowledged.size());
+  node.stop(SIGTERM);
+}
