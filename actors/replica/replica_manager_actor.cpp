@@ -26,6 +26,8 @@ namespace {
 struct replica_entry {
   partition_replica_actor actor;
   topic_id id{};
+  // The topic's config overrides the replica was opened with: a change (alterConfigs) reopens it.
+  std::map<std::string, std::string> configs;
 };
 
 struct replica_manager_state {
@@ -99,7 +101,7 @@ bool open_new_replicas(self_ptr self, const cluster_metadata& snapshot) {
         continue;
       }
       self->link_to(*replica);
-      st.replicas.emplace(tp, replica_entry{*replica, topic.id});
+      st.replicas.emplace(tp, replica_entry{*replica, topic.id, topic.configs});
     }
   }
   publish_routes(self);
@@ -125,6 +127,19 @@ std::vector<topic_partition> stale_replicas(const replica_manager_state& st,
   return out;
 }
 
+// Replicas whose topic configs changed: closed (data kept) and opened again with the new ones,
+// as Kafka applies a topic config change to its live log.
+std::vector<topic_partition> reconfigured_replicas(const replica_manager_state& st,
+                                                   const cluster_metadata& snapshot) {
+  std::vector<topic_partition> out;
+  for (const auto& [tp, e] : st.replicas) {
+    auto t = snapshot.topics.find(tp.first);
+    if (t != snapshot.topics.end() && t->second.id == e.id && t->second.configs != e.configs)
+      out.push_back(tp);
+  }
+  return out;
+}
+
 caf::result<bool> apply(self_ptr self, const metadata_snapshot& snapshot) {
   auto& st = self->state;
   if (st.stopping)
@@ -132,7 +147,9 @@ caf::result<bool> apply(self_ptr self, const metadata_snapshot& snapshot) {
   if (!snapshot) return to_caf_error(make_error(errc::invalid_config, "empty metadata snapshot"));
   auto rp = self->make_response_promise<bool>();
   auto stale = stale_replicas(st, *snapshot);
-  auto pending = std::make_shared<countdown>(countdown{stale.size() + 1, nullptr});
+  auto reconfigured = reconfigured_replicas(st, *snapshot);
+  auto pending =
+    std::make_shared<countdown>(countdown{stale.size() + reconfigured.size() + 1, nullptr});
   pending->done = [self, snapshot, rp]() mutable { rp.deliver(open_new_replicas(self, *snapshot)); };
   for (const auto& tp : stale) {
     auto actor = st.replicas.at(tp).actor;
@@ -153,7 +170,20 @@ caf::result<bool> apply(self_ptr self, const metadata_snapshot& snapshot) {
       .await([remove_dir](offset) { remove_dir(); },
              [remove_dir](caf::error&) { remove_dir(); });
   }
-  if (!stale.empty()) publish_routes(self);
+  for (const auto& tp : reconfigured) {
+    auto actor = st.replicas.at(tp).actor;
+    st.replicas.erase(tp);
+    spdlog::info("node {}: reopening {}-{} with changed topic configs", st.opts.node.value(),
+                 tp.first, tp.second);
+    self->request(actor, caf::infinite, close_atom_v)
+      .await(
+        [self, tp, pending](offset point) {
+          self->state.recovery_points[tp] = point;
+          pending->arrive();
+        },
+        [pending](caf::error&) { pending->arrive(); });
+  }
+  if (!stale.empty() || !reconfigured.empty()) publish_routes(self);
   pending->arrive();
   return rp;
 }

@@ -158,6 +158,21 @@ TEST_CASE("topic min.insync.replicas above the ISR refuses acks=-1 produce", "[r
   CHECK(code_of(p.error()) == errc::not_enough_replicas);
 }
 
+TEST_CASE("changed topic configs reopen the replica with them and keep its data",
+          "[replica][manager]") {
+  manager_fixture f;
+  REQUIRE(f.apply(snapshot_of({topic_of("live", 1, {1}, 1)})));
+  REQUIRE(f.produce(*f.lookup("live", 0), make_batch(2, "x", 1000)));
+  REQUIRE(f.apply(snapshot_of({topic_of("live", 1, {1}, 1, {{"min.insync.replicas", "2"}})})));
+  auto refused = f.produce(*f.lookup("live", 0), make_batch(1, "y", 1000));
+  REQUIRE_FALSE(refused);
+  CHECK(code_of(refused.error()) == errc::not_enough_replicas);
+  REQUIRE(f.apply(snapshot_of({topic_of("live", 1, {1}, 1)})));
+  auto p = f.produce(*f.lookup("live", 0), make_batch(1, "z", 1000));
+  REQUIRE(p);
+  CHECK(p->base_offset == offset{2});
+}
+
 TEST_CASE("a partition with an invalid config is skipped and apply replies false",
           "[replica][manager]") {
   manager_fixture f;
