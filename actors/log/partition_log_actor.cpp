@@ -16,6 +16,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/countdown.hpp"
 #include "actors/log/compaction_worker.hpp"
 #include "actors/log/segment_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
@@ -85,15 +86,6 @@ segment_actor start_segment(self_ptr self, std::shared_ptr<segment> seg, timesta
   self->link_to(actor);
   return actor;
 }
-
-// Counts down answers from several segments and runs `done` after the last one.
-struct fan_in {
-  size_t remaining;
-  std::function<void()> done;
-  void arrive() {
-    if (--remaining == 0) done();
-  }
-};
 
 // Seals the active segment, starts a new one at `base`, and flushes the old one in the background
 // (Kafka flushes a rolled segment asynchronously; the recovery point then moves to `base`).
@@ -181,7 +173,7 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
                                          append_result res, bool flush) {
   auto& st = self->state;
   auto rp = self->make_response_promise<append_result>();
-  auto pending = std::make_shared<fan_in>(fan_in{1, nullptr});
+  auto pending = std::make_shared<countdown>(countdown{1, nullptr});
   auto failed = std::make_shared<std::optional<caf::error>>();
   pending->done = [self, rp, res, failed, flush]() mutable {
     if (*failed) {
@@ -299,7 +291,7 @@ void flush_all(self_ptr self, std::function<void(offset)> done) {
   std::vector<segment_actor> dirty;
   for (const auto& [base, e] : st.segments)
     if (e.meta.next > st.recovery_point || e.meta.base >= st.recovery_point) dirty.push_back(e.actor);
-  auto pending = std::make_shared<fan_in>(fan_in{dirty.size() + 1, nullptr});
+  auto pending = std::make_shared<countdown>(countdown{dirty.size() + 1, nullptr});
   pending->done = [self, target, gen, done] {
     auto& st = self->state;
     if (!st.failed && gen == st.generation && target > st.recovery_point) st.recovery_point = target;
@@ -392,7 +384,7 @@ caf::result<offset> truncate(self_ptr self, offset to) {
     dropped.push_back(it->second.actor);
     it = st.segments.erase(it);
   }
-  auto pending = std::make_shared<fan_in>(fan_in{dropped.size() + 1, nullptr});
+  auto pending = std::make_shared<countdown>(countdown{dropped.size() + 1, nullptr});
   pending->done = [self, to, rp] { truncate_kept(self, to, rp); };
   for (const auto& a : dropped)
     self->request(a, caf::infinite, delete_atom_v)

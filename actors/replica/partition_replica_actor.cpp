@@ -9,6 +9,8 @@
 
 #include "actors/replica/partition_replica_actor.hpp"
 
+#include "actors/countdown.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -92,10 +94,10 @@ void answer_fetch(self_ptr self, caf::typed_response_promise<fetch_result> rp,
 
 void answer_parked(self_ptr self, const std::vector<parked_fetch>& ready,
                    std::function<void()> done = {}) {
-  auto remaining = std::make_shared<size_t>(ready.size() + 1);
-  auto arrive = [remaining, done] {
-    if (--*remaining == 0 && done) done();
-  };
+  auto pending = std::make_shared<countdown>(countdown{ready.size() + 1, [done] {
+                                                 if (done) done();
+                                               }});
+  auto arrive = [pending] { pending->arrive(); };
   for (const auto& p : ready) {
     auto it = self->state.parked_promises.find(p.id);
     if (it == self->state.parked_promises.end()) {

@@ -8,6 +8,8 @@
 
 #include "actors/replica/replica_manager_actor.hpp"
 
+#include "actors/countdown.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -53,15 +55,6 @@ void publish_routes(self_ptr self) {
   for (const auto& [tp, e] : self->state.replicas) table->emplace(tp, e.actor);
   self->state.routes->publish(std::move(table));
 }
-
-// Counts down asynchronous steps and runs `done` after the last one.
-struct countdown {
-  size_t remaining;
-  std::function<void()> done;
-  void arrive() {
-    if (--remaining == 0) done();
-  }
-};
 
 // Opens the replicas of `snapshot` that this node hosts and does not have yet; true iff every one
 // opened.
