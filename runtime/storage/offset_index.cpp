@@ -50,90 +50,46 @@ result<offset_index> offset_index::open(const std::filesystem::path& path) {
 }
 
 status offset_index::load(uint64_t log_size) {
-  entries_.clear();
-  written_ = 0;
-  auto size = file_.size();
-  if (!size) return size.err();
-  bytes content(*size);
-  if (auto s = file_.pread_all(content, 0); !s) return s;
-  auto decoded = decode(content, log_size);
+  auto content = file_.read_all();
+  if (!content) {
+    file_.reset();
+    return content.err();
+  }
+  auto decoded = decode(*content, log_size);
   if (!decoded) {
-    stale_tail_ = true;
+    file_.reset();
     return decoded.err();
   }
-  entries_ = std::move(*decoded);
-  written_ = entries_.size();
-  stale_tail_ = false;
+  file_.loaded(std::move(*decoded));
   return {};
 }
 
-void offset_index::reset() {
-  entries_.clear();
-  written_ = 0;
-  stale_tail_ = true;
-}
+status offset_index::append(const offset_index_entry& entry) { return file_.append(entry); }
 
-status offset_index::append(const offset_index_entry& entry) {
-  entries_.push_back(entry);
-  if (entries_.size() - written_ >= write_batch) return write_buffered();
-  return {};
-}
+void offset_index::reset() { file_.reset(); }
 
-status offset_index::truncate(size_t count) {
-  if (count >= entries_.size()) return {};
-  entries_.resize(count);
-  if (written_ > count) {
-    written_ = count;
-    return file_.truncate(count * entry_size);
-  }
-  return {};
-}
+status offset_index::truncate(size_t count) { return file_.truncate(count); }
 
 std::optional<offset_index_entry> offset_index::floor(uint32_t relative_offset) const {
+  const auto& e = entries();
   auto it = std::upper_bound(
-      entries_.begin(), entries_.end(), relative_offset,
-      [](uint32_t r, const offset_index_entry& e) { return r < e.relative_offset; });
-  if (it == entries_.begin()) return std::nullopt;
+      e.begin(), e.end(), relative_offset,
+      [](uint32_t r, const offset_index_entry& x) { return r < x.relative_offset; });
+  if (it == e.begin()) return std::nullopt;
   return *std::prev(it);
 }
 
 size_t offset_index::count_below_position(uint64_t position) const {
-  auto it =
-      std::lower_bound(entries_.begin(), entries_.end(), position,
-                       [](const offset_index_entry& e, uint64_t p) { return e.position < p; });
-  return static_cast<size_t>(it - entries_.begin());
+  const auto& e = entries();
+  auto it = std::lower_bound(e.begin(), e.end(), position,
+                             [](const offset_index_entry& x, uint64_t p) { return x.position < p; });
+  return static_cast<size_t>(it - e.begin());
 }
 
-status offset_index::write_buffered() {
-  if (written_ == entries_.size()) return {};
-  bytes buffer((entries_.size() - written_) * entry_size);
-  for (size_t i = written_; i < entries_.size(); ++i)
-    encode(entries_[i], buffer.data() + (i - written_) * entry_size);
-  if (auto s = file_.pwrite_all(buffer, written_ * entry_size); !s) return s;
-  written_ = entries_.size();
-  return {};
-}
+status offset_index::write_pending() { return file_.write_pending(); }
 
-status offset_index::write_pending() {
-  if (auto s = write_buffered(); !s) return s;
-  if (!stale_tail_) return {};
-  auto size = file_.size();
-  if (!size) return size.err();
-  if (*size > written_ * entry_size)
-    if (auto s = file_.truncate(written_ * entry_size); !s) return s;
-  stale_tail_ = false;
-  return {};
-}
+status offset_index::sync() { return file_.sync(); }
 
-status offset_index::sync() {
-  if (auto s = write_pending(); !s) return s;
-  return file_.sync();
-}
-
-status offset_index::remove() {
-  auto path = file_.path();
-  if (auto s = file_.close(); !s) return s;
-  return remove_file(path);
-}
+status offset_index::remove() { return file_.remove(); }
 
 } // namespace capstan

@@ -16,6 +16,7 @@
 
 #include "runtime/result.hpp"
 #include "runtime/storage/file_handle.hpp"
+#include "runtime/storage/index_file.hpp"
 #include "runtime/types.hpp"
 
 namespace capstan {
@@ -71,20 +72,15 @@ public:
   // Unlinks the file; the object must not be used afterwards except for destruction.
   status remove();
 
-  const std::vector<offset_index_entry>& entries() const { return entries_; }
-  bool empty() const { return entries_.empty(); }
-  const offset_index_entry& last() const { return entries_.back(); }
+  const std::vector<offset_index_entry>& entries() const { return file_.entries(); }
+  bool empty() const { return entries().empty(); }
+  const offset_index_entry& last() const { return entries().back(); }
   const std::filesystem::path& path() const { return file_.path(); }
 
 private:
   explicit offset_index(file_handle file) : file_(std::move(file)) {}
 
-  file_handle file_;
-  std::vector<offset_index_entry> entries_;
-  size_t written_ = 0;      // entries_[0, written_) are in the file
-  bool stale_tail_ = false; // reset() left old bytes past written_ in the file
-
-  status write_buffered();
+  index_file<offset_index, offset_index_entry> file_;
 };
 
 } // namespace capstan

@@ -45,94 +45,51 @@ result<time_index> time_index::open(const std::filesystem::path& path) {
 }
 
 status time_index::load() {
-  entries_.clear();
-  written_ = 0;
-  auto size = file_.size();
-  if (!size) return size.err();
-  bytes content(*size);
-  if (auto s = file_.pread_all(content, 0); !s) return s;
-  auto decoded = decode(content);
+  auto content = file_.read_all();
+  if (!content) {
+    file_.reset();
+    return content.err();
+  }
+  auto decoded = decode(*content);
   if (!decoded) {
-    stale_tail_ = true;
+    file_.reset();
     return decoded.err();
   }
-  entries_ = std::move(*decoded);
-  written_ = entries_.size();
-  stale_tail_ = false;
+  file_.loaded(std::move(*decoded));
   return {};
-}
-
-void time_index::reset() {
-  entries_.clear();
-  written_ = 0;
-  stale_tail_ = true;
 }
 
 status time_index::maybe_append(const time_index_entry& entry) {
-  const time_index_entry floor_entry =
-      entries_.empty() ? time_index_entry{no_timestamp, 0} : entries_.back();
+  const time_index_entry floor_entry = empty() ? time_index_entry{no_timestamp, 0} : last();
   if (entry.timestamp <= floor_entry.timestamp) return {};
-  if (!entries_.empty() && entry.relative_offset <= floor_entry.relative_offset) return {};
-  entries_.push_back(entry);
-  if (entries_.size() - written_ >= write_batch) return write_buffered();
-  return {};
+  if (!empty() && entry.relative_offset <= floor_entry.relative_offset) return {};
+  return file_.append(entry);
 }
 
-status time_index::truncate(size_t count) {
-  if (count >= entries_.size()) return {};
-  entries_.resize(count);
-  if (written_ > count) {
-    written_ = count;
-    return file_.truncate(count * entry_size);
-  }
-  return {};
-}
+void time_index::reset() { file_.reset(); }
+
+status time_index::truncate(size_t count) { return file_.truncate(count); }
 
 std::optional<time_index_entry> time_index::floor(timestamp_ms timestamp) const {
-  auto it =
-      std::upper_bound(entries_.begin(), entries_.end(), timestamp,
-                       [](timestamp_ms t, const time_index_entry& e) { return t < e.timestamp; });
-  if (it == entries_.begin()) return std::nullopt;
+  const auto& e = entries();
+  auto it = std::upper_bound(e.begin(), e.end(), timestamp,
+                             [](timestamp_ms t, const time_index_entry& x) { return t < x.timestamp; });
+  if (it == e.begin()) return std::nullopt;
   return *std::prev(it);
 }
 
 size_t time_index::count_below_offset(uint32_t relative_offset) const {
-  auto it =
-      std::lower_bound(entries_.begin(), entries_.end(), relative_offset,
-                       [](const time_index_entry& e, uint32_t r) { return e.relative_offset < r; });
-  return static_cast<size_t>(it - entries_.begin());
+  const auto& e = entries();
+  auto it = std::lower_bound(e.begin(), e.end(), relative_offset, [](const time_index_entry& x, uint32_t r) {
+    return x.relative_offset < r;
+  });
+  return static_cast<size_t>(it - e.begin());
 }
 
-status time_index::write_buffered() {
-  if (written_ == entries_.size()) return {};
-  bytes buffer((entries_.size() - written_) * entry_size);
-  for (size_t i = written_; i < entries_.size(); ++i)
-    encode(entries_[i], buffer.data() + (i - written_) * entry_size);
-  if (auto s = file_.pwrite_all(buffer, written_ * entry_size); !s) return s;
-  written_ = entries_.size();
-  return {};
-}
+status time_index::write_pending() { return file_.write_pending(); }
 
-status time_index::write_pending() {
-  if (auto s = write_buffered(); !s) return s;
-  if (!stale_tail_) return {};
-  auto size = file_.size();
-  if (!size) return size.err();
-  if (*size > written_ * entry_size)
-    if (auto s = file_.truncate(written_ * entry_size); !s) return s;
-  stale_tail_ = false;
-  return {};
-}
+status time_index::sync() { return file_.sync(); }
 
-status time_index::sync() {
-  if (auto s = write_pending(); !s) return s;
-  return file_.sync();
-}
-
-status time_index::remove() {
-  auto path = file_.path();
-  if (auto s = file_.close(); !s) return s;
-  return remove_file(path);
-}
+status time_index::remove() { return file_.remove(); }
 
 } // namespace capstan

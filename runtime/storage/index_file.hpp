@@ -1,0 +1,107 @@
+#pragma once
+
+// The file side shared by the offset and time indexes (docs/storage.md): the whole index in
+// memory, new entries written to the file in batches, and a reset index rewritten over its old
+// bytes with the stale tail cut on the next write (no ftruncate for an index that did not change).
+// `Index` supplies `entry_size`, `write_batch` and `static void encode(const Entry&, uint8_t*)`
+// (used only in member bodies, so an index class may hold its own index_file); the index classes
+// add decoding and their lookups on top.
+
+#include <utility>
+#include <vector>
+
+#include "runtime/result.hpp"
+#include "runtime/storage/file_handle.hpp"
+#include "runtime/types.hpp"
+
+namespace capstan {
+
+template <class Index, class Entry>
+class index_file {
+public:
+  using entry_type = Entry;
+
+  explicit index_file(file_handle file) : file_(std::move(file)) {}
+  index_file(index_file&&) = default;
+  index_file& operator=(index_file&&) = default;
+  index_file(const index_file&) = delete;
+  index_file& operator=(const index_file&) = delete;
+
+  // The file's current bytes, to decode.
+  result<bytes> read_all() {
+    auto size = file_.size();
+    if (!size) return size.err();
+    bytes content(*size);
+    if (auto s = file_.pread_all(content, 0); !s) return s.err();
+    return content;
+  }
+  // Takes decoded entries as exactly what the file holds.
+  void loaded(std::vector<entry_type> entries) {
+    entries_ = std::move(entries);
+    written_ = entries_.size();
+    stale_tail_ = false;
+  }
+  // Empties memory; the file's old bytes are replaced by the next write_pending().
+  void reset() {
+    entries_.clear();
+    written_ = 0;
+    stale_tail_ = true;
+  }
+
+  status append(const entry_type& entry) {
+    entries_.push_back(entry);
+    if (entries_.size() - written_ >= Index::write_batch) return write_buffered();
+    return {};
+  }
+  // Keeps the first `count` entries, in memory and in the file.
+  status truncate(size_t count) {
+    if (count >= entries_.size()) return {};
+    entries_.resize(count);
+    if (written_ > count) {
+      written_ = count;
+      return file_.truncate(count * Index::entry_size);
+    }
+    return {};
+  }
+
+  status write_pending() {
+    if (auto s = write_buffered(); !s) return s;
+    if (!stale_tail_) return {};
+    auto size = file_.size();
+    if (!size) return size.err();
+    if (*size > written_ * Index::entry_size)
+      if (auto s = file_.truncate(written_ * Index::entry_size); !s) return s;
+    stale_tail_ = false;
+    return {};
+  }
+  status sync() {
+    if (auto s = write_pending(); !s) return s;
+    return file_.sync();
+  }
+  status remove() {
+    auto path = file_.path();
+    if (auto s = file_.close(); !s) return s;
+    return remove_file(path);
+  }
+
+  const std::vector<entry_type>& entries() const { return entries_; }
+  const std::filesystem::path& path() const { return file_.path(); }
+
+private:
+  status write_buffered() {
+    if (written_ == entries_.size()) return {};
+    bytes buffer((entries_.size() - written_) * Index::entry_size);
+    for (size_t i = written_; i < entries_.size(); ++i)
+      Index::encode(entries_[i], buffer.data() + (i - written_) * Index::entry_size);
+    if (auto s = file_.pwrite_all(buffer, written_ * Index::entry_size); !s) return s;
+    written_ = entries_.size();
+    return {};
+  }
+
+  file_handle file_;
+  std::vector<entry_type> entries_;
+  size_t written_ = 0;      // entries_[0, written_) are in the file
+  bool stale_tail_ = false; // reset() left old bytes past written_ in the file
+};
+
+} // namespace capstan
