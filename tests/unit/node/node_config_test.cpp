@@ -104,6 +104,48 @@ TEST_CASE("bad config files are INVALID_CONFIG naming the key", "[node][config]"
   }
 }
 
+TEST_CASE("a value of the wrong TOML type is INVALID_CONFIG naming the key and the type it takes",
+          "[node][config]") {
+  temp_dir dir;
+  const std::vector<std::pair<std::string, std::string>> rows = {
+    {"log.dirs = 5\n", "log.dirs: must be a string"},
+    {"log.dir = true\n", "log.dir: must be a string"},
+    {"listeners = 9192\n", "listeners: must be a string"},
+    {"cluster.id = 7\n", "cluster.id: must be a string"},
+    {"node.id = \"3\"\n", "node.id: must be an integer"},
+    {"num.partitions = 1.5\n", "num.partitions: must be an integer"},
+    {"log.segment.bytes = \"1048576\"\n", "log.segment.bytes: must be an integer"},
+    {"log.retention.hours = \"1\"\n", "log.retention.hours: must be an integer"},
+    {"log.cleanup.policy = 1\n", "log.cleanup.policy: must be a string"},
+  };
+  for (const auto& [text, named] : rows) {
+    INFO(text);
+    auto c = load(dir, text);
+    REQUIRE_FALSE(c);
+    CHECK(c.code() == errc::invalid_config);
+    CHECK(c.err().message.find(named) != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "5"));
+  auto ratio = load(dir, "log.cleaner.min.cleanable.ratio = 1\nlog.dirs = [\"/data\"]\n");
+  INFO((ratio ? std::string() : ratio.err().to_string()));
+  REQUIRE(ratio);
+  CHECK(ratio->data_dir == "/data");
+}
+
+TEST_CASE("two names of one setting must agree", "[node][config]") {
+  temp_dir dir;
+  auto conflicting = load(dir, "node.id = 1\nbroker.id = 2\n");
+  REQUIRE_FALSE(conflicting);
+  CHECK(conflicting.code() == errc::invalid_config);
+  CHECK(conflicting.err().message.find("node.id = 1 and broker.id = 2") != std::string::npos);
+  auto dirs = load(dir, "log.dirs = \"/a\"\nlog.dir = \"/b\"\n");
+  REQUIRE_FALSE(dirs);
+  CHECK(dirs.err().message.find("log.dirs") != std::string::npos);
+  auto agreeing = load(dir, "node.id = 3\nbroker.id = 3\n");
+  REQUIRE(agreeing);
+  CHECK(agreeing->node_id == 3);
+}
+
 TEST_CASE("listen addresses are HOST:PORT, with an optional listener name", "[node][config]") {
   auto a = parse_listen_address("127.0.0.1:9192", "listen");
   REQUIRE(a);
