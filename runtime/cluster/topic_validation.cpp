@@ -37,6 +37,22 @@ status validate_topic_name(const std::string& name) {
   return {};
 }
 
+bool is_internal_topic(const std::string& name) { return name == consumer_offsets_topic; }
+
+status check_topic_collision(const std::string& name, const std::vector<std::string>& existing) {
+  auto unified = [](std::string s) {
+    for (auto& c : s)
+      if (c == '.') c = '_';
+    return s;
+  };
+  const auto wanted = unified(name);
+  for (const auto& other : existing) {
+    if (other != name && unified(other) == wanted)
+      return invalid_topic("Topic '" + name + "' collides with existing topic: " + other);
+  }
+  return {};
+}
+
 result<int32_t> parse_min_insync_replicas(const std::string& text) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

@@ -1,12 +1,13 @@
 #pragma once
 
-// Topic validation beyond runtime/cluster/metadata.hpp's declarations: the limits, and the
-// config check that createTopic and alterConfigs share.
+// Topic validation beyond runtime/cluster/metadata.hpp's declarations: the limits, the config
+// check that createTopic and alterConfigs share, which topics are internal, and name collisions.
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "runtime/result.hpp"
 
@@ -16,6 +17,19 @@ inline constexpr size_t max_topic_name_length = 249;
 inline constexpr int32_t max_topic_partitions = 10000;
 // A topic config that log_config does not hold: acks=all needs at least this many in-sync replicas.
 inline constexpr const char* min_insync_replicas_key = "min.insync.replicas";
+
+// The node's own topic of committed offsets (actors/group), created at start-up.
+inline constexpr const char* consumer_offsets_topic = "__consumer_offsets";
+
+// True for the topics the node creates for itself and keeps (only __consumer_offsets so far):
+// they cannot be deleted. Other names starting with "__" are ordinary topics, as in Kafka.
+bool is_internal_topic(const std::string& name);
+
+// Kafka's Topic.hasCollision: `name` collides with an existing topic whose name differs only by
+// '.' versus '_' (metric names cannot tell them apart). INVALID_TOPIC_EXCEPTION in Kafka's words,
+// "Topic 'a.b' collides with existing topic: a_b". An existing topic of the very same name is no
+// collision (TOPIC_ALREADY_EXISTS is the caller's to report).
+status check_topic_collision(const std::string& name, const std::vector<std::string>& existing);
 
 // Topic-level configs: every key log_config::from_map accepts, plus min.insync.replicas (>= 1,
 // as Kafka checks it). INVALID_CONFIG naming the first bad key.

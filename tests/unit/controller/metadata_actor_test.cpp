@@ -177,6 +177,30 @@ TEST_CASE_METHOD(metadata_fixture, "delete removes a topic; unknown and internal
   CHECK(stored->topics.at("__consumer_offsets").internal);
 }
 
+TEST_CASE_METHOD(metadata_fixture, "a user topic named __something is an ordinary topic that can be deleted",
+                 "[controller][metadata]") {
+  auto meta = start();
+  auto created = create(meta, topic_spec{"__internal", 1, 1, {}});
+  REQUIRE(created);
+  CHECK_FALSE(created->internal);
+  auto deleted = request<bool>(meta, delete_atom_v, std::string("__internal"));
+  REQUIRE(deleted);
+  CHECK(applied->back()->topics.count("__internal") == 0);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "a name that collides with an existing one once '.' and '_' are alike is refused",
+                 "[controller][metadata]") {
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"a_b", 1, 1, {}}));
+  auto collides = create(meta, topic_spec{"a.b", 1, 1, {}});
+  REQUIRE_FALSE(collides);
+  CHECK(code_of(collides.error()) == errc::invalid_topic_exception);
+  CHECK(from_caf_error(collides.error()).message == "Topic 'a.b' collides with existing topic: a_b");
+  auto snap = request<metadata_snapshot>(meta, snapshot_atom_v);
+  REQUIRE(snap);
+  CHECK((*snap)->topics.count("a.b") == 0);
+}
+
 TEST_CASE_METHOD(metadata_fixture, "describe overlays topic overrides on the broker defaults",
                  "[controller][metadata]") {
   auto meta = start();

@@ -83,3 +83,22 @@ TEST_CASE("an invalid config error names the key", "[controller][validation]") {
   REQUIRE(s.code() == errc::invalid_config);
   CHECK(s.err().message.find("min.insync.replicas") != std::string::npos);
 }
+
+TEST_CASE("names that differ only by '.' versus '_' collide, as in Kafka", "[controller][validation]") {
+  const std::vector<std::string> existing = {"a_b", "orders", "x.y_z"};
+  auto s = check_topic_collision("a.b", existing);
+  REQUIRE_FALSE(s);
+  CHECK(s.code() == errc::invalid_topic_exception);
+  CHECK(s.err().message == "Topic 'a.b' collides with existing topic: a_b");
+  CHECK_FALSE(check_topic_collision("x_y.z", existing));
+  CHECK_FALSE(check_topic_collision("x_y_z", existing));
+  CHECK(check_topic_collision("a-b", existing));
+  CHECK(check_topic_collision("orders", existing)); // the same name is TOPIC_ALREADY_EXISTS, not a collision
+  CHECK(check_topic_collision("ab", existing));
+}
+
+TEST_CASE("only the node's own topics are internal, not every name starting with __", "[controller][validation]") {
+  CHECK(is_internal_topic("__consumer_offsets"));
+  CHECK_FALSE(is_internal_topic("__internal"));
+  CHECK_FALSE(is_internal_topic("orders"));
+}
