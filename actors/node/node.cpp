@@ -115,10 +115,7 @@ status node::impl::start() {
   sys = std::make_unique<caf::actor_system>(*actor_cfg);
   if (!config.cluster_listen.empty()) {
     auto port = sys->middleman().open(cluster_address.port, cluster_address.host.c_str(), true);
-    if (!port)
-      return make_error(errc::network_exception, "cannot listen on cluster address " +
-                                                   config.cluster_listen + ": " +
-                                                   caf::to_string(port.error()));
+    if (!port) return listen_failure("cluster listener", cluster_address, caf::to_string(port.error()));
     cluster_port = *port;
   }
   return start_actors();
@@ -179,12 +176,12 @@ status node::impl::start_actors() {
   targets.routes = [r = routes] { return r->current(); };
   targets.metrics = metrics;
   auto server = rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port);
-  if (!server) return server.err();
+  if (!server) return listen_failure("client listener", rpc_address, server.err().message);
   rpc = std::move(*server);
   advertised_port->store(rpc->port());
 
   auto http = metrics_server::start(metrics, metrics_address.host, metrics_address.port);
-  if (!http) return http.err();
+  if (!http) return listen_failure("metrics listener", metrics_address, http.err().message);
   metrics_http = std::move(*http);
   metrics_refresher = spawn_partition_metrics_refresher(*sys, targets.routes, metrics,
                                                         metrics_refresh_interval);

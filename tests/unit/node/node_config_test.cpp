@@ -2,6 +2,10 @@
 
 #include <fstream>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "actors/node/listen_address.hpp"
 #include "actors/node/node.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -165,4 +169,28 @@ TEST_CASE("listen addresses are HOST:PORT, with an optional listener name", "[no
     CHECK(b.code() == errc::invalid_config);
     CHECK(b.err().message.find("--listen") != std::string::npos);
   }
+}
+
+TEST_CASE("a listener whose port is taken is named, and said to be in use", "[node][config]") {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const listen_address taken{"127.0.0.1", ntohs(addr.sin_port)};
+  const std::string where = "127.0.0.1:" + std::to_string(taken.port);
+
+  CHECK(address_in_use(taken));
+  auto e = listen_failure("cluster listener", taken, "system_error(cannot_open_port)");
+  CHECK(e.code == errc::network_exception);
+  CHECK(e.message == "cluster listener " + where + " is in use (another process listens there)");
+
+  ::close(fd);
+  CHECK_FALSE(address_in_use(taken));
+  auto other = listen_failure("metrics listener", taken, "permission denied");
+  CHECK(other.message == "metrics listener " + where + ": permission denied");
 }
