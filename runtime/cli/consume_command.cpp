@@ -27,6 +27,9 @@ struct consume_flags {
   bool print_offset = false;
 };
 
+// A poll without a user's bound: long enough that only records (or an error) end it.
+constexpr auto unbounded_poll = std::chrono::hours(24);
+
 void write(std::optional<bytes_view> data) {
   if (!data) {
     std::cout << "null";
@@ -56,8 +59,10 @@ void run_consume(const consume_flags& f) {
   if (!started) fail(started.err());
 
   const uint64_t limit = f.max_messages.value_or(std::numeric_limits<uint64_t>::max());
-  // Without --timeout-ms the consumer runs until --max-messages or until it is killed.
-  const auto poll_timeout = std::chrono::milliseconds(f.timeout_ms.value_or(1000));
+  // --timeout-ms bounds each poll, and with it how long a retriable error (a deleted topic, a
+  // leader that does not answer) is retried. Without it the consumer runs until --max-messages or
+  // until it is killed, and each fetch retries for request.timeout.ms as every request does.
+  const auto poll_timeout = f.timeout_ms ? std::chrono::milliseconds(*f.timeout_ms) : unbounded_poll;
   uint64_t printed = 0;
   while (printed < limit) {
     auto n = consumer.poll_each(

@@ -265,7 +265,7 @@ public:
   }
 
   void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
-             int32_t min_bytes, int32_t max_wait_ms,
+             int32_t min_bytes, int32_t max_wait_ms, steady::time_point retry_until,
              std::function<void(result<fetch_response>)> done) override {
     auto call = [=](capnp_cap& cap) {
       auto req = cap.fetchRequest();
@@ -283,7 +283,7 @@ public:
       });
     };
     start_routed<fetch_response>(topic, partition, config_.request_timeout_ms + max_wait_ms,
-                                 std::move(call), std::move(done));
+                                 std::move(call), std::move(done), retry_until);
   }
 
   result<int64_t> list_offsets(const std::string& topic, int32_t partition, int64_t timestamp) override {
@@ -580,6 +580,8 @@ private:
     std::string topic;
     int32_t partition = 0;
     steady::time_point deadline;
+    // No retry starts after this (the caller's own bound); an attempt in flight keeps `deadline`.
+    steady::time_point retry_until = steady::time_point::max();
     std::function<kj::Promise<result<T>>(capnp_cap&)> call;
     std::function<void(result<T>)> done;
     std::optional<error> last;
@@ -588,11 +590,13 @@ private:
   template <class T>
   void start_routed(const std::string& topic, int32_t partition, int64_t budget_ms,
                     std::function<kj::Promise<result<T>>(capnp_cap&)> call,
-                    std::function<void(result<T>)> done) {
+                    std::function<void(result<T>)> done,
+                    steady::time_point retry_until = steady::time_point::max()) {
     auto state = std::make_shared<routed_call<T>>();
     state->topic = topic;
     state->partition = partition;
     state->deadline = steady::now() + std::chrono::milliseconds(budget_ms);
+    state->retry_until = retry_until;
     state->call = std::move(call);
     state->done = std::move(done);
     on_loop([this, state] {
@@ -632,11 +636,12 @@ private:
   }
 
   // Waits retry.backoff.ms, refreshes the topic's metadata and tries again, or gives up with the
-  // last error once the deadline would pass.
+  // last error once the deadline or the caller's retry bound would pass.
   template <class T>
   kj::Promise<result<T>> retry_later(std::shared_ptr<routed_call<T>> state) {
     const auto backoff = std::chrono::milliseconds(config_.retry_backoff_ms);
-    if (steady::now() + backoff >= state->deadline) return result<T>(*state->last);
+    const auto next = steady::now() + backoff;
+    if (next >= state->deadline || next >= state->retry_until) return result<T>(*state->last);
     return io_->provider->getTimer()
         .afterDelay(config_.retry_backoff_ms * kj::MILLISECONDS)
         .then([this, state] { return refresh_metadata({state->topic}); })
@@ -681,7 +686,7 @@ result<fetch_response> cluster_client::fetch_sync(const std::string& topic, int3
                                                   int32_t max_bytes, int32_t min_bytes, int32_t max_wait_ms) {
   auto p = std::make_shared<std::promise<result<fetch_response>>>();
   auto f = p->get_future();
-  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms,
+  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms, std::chrono::steady_clock::time_point::max(),
         [p](result<fetch_response> r) { p->set_value(std::move(r)); });
   return f.get();
 }

@@ -121,7 +121,7 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
     for (size_t i = 0; i < assigned_.size(); ++i) {
       const auto& tp = assigned_[i];
       client_.fetch(tp.topic, tp.partition, positions_[tp], config_.max_partition_fetch_bytes,
-                    config_.fetch_min_bytes, wait_ms, [state, i](result<fetch_response> r) {
+                    config_.fetch_min_bytes, wait_ms, deadline, [state, i](result<fetch_response> r) {
                       std::lock_guard lock(state->mu);
                       state->responses[i].emplace(std::move(r));
                       if (--state->outstanding == 0) state->cv.notify_all();

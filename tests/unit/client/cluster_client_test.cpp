@@ -33,6 +33,7 @@ struct fake_state {
   std::atomic<int> not_leader_remaining{0};
   std::atomic<int> metadata_calls{0};
   std::atomic<int> produce_calls{0};
+  std::atomic<bool> topic_deleted{false}; // metadata and fetch answer UNKNOWN_TOPIC_OR_PARTITION for "t"
   std::map<int32_t, bytes> logs;        // padded batch sequence per partition
   std::map<int32_t, int64_t> next_offset;
 };
@@ -57,7 +58,7 @@ public:
     auto topics = r.initTopics(static_cast<unsigned>(wanted.size()));
     for (unsigned i = 0; i < wanted.size(); ++i) {
       topics[i].setName(wanted[i]);
-      if (wanted[i] != "t") {
+      if (wanted[i] != "t" || s_.topic_deleted) {
         topics[i].setErrorCode(static_cast<uint8_t>(errc::unknown_topic_or_partition));
         topics[i].setErrorMessage("unknown topic " + wanted[i]);
         continue;
@@ -106,6 +107,11 @@ public:
     if (params.getMaxWaitMs() == 9999) return kj::NEVER_DONE; // a broker that never answers
     const int32_t p = params.getPartition();
     auto r = call.getResults();
+    if (s_.topic_deleted) {
+      r.setErrorCode(static_cast<uint8_t>(errc::unknown_topic_or_partition));
+      r.setErrorMessage("unknown topic t");
+      return kj::READY_NOW;
+    }
     r.setHighWatermark(s_.next_offset[p]);
     // Whole log each time: the consumer skips what lies below its position.
     auto& log = s_.logs[p];
@@ -339,4 +345,22 @@ TEST_CASE("the consumer stops at max_records and resumes from its position", "[c
   auto none = c.poll(100ms);
   REQUIRE(none);
   CHECK(none->empty());
+}
+
+TEST_CASE("a poll ends within its timeout, with the error, while the topic's fetches keep failing",
+          "[client][consumer]") {
+  fake_server server;
+  auto config = config_for(server);
+  config.request_timeout_ms = 30000; // the bound the poll must not wait for
+  auto client = cluster_client::connect(config);
+  REQUIRE(client);
+  consumer c(**client, config);
+  REQUIRE(c.assign("t", {0}));
+  c.seek({"t", 0}, offset{0});
+  server.state.topic_deleted = true;
+  auto polled = std::async(std::launch::async, [&] { return c.poll(300ms); });
+  REQUIRE(polled.wait_for(10s) == std::future_status::ready);
+  auto r = polled.get();
+  REQUIRE_FALSE(r);
+  CHECK(r.code() == errc::unknown_topic_or_partition);
 }
