@@ -37,6 +37,12 @@ using steady = std::chrono::steady_clock;
 // traversal limit (notes/caf-capnp-brief.md, section 4).
 constexpr uint64_t traversal_limit_words = uint64_t{1} << 28; // 2 GiB
 
+// A capstan node answers the Cap'n Proto bootstrap from its RPC thread at once, without an actor
+// in the way, so a peer that sends something else or stays silent this long after the TCP
+// connection is up is not a client port: the cluster port speaks CAF's BASP, the metrics port
+// HTTP (which waits for a request it never gets). Bounded by request.timeout.ms as well.
+constexpr int64_t handshake_timeout_ms = 2000;
+
 error from_exception(const kj::Exception& e) {
   std::string text(e.getDescription().cStr());
   if (e.getType() == kj::Exception::Type::DISCONNECTED)
@@ -128,22 +134,27 @@ public:
   rpc_cluster_client(const rpc_cluster_client&) = delete;
   rpc_cluster_client& operator=(const rpc_cluster_client&) = delete;
 
-  // Tries the bootstrap addresses in order; the first that answers a metadata request becomes
-  // the address for admin calls.
+  // Tries the bootstrap addresses in order; the first that completes the handshake and answers
+  // a metadata request becomes the address for admin calls.
   status bootstrap() {
     if (config_.bootstrap.empty()) return make_error(errc::invalid_config, "empty bootstrap list");
     error last = make_error(errc::network_exception, "no bootstrap address answered");
     for (const auto& address : config_.bootstrap) {
       if (auto parsed = parse_host_port(address); !parsed) return parsed.err();
       auto r = run_sync<cluster_metadata>([this, address] {
-        return with_timeout(metadata_call(connection(address).cap, {}, true));
+        return with_timeout(handshake(address).then(
+            [this, address](result<bool>&& shook) -> kj::Promise<result<cluster_metadata>> {
+              if (!shook) return result<cluster_metadata>(shook.err());
+              return metadata_call(connection(address).cap, {}, true);
+            }));
       });
       if (r) {
         std::lock_guard lock(mu_);
         admin_address_ = address;
         return {};
       }
-      last = make_error(r.err().code, address + ": " + r.err().message);
+      last = r.err().message.rfind(address, 0) == 0 ? r.err()
+                                                     : make_error(r.err().code, address + ": " + r.err().message);
     }
     return last;
   }
@@ -490,6 +501,33 @@ private:
     graveyard_.push_back(std::move(it->second));
     connections_.erase(it);
     tasks_->add(kj::evalLater([this] { graveyard_.clear(); }));
+  }
+
+  // Waits for the peer's answer to the Cap'n Proto bootstrap on a new connection to `address`.
+  // A refused connection stays the network error it is; anything else that is not that answer
+  // becomes NETWORK_EXCEPTION "ADDRESS is not a capstan client port".
+  kj::Promise<result<bool>> handshake(const std::string& address) {
+    auto not_client_port = [address](const std::string& why) {
+      return result<bool>(make_error(errc::network_exception, address + " is not a capstan client port (" + why + ")"));
+    };
+    auto answered = connection(address).cap.whenResolved().then(
+        [] { return result<bool>(true); },
+        [not_client_port](kj::Exception&& e) {
+          auto failure = from_exception(e);
+          if (failure.message.rfind("cannot connect", 0) == 0) return result<bool>(failure);
+          return not_client_port(e.getType() == kj::Exception::Type::DISCONNECTED
+                                     ? "the connection closed before a Cap'n Proto RPC answer"
+                                     : "its answer is not Cap'n Proto RPC");
+        });
+    const auto limit = std::min(handshake_timeout_ms, config_.request_timeout_ms);
+    auto silent = io_->provider->getTimer().afterDelay(limit * kj::MILLISECONDS).then(
+        [this, address, limit, not_client_port]() -> kj::Promise<result<bool>> {
+          auto it = connections_.find(address);
+          // Still connecting: the request timeout decides, as for any unreachable address.
+          if (it == connections_.end() || !it->second->stream) return kj::NEVER_DONE;
+          return not_client_port("no Cap'n Proto answer within " + std::to_string(limit) + " ms");
+        });
+    return answered.exclusiveJoin(kj::mv(silent));
   }
 
   capnp_cap admin_cap() {
