@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/client_options.hpp"
+#include "runtime/cli/option_checks.hpp"
 #include "runtime/client/consumer.hpp"
 
 namespace capstan::cli {
@@ -95,17 +96,18 @@ void add_consume_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("consume", "Print record values, one per line");
   cmd->add_option("topic", f->topic, "Topic to read")->required();
   cmd->add_option("--partition", f->partition, "Read only this partition (default: all)")
-    ->check(CLI::NonNegativeNumber);
+    ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
   auto* beginning = cmd->add_flag("--from-beginning", f->from_beginning,
                                   "Start at the earliest offset (with --group: when nothing is committed)");
   cmd->add_option("--offset", f->offset, "Start at this offset in every assigned partition")
-    ->check(CLI::NonNegativeNumber)
+    ->check(integer_in(0))
     ->excludes(beginning);
   cmd->add_option("--group", f->group,
                   "Consumer group: start at its committed offsets and commit what was printed");
-  cmd->add_option("--max-messages", f->max_messages, "Stop after this many records")->check(CLI::PositiveNumber);
-  cmd->add_option("--timeout-ms", f->timeout_ms, "Stop when nothing new arrived for this long")
-    ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-messages", f->max_messages, "Stop after this many records")->check(integer_in(1));
+  cmd->add_option("--timeout-ms", f->timeout_ms,
+                  "Stop when nothing new arrived for this long; also bounds retries of a failing fetch")
+    ->check(integer_in(0));
   cmd->add_flag("--print-key", f->print_key, "Print KEY<TAB> before each value (null keys as 'null')");
   cmd->add_flag("--print-offset", f->print_offset, "Print OFFSET<TAB> before each record");
   add_client_options(cmd, f->client);
