@@ -35,9 +35,18 @@ enum class errc : uint8_t {
   invalid_request,
   invalid_required_acks,
   invalid_partitions,
+  invalid_timestamp,
 };
+
+// The last value above: append new codes after it and move this along, so a receiver can tell a
+// code it knows from one a newer peer sent.
+inline constexpr errc last_errc = errc::invalid_timestamp;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);
+
+// The errc a wire code stands for; a code past last_errc (from a newer peer) is
+// UNKNOWN_SERVER_ERROR, as Kafka's clients treat an error code they do not know.
+errc errc_from_code(uint8_t code);
 
 } // namespace capstan

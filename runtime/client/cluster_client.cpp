@@ -52,9 +52,7 @@ error from_exception(const kj::Exception& e) {
 }
 
 error from_code(uint8_t code, capnp::Text::Reader message) {
-  auto e = code > static_cast<uint8_t>(errc::network_exception) ? errc::unknown_server_error
-                                                                 : static_cast<errc>(code);
-  return make_error(e, std::string(message.cStr()));
+  return make_error(errc_from_code(code), std::string(message.cStr()));
 }
 
 bool retriable(errc code) {
@@ -360,9 +358,7 @@ private:
       c.partition = o.getPartition();
       c.offset = o.getOffset();
       c.metadata = o.getMetadata();
-      c.error = o.getErrorCode() > static_cast<uint8_t>(errc::network_exception)
-                    ? errc::unknown_server_error
-                    : static_cast<errc>(o.getErrorCode());
+      c.error = errc_from_code(o.getErrorCode());
       out.push_back(std::move(c));
     }
     return out;
