@@ -35,6 +35,8 @@ const std::map<std::string, std::string>& log_default_keys() {
     {"log.cleaner.delete.retention.ms", "delete.retention.ms"},
     {"log.cleaner.min.cleanable.ratio", "min.cleanable.dirty.ratio"},
     {"message.max.bytes", "max.message.bytes"},
+    {"log.message.timestamp.before.max.ms", "message.timestamp.before.max.ms"},
+    {"log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms"},
     {"log.retention.check.interval.ms", "log.retention.check.interval.ms"},
     {"log.cleaner.backoff.ms", "log.cleaner.backoff.ms"},
   };
@@ -133,7 +135,7 @@ result<int64_t> parse_int(const std::string& key, const std::string& text, int64
 // Applies one broker log default; errors name the broker key.
 status apply_log_default(node_config& c, const std::string& key, const std::string& topic_key,
                          const std::string& value) {
-  auto applied = log_config::from_map({{topic_key, value}}, c.log_defaults);
+  auto applied = log_config::from_map({{topic_key, value}}, c.log_defaults, config_scope::broker);
   if (!applied) {
     auto message = applied.err().message;
     if (message.rfind(topic_key, 0) == 0) message = key + message.substr(topic_key.size());
