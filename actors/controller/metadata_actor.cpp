@@ -150,6 +150,10 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       topic.id = new_topic_id(st);
       topic.internal = is_internal_topic(spec.name);
       topic.partitions = assign_partitions(spec.partitions, spec.replication_factor, brokers);
+      if (auto s = check_broker_partition_limit(st.current.topics, topic.partitions,
+                                                st.opts.max_broker_partitions);
+          !s)
+        return to_caf_error(s.err());
       topic.configs = spec.configs;
       auto next = st.current;
       next.topics.emplace(spec.name, topic);

@@ -209,6 +209,7 @@ status apply_key(node_config& c, const std::string& key, const flat_value& flat)
   if (key == "offsets.topic.num.partitions")
     return set_int(c.offsets_topic_partitions, 1, max_topic_partitions);
   if (key == "num.io.threads") return set_int(c.scheduler_threads, 1, 256);
+  if (key == max_broker_partitions_key) return set_int(c.max_broker_partitions, 1, int32_max);
   if (auto it = log_default_keys().find(key); it != log_default_keys().end()) {
     if (auto s = check_log_default_kind(key, it->second, flat); !s) return s;
     return apply_log_default(c, key, it->second, value);

@@ -37,6 +37,7 @@ struct metadata_fixture : caf_fixture {
     std::make_shared<std::vector<metadata_snapshot>>();
   replica_manager_actor replicas;
   size_t brokers = 1;
+  int32_t max_broker_partitions = 100;
 
   metadata_fixture() { replicas = spawn(stub_replica_manager, applied); }
 
@@ -48,6 +49,7 @@ struct metadata_fixture : caf_fixture {
     o.log_defaults.retention_ms = 1000;
     o.min_insync_replicas = 1;
     o.default_partitions = 4;
+    o.max_broker_partitions = max_broker_partitions;
     o.live_brokers = [this] {
       std::vector<broker_info> out;
       for (size_t i = 0; i < brokers; ++i)
@@ -266,4 +268,51 @@ TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics;
   REQUIRE_FALSE(refused);
   CHECK(refused.code() == errc::kafka_storage_error);
   CHECK(refused.err().message.find("cluster-a") != std::string::npos);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "a create past max.broker.partitions is POLICY_VIOLATION and changes nothing",
+                 "[controller][metadata]") {
+  max_broker_partitions = 10;
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"a", 6, 1, {}}));
+  auto over = create(meta, topic_spec{"b", 5, 1, {}});
+  REQUIRE_FALSE(over);
+  CHECK(code_of(over.error()) == errc::policy_violation);
+  CHECK_THAT(from_caf_error(over.error()).message, Catch::Contains("max.broker.partitions"));
+  CHECK(applied->size() == 1);
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  CHECK(stored->topics.count("b") == 0);
+  REQUIRE(create(meta, topic_spec{"b", 4, 1, {}}));
+}
+
+TEST_CASE_METHOD(metadata_fixture, "create and alter refuse configs below Kafka's minimums and broker settings, naming the key",
+                 "[controller][metadata]") {
+  auto meta = start();
+  const std::vector<std::pair<std::string, std::string>> refused = {
+    {"segment.bytes", "14"},
+    {"segment.ms", "1"},
+    {"log.cleaner.backoff.ms", "0"},
+    {"log.retention.check.interval.ms", "1"},
+    {"message.timestamp.after.max.ms", "-1"},
+  };
+  for (const auto& [key, value] : refused) {
+    INFO(key << "=" << value);
+    auto created = create(meta, topic_spec{"t", 1, 1, {{key, value}}});
+    REQUIRE_FALSE(created);
+    CHECK(code_of(created.error()) == errc::invalid_config);
+    CHECK_THAT(from_caf_error(created.error()).message, Catch::Contains(key));
+  }
+  REQUIRE(create(meta, topic_spec{"t", 1, 1, {}}));
+  for (const auto& [key, value] : refused) {
+    INFO(key << "=" << value);
+    auto altered = request<bool>(meta, alter_atom_v, std::string("t"), config_map{{key, value}});
+    REQUIRE_FALSE(altered);
+    CHECK(code_of(altered.error()) == errc::invalid_config);
+    CHECK_THAT(from_caf_error(altered.error()).message, Catch::Contains(key));
+  }
+  auto configs = request<config_map>(meta, describe_atom_v, std::string("t"));
+  REQUIRE(configs);
+  CHECK(configs->count("log.cleaner.backoff.ms") == 0);
+  CHECK(configs->at("message.timestamp.after.max.ms") == "3600000");
 }

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -193,4 +196,43 @@ TEST_CASE("a listener whose port is taken is named, and said to be in use", "[no
   CHECK_FALSE(address_in_use(taken));
   auto other = listen_failure("metrics listener", taken, "permission denied");
   CHECK(other.message == "metrics listener " + where + ": permission denied");
+}
+
+TEST_CASE("broker timestamp windows, schedules and the partition cap are read by Kafka's names",
+          "[node][config]") {
+  temp_dir dir;
+  auto c = load(dir, R"(
+max.broker.partitions = 50
+log.message.timestamp.before.max.ms = 86400000
+log.message.timestamp.after.max.ms = 60000
+log.retention.check.interval.ms = 1000
+log.cleaner.backoff.ms = 30000
+)");
+  INFO((c ? std::string() : c.err().to_string()));
+  REQUIRE(c);
+  CHECK(c->max_broker_partitions == 50);
+  CHECK(c->log_defaults.timestamp_before_max_ms == 86400000);
+  CHECK(c->log_defaults.timestamp_after_max_ms == 60000);
+  CHECK(c->log_defaults.retention_check_interval_ms == 1000);
+  CHECK(c->log_defaults.cleaner_backoff_ms == 30000);
+  CHECK(node_config{}.max_broker_partitions == default_max_broker_partitions());
+}
+
+TEST_CASE("zero or tiny schedules and limits are INVALID_CONFIG naming the key", "[node][config]") {
+  temp_dir dir;
+  const std::vector<std::pair<std::string, std::string>> rows = {
+    {"log.cleaner.backoff.ms = 0\n", "log.cleaner.backoff.ms"},
+    {"log.retention.check.interval.ms = 10\n", "log.retention.check.interval.ms"},
+    {"max.broker.partitions = 0\n", "max.broker.partitions"},
+    {"log.message.timestamp.after.max.ms = -1\n", "log.message.timestamp.after.max.ms"},
+    {"log.roll.ms = 1\n", "log.roll.ms"},
+    {"log.segment.bytes = 14\n", "log.segment.bytes"},
+  };
+  for (const auto& [text, named] : rows) {
+    INFO(text);
+    auto c = load(dir, text);
+    REQUIRE_FALSE(c);
+    CHECK(c.code() == errc::invalid_config);
+    CHECK(c.err().message.find(named) != std::string::npos);
+  }
 }
