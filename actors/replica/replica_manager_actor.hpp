@@ -21,8 +21,6 @@
 
 namespace capstan {
 
-inline constexpr const char* recovery_point_checkpoint_name = "recovery-point-offset-checkpoint";
-
 // The current routing table, replaced whole by the replica manager and read from any thread
 // (the RPC thread) without a message round trip or a lock held across calls.
 class routing_registry {

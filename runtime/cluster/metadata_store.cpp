@@ -149,21 +149,6 @@ result<topic_id> parse_topic_id(const std::string& hex) {
   return id;
 }
 
-status write_file_atomically(const std::filesystem::path& file, const std::string& text) {
-  auto tmp = file;
-  tmp += ".tmp";
-  {
-    auto out = file_handle::open(tmp, file_mode::create_or_truncate);
-    if (!out) return out.err();
-    auto data = bytes_view(reinterpret_cast<const uint8_t*>(text.data()), text.size());
-    if (auto s = out->pwrite_all(data, 0); !s) return s;
-    if (auto s = out->sync(); !s) return s;
-    if (auto s = out->close(); !s) return s;
-  }
-  if (auto s = rename_file(tmp, file); !s) return s;
-  return sync_directory(file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path());
-}
-
 result<cluster_metadata> read_metadata_store(const std::filesystem::path& file) {
   cluster_metadata out;
   std::error_code ec;

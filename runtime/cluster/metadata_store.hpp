@@ -21,6 +21,7 @@
 
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/result.hpp"
+#include "runtime/storage/file_handle.hpp" // write_file_atomically
 
 namespace capstan {
 
@@ -34,9 +35,6 @@ result<cluster_metadata> read_metadata_store(const std::filesystem::path& file);
 // Replaces the file with `metadata`'s cluster id and topics. KAFKA_STORAGE_ERROR on failure, and
 // then the previous file is untouched.
 status write_metadata_store(const std::filesystem::path& file, const cluster_metadata& metadata);
-
-// Replaces `file` by `text` atomically (write `file`.tmp, fsync, rename, fsync the directory).
-status write_file_atomically(const std::filesystem::path& file, const std::string& text);
 
 // 32 lower-case hex digits and back; parse fails (nullopt-like) on anything else.
 std::string to_hex(const topic_id& id);

@@ -157,4 +157,19 @@ status remove_file(const std::filesystem::path& path) {
   return {};
 }
 
+status write_file_atomically(const std::filesystem::path& file, std::string_view text) {
+  auto tmp = file;
+  tmp += ".tmp";
+  {
+    auto out = file_handle::open(tmp, file_mode::create_or_truncate);
+    if (!out) return out.err();
+    auto data = bytes_view(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+    if (auto s = out->pwrite_all(data, 0); !s) return s;
+    if (auto s = out->sync(); !s) return s;
+    if (auto s = out->close(); !s) return s;
+  }
+  if (auto s = rename_file(tmp, file); !s) return s;
+  return sync_directory(file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path());
+}
+
 } // namespace capstan

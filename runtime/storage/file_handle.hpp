@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string_view>
 
 #include "runtime/result.hpp"
 #include "runtime/types.hpp"
@@ -64,5 +65,8 @@ status sync_directory(const std::filesystem::path& dir);
 status rename_file(const std::filesystem::path& from, const std::filesystem::path& to);
 // unlink(2); a file that is already gone is not an error.
 status remove_file(const std::filesystem::path& path);
+// Replaces `file` by `text` atomically: writes `file`.tmp, fsyncs it, renames it over `file` and
+// fsyncs the directory, so a crash leaves the old or the new content, never a mix.
+status write_file_atomically(const std::filesystem::path& file, std::string_view text);
 
 } // namespace capstan

@@ -8,6 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/storage/offset_gaps.hpp"
+#include "runtime/storage/partition_metadata.hpp"
+
 namespace capstan {
 
 namespace {
@@ -32,16 +35,29 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
   std::error_code ec;
 
   fs::remove_all(dir / compaction_dir_name, ec);
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    const auto ext = entry.path().extension().string();
-    auto base = parse_stem(entry.path().stem().string());
-    if (base && entry.is_regular_file() && (ext == ".log" || ext == ".index" || ext == ".timeindex")) {
-      bases[*base] |= ext == ".log";
-      continue;
+  if (ec)
+    return make_error(errc::kafka_storage_error,
+                      "cannot remove " + (dir / compaction_dir_name).string() + ": " + ec.message());
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const auto& path = it->path();
+    const auto name = path.filename().string();
+    const auto ext = path.extension().string();
+    auto base = parse_stem(path.stem().string());
+    if (base && (ext == ".log" || ext == ".index" || ext == ".timeindex")) {
+      std::error_code type_ec;
+      const bool regular = it->is_regular_file(type_ec);
+      if (type_ec)
+        return make_error(errc::kafka_storage_error,
+                          "cannot stat " + path.string() + ": " + type_ec.message());
+      if (regular) {
+        bases[*base] |= ext == ".log";
+        continue;
+      }
     }
     // A sealed segment's interrupted truncation; segment::open of its base deletes it.
-    if (ext == ".truncating" && parse_stem(entry.path().stem().stem().string())) continue;
+    if (ext == ".truncating" && parse_stem(path.stem().stem().string())) continue;
+    if (name == partition_metadata_file || name == offset_gaps_file) continue;
     out.unknown_files.push_back(name);
   }
   if (ec) return make_error(errc::kafka_storage_error, "cannot list " + dir.string() + ": " + ec.message());

@@ -18,6 +18,11 @@
 
 namespace capstan {
 
+// Per partition: every offset below it was fsynced.
+inline constexpr const char* recovery_point_checkpoint_name = "recovery-point-offset-checkpoint";
+// Per partition: its high watermark, i.e. the offsets below it were handed out to clients.
+inline constexpr const char* high_watermark_checkpoint_name = "replication-offset-checkpoint";
+
 using topic_partition = std::pair<std::string, int32_t>;
 using offset_map = std::map<topic_partition, offset>;
 

@@ -111,3 +111,25 @@ TEST_CASE("a stale sealed-truncation file is not reported as unknown", "[storage
   CHECK(log->unknown_files.empty());
   CHECK_FALSE(std::filesystem::exists(dir / "00000000000000000000.log.truncating"));
 }
+
+TEST_CASE("a segment name that cannot be stat'ed is a storage error, not an exception",
+          "[storage][loader]") {
+  temp_dir dir;
+  write_segments(dir.path(), {0}, 1);
+  // A symlink to itself: stat fails with ELOOP.
+  std::filesystem::create_symlink(dir / "00000000000000000010.log", dir / "00000000000000000010.log");
+  auto log = load_log(dir.path(), offset{0}, offset{0}, {}, "t-0");
+  REQUIRE_FALSE(log);
+  CHECK(log.code() == errc::kafka_storage_error);
+  CHECK(log.err().message.find("00000000000000000010.log") != std::string::npos);
+}
+
+TEST_CASE("partition.metadata and offset-gaps are the directory's own files", "[storage][loader]") {
+  temp_dir dir;
+  write_segments(dir.path(), {0}, 1);
+  touch(dir / "partition.metadata", "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n");
+  touch(dir / "offset-gaps", "0\n0\n");
+  auto log = load_log(dir.path(), offset{0}, offset{0}, {}, "t-0");
+  REQUIRE(log);
+  CHECK(log->unknown_files.empty());
+}

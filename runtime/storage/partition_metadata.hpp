@@ -1,0 +1,39 @@
+#pragma once
+
+// Kafka's partition.metadata: one small file in each partition directory that names the topic id
+// the directory belongs to, so a directory left behind by a deleted topic is never taken for the
+// partition of a new topic with the same name (docs/storage.md, "Partition directory"):
+//
+//   version: 0
+//   topic_id: <the 16-byte id in URL-safe base64 without padding, 22 characters>
+//
+// Written atomically (temp file, fsync, rename, fsync of the directory) before the directory gets
+// its first segment.
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "runtime/result.hpp"
+
+namespace capstan {
+
+inline constexpr const char* partition_metadata_file = "partition.metadata";
+
+// A topic id (runtime/cluster/metadata.hpp's topic_id is the same type).
+using uuid_bytes = std::array<uint8_t, 16>;
+
+// Kafka's Uuid.toString: URL-safe base64 without padding.
+std::string to_base64_uuid(const uuid_bytes& id);
+// KAFKA_STORAGE_ERROR unless `text` is 22 characters of URL-safe base64 encoding 16 bytes.
+result<uuid_bytes> parse_base64_uuid(std::string_view text);
+
+// nullopt when `dir` has no partition.metadata; KAFKA_STORAGE_ERROR naming the file when it is
+// unreadable or malformed.
+result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir);
+status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id);
+
+} // namespace capstan
