@@ -23,6 +23,7 @@
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/log_loader.hpp"
+#include "runtime/storage/offset_gaps.hpp"
 #include "runtime/storage/segment.hpp"
 
 namespace capstan {
@@ -428,6 +429,24 @@ void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
       [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
 }
 
+// Records in <dir>/offset-gaps the offsets that the staged copies no longer hold at their ends
+// ([new end, next segment base)), before any install makes them visible: start-up then tells them
+// from lost data (docs/storage.md, "Damage").
+status record_compaction_gaps(const partition_log_state& st, const compaction_output& out) {
+  auto gaps = read_offset_gaps(st.opts.dir);
+  if (!gaps) return gaps.err();
+  const auto before = *gaps;
+  for (const auto& cs : out.segments) {
+    auto it = st.segments.find(cs.base);
+    if (it == st.segments.end() || cs.records_removed == 0 || std::next(it) == st.segments.end())
+      continue;
+    gaps->add(cs.next_after, std::next(it)->first);
+  }
+  gaps->drop_below(st.log_start);
+  if (*gaps == before) return {};
+  return write_offset_gaps(st.opts.dir, *gaps);
+}
+
 caf::result<compaction_stats> compact(self_ptr self) {
   auto& st = self->state;
   if (st.failed) return refuse(st);
@@ -458,6 +477,12 @@ caf::result<compaction_stats> compact(self_ptr self) {
           if (gen != st.generation || st.failed) {
             discard_compaction(st.opts.dir);
             rp.deliver(stats);
+            return;
+          }
+          if (auto s = record_compaction_gaps(st, out); !s) {
+            discard_compaction(st.opts.dir);
+            fail(self, to_caf_error(s.err()));
+            rp.deliver(refuse(st));
             return;
           }
           for (const auto& cs : out.segments) {

@@ -127,6 +127,7 @@ status node::impl::start_actors() {
   rm.data_dir = config.data_dir;
   rm.log_defaults = config.log_defaults;
   rm.min_insync_replicas = config.min_insync_replicas;
+  rm.checkpoint_interval_ms = config.checkpoint_interval_ms;
   auto spawned_replicas = spawn_replica_manager(*sys, rm, routes);
   if (!spawned_replicas) return spawned_replicas.err();
   replicas = *spawned_replicas;

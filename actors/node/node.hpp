@@ -37,6 +37,7 @@ struct node_config {
   // max.broker.partitions (capstan's own): partition replicas one node may host; by default what
   // its open-file limit can hold (default_max_broker_partitions()).
   int32_t max_broker_partitions = default_max_broker_partitions();
+  int64_t checkpoint_interval_ms = 60000;   // log.flush.offset.checkpoint.interval.ms
   size_t scheduler_threads = 2;
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys

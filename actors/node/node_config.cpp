@@ -210,6 +210,8 @@ status apply_key(node_config& c, const std::string& key, const flat_value& flat)
     return set_int(c.offsets_topic_partitions, 1, max_topic_partitions);
   if (key == "num.io.threads") return set_int(c.scheduler_threads, 1, 256);
   if (key == max_broker_partitions_key) return set_int(c.max_broker_partitions, 1, int32_max);
+  if (key == "log.flush.offset.checkpoint.interval.ms")
+    return set_int(c.checkpoint_interval_ms, 1, int32_max);
   if (auto it = log_default_keys().find(key); it != log_default_keys().end()) {
     if (auto s = check_log_default_kind(key, it->second, flat); !s) return s;
     return apply_log_default(c, key, it->second, value);

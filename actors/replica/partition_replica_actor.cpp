@@ -294,9 +294,9 @@ void on_tick(self_ptr self) {
   if (!st.parked.empty()) answer_parked(self, st.parked.take_expired(now));
 }
 
-caf::result<offset> close(self_ptr self) {
+caf::result<replica_checkpoint> close(self_ptr self) {
   auto& st = self->state;
-  auto rp = self->make_response_promise<offset>();
+  auto rp = self->make_response_promise<replica_checkpoint>();
   if (st.closing) {
     rp.deliver(fail_with(errc::not_leader_or_follower, st.log_name + " is already closing"));
     return rp;
@@ -310,7 +310,7 @@ caf::result<offset> close(self_ptr self) {
         [self, rp](offset recovery_point) mutable {
           spdlog::info("{}: closed, high watermark {}, recovery point {}", self->state.log_name,
                        self->state.high_watermark().value(), recovery_point.value());
-          rp.deliver(recovery_point);
+          rp.deliver(replica_checkpoint{recovery_point, self->state.high_watermark()});
           self->quit();
         },
         [self, rp](caf::error& e) mutable {
@@ -354,6 +354,16 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
       self->request(self->state.log, caf::infinite, info_atom_v)
         .then([rp](const log_info& info) mutable { rp.deliver(info); },
               [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      return rp;
+    },
+    [self](checkpoint_atom) -> caf::result<replica_checkpoint> {
+      auto rp = self->make_response_promise<replica_checkpoint>();
+      self->request(self->state.log, caf::infinite, info_atom_v)
+        .then(
+          [self, rp](const log_info& info) mutable {
+            rp.deliver(replica_checkpoint{info.recovery_point, self->state.high_watermark()});
+          },
+          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
       return rp;
     },
     [self](close_atom) { return close(self); },

@@ -1,35 +1,45 @@
 // The replica manager actor (one per node): turns metadata snapshots into partition replicas on
-// this node and keeps the routing table the RPC thread reads. With one node every replica is the
-// leader; LeaderAndIsr handling (epochs, followers) comes with replication.
+// this node, keeps the routing table the RPC thread reads, and keeps the data dir's checkpoints.
+// With one node every replica is the leader; LeaderAndIsr handling (epochs, followers) comes with
+// replication.
 //
 // Ordering: closing a replica and deleting its directory finish (with `await`, holding back other
 // messages) before a snapshot's new replicas are opened, so a topic deleted and created again
-// under the same name never shares a directory with its predecessor.
+// under the same name never shares a directory with its predecessor. The checkpoints are written
+// without the deleted partitions before a directory of the same name is created again: a stale
+// entry would make the new directory's never-fsynced segments trusted.
 
 #include "actors/replica/replica_manager_actor.hpp"
 
-#include "actors/countdown.hpp"
-
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <set>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/countdown.hpp"
+#include "actors/replica/offline_replica_actor.hpp"
 #include "actors/replica/partition_replica_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
+#include "runtime/storage/partition_check.hpp"
 
 namespace capstan {
 
 namespace {
+
+// A replica that does not answer a checkpoint query within this is left at its last values.
+constexpr auto checkpoint_query_timeout = std::chrono::seconds(30);
 
 struct replica_entry {
   partition_replica_actor actor;
   topic_id id{};
   // The topic's config overrides the replica was opened with: a change (alterConfigs) reopens it.
   std::map<std::string, std::string> configs;
+  // An offline replica (damaged or unreadable directory): its checkpoint entries stay as loaded.
+  bool offline = false;
 };
 
 struct replica_manager_state {
@@ -38,9 +48,14 @@ struct replica_manager_state {
   replica_manager_options opts;
   std::shared_ptr<routing_registry> routes;
   std::map<topic_partition, replica_entry> replicas;
-  // What recovery-point-offset-checkpoint said at start, updated as replicas close; partitions
-  // not opened in this run keep their entry.
+  // The checkpoints as loaded at start, updated from the replicas; partitions not opened in this
+  // run keep their entries.
   offset_map recovery_points;
+  offset_map high_watermarks;
+  // Partitions deleted since the checkpoints last reached the disk: gone from the maps above but
+  // perhaps still in the files. No directory of that name is created before a write succeeds.
+  std::set<topic_partition> unrecorded_deletions;
+  bool periodic_checkpoint_running = false;
   bool stopping = false;
 };
 
@@ -50,10 +65,133 @@ std::filesystem::path partition_dir(const replica_manager_state& st, const topic
   return st.opts.data_dir / (tp.first + "-" + std::to_string(tp.second));
 }
 
+std::string log_name(const replica_manager_state& st, const topic_partition& tp) {
+  return tp.first + "-" + std::to_string(tp.second) + " on node " + std::to_string(st.opts.node.value());
+}
+
 void publish_routes(self_ptr self) {
   auto table = std::make_shared<routing_table>();
   for (const auto& [tp, e] : self->state.replicas) table->emplace(tp, e.actor);
   self->state.routes->publish(std::move(table));
+}
+
+// Writes both checkpoint files from the maps; afterwards no deleted partition is left in them.
+status write_checkpoints(replica_manager_state& st) {
+  for (const auto& [name, offsets] :
+       {std::pair{recovery_point_checkpoint_name, &st.recovery_points},
+        std::pair{high_watermark_checkpoint_name, &st.high_watermarks}}) {
+    const auto file = st.opts.data_dir / name;
+    if (auto s = write_offset_checkpoint(file, *offsets); !s) {
+      spdlog::error("node {}: cannot write {}: {}", st.opts.node.value(), file.string(),
+                    s.err().to_string());
+      return s;
+    }
+  }
+  st.unrecorded_deletions.clear();
+  return {};
+}
+
+void record(replica_manager_state& st, const topic_partition& tp, const replica_checkpoint& c) {
+  st.recovery_points[tp] = c.recovery_point;
+  st.high_watermarks[tp] = c.high_watermark;
+}
+
+void forget(replica_manager_state& st, const topic_partition& tp) {
+  st.recovery_points.erase(tp);
+  st.high_watermarks.erase(tp);
+}
+
+// Asks every live replica for its recovery point and high watermark, then writes the checkpoints;
+// done(written) runs after the write.
+void checkpoint_all(self_ptr self, std::function<void(bool)> done) {
+  auto& st = self->state;
+  std::vector<std::pair<topic_partition, partition_replica_actor>> live;
+  for (const auto& [tp, e] : st.replicas)
+    if (!e.offline) live.emplace_back(tp, e.actor);
+  auto pending = std::make_shared<countdown>(countdown{live.size() + 1, nullptr});
+  pending->done = [self, done] { done(write_checkpoints(self->state).ok()); };
+  for (const auto& [tp, actor] : live) {
+    self->request(actor, checkpoint_query_timeout, checkpoint_atom_v)
+      .then(
+        [self, tp = tp, actor = actor, pending](const replica_checkpoint& c) {
+          // Only if the partition was not closed or replaced meanwhile.
+          auto it = self->state.replicas.find(tp);
+          if (it != self->state.replicas.end() && it->second.actor == actor) record(self->state, tp, c);
+          pending->arrive();
+        },
+        [pending](caf::error&) { pending->arrive(); });
+  }
+  pending->arrive();
+}
+
+partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, const std::string& why) {
+  auto reason = log_name(self->state, tp) + " is offline: " + why;
+  spdlog::error("{}", reason);
+  auto actor = spawn_offline_replica(self->system(), std::move(reason));
+  self->link_to(actor);
+  return actor;
+}
+
+// Checks the partition's directory against the checkpoints, then opens it; a damaged or
+// unreadable directory gets an offline replica instead. nullopt: a bad topic config (skipped).
+std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
+                                          const partition_assignment& a, bool& checkpoints_changed) {
+  auto& st = self->state;
+  const topic_partition tp{topic.name, a.partition};
+  auto cfg = effective_replica_config(topic.configs, st.opts.log_defaults, st.opts.min_insync_replicas);
+  if (!cfg) {
+    spdlog::error("node {}: cannot open {}-{}: {}", st.opts.node.value(), topic.name, a.partition,
+                  cfg.err().to_string());
+    return std::nullopt;
+  }
+  replica_entry entry{partition_replica_actor{}, topic.id, topic.configs, true};
+  if (st.unrecorded_deletions.count(tp) != 0) {
+    if (auto s = write_checkpoints(st); !s) {
+      entry.actor = go_offline(self, tp, "the deletion of its previous directory is not in the "
+                                         "checkpoints yet: " + s.err().message);
+      return entry;
+    }
+  }
+  checkpointed_offsets known;
+  if (auto it = st.recovery_points.find(tp); it != st.recovery_points.end()) known.recovery_point = it->second;
+  if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) known.high_watermark = it->second;
+  segment_options seg_opts;
+  seg_opts.index_interval_bytes = static_cast<size_t>(cfg->log.index_interval_bytes);
+  seg_opts.max_batch_bytes = static_cast<size_t>(cfg->log.max_message_bytes);
+  const auto dir = partition_dir(st, tp);
+  auto prepared = prepare_partition_dir(dir, tp.first + "-" + std::to_string(tp.second), topic.id,
+                                        known, seg_opts);
+  if (!prepared) {
+    entry.actor = go_offline(self, tp, prepared.err().message);
+    return entry;
+  }
+  if (prepared->state == dir_state::replaced)
+    spdlog::warn("{}: {} belonged to an earlier topic of that name; moved it to {}",
+                 log_name(st, tp), dir.string(), prepared->moved_to.string());
+  if (prepared->state != dir_state::intact) {
+    record(st, tp, replica_checkpoint{});
+    checkpoints_changed = true;
+  }
+  partition_replica_options ro;
+  ro.topic = topic.name;
+  ro.partition = a.partition;
+  ro.node = st.opts.node;
+  ro.dir = dir;
+  ro.config = cfg->log;
+  ro.min_insync_replicas = cfg->min_insync_replicas;
+  ro.epoch = leader_epoch{a.leader_epoch};
+  ro.recovery_point = prepared->recovery_point;
+  ro.clock = st.opts.clock;
+  ro.schedule_background_work = st.opts.schedule_background_work;
+  auto replica = spawn_partition_replica(self->system(), std::move(ro));
+  if (!replica) {
+    entry.actor = go_offline(self, tp, replica.err().message);
+    return entry;
+  }
+  self->link_to(*replica);
+  entry.actor = *replica;
+  entry.offline = false;
+  return entry;
 }
 
 // Opens the replicas of `snapshot` that this node hosts and does not have yet; true iff every one
@@ -61,43 +199,28 @@ void publish_routes(self_ptr self) {
 bool open_new_replicas(self_ptr self, const cluster_metadata& snapshot) {
   auto& st = self->state;
   bool all_ok = true;
+  bool checkpoints_changed = false;
   for (const auto& [name, topic] : snapshot.topics) {
     for (const auto& a : topic.partitions) {
       if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node.value()) == a.replicas.end())
         continue;
       const topic_partition tp{name, a.partition};
       if (st.replicas.count(tp) != 0) continue;
-      auto cfg = effective_replica_config(topic.configs, st.opts.log_defaults, st.opts.min_insync_replicas);
-      if (!cfg) {
-        spdlog::error("node {}: cannot open {}-{}: {}", st.opts.node.value(), name, a.partition,
-                      cfg.err().to_string());
-        all_ok = false;
-        continue;
-      }
-      partition_replica_options ro;
-      ro.topic = name;
-      ro.partition = a.partition;
-      ro.node = st.opts.node;
-      ro.dir = partition_dir(st, tp);
-      ro.config = cfg->log;
-      ro.min_insync_replicas = cfg->min_insync_replicas;
-      ro.epoch = leader_epoch{a.leader_epoch};
-      auto rp_it = st.recovery_points.find(tp);
-      ro.recovery_point = rp_it != st.recovery_points.end() ? rp_it->second : offset{0};
-      ro.clock = st.opts.clock;
-      ro.schedule_background_work = st.opts.schedule_background_work;
-      auto replica = spawn_partition_replica(self->system(), std::move(ro));
-      if (!replica) {
-        spdlog::error("node {}: cannot open {}-{}: {}", st.opts.node.value(), name, a.partition,
-                      replica.err().to_string());
-        all_ok = false;
-        continue;
-      }
-      self->link_to(*replica);
-      st.replicas.emplace(tp, replica_entry{*replica, topic.id, topic.configs});
+      auto entry = open_replica(self, topic, a, checkpoints_changed);
+      if (!entry || entry->offline) all_ok = false;
+      if (entry) st.replicas.emplace(tp, std::move(*entry));
     }
   }
+  // New partitions are in the checkpoints from the start, so a directory lost later is noticed.
+  if (checkpoints_changed) (void) write_checkpoints(st);
   publish_routes(self);
+  std::string offline;
+  for (const auto& [tp, e] : st.replicas)
+    if (e.offline) offline += (offline.empty() ? "" : ", ") + tp.first + "-" + std::to_string(tp.second);
+  if (!offline.empty())
+    spdlog::warn("node {}: offline partitions (they answer KAFKA_STORAGE_ERROR until repaired, "
+                 "see the errors above): {}",
+                 st.opts.node.value(), offline);
   return all_ok;
 }
 
@@ -143,11 +266,16 @@ caf::result<bool> apply(self_ptr self, const metadata_snapshot& snapshot) {
   auto reconfigured = reconfigured_replicas(st, *snapshot);
   auto pending =
     std::make_shared<countdown>(countdown{stale.size() + reconfigured.size() + 1, nullptr});
-  pending->done = [self, snapshot, rp]() mutable { rp.deliver(open_new_replicas(self, *snapshot)); };
+  pending->done = [self, snapshot, rp, deleted = !stale.empty()]() mutable {
+    // A failed write leaves the partitions in unrecorded_deletions: open_replica retries it.
+    if (deleted) (void) write_checkpoints(self->state);
+    rp.deliver(open_new_replicas(self, *snapshot));
+  };
   for (const auto& tp : stale) {
     auto actor = st.replicas.at(tp).actor;
     st.replicas.erase(tp);
-    st.recovery_points.erase(tp);
+    forget(st, tp);
+    st.unrecorded_deletions.insert(tp);
     const auto dir = partition_dir(st, tp);
     auto remove_dir = [self, dir, pending] {
       std::error_code ec;
@@ -160,18 +288,18 @@ caf::result<bool> apply(self_ptr self, const metadata_snapshot& snapshot) {
       pending->arrive();
     };
     self->request(actor, caf::infinite, close_atom_v)
-      .await([remove_dir](offset) { remove_dir(); },
+      .await([remove_dir](const replica_checkpoint&) { remove_dir(); },
              [remove_dir](caf::error&) { remove_dir(); });
   }
   for (const auto& tp : reconfigured) {
-    auto actor = st.replicas.at(tp).actor;
+    auto entry = st.replicas.at(tp);
     st.replicas.erase(tp);
     spdlog::info("node {}: reopening {}-{} with changed topic configs", st.opts.node.value(),
                  tp.first, tp.second);
-    self->request(actor, caf::infinite, close_atom_v)
+    self->request(entry.actor, caf::infinite, close_atom_v)
       .await(
-        [self, tp, pending](offset point) {
-          self->state.recovery_points[tp] = point;
+        [self, tp, offline = entry.offline, pending](const replica_checkpoint& c) {
+          if (!offline) record(self->state, tp, c);
           pending->arrive();
         },
         [pending](caf::error&) { pending->arrive(); });
@@ -190,22 +318,15 @@ caf::result<bool> stop(self_ptr self) {
   publish_routes(self);
   auto pending = std::make_shared<countdown>(countdown{replicas.size() + 1, nullptr});
   pending->done = [self, rp]() mutable {
-    auto& st = self->state;
-    const auto file = st.opts.data_dir / recovery_point_checkpoint_name;
-    if (auto s = write_offset_checkpoint(file, st.recovery_points); !s) {
-      spdlog::error("node {}: cannot write {}: {}", st.opts.node.value(), file.string(),
-                    s.err().to_string());
-      rp.deliver(to_caf_error(s.err()));
-    } else {
-      rp.deliver(true);
-    }
+    if (auto s = write_checkpoints(self->state); !s) rp.deliver(to_caf_error(s.err()));
+    else rp.deliver(true);
     self->quit();
   };
   for (const auto& [tp, e] : replicas) {
     self->request(e.actor, caf::infinite, close_atom_v)
       .await(
-        [self, tp = tp, pending](offset point) {
-          self->state.recovery_points[tp] = point;
+        [self, tp = tp, offline = e.offline, pending](const replica_checkpoint& c) {
+          if (!offline) record(self->state, tp, c);
           pending->arrive();
         },
         [self, tp = tp, pending](caf::error& err) {
@@ -218,27 +339,35 @@ caf::result<bool> stop(self_ptr self) {
   return rp;
 }
 
+void schedule_checkpoint(self_ptr self) {
+  const auto interval = self->state.opts.checkpoint_interval_ms;
+  if (interval > 0) self->delayed_send(self, std::chrono::milliseconds(interval), tick_atom_v);
+}
+
 replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
                                                               replica_manager_options opts,
                                                               std::shared_ptr<routing_registry> routes,
-                                                              offset_map recovery_points) {
+                                                              offset_map recovery_points,
+                                                              offset_map high_watermarks) {
   auto& st = self->state;
   st.opts = std::move(opts);
   st.routes = std::move(routes);
   st.recovery_points = std::move(recovery_points);
-  // Replicas are linked: when the manager dies they die with it (and their logs with them), and
-  // a replica that dies on its own (its log failed) only leaves the routing table.
+  st.high_watermarks = std::move(high_watermarks);
+  // Replicas are linked: when the manager dies they die with it (and their logs with them). A
+  // replica that dies on its own (its log failed) is replaced by an offline one, so clients get
+  // KAFKA_STORAGE_ERROR; its checkpoint entries keep their last values.
   self->set_exit_handler([self](caf::exit_msg& em) {
     auto& st = self->state;
-    for (auto it = st.replicas.begin(); it != st.replicas.end(); ++it) {
-      if (caf::actor_cast<caf::actor_addr>(it->second.actor) != em.source) continue;
-      spdlog::error("node {}: replica {}-{} stopped: {}", st.opts.node.value(), it->first.first,
-                    it->first.second, to_string(em.reason));
-      st.replicas.erase(it);
+    for (auto& [tp, e] : st.replicas) {
+      if (caf::actor_cast<caf::actor_addr>(e.actor) != em.source) continue;
+      e.actor = go_offline(self, tp, "its replica stopped: " + to_string(em.reason));
+      e.offline = true;
       publish_routes(self);
       return;
     }
   });
+  schedule_checkpoint(self);
   return {
     [self](apply_atom, const metadata_snapshot& snapshot) { return apply(self, snapshot); },
     [self](lookup_atom, const std::string& topic, int32_t partition)
@@ -251,6 +380,19 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
                                          " has no replica of " + topic + "-" +
                                          std::to_string(partition)));
       return it->second.actor;
+    },
+    [self](checkpoint_atom) -> caf::result<bool> {
+      auto rp = self->make_response_promise<bool>();
+      checkpoint_all(self, [rp](bool written) mutable { rp.deliver(written); });
+      return rp;
+    },
+    [self](tick_atom) {
+      auto& st = self->state;
+      if (st.stopping) return;
+      schedule_checkpoint(self);
+      if (st.periodic_checkpoint_running) return;
+      st.periodic_checkpoint_running = true;
+      checkpoint_all(self, [self](bool) { self->state.periodic_checkpoint_running = false; });
     },
     [self](stop_atom) { return stop(self); },
   };
@@ -289,16 +431,19 @@ result<replica_manager_actor> spawn_replica_manager(caf::actor_system& sys,
   if (ec)
     return make_error(errc::kafka_storage_error,
                       "cannot create " + options.data_dir.string() + ": " + ec.message());
-  const auto file = options.data_dir / recovery_point_checkpoint_name;
-  auto points = read_offset_checkpoint(file);
-  offset_map recovery_points;
-  if (points) recovery_points = std::move(*points);
-  else
-    spdlog::warn("node {}: ignoring {} (every segment will be re-validated): {}",
-                 options.node.value(), file.string(), points.err().to_string());
+  auto read = [&](const char* name, const char* consequence) {
+    const auto file = options.data_dir / name;
+    auto points = read_offset_checkpoint(file);
+    if (points) return std::move(*points);
+    spdlog::warn("node {}: ignoring {} ({}): {}", options.node.value(), file.string(), consequence,
+                 points.err().to_string());
+    return offset_map{};
+  };
+  auto recovery_points = read(recovery_point_checkpoint_name, "every segment will be re-validated");
+  auto high_watermarks = read(high_watermark_checkpoint_name, "damage is judged by the recovery points alone");
   if (!routes) routes = std::make_shared<routing_registry>();
   return sys.spawn(replica_manager_behavior, std::move(options), std::move(routes),
-                   std::move(recovery_points));
+                   std::move(recovery_points), std::move(high_watermarks));
 }
 
 } // namespace capstan

@@ -2,8 +2,11 @@
 
 // The replica manager: one per node. It applies metadata snapshots (creating the replica of every
 // partition assigned to this node, closing and deleting those of deleted topics), answers lookups,
-// publishes the routing table the RPC thread reads, and on stop closes every replica and writes
-// <data-dir>/recovery-point-offset-checkpoint. Its protocol is replica_manager_actor in
+// publishes the routing table the RPC thread reads, and keeps the data dir's checkpoints
+// (<data-dir>/recovery-point-offset-checkpoint and replication-offset-checkpoint): written every
+// checkpoint_interval_ms, after a deletion or creation, and on stop. Before it opens a partition
+// directory it compares it with the checkpoints (runtime/storage/partition_check.hpp); a damaged
+// or unreadable one is served by an offline replica. Its protocol is replica_manager_actor in
 // replica_messages.hpp.
 
 #include <atomic>
@@ -59,11 +62,15 @@ struct replica_manager_options {
   std::function<timestamp_ms()> clock;
   // Passed to every log (retention, flush.ms and compaction timers).
   bool schedule_background_work = true;
+  // log.flush.offset.checkpoint.interval.ms: how often the checkpoints are written; 0 only on
+  // the events above (tests drive it with checkpoint_atom).
+  int64_t checkpoint_interval_ms = 60000;
 };
 
-// Creates the data dir if missing and reads its recovery-point-offset-checkpoint (a malformed one
-// is logged and ignored: every segment is then re-validated, which is safe), then spawns the
-// manager. Errors: KAFKA_STORAGE_ERROR when the data dir cannot be created.
+// Creates the data dir if missing and reads its checkpoints, then spawns the manager. A malformed
+// recovery-point-offset-checkpoint is logged and ignored (every segment is then re-validated,
+// which is safe); so is a malformed replication-offset-checkpoint (damage is then judged by the
+// recovery points alone). Errors: KAFKA_STORAGE_ERROR when the data dir cannot be created.
 result<replica_manager_actor> spawn_replica_manager(caf::actor_system& sys,
                                                     replica_manager_options options,
                                                     std::shared_ptr<routing_registry> routes);

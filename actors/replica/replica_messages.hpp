@@ -26,6 +26,7 @@ using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
 using apply_atom = caf::atom_constant<caf::atom("apply")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
 inline constexpr produce_atom produce_atom_v{};
 inline constexpr fetch_atom fetch_atom_v{};
 inline constexpr offsets_atom offsets_atom_v{};
@@ -33,6 +34,7 @@ inline constexpr lookup_atom lookup_atom_v{};
 inline constexpr apply_atom apply_atom_v{};
 inline constexpr remove_atom remove_atom_v{};
 inline constexpr stop_atom stop_atom_v{};
+inline constexpr checkpoint_atom checkpoint_atom_v{};
 
 // Kafka's special ListOffsets timestamps.
 inline constexpr timestamp_ms earliest_timestamp = -2;
@@ -63,6 +65,12 @@ struct fetch_result {
   log_slice records; // whole batches, all below the high watermark
 };
 
+// A replica's entries in the data dir's checkpoints.
+struct replica_checkpoint {
+  offset recovery_point{0}; // everything below it was fsynced
+  offset high_watermark{0}; // everything below it was handed out to consumers
+};
+
 struct list_offsets_result {
   int64_t found = -1; // -1: no such offset
   timestamp_ms timestamp = no_timestamp;
@@ -77,13 +85,19 @@ typename Inspector::result_type inspect(Inspector& f, fetch_request& x) {
   return f(caf::meta::type_name("fetch_request"), x.from, x.max_bytes, x.min_bytes, x.max_wait_ms);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replica_checkpoint& x) {
+  return f(caf::meta::type_name("replica_checkpoint"), x.recovery_point, x.high_watermark);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, list_offsets_result& x) {
   return f(caf::meta::type_name("list_offsets_result"), x.found, x.timestamp);
 }
 
 // The leader replica of one partition on this node (single-node: the only replica). Errors are
 // caf::errors of category "capstan": NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT, CORRUPT_MESSAGE,
-// MESSAGE_TOO_LARGE, INVALID_RECORD, OFFSET_OUT_OF_RANGE, KAFKA_STORAGE_ERROR.
+// MESSAGE_TOO_LARGE, INVALID_RECORD, OFFSET_OUT_OF_RANGE, KAFKA_STORAGE_ERROR. An offline
+// partition (actors/replica/offline_replica_actor.hpp) answers every request with
+// KAFKA_STORAGE_ERROR naming the damage.
 using partition_replica_actor = caf::typed_actor<
   caf::replies_to<produce_atom, produce_request>::with<produce_result>,
   // Delayed (long-poll) fetch: answers once min_bytes are available below the high watermark or
@@ -91,21 +105,29 @@ using partition_replica_actor = caf::typed_actor<
   caf::replies_to<fetch_atom, fetch_request>::with<fetch_result>,
   caf::replies_to<offsets_atom, timestamp_ms>::with<list_offsets_result>,
   caf::replies_to<info_atom>::with<log_info>,
-  // Flushes and closes the log, fails parked fetches, quits; replies the recovery point.
-  caf::replies_to<close_atom>::with<offset>,
+  // The current recovery point and high watermark, for the data dir's checkpoints.
+  caf::replies_to<checkpoint_atom>::with<replica_checkpoint>,
+  // Flushes and closes the log, fails parked fetches, quits; replies the final checkpoint values.
+  caf::replies_to<close_atom>::with<replica_checkpoint>,
   caf::reacts_to<tick_atom>>;
 
 // One per node. Applies metadata snapshots: creates the replica (and its log directory
 // <data-dir>/<topic>-<partition>) of every partition assigned to this node, and closes and deletes
 // those of deleted topics. Publishes a routing table that the RPC thread reads without a message
-// round trip.
+// round trip. Writes the data dir's checkpoints every log.flush.offset.checkpoint.interval.ms,
+// after a topic is deleted or created, and on stop.
 using replica_manager_actor = caf::typed_actor<
-  // Replies once every partition of the snapshot is open (or failed and logged).
+  // Replies once every partition of the snapshot is open, offline (damaged or unreadable: it
+  // answers KAFKA_STORAGE_ERROR) or skipped (a bad config); true iff all opened.
   caf::replies_to<apply_atom, metadata_snapshot>::with<bool>,
   // UNKNOWN_TOPIC_OR_PARTITION when this node has no replica of it.
   caf::replies_to<lookup_atom, std::string, int32_t>::with<partition_replica_actor>,
-  // Closes every replica, writes recovery-point-offset-checkpoint, replies, quits.
-  caf::replies_to<stop_atom>::with<bool>>;
+  // Gathers every replica's recovery point and high watermark and writes the checkpoints now;
+  // replies whether the files were written.
+  caf::replies_to<checkpoint_atom>::with<bool>,
+  // Closes every replica, writes the checkpoints, replies, quits.
+  caf::replies_to<stop_atom>::with<bool>,
+  caf::reacts_to<tick_atom>>;
 
 // topic-partition -> replica, replaced whole on every change (copy-on-write): the RPC thread loads
 // the current table with std::atomic_load and never blocks the replica manager.

@@ -176,6 +176,7 @@ status clean_segment(const compaction_input& input, size_t index, const mapped_l
   if (s = seg.seal(); !s) return s;
   if (s = seg.flush(); !s) return s;
   out.size_after = static_cast<int64_t>(seg.size_bytes());
+  out.next_after = seg.next_offset();
   return {};
 }
 

@@ -29,6 +29,9 @@ struct compacted_segment {
   int64_t size_before = 0;
   int64_t size_after = 0;
   int64_t records_removed = 0;
+  // One past the last offset the cleaned copy holds (`base` when it is empty): offsets from here
+  // to the next segment's base hold no records once it is installed.
+  offset next_after{0};
   // Identity of the live .log that was read (stat's st_dev and st_ino). A sealed segment that
   // is truncated gets a new file, so install can tell the compacted input was replaced.
   uint64_t source_device = 0;

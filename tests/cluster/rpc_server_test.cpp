@@ -120,9 +120,10 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
                         1,
                         offset{0}};
       },
+      [self](checkpoint_atom) { return replica_checkpoint{self->state.next, self->state.next}; },
       [self](close_atom) {
         self->quit();
-        return self->state.next;
+        return replica_checkpoint{self->state.next, self->state.next};
       },
       [](tick_atom) {},
   };

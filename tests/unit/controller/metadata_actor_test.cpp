@@ -27,7 +27,9 @@ stub_replica_manager(replica_manager_actor::pointer,
     [](lookup_atom, const std::string&, int32_t) -> caf::result<partition_replica_actor> {
       return make_error(errc::unknown_topic_or_partition);
     },
+    [](checkpoint_atom) { return true; },
     [](stop_atom) { return true; },
+    [](tick_atom) {},
   };
 }
 

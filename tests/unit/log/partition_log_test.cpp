@@ -7,6 +7,8 @@
 #include "actors/log/partition_log_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_view.hpp"
+#include "runtime/storage/offset_gaps.hpp"
+#include "runtime/storage/partition_check.hpp"
 #include "tests/support/log_harness.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -354,6 +356,36 @@ TEST_CASE("compaction keeps the latest record per key without changing offsets",
   for (const auto& r : log.read_all())
     if (r.key == "k0") tombstone_left = true;
   CHECK_FALSE(tombstone_left);
+}
+
+TEST_CASE("compaction records the offsets it empties at segment ends, so start-up sees no hole",
+          "[log]") {
+  temp_dir dir;
+  log_config config;
+  config.segment_bytes = 1500;
+  config.cleanup = cleanup_policy::compact;
+  log_harness log(dir.path(), config);
+  log.open();
+  // Every batch repeats the same keys, and a segment holds two: compaction empties every sealed
+  // segment but the last one.
+  for (int round = 0; round < 8; ++round)
+    REQUIRE(log.append(make_batch(10, "round" + std::to_string(round), log.now(), 5, 60)));
+  REQUIRE(log.info().segment_count >= 3);
+  REQUIRE(log.compact());
+  const auto end = log.info().log_end;
+  const auto point = log.close();
+
+  auto gaps = read_offset_gaps(dir.path());
+  REQUIRE(gaps);
+  CHECK_FALSE(gaps->empty());
+  auto checked = prepare_partition_dir(dir.path(), "test-0", uuid_bytes{}, {point, end}, {});
+  INFO((checked ? std::string() : checked.err().message));
+  CHECK(checked);
+  // Without the record, the emptied ends would look like lost segments.
+  std::filesystem::remove(dir.path() / offset_gaps_file);
+  auto without = prepare_partition_dir(dir.path(), "test-0", uuid_bytes{}, {point, end}, {});
+  REQUIRE_FALSE(without);
+  CHECK(without.err().message.find("missing") != std::string::npos);
 }
 
 TEST_CASE("a compacted topic refuses records without a key", "[log]") {

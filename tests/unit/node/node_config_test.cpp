@@ -236,3 +236,15 @@ TEST_CASE("zero or tiny schedules and limits are INVALID_CONFIG naming the key",
     CHECK(c.err().message.find(named) != std::string::npos);
   }
 }
+
+TEST_CASE("log.flush.offset.checkpoint.interval.ms sets how often checkpoints are written",
+          "[node][config]") {
+  temp_dir dir;
+  CHECK(node_config{}.checkpoint_interval_ms == 60000);
+  auto c = load(dir, "log.flush.offset.checkpoint.interval.ms = 5000\n");
+  REQUIRE(c);
+  CHECK(c->checkpoint_interval_ms == 5000);
+  auto zero = load(dir, "log.flush.offset.checkpoint.interval.ms = 0\n");
+  REQUIRE_FALSE(zero);
+  CHECK(zero.code() == errc::invalid_config);
+}

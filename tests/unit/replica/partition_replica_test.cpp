@@ -212,7 +212,7 @@ TEST_CASE("list offsets: earliest, latest and by timestamp", "[replica]") {
   CHECK(f.offsets(5000)->found == -1);
 }
 
-TEST_CASE("close answers parked fetches and replies the recovery point", "[replica]") {
+TEST_CASE("close answers parked fetches and replies the recovery point and high watermark", "[replica]") {
   replica_fixture f;
   REQUIRE(f.produce(make_batch(3, "a", 1000)));
   caf::scoped_actor self{f.sys.sys()};
@@ -221,12 +221,23 @@ TEST_CASE("close answers parked fetches and replies the recovery point", "[repli
   std::optional<fetch_result> got;
   fetch.receive([&](fetch_result& r) { got = std::move(r); },
                 [&](caf::error& e) { FAIL("fetch failed: " << caf::to_string(e)); });
-  std::optional<offset> point;
-  close.receive([&](offset p) { point = p; }, [&](caf::error& e) { FAIL(caf::to_string(e)); });
+  std::optional<replica_checkpoint> point;
+  close.receive([&](const replica_checkpoint& p) { point = p; },
+                [&](caf::error& e) { FAIL(caf::to_string(e)); });
   REQUIRE(got);
   CHECK(got->records.empty());
   REQUIRE(point);
-  CHECK(*point == offset{3});
+  CHECK(point->recovery_point == offset{3});
+  CHECK(point->high_watermark == offset{3});
+}
+
+TEST_CASE("checkpoint reports the recovery point and the high watermark", "[replica]") {
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(3, "a", 1000)));
+  auto before = f.sys.request<replica_checkpoint>(f.replica, timeout, checkpoint_atom_v);
+  REQUIRE(before);
+  CHECK(before->high_watermark == offset{3});
+  CHECK(before->recovery_point == offset{0});
 }
 
 TEST_CASE("info reports the log's offsets", "[replica]") {

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include <caf/all.hpp>
 
@@ -10,6 +12,7 @@
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/log_builder.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/tree_snapshot.hpp"
 
 using namespace capstan;
 using namespace capstan::test;
@@ -46,16 +49,19 @@ struct manager_fixture {
   std::unique_ptr<threaded_system> sys;
   std::shared_ptr<routing_registry> routes;
   replica_manager_actor manager;
+  replica_manager_options opts;
 
-  manager_fixture() { start(); }
+  manager_fixture() {
+    opts.node = node_id{1};
+    opts.data_dir = dir.path();
+    opts.schedule_background_work = false;
+    opts.checkpoint_interval_ms = 0;
+    start();
+  }
 
   void start() {
     sys = std::make_unique<threaded_system>();
     routes = std::make_shared<routing_registry>();
-    replica_manager_options opts;
-    opts.node = node_id{1};
-    opts.data_dir = dir.path();
-    opts.schedule_background_work = false;
     auto m = spawn_replica_manager(sys->sys(), opts, routes);
     if (!m) FAIL("spawn failed: " << m.err().to_string());
     manager = *m;
@@ -66,6 +72,14 @@ struct manager_fixture {
     auto s = sys->request<bool>(manager, timeout, stop_atom_v);
     REQUIRE(s);
     sys.reset();
+  }
+  // Ends every actor without the stop protocol: no flush, no checkpoint (as a kill -9 leaves it).
+  void crash() { sys.reset(); }
+
+  offset_map checkpoint(const char* name) {
+    auto m = read_offset_checkpoint(dir / name);
+    REQUIRE(m);
+    return *m;
   }
 
   caf::expected<bool> apply(metadata_snapshot snap) {
@@ -216,4 +230,159 @@ TEST_CASE("after stop the routing table is empty", "[replica][manager]") {
   auto routes = f.routes;
   f.stop();
   CHECK(routes->current()->empty());
+}
+
+TEST_CASE("checkpoint writes every replica's recovery point and high watermark", "[replica][manager]") {
+  manager_fixture f;
+  REQUIRE(f.apply(snapshot_of({topic_of("t", 2, {1}, 1)})));
+  // Created partitions are in the checkpoints at once.
+  CHECK(f.checkpoint(high_watermark_checkpoint_name).at({"t", 1}) == offset{0});
+  REQUIRE(f.produce(*f.lookup("t", 0), make_batch(3, "a", 1000)));
+  auto written = f.sys->request<bool>(f.manager, timeout, checkpoint_atom_v);
+  REQUIRE(written);
+  CHECK(*written);
+  CHECK(f.checkpoint(high_watermark_checkpoint_name).at({"t", 0}) == offset{3});
+  // Nothing was fsynced yet: the recovery point stays where it was.
+  CHECK(f.checkpoint(recovery_point_checkpoint_name).at({"t", 0}) == offset{0});
+}
+
+TEST_CASE("checkpoints are written every log.flush.offset.checkpoint.interval.ms", "[replica][manager]") {
+  manager_fixture f;
+  f.stop();
+  f.opts.checkpoint_interval_ms = 20;
+  f.start();
+  REQUIRE(f.apply(snapshot_of({topic_of("t", 1, {1}, 1)})));
+  REQUIRE(f.produce(*f.lookup("t", 0), make_batch(5, "a", 1000)));
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  offset hw{0};
+  while (hw != offset{5} && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+    auto m = read_offset_checkpoint(f.dir / high_watermark_checkpoint_name);
+    if (m && m->count({"t", 0})) hw = m->at({"t", 0});
+  }
+  CHECK(hw == offset{5});
+}
+
+TEST_CASE("issue 6: a deleted and re-created topic never inherits the old checkpoint entries",
+          "[replica][manager]") {
+  manager_fixture f;
+  f.stop();
+  f.opts.log_defaults.segment_bytes = 100; // every batch rolls a new segment
+  f.start();
+  REQUIRE(f.apply(snapshot_of({topic_of("t", 1, {1}, 1)})));
+  for (int i = 0; i < 10; ++i) REQUIRE(f.produce(*f.lookup("t", 0), make_batch(1, "old", 1000)));
+  f.stop();
+  CHECK(f.checkpoint(recovery_point_checkpoint_name).at({"t", 0}) == offset{10});
+
+  f.start();
+  REQUIRE(f.apply(snapshot_of({topic_of("t", 1, {1}, 1)})));
+  REQUIRE(f.apply(snapshot_of({})));
+  // The deletion reached the checkpoints before anything else could reuse the name.
+  CHECK(f.checkpoint(recovery_point_checkpoint_name).count({"t", 0}) == 0);
+  CHECK(f.checkpoint(high_watermark_checkpoint_name).count({"t", 0}) == 0);
+  REQUIRE(f.apply(snapshot_of({topic_of("t", 1, {1}, 9)})));
+  CHECK(f.checkpoint(recovery_point_checkpoint_name).at({"t", 0}) == offset{0});
+  for (int i = 0; i < 4; ++i) REQUIRE(f.produce(*f.lookup("t", 0), make_batch(1, "new", 1000)));
+  f.crash();
+
+  // Segment 1 of the new topic was never fsynced; damage it. Under the old entry (10) it would be
+  // trusted and served; it must be re-validated and cut.
+  const auto seg1 = f.dir / "t-0" / "00000000000000000001.log";
+  const auto size = std::filesystem::file_size(seg1);
+  {
+    std::fstream file(seg1, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(size - 2));
+    file.put('\x7f');
+  }
+  f.start();
+  REQUIRE(f.apply(snapshot_of({topic_of("t", 1, {1}, 9)})));
+  auto r = f.lookup("t", 0);
+  REQUIRE(r);
+  auto latest = f.sys->request<list_offsets_result>(*r, timeout, offsets_atom_v, latest_timestamp);
+  REQUIRE(latest);
+  CHECK(latest->found == 1);
+  auto p = f.produce(*r, make_batch(1, "after", 1000));
+  REQUIRE(p);
+  CHECK(p->base_offset == offset{1});
+}
+
+TEST_CASE("a regular file where a partition directory belongs makes it offline with a named error",
+          "[replica][manager]") {
+  manager_fixture f;
+  std::ofstream(f.dir / "t-0") << "in the way";
+  auto ok = f.apply(snapshot_of({topic_of("t", 1, {1}, 1), topic_of("u", 1, {1}, 2)}));
+  REQUIRE(ok);
+  CHECK_FALSE(*ok);
+  auto r = f.lookup("t", 0);
+  REQUIRE(r);
+  auto p = f.produce(*r, make_batch(1, "x", 1000));
+  REQUIRE_FALSE(p);
+  CHECK(code_of(p.error()) == errc::kafka_storage_error);
+  const auto message = from_caf_error(p.error()).message;
+  CHECK(message.find("t-0 on node 1 is offline") != std::string::npos);
+  CHECK(message.find((f.dir / "t-0").string()) != std::string::npos);
+  CHECK(message.find("not a directory") != std::string::npos);
+  REQUIRE(f.produce(*f.lookup("u", 0), make_batch(1, "y", 1000)));
+}
+
+TEST_CASE("a segment that cannot be stat'ed makes its partition offline, not the manager crash",
+          "[replica][manager]") {
+  manager_fixture f;
+  std::filesystem::create_directories(f.dir / "t-0");
+  const auto loop = f.dir / "t-0" / "00000000000000000000.log";
+  std::filesystem::create_symlink(loop, loop);
+  auto ok = f.apply(snapshot_of({topic_of("t", 1, {1}, 1), topic_of("u", 1, {1}, 2)}));
+  REQUIRE(ok);
+  CHECK_FALSE(*ok);
+  auto p = f.produce(*f.lookup("t", 0), make_batch(1, "x", 1000));
+  REQUIRE_FALSE(p);
+  CHECK(code_of(p.error()) == errc::kafka_storage_error);
+  CHECK(from_caf_error(p.error()).message.find(loop.string()) != std::string::npos);
+  REQUIRE(f.produce(*f.lookup("u", 0), make_batch(1, "y", 1000)));
+}
+
+TEST_CASE("issue 10 case 1: a vanished partition directory goes offline, is not recreated, keeps "
+          "its checkpoint entries", "[replica][manager]") {
+  manager_fixture f;
+  auto snap = snapshot_of({topic_of("c", 1, {1}, 1)});
+  REQUIRE(f.apply(snap));
+  REQUIRE(f.produce(*f.lookup("c", 0), make_batch(6, "a", 1000)));
+  f.stop();
+  std::filesystem::remove_all(f.dir / "c-0");
+
+  f.start();
+  auto ok = f.apply(snap);
+  REQUIRE(ok);
+  CHECK_FALSE(*ok);
+  auto p = f.produce(*f.lookup("c", 0), make_batch(1, "b", 1000));
+  REQUIRE_FALSE(p);
+  CHECK(code_of(p.error()) == errc::kafka_storage_error);
+  CHECK(from_caf_error(p.error()).message.find("offsets up to 5 were handed out") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(f.dir / "c-0"));
+  f.stop();
+  CHECK(f.checkpoint(recovery_point_checkpoint_name).at({"c", 0}) == offset{6});
+  CHECK(f.checkpoint(high_watermark_checkpoint_name).at({"c", 0}) == offset{6});
+}
+
+TEST_CASE("issue 10 case 2: a lost active segment is offline and its directory left as it is",
+          "[replica][manager]") {
+  manager_fixture f;
+  f.stop();
+  f.opts.log_defaults.segment_bytes = 100;
+  f.start();
+  auto snap = snapshot_of({topic_of("c", 1, {1}, 1)});
+  REQUIRE(f.apply(snap));
+  for (int i = 0; i < 4; ++i) REQUIRE(f.produce(*f.lookup("c", 0), make_batch(1, "a", 1000)));
+  f.stop();
+  std::filesystem::remove(f.dir / "c-0" / "00000000000000000003.log");
+  const auto before = snapshot_tree(f.dir / "c-0");
+
+  f.start();
+  REQUIRE(f.apply(snap));
+  auto p = f.produce(*f.lookup("c", 0), make_batch(1, "b", 1000));
+  REQUIRE_FALSE(p);
+  CHECK(code_of(p.error()) == errc::kafka_storage_error);
+  CHECK(from_caf_error(p.error()).message.find("offset 3 missing") != std::string::npos);
+  f.stop();
+  CHECK(snapshot_tree(f.dir / "c-0") == before);
 }

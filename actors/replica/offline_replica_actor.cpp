@@ -1,0 +1,45 @@
+// The offline replica actor: answers every request of the partition replica protocol with
+// KAFKA_STORAGE_ERROR and the reason the partition is offline. close quits; its reply carries
+// nothing the replica manager uses (it keeps the checkpointed offsets of an offline partition).
+
+#include "actors/replica/offline_replica_actor.hpp"
+
+#include <caf/all.hpp>
+
+#include "runtime/actor/caf_error.hpp"
+
+namespace capstan {
+
+namespace {
+
+struct offline_replica_state {
+  static inline const char* name = "capstan.offline_replica";
+  std::string reason;
+};
+
+using self_ptr = partition_replica_actor::stateful_pointer<offline_replica_state>;
+
+partition_replica_actor::behavior_type offline_replica(self_ptr self, std::string reason) {
+  self->state.reason = std::move(reason);
+  auto refuse = [self] { return to_caf_error(make_error(errc::kafka_storage_error, self->state.reason)); };
+  return {
+    [refuse](produce_atom, const produce_request&) -> caf::result<produce_result> { return refuse(); },
+    [refuse](fetch_atom, const fetch_request&) -> caf::result<fetch_result> { return refuse(); },
+    [refuse](offsets_atom, timestamp_ms) -> caf::result<list_offsets_result> { return refuse(); },
+    [refuse](info_atom) -> caf::result<log_info> { return refuse(); },
+    [refuse](checkpoint_atom) -> caf::result<replica_checkpoint> { return refuse(); },
+    [self](close_atom) -> replica_checkpoint {
+      self->quit();
+      return {};
+    },
+    [](tick_atom) {},
+  };
+}
+
+} // namespace
+
+partition_replica_actor spawn_offline_replica(caf::actor_system& sys, std::string reason) {
+  return sys.spawn(offline_replica, std::move(reason));
+}
+
+} // namespace capstan
