@@ -1,5 +1,6 @@
 #include "actors/node/data_dir.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -10,8 +11,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include <utility>
+#include <vector>
 
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/storage/offset_checkpoint.hpp"
 
 namespace capstan {
 
@@ -19,7 +22,12 @@ namespace fs = std::filesystem;
 
 result<data_dir_lock> data_dir_lock::acquire(const fs::path& dir) {
   const auto file = dir / data_dir_lock_file;
-  int fd = ::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  bool created = true;
+  int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    created = false;
+    fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+  }
   if (fd < 0)
     return make_error(errc::kafka_storage_error,
                       "cannot open lock file " + file.string() + ": " + std::strerror(errno));
@@ -33,10 +41,11 @@ result<data_dir_lock> data_dir_lock::acquire(const fs::path& dir) {
     return make_error(errc::kafka_storage_error,
                       "cannot lock " + file.string() + ": " + std::strerror(err));
   }
-  return data_dir_lock(fd);
+  return data_dir_lock(fd, created);
 }
 
-data_dir_lock::data_dir_lock(data_dir_lock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+data_dir_lock::data_dir_lock(data_dir_lock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), created_(other.created_) {}
 
 data_dir_lock::~data_dir_lock() {
   if (fd_ >= 0) ::close(fd_);
@@ -80,6 +89,53 @@ status write_meta_properties(const fs::path& dir, const meta_properties& meta) {
   return write_file_atomically(dir / meta_properties_file, text);
 }
 
+namespace {
+
+// What in `dir` shows that a node has used it: its metadata, checkpoints and partition
+// directories (<topic>-<partition>), named for a message. Empty for a new data dir.
+std::vector<std::string> node_state_in(const fs::path& dir) {
+  std::vector<std::string> found;
+  size_t partitions = 0;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (name == metadata_store_file || name == recovery_point_checkpoint_name ||
+        name == high_watermark_checkpoint_name) {
+      found.push_back(name);
+      continue;
+    }
+    std::error_code type_ec;
+    const auto dash = name.rfind('-');
+    if (dash == std::string::npos || dash + 1 == name.size() || !it->is_directory(type_ec)) continue;
+    const bool numbered = std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dash) + 1,
+                                      name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (numbered && validate_topic_name(name.substr(0, dash))) ++partitions;
+  }
+  if (ec) found.push_back("an unlistable directory (" + ec.message() + ")");
+  if (partitions > 0) found.push_back(std::to_string(partitions) + " partition directories");
+  return found;
+}
+
+error missing_meta_properties(const fs::path& dir, int32_t node_id,
+                              const std::vector<std::string>& found) {
+  std::string cluster_id = "<the cluster_id in " + std::string(metadata_store_file) + ">";
+  if (auto stored = read_metadata_store(dir / metadata_store_file); stored && !stored->cluster_id.empty())
+    cluster_id = stored->cluster_id;
+  std::string what;
+  for (const auto& f : found) what += (what.empty() ? "" : ", ") + f;
+  return make_error(
+    errc::kafka_storage_error,
+    "data dir " + dir.string() + " has no " + meta_properties_file + ", but it holds a node's data (" +
+      what + "): " + meta_properties_file + " was removed or lost, and the node will not start "
+      "without it (a new one would give the data a new cluster id). Restore it from a backup, or "
+      "write " + (dir / meta_properties_file).string() + " with the lines: version=1, node.id=" +
+      std::to_string(node_id) + " (if this data is node " + std::to_string(node_id) +
+      "'s), cluster.id=" + cluster_id);
+}
+
+} // namespace
+
 result<meta_properties> claim_data_dir(const fs::path& dir, int32_t node_id,
                                        const std::string& cluster_id) {
   auto existing = read_meta_properties(dir);
@@ -97,6 +153,8 @@ result<meta_properties> claim_data_dir(const fs::path& dir, int32_t node_id,
                           ", not cluster " + cluster_id + " (see its meta.properties)");
     return meta;
   }
+  if (auto found = node_state_in(dir); !found.empty())
+    return missing_meta_properties(dir, node_id, found);
   meta_properties meta{node_id, cluster_id.empty() ? new_cluster_id() : cluster_id};
   if (auto s = write_meta_properties(dir, meta); !s) return s.err();
   return meta;

@@ -34,9 +34,14 @@ public:
   data_dir_lock& operator=(const data_dir_lock&) = delete;
   ~data_dir_lock();
 
+  // Whether acquire() created the lock file (it was not there before). A start that fails can
+  // then remove it again and leave the data dir as it found it.
+  bool created_file() const { return created_; }
+
 private:
-  explicit data_dir_lock(int fd) : fd_(fd) {}
+  data_dir_lock(int fd, bool created) : fd_(fd), created_(created) {}
   int fd_;
+  bool created_;
 };
 
 struct meta_properties {
@@ -52,7 +57,9 @@ status write_meta_properties(const std::filesystem::path& dir, const meta_proper
 // Checks <dir>/meta.properties against this node, or writes it on first start (with `cluster_id`,
 // or a new random one when empty). Returns the directory's identity. INVALID_CONFIG with both ids
 // in the message when the directory belongs to another node id or (`cluster_id` given) to another
-// cluster.
+// cluster. KAFKA_STORAGE_ERROR, writing nothing, when meta.properties is missing but the directory
+// holds a node's data (cluster-metadata.toml, a checkpoint, a <topic>-<partition> directory):
+// the message says that meta.properties is missing and what to write back.
 result<meta_properties> claim_data_dir(const std::filesystem::path& dir, int32_t node_id,
                                        const std::string& cluster_id);
 

@@ -25,6 +25,7 @@
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
+#include "runtime/storage/file_handle.hpp"
 
 namespace capstan {
 
@@ -74,6 +75,8 @@ struct node::impl {
   std::unique_ptr<rpc_server> rpc;
   std::unique_ptr<metrics_server> metrics_http;
   uint16_t cluster_port = 0;
+  // Set once start() succeeded: a failed start removes the lock file it created.
+  bool started = false;
   bool stopped = false;
 
   status start();
@@ -160,10 +163,13 @@ status node::impl::start_actors() {
   if (failure) return from_caf_error(failure);
   size_t partitions = 0;
   for (const auto& [name, t] : snap->topics) partitions += t.partitions.size();
+  std::error_code ec;
+  const auto absolute = fs::absolute(config.data_dir, ec);
+  const auto data_dir_text = (ec ? config.data_dir : absolute).string();
   spdlog::info("node {} (cluster {}) recovered {} topics with {} partitions; serving {} partition "
                "logs from {}",
                config.node_id, config.cluster_id, snap->topics.size(), partitions,
-               routes->current()->size(), fs::absolute(config.data_dir).string());
+               routes->current()->size(), data_dir_text);
 
   int32_t offsets_partitions = config.offsets_topic_partitions;
   if (auto s = ensure_offsets_topic(self, snap, offsets_partitions); !s) return s;
@@ -245,6 +251,8 @@ void node::impl::stop() {
   replicas = nullptr;
   sys.reset();
   actor_cfg.reset();
+  if (!started && lock && lock->created_file())
+    (void) remove_file(config.data_dir / data_dir_lock_file);
   lock.reset();
 }
 
@@ -255,6 +263,7 @@ result<std::unique_ptr<node>> node::start(const node_config& config) {
     state->stop();
     return s.err();
   }
+  state->started = true;
   return std::unique_ptr<node>(new node(std::move(state)));
 }
 
