@@ -41,6 +41,8 @@ void write(std::optional<bytes_view> data) {
 
 void run_consume(const consume_flags& f) {
   auto config = make_client_config(f.client);
+  // As kafka-console-consumer: --from-beginning means auto.offset.reset=earliest.
+  config.auto_offset_reset = f.from_beginning ? client::offset_reset::earliest : client::offset_reset::latest;
   auto client = connect_or_fail(config);
   client::consumer consumer(*client, config, f.group);
   std::vector<int32_t> partitions;
@@ -79,6 +81,9 @@ void run_consume(const consume_flags& f) {
         },
         limit - printed);
     if (!n) fail(n.err());
+    for (const auto& r : consumer.take_resets())
+      std::cerr << "Offset " << r.from.value() << " of " << r.tp.topic << "-" << r.tp.partition
+                << " is out of range; resetting to " << r.to.value() << std::endl;
     printed += *n;
     std::cout.flush();
     if (*n > 0 && !f.group.empty()) {

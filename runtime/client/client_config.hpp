@@ -8,6 +8,14 @@
 
 namespace capstan::client {
 
+// auto.offset.reset: where a consumer goes when its position is out of range (below the log start
+// after retention or a repair, or past the log end).
+enum class offset_reset {
+  earliest, // the log start
+  latest,   // the log end (Kafka's default)
+  none,     // no reset: the poll fails with OFFSET_OUT_OF_RANGE
+};
+
 struct client_config {
   // host:port list; the first that answers gives the metadata.
   std::vector<std::string> bootstrap = {"127.0.0.1:9192"};
@@ -26,6 +34,7 @@ struct client_config {
   int32_t max_partition_fetch_bytes = 1048576; // max.partition.fetch.bytes
   int32_t fetch_min_bytes = 1;             // fetch.min.bytes
   int32_t fetch_max_wait_ms = 500;         // fetch.max.wait.ms
+  offset_reset auto_offset_reset = offset_reset::latest; // auto.offset.reset
 };
 
 } // namespace capstan::client

@@ -133,8 +133,17 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
     for (size_t i = 0; i < assigned_.size() && visited < max_records; ++i) {
       auto& response = *state->responses[i];
       const auto& tp = assigned_[i];
-      if (!response) return response.err();
       auto& position = positions_[tp];
+      if (!response && response.code() == errc::offset_out_of_range &&
+          config_.auto_offset_reset != offset_reset::none) {
+        auto o = list_offset(tp, config_.auto_offset_reset == offset_reset::earliest ? earliest_timestamp
+                                                                                     : latest_timestamp);
+        if (!o) return o.err();
+        resets_.push_back(position_reset{tp, position, offset{*o}});
+        position = offset{*o};
+        continue;
+      }
+      if (!response) return response.err();
       batch_sequence_reader reader(response->records, response->records.size() + 1);
       for (;;) {
         auto next = reader.next();

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/batch/record_batch_view.hpp"
@@ -21,6 +22,13 @@
 #include "runtime/client/record_accumulator.hpp"
 
 namespace capstan::client {
+
+// A position the consumer moved because it was out of range (auto.offset.reset).
+struct position_reset {
+  topic_partition_key tp;
+  offset from{0};
+  offset to{0};
+};
 
 struct consumer_record {
   std::string topic;
@@ -64,7 +72,9 @@ public:
   // number visited. Partitions without a position start at the end. A retriable fetch error (a
   // deleted topic, a moved leader) is retried until `timeout` passes, and for no longer than
   // request.timeout.ms, then returned: the call ends within `timeout` plus at most one request
-  // already in flight.
+  // already in flight. A position that is out of range moves as auto_offset_reset says
+  // (take_resets() lists the moves), or, with offset_reset::none, fails the poll with
+  // OFFSET_OUT_OF_RANGE.
   result<size_t> poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
                            size_t max_records = std::numeric_limits<size_t>::max());
   // poll_each that copies the records out.
@@ -74,6 +84,9 @@ public:
   // Commits the current positions of every assigned partition for the group.
   status commit();
 
+  // The positions moved by auto_offset_reset since the last call.
+  std::vector<position_reset> take_resets() { return std::exchange(resets_, {}); }
+
 private:
   result<int64_t> list_offset(const topic_partition_key& tp, int64_t timestamp);
 
@@ -82,6 +95,7 @@ private:
   std::string group_;
   std::vector<topic_partition_key> assigned_;
   std::map<topic_partition_key, offset> positions_;
+  std::vector<position_reset> resets_;
 };
 
 } // namespace capstan::client
