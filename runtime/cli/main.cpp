@@ -7,6 +7,8 @@
 //       RPC and the metrics endpoint until SIGINT/SIGTERM, then flushes and writes checkpoints.
 //   capstan log dump DIR [--from OFFSET] [--max-batches N]
 //       Prints the batches of a partition directory (like kafka-dump-log), validating each.
+//   capstan log repair [--data-dir DIR] [--partition TOPIC-N]... [--dry-run | --execute]
+//       Shows (and with --execute accepts) the loss in damaged partitions of a stopped node.
 //   capstan topic create|list|describe|delete, capstan produce, capstan consume,
 //   capstan perf produce|consume, capstan cluster describe
 //       Client tools against a running cluster (--bootstrap HOST:PORT,..., default
@@ -24,6 +26,7 @@
 #include "runtime/cli/consume_command.hpp"
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/log_dump.hpp"
+#include "runtime/cli/log_repair_command.hpp"
 #include "runtime/cli/node_command.hpp"
 #include "runtime/cli/option_checks.hpp"
 #include "runtime/cli/perf_command.hpp"
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
   dump_cmd->callback([dump] {
     if (int rc = capstan::cli::run_log_dump(*dump); rc != capstan::cli::exit_ok) throw CLI::RuntimeError(rc);
   });
+  capstan::cli::add_log_repair_command(*log_cmd);
 
   return capstan::cli::run_app(app, argc, argv);
 }
