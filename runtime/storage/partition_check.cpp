@@ -13,6 +13,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr const char* what_to_do =
+  "Nothing in the directory was changed; restore what is missing, or accept the loss with "
+  "`capstan log repair` on the stopped node";
+
 std::string range_text(offset from, offset to) {
   if (to - from == 1) return fmt::format("offset {}", from.value());
   return fmt::format("offsets {}..{}", from.value(), to.value() - 1);
@@ -126,10 +130,11 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
       return make_error(
         errc::kafka_storage_error,
         fmt::format("{}: its log directory {} is missing, but the checkpoints say offsets up to {} "
-                    "were handed out (recovery point {}, high watermark {}): those records are lost",
+                    "were handed out (recovery point {}, high watermark {}): those records are "
+                    "lost. {}",
                     partition, dir.string(), checkpoints.known_end().value() - 1,
                     checkpoints.recovery_point.value_or(offset{0}).value(),
-                    checkpoints.high_watermark.value_or(offset{0}).value()));
+                    checkpoints.high_watermark.value_or(offset{0}).value(), what_to_do));
     std::error_code ec;
     fs::create_directory(dir, ec);
     if (ec)
@@ -143,8 +148,8 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
 
   auto report = find_damage(*survey, known ? checkpoints.known_end() : offset{0});
   if (report.damaged())
-    return make_error(errc::kafka_storage_error,
-                      fmt::format("{} ({}): {}", partition, dir.string(), report.describe()));
+    return make_error(errc::kafka_storage_error, fmt::format("{} ({}): {}. {}", partition, dir.string(),
+                                                             report.describe(), what_to_do));
   if (!survey->topic_id)
     if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
   out.recovery_point = checkpoints.recovery_point.value_or(offset{0});

@@ -75,6 +75,7 @@ TEST_CASE("case 1: a missing directory the checkpoints know is reported and not 
   CHECK(p.err().message.find("c-0") != std::string::npos);
   CHECK(p.err().message.find("missing") != std::string::npos);
   CHECK(p.err().message.find("offsets up to 599") != std::string::npos);
+  CHECK(p.err().message.find("capstan log repair") != std::string::npos);
   CHECK_FALSE(fs::exists(dir));
 
   // Without a checkpoint entry (or with one at 0) the partition is new and starts empty.
@@ -99,6 +100,7 @@ TEST_CASE("case 2: a lost active segment (index files kept) is reported with the
   INFO(p.err().message);
   CHECK(p.err().message.find("the log ends at offset 540") != std::string::npos);
   CHECK(p.err().message.find("offsets 540..599 missing") != std::string::npos);
+  CHECK(p.err().message.find("Nothing in the directory was changed") != std::string::npos);
   CHECK(p.err().message.find("index files of " + stem(540) + " remain without their .log") !=
         std::string::npos);
   CHECK(snapshot_tree(data.path()) == before);
