@@ -34,4 +34,13 @@ std::string_view to_string(errc code) {
   return "UNKNOWN_SERVER_ERROR";
 }
 
+std::optional<errc> errc_from_value(uint8_t value) {
+  // to_string names every enumerator (-Wswitch keeps it so) and falls back to
+  // UNKNOWN_SERVER_ERROR for anything else.
+  const auto code = static_cast<errc>(value);
+  if (code == errc::unknown_server_error || to_string(code) != to_string(errc::unknown_server_error))
+    return code;
+  return std::nullopt;
+}
+
 } // namespace capstan

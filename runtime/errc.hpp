@@ -4,6 +4,7 @@
 // cross process boundaries inside caf::error and Cap'n Proto responses.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace capstan {
@@ -39,5 +40,9 @@ enum class errc : uint8_t {
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);
+
+// The errc that `value` stands for on the wire (a response's errorCode), or nullopt when this
+// build has no such code (a newer peer's): a reader keeps every named code as it is.
+std::optional<errc> errc_from_value(uint8_t value);
 
 } // namespace capstan

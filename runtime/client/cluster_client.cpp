@@ -45,10 +45,12 @@ error from_exception(const kj::Exception& e) {
   return make_error(errc::unknown_server_error, text);
 }
 
+// A response's errorCode as the broker named it; a code this client does not know (a newer
+// broker's) is UNKNOWN_SERVER_ERROR with the number kept in the text.
 error from_code(uint8_t code, capnp::Text::Reader message) {
-  auto e = code > static_cast<uint8_t>(errc::network_exception) ? errc::unknown_server_error
-                                                                 : static_cast<errc>(code);
-  return make_error(e, std::string(message.cStr()));
+  if (auto known = errc_from_value(code)) return make_error(*known, std::string(message.cStr()));
+  return make_error(errc::unknown_server_error, "error code " + std::to_string(code) +
+                                                    " (unknown to this client): " + message.cStr());
 }
 
 bool retriable(errc code) {
@@ -349,9 +351,7 @@ private:
       c.partition = o.getPartition();
       c.offset = o.getOffset();
       c.metadata = o.getMetadata();
-      c.error = o.getErrorCode() > static_cast<uint8_t>(errc::network_exception)
-                    ? errc::unknown_server_error
-                    : static_cast<errc>(o.getErrorCode());
+      c.error = errc_from_value(o.getErrorCode()).value_or(errc::unknown_server_error);
       out.push_back(std::move(c));
     }
     return out;
