@@ -145,6 +145,7 @@ status node::impl::start_actors() {
   mo.live_brokers = [id = config.node_id, host = rpc_address.host, port = advertised_port] {
     return std::vector<broker_info>{broker_info{id, host, port->load()}};
   };
+  mo.routes = [r = routes] { return r->current(); };
   auto spawned_metadata = spawn_metadata_actor(*sys, mo, replicas);
   if (!spawned_metadata) return spawned_metadata.err();
   metadata = *spawned_metadata;
