@@ -179,7 +179,8 @@ status node::impl::start_actors() {
   targets.groups = groups;
   targets.routes = [r = routes] { return r->current(); };
   targets.metrics = metrics;
-  auto server = rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port);
+  auto server =
+    rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port, config.client_limits);
   if (!server) return server.err();
   rpc = std::move(*server);
   advertised_port->store(rpc->port());

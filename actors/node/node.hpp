@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/gateway/rpc_limits.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
 
@@ -34,6 +35,9 @@ struct node_config {
   int16_t default_replication_factor = 1;   // default.replication.factor
   int32_t offsets_topic_partitions = 1;     // offsets.topic.num.partitions (50 in Kafka)
   size_t scheduler_threads = 2;
+  // Bounds on client connections (docs/configuration.md, "Client connections"); max.connections
+  // defaults to half the open-file limit when the config is made.
+  rpc_limits client_limits = default_node_rpc_limits();
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
   // are INVALID_CONFIG naming the key (docs/configuration.md lists them).
