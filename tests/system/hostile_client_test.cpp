@@ -231,8 +231,8 @@ TEST_CASE("a client pipelining 8 MiB fetches without reading the answers raises 
   CHECK(node.metric(fetches) == 100);
 }
 
-TEST_CASE("connections past max.connections are closed at once; the node serves its clients and "
-          "new ones afterwards",
+TEST_CASE("connections past max.connections are closed at once, and the node serves its clients "
+          "and new ones afterwards",
           "[system][limits]") {
   temp_dir dir("capstan-hostile");
   // With 256 open files, max.connections defaults to 128.
@@ -304,8 +304,8 @@ TEST_CASE("a node out of file descriptors keeps accepting once descriptors are f
   CHECK(node.wait_metric("capstan_rpc_accept_errors_total", [](int64_t v) { return v > 0; }) > 0);
 }
 
-TEST_CASE("thousands of parked fetches stop at fetch.max.parked.per.node; the rest are answered "
-          "at once",
+TEST_CASE("thousands of parked fetches stop at fetch.max.parked.per.node, and the rest are "
+          "answered at once",
           "[system][limits]") {
   temp_dir dir("capstan-hostile");
   node_under_test node(dir, "fetch.max.parked.per.connection = 1000\n"

@@ -174,7 +174,7 @@ TEST_CASE_METHOD(metadata_fixture, "invalid and duplicate creates get Kafka's er
   CHECK((*snap)->topics.at("orders").partitions.size() == 1);
 }
 
-TEST_CASE_METHOD(metadata_fixture, "delete removes a topic; unknown and internal topics are refused",
+TEST_CASE_METHOD(metadata_fixture, "delete removes a topic, and unknown and internal topics are refused",
                  "[controller][metadata]") {
   auto meta = start();
   REQUIRE(create(meta, topic_spec{"orders", 1, 1, {}}));
@@ -241,7 +241,7 @@ TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and ref
   CHECK(configs->at("cleanup.policy") == "delete");
 }
 
-TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics; another cluster's store is refused",
+TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics, and another cluster's store is refused",
                  "[controller][metadata]") {
   topic_id id{};
   {
