@@ -30,17 +30,14 @@ std::string_view to_string(errc code) {
     case errc::invalid_request: return "INVALID_REQUEST";
     case errc::invalid_required_acks: return "INVALID_REQUIRED_ACKS";
     case errc::invalid_partitions: return "INVALID_PARTITIONS";
+    case errc::invalid_timestamp: return "INVALID_TIMESTAMP";
   }
   return "UNKNOWN_SERVER_ERROR";
 }
 
-std::optional<errc> errc_from_value(uint8_t value) {
-  // to_string names every enumerator (-Wswitch keeps it so) and falls back to
-  // UNKNOWN_SERVER_ERROR for anything else.
-  const auto code = static_cast<errc>(value);
-  if (code == errc::unknown_server_error || to_string(code) != to_string(errc::unknown_server_error))
-    return code;
-  return std::nullopt;
+errc errc_from_code(uint8_t code) {
+  return code > static_cast<uint8_t>(last_errc) ? errc::unknown_server_error
+                                                : static_cast<errc>(code);
 }
 
 } // namespace capstan

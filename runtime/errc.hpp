@@ -4,7 +4,6 @@
 // cross process boundaries inside caf::error and Cap'n Proto responses.
 
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 namespace capstan {
@@ -36,13 +35,18 @@ enum class errc : uint8_t {
   invalid_request,
   invalid_required_acks,
   invalid_partitions,
+  invalid_timestamp,
 };
+
+// The last value above: append new codes after it and move this along, so a receiver can tell a
+// code it knows from one a newer peer sent.
+inline constexpr errc last_errc = errc::invalid_timestamp;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);
 
-// The errc that `value` stands for on the wire (a response's errorCode), or nullopt when this
-// build has no such code (a newer peer's): a reader keeps every named code as it is.
-std::optional<errc> errc_from_value(uint8_t value);
+// The errc a wire code stands for; a code past last_errc (from a newer peer) is
+// UNKNOWN_SERVER_ERROR, as Kafka's clients treat an error code they do not know.
+errc errc_from_code(uint8_t code);
 
 } // namespace capstan

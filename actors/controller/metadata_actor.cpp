@@ -91,8 +91,6 @@ topic_id new_topic_id(metadata_state& st) {
   }
 }
 
-bool is_internal(const std::string& name) { return name.rfind("__", 0) == 0; }
-
 // Persists `next` and makes it current. On failure nothing changes.
 status commit(metadata_state& st, cluster_metadata next) {
   if (auto s = write_metadata_store(st.opts.store_file, next); !s) {
@@ -215,11 +213,18 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       if (st.current.topics.count(spec.name) != 0)
         return to_caf_error(make_error(errc::topic_already_exists,
                                        "topic '" + spec.name + "' already exists"));
+      std::vector<std::string> names;
+      for (const auto& [name, t] : st.current.topics) names.push_back(name);
+      if (auto s = check_topic_collision(spec.name, names); !s) return to_caf_error(s.err());
       topic_metadata topic;
       topic.name = spec.name;
       topic.id = new_topic_id(st);
-      topic.internal = is_internal(spec.name);
+      topic.internal = is_internal_topic(spec.name);
       topic.partitions = assign_partitions(spec.partitions, spec.replication_factor, brokers);
+      if (auto s = check_broker_partition_limit(st.current.topics, topic.partitions,
+                                                st.opts.max_broker_partitions);
+          !s)
+        return to_caf_error(s.err());
       topic.configs = spec.configs;
       auto next = st.current;
       next.topics.emplace(spec.name, topic);
@@ -235,7 +240,7 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       if (st.current.topics.count(name) == 0)
         return to_caf_error(make_error(errc::unknown_topic_or_partition,
                                        "topic '" + name + "' does not exist"));
-      if (is_internal(name))
+      if (is_internal_topic(name))
         return to_caf_error(make_error(errc::policy_violation,
                                        "internal topic '" + name + "' cannot be deleted"));
       auto next = st.current;
@@ -281,6 +286,8 @@ result<metadata_actor> spawn_metadata_actor(caf::actor_system& sys, metadata_act
                                             replica_manager_actor replicas) {
   auto loaded = read_metadata_store(options.store_file);
   if (!loaded) return loaded.err();
+  // Stores written when every "__" name counted as internal: only the node's own topics are.
+  for (auto& [name, t] : loaded->topics) t.internal = is_internal_topic(name);
   if (loaded->cluster_id.empty()) {
     loaded->cluster_id = options.cluster_id;
     if (auto s = write_metadata_store(options.store_file, *loaded); !s) return s.err();

@@ -29,8 +29,9 @@ inline constexpr snapshot_atom snapshot_atom_v{};
 
 using config_map = std::map<std::string, std::string>;
 
-// Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR,
-// INVALID_CONFIG, POLICY_VIOLATION (internal topics cannot be deleted by clients),
+// Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (fewer than one),
+// INVALID_REPLICATION_FACTOR, INVALID_CONFIG, POLICY_VIOLATION (internal topics cannot be
+// deleted by clients; more than 10,000 partitions; a node past max.broker.partitions),
 // UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR (metadata could not be persisted, or a created
 // topic's partitions did not all open: it names them, and the topic is removed again).
 using metadata_actor = caf::typed_actor<

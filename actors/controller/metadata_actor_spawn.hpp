@@ -15,6 +15,7 @@
 #include "actors/controller/metadata_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
 #include "runtime/cluster/metadata.hpp"
+#include "runtime/cluster/topic_validation.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
 
@@ -34,6 +35,9 @@ struct metadata_actor_options {
   // convention): num.partitions and default.replication.factor.
   int32_t default_partitions = 1;
   int16_t default_replication_factor = 1;
+  // max.broker.partitions: a create that would put more partition replicas on a node is
+  // POLICY_VIOLATION. The controller applies its own value to every node.
+  int32_t max_broker_partitions = default_max_broker_partitions();
   // The live brokers (assignments spread over them, the replication factor is bounded by their
   // number). Called on the actor's thread for every snapshot, so it must not block; the node
   // returns itself at its client listener's address once that is bound. Unset: this node alone at

@@ -35,8 +35,9 @@ status validate_acks(int16_t acks);
 status validate_timeout(int32_t ms, const char* what);
 
 // Exactly one batch, valid as a producer sends it (record_batch_view::parse in produce mode:
-// CORRUPT_MESSAGE, INVALID_RECORD, UNSUPPORTED_COMPRESSION_TYPE, MESSAGE_TOO_LARGE above
-// `max_batch_bytes`), optionally followed by its zero padding to a multiple of 8 bytes
+// CORRUPT_MESSAGE, INVALID_RECORD, INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE,
+// MESSAGE_TOO_LARGE above `max_batch_bytes`; the timestamp window is the leader's check, with its
+// clock and the topic's configs), optionally followed by its zero padding to a multiple of 8 bytes
 // (docs/formats.md, "Alignment"). Anything else after the batch is CORRUPT_MESSAGE. Returns the
 // batch's bytes without the padding.
 result<bytes_view> validate_produce_records(bytes_view records,

@@ -13,13 +13,12 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/controller/metadata_actor.hpp"
+#include "runtime/cluster/topic_validation.hpp" // consumer_offsets_topic
 
 namespace capstan {
 
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
 inline constexpr commit_atom commit_atom_v{};
-
-inline constexpr const char* consumer_offsets_topic = "__consumer_offsets";
 
 struct group_offset {
   std::string topic;

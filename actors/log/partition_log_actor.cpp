@@ -233,8 +233,15 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
 
   // Validate every batch before touching anything: an append is all or nothing.
   bytes_view all = req.batches.view();
+  // A leader checks produced CreateTimes against its clock: retention and time lookups trust
+  // the max timestamps it stores (docs/storage.md, "Timestamps").
+  std::optional<timestamp_bounds> bounds;
+  if (leader)
+    bounds = timestamp_bounds{st.now(), st.opts.config.timestamp_before_max_ms,
+                              st.opts.config.timestamp_after_max_ms};
   batch_sequence_reader reader(all, static_cast<size_t>(st.opts.config.max_message_bytes),
-                               leader ? batch_validation::produce : batch_validation::stored);
+                               leader ? batch_validation::produce : batch_validation::stored,
+                               bounds);
   std::vector<std::pair<size_t, record_batch_view>> frames;
   append_result res;
   offset next = st.log_end;
@@ -511,9 +518,7 @@ void on_tick(self_ptr self) {
         should_compact(st.metas(), st.cleaned_upto, c))
       caf::anon_send(self, compact_atom_v);
   }
-  int64_t next = std::min({c.retention_check_interval_ms, c.flush_ms, c.cleaner_backoff_ms});
-  next = std::clamp<int64_t>(next, 10, 60000);
-  self->delayed_send(self, std::chrono::milliseconds(next), tick_atom_v);
+  self->delayed_send(self, std::chrono::milliseconds(background_interval_ms(c)), tick_atom_v);
 }
 
 partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partition_log_options opts,

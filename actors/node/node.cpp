@@ -115,10 +115,7 @@ status node::impl::start() {
   sys = std::make_unique<caf::actor_system>(*actor_cfg);
   if (!config.cluster_listen.empty()) {
     auto port = sys->middleman().open(cluster_address.port, cluster_address.host.c_str(), true);
-    if (!port)
-      return make_error(errc::network_exception, "cannot listen on cluster address " +
-                                                   config.cluster_listen + ": " +
-                                                   caf::to_string(port.error()));
+    if (!port) return listen_failure("cluster listener", cluster_address, caf::to_string(port.error()));
     cluster_port = *port;
   }
   return start_actors();
@@ -142,6 +139,7 @@ status node::impl::start_actors() {
   mo.min_insync_replicas = config.min_insync_replicas;
   mo.default_partitions = config.default_partitions;
   mo.default_replication_factor = config.default_replication_factor;
+  mo.max_broker_partitions = config.max_broker_partitions;
   mo.live_brokers = [id = config.node_id, host = rpc_address.host, port = advertised_port] {
     return std::vector<broker_info>{broker_info{id, host, port->load()}};
   };
@@ -181,12 +179,12 @@ status node::impl::start_actors() {
   targets.metrics = metrics;
   auto server =
     rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port, config.client_limits);
-  if (!server) return server.err();
+  if (!server) return listen_failure("client listener", rpc_address, server.err().message);
   rpc = std::move(*server);
   advertised_port->store(rpc->port());
 
   auto http = metrics_server::start(metrics, metrics_address.host, metrics_address.port);
-  if (!http) return http.err();
+  if (!http) return listen_failure("metrics listener", metrics_address, http.err().message);
   metrics_http = std::move(*http);
   metrics_refresher = spawn_partition_metrics_refresher(*sys, targets.routes, metrics,
                                                         metrics_refresh_interval);

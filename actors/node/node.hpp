@@ -11,6 +11,7 @@
 #include <string>
 
 #include "actors/gateway/rpc_limits.hpp"
+#include "runtime/cluster/topic_validation.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
 
@@ -34,6 +35,9 @@ struct node_config {
   int32_t default_partitions = 1;           // num.partitions
   int16_t default_replication_factor = 1;   // default.replication.factor
   int32_t offsets_topic_partitions = 1;     // offsets.topic.num.partitions (50 in Kafka)
+  // max.broker.partitions (capstan's own): partition replicas one node may host; by default what
+  // its open-file limit can hold (default_max_broker_partitions()).
+  int32_t max_broker_partitions = default_max_broker_partitions();
   size_t scheduler_threads = 2;
   // Bounds on client connections (docs/configuration.md, "Client connections"); max.connections
   // defaults to half the open-file limit when the config is made.

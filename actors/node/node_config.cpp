@@ -1,11 +1,14 @@
 // node_config::from_toml_file: a TOML file of Kafka broker config names (docs/configuration.md).
 // Dotted keys and nested tables are the same thing in TOML (`log.retention.ms = 1` is
-// `[log] retention.ms = 1`), so the file is flattened to dotted names before it is applied.
+// `[log] retention.ms = 1`), so the file is flattened to dotted names before it is applied. Each
+// value keeps its TOML type, and each key takes one: a number where a path belongs is refused,
+// not turned into a directory named "5".
 
 #include "actors/node/node.hpp"
 
 #include <charconv>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 
@@ -32,6 +35,8 @@ const std::map<std::string, std::string>& log_default_keys() {
     {"log.cleaner.delete.retention.ms", "delete.retention.ms"},
     {"log.cleaner.min.cleanable.ratio", "min.cleanable.dirty.ratio"},
     {"message.max.bytes", "max.message.bytes"},
+    {"log.message.timestamp.before.max.ms", "message.timestamp.before.max.ms"},
+    {"log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms"},
     {"log.retention.check.interval.ms", "log.retention.check.interval.ms"},
     {"log.cleaner.backoff.ms", "log.cleaner.backoff.ms"},
   };
@@ -46,6 +51,39 @@ const std::map<std::string, std::pair<std::string, int64_t>>& log_scaled_keys() 
     {"log.retention.hours", {"retention.ms", 3600000}},
   };
   return keys;
+}
+
+// The TOML types a key may take.
+enum class value_kind { string, integer, number, boolean, string_list, other };
+
+struct flat_value {
+  std::string text; // strings as they are, numbers and booleans printed, arrays comma-joined
+  value_kind kind = value_kind::other;
+};
+
+value_kind kind_of(const toml::node& n) {
+  if (n.is_string()) return value_kind::string;
+  if (n.is_integer()) return value_kind::integer;
+  if (n.is_floating_point()) return value_kind::number;
+  if (n.is_boolean()) return value_kind::boolean;
+  if (const auto* arr = n.as_array()) {
+    for (const auto& e : *arr)
+      if (!e.is_string()) return value_kind::other;
+    return value_kind::string_list;
+  }
+  return value_kind::other;
+}
+
+std::string kind_name(value_kind k) {
+  switch (k) {
+  case value_kind::string: return "a string";
+  case value_kind::integer: return "an integer";
+  case value_kind::number: return "a floating-point number";
+  case value_kind::boolean: return "a boolean";
+  case value_kind::string_list: return "an array of strings";
+  case value_kind::other: break;
+  }
+  return "an array of non-strings";
 }
 
 // The value as text: strings as they are, numbers and booleans printed, arrays comma-joined.
@@ -71,8 +109,7 @@ std::optional<std::string> scalar_text(const toml::node& n) {
   return std::nullopt;
 }
 
-status flatten(const toml::table& t, const std::string& prefix,
-               std::map<std::string, std::string>& out) {
+status flatten(const toml::table& t, const std::string& prefix, std::map<std::string, flat_value>& out) {
   for (const auto& [k, v] : t) {
     std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     if (const auto* sub = v.as_table()) {
@@ -81,7 +118,7 @@ status flatten(const toml::table& t, const std::string& prefix,
     }
     auto text = scalar_text(v);
     if (!text) return make_error(errc::invalid_config, key + ": unsupported value type");
-    out[key] = *text;
+    out[key] = flat_value{*text, kind_of(v)};
   }
   return {};
 }
@@ -98,7 +135,7 @@ result<int64_t> parse_int(const std::string& key, const std::string& text, int64
 // Applies one broker log default; errors name the broker key.
 status apply_log_default(node_config& c, const std::string& key, const std::string& topic_key,
                          const std::string& value) {
-  auto applied = log_config::from_map({{topic_key, value}}, c.log_defaults);
+  auto applied = log_config::from_map({{topic_key, value}}, c.log_defaults, config_scope::broker);
   if (!applied) {
     auto message = applied.err().message;
     if (message.rfind(topic_key, 0) == 0) message = key + message.substr(topic_key.size());
@@ -108,15 +145,42 @@ status apply_log_default(node_config& c, const std::string& key, const std::stri
   return {};
 }
 
-status apply_key(node_config& c, const std::string& key, const std::string& value) {
+// INVALID_CONFIG unless `v` is of one of the kinds `allowed` (said as `expected`).
+status check_kind(const std::string& key, const flat_value& v, std::initializer_list<value_kind> allowed,
+                  const std::string& expected) {
+  for (auto k : allowed)
+    if (v.kind == k) return {};
+  const std::string shown = v.kind == value_kind::string ? "\"" + v.text + "\"" : v.text;
+  return make_error(errc::invalid_config, key + ": must be " + expected + ", not " + kind_name(v.kind) + " (" +
+                                            shown + ")");
+}
+
+// The kinds a broker log default takes, by the topic config it sets.
+status check_log_default_kind(const std::string& key, const std::string& topic_key, const flat_value& v) {
+  if (topic_key == "cleanup.policy")
+    return check_kind(key, v, {value_kind::string, value_kind::string_list}, "a string (\"delete\" or \"compact\")");
+  if (topic_key == "min.cleanable.dirty.ratio")
+    return check_kind(key, v, {value_kind::number, value_kind::integer}, "a number");
+  return check_kind(key, v, {value_kind::integer}, "an integer");
+}
+
+status apply_key(node_config& c, const std::string& key, const flat_value& flat) {
   constexpr int64_t int32_max = std::numeric_limits<int32_t>::max();
+  const std::string& value = flat.text;
   auto set_int = [&](auto& field, int64_t min, int64_t max) -> status {
+    if (auto s = check_kind(key, flat, {value_kind::integer}, "an integer"); !s) return s;
     auto v = parse_int(key, value, min, max);
     if (!v) return v.err();
     field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
     return {};
   };
+  auto set_text = [&](std::string& field, const std::string& expected) -> status {
+    if (auto s = check_kind(key, flat, {value_kind::string}, expected); !s) return s;
+    field = value;
+    return {};
+  };
   auto set_address = [&](std::string& field) -> status {
+    if (auto s = check_kind(key, flat, {value_kind::string}, "a string \"HOST:PORT\""); !s) return s;
     if (value.find(',') != std::string::npos)
       return make_error(errc::invalid_config, key + ": one listener only, not '" + value + "'");
     auto parsed = parse_listen_address(value, key);
@@ -126,6 +190,8 @@ status apply_key(node_config& c, const std::string& key, const std::string& valu
   };
   if (key == "node.id" || key == "broker.id") return set_int(c.node_id, 0, int32_max);
   if (key == "log.dirs" || key == "log.dir") {
+    if (auto s = check_kind(key, flat, {value_kind::string, value_kind::string_list}, "a string (a directory)"); !s)
+      return s;
     if (value.empty() || value.find(',') != std::string::npos)
       return make_error(errc::invalid_config, key + ": exactly one data dir, not '" + value + "'");
     c.data_dir = value;
@@ -134,14 +200,8 @@ status apply_key(node_config& c, const std::string& key, const std::string& valu
   if (key == "listeners") return set_address(c.listen);
   if (key == "cluster.listeners") return set_address(c.cluster_listen);
   if (key == "metrics.listeners") return set_address(c.metrics_listen);
-  if (key == "controller.quorum.voters") {
-    c.controller_quorum = value;
-    return {};
-  }
-  if (key == "cluster.id") {
-    c.cluster_id = value;
-    return {};
-  }
+  if (key == "controller.quorum.voters") return set_text(c.controller_quorum, "a string \"ID@HOST:PORT,...\"");
+  if (key == "cluster.id") return set_text(c.cluster_id, "a string");
   if (key == min_insync_replicas_key) return set_int(c.min_insync_replicas, 1, int32_max);
   if (key == "num.partitions") return set_int(c.default_partitions, 1, max_topic_partitions);
   if (key == "default.replication.factor")
@@ -149,6 +209,7 @@ status apply_key(node_config& c, const std::string& key, const std::string& valu
   if (key == "offsets.topic.num.partitions")
     return set_int(c.offsets_topic_partitions, 1, max_topic_partitions);
   if (key == "num.io.threads") return set_int(c.scheduler_threads, 1, 256);
+  if (key == max_broker_partitions_key) return set_int(c.max_broker_partitions, 1, int32_max);
   auto& limits = c.client_limits;
   if (key == "max.connections") return set_int(limits.max_connections, 1, int32_max);
   if (key == "max.connections.per.ip") return set_int(limits.max_connections_per_ip, 1, int32_max);
@@ -164,14 +225,32 @@ status apply_key(node_config& c, const std::string& key, const std::string& valu
     return set_int(limits.fetch_max_parked_per_connection, 0, int32_max);
   if (key == "fetch.max.parked.per.node")
     return set_int(limits.fetch_max_parked_per_node, 0, int32_max);
-  if (auto it = log_default_keys().find(key); it != log_default_keys().end())
+  if (auto it = log_default_keys().find(key); it != log_default_keys().end()) {
+    if (auto s = check_log_default_kind(key, it->second, flat); !s) return s;
     return apply_log_default(c, key, it->second, value);
+  }
   if (auto it = log_scaled_keys().find(key); it != log_scaled_keys().end()) {
+    if (auto s = check_kind(key, flat, {value_kind::integer}, "an integer"); !s) return s;
     auto v = parse_int(key, value, 1, std::numeric_limits<int64_t>::max() / it->second.second);
     if (!v) return v.err();
     return apply_log_default(c, key, it->second.first, std::to_string(*v * it->second.second));
   }
   return make_error(errc::invalid_config, "unknown config '" + key + "'");
+}
+
+// Two names of one setting (Kafka's synonyms) given different values: refused rather than one
+// silently winning.
+status check_aliases(const std::map<std::string, flat_value>& flat) {
+  static const std::pair<const char*, const char*> aliases[] = {{"node.id", "broker.id"}, {"log.dirs", "log.dir"}};
+  for (const auto& [a, b] : aliases) {
+    auto x = flat.find(a);
+    auto y = flat.find(b);
+    if (x == flat.end() || y == flat.end() || (x->second.text == y->second.text && x->second.kind == y->second.kind))
+      continue;
+    return make_error(errc::invalid_config, std::string(a) + " = " + x->second.text + " and " + b + " = " +
+                                              y->second.text + " name one setting; give one of them");
+  }
+  return {};
 }
 
 } // namespace
@@ -186,12 +265,13 @@ result<node_config> node_config::from_toml_file(const std::filesystem::path& fil
     return make_error(errc::invalid_config,
                       file.string() + ": " + std::string(e.description()) + " at " + where.str());
   }
-  std::map<std::string, std::string> flat;
+  std::map<std::string, flat_value> flat;
   if (auto s = flatten(root, "", flat); !s)
     return make_error(errc::invalid_config, file.string() + ": " + s.err().message);
+  if (auto s = check_aliases(flat); !s) return make_error(errc::invalid_config, file.string() + ": " + s.err().message);
   // log.roll.ms and log.retention.ms win over their coarser forms, as in Kafka: apply the coarse
   // ones first.
-  std::vector<std::pair<std::string, std::string>> ordered;
+  std::vector<std::pair<std::string, flat_value>> ordered;
   for (const auto& kv : flat)
     if (log_scaled_keys().count(kv.first) != 0) ordered.push_back(kv);
   for (const auto& kv : flat)

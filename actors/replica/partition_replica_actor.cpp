@@ -23,7 +23,6 @@
 #include "actors/replica/delayed_fetch.hpp"
 #include "actors/replica/high_watermark.hpp"
 #include "runtime/actor/caf_error.hpp"
-#include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 
 namespace capstan {
@@ -235,11 +234,9 @@ void answer_offset_for_time(self_ptr self, int64_t found, timestamp_ms target,
           auto b = reader.next();
           if (!b || !*b) break;
           const auto& view = **b;
-          const bool append_time = (view.attributes() & batch_format::timestamp_type_mask) != 0;
           view.for_each_record([&](const record_view& r) {
             const int64_t off = view.base_offset().value() + r.offset_delta;
-            const timestamp_ms ts =
-              append_time ? view.max_timestamp() : view.base_timestamp() + r.timestamp_delta;
+            const timestamp_ms ts = view.timestamp_of(r);
             if (done || off < found || ts < target) return;
             out = list_offsets_result{off, ts};
             done = true;

@@ -56,7 +56,7 @@ error from_caf_error(const caf::error& e) {
   if (!e)
     return error{};
   if (e.category() == caf_error_category)
-    return error{static_cast<errc>(e.code()), context_text(e.context())};
+    return error{errc_from_code(e.code()), context_text(e.context())};
   if (e.category() == system_category) {
     auto code = static_cast<caf::sec>(e.code());
     auto text = "CAF " + caf::to_string(code);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -126,10 +127,27 @@ bool decode_record(bytes_view batch, size_t& pos, record_view& out, record_fault
     out.key = key;
     out.value = value;
   } else {
+    out.timestamp_delta = timestamp_delta;
     out.offset_delta = offset_delta;
   }
   pos = p;
   return true;
+}
+
+// a + b, or a - b, saturated at the int64 range.
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (!__builtin_add_overflow(a, b, &out)) return out;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+int64_t saturating_sub(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (!__builtin_sub_overflow(a, b, &out)) return out;
+  return b > 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+}
+
+error invalid_timestamp(std::string message) {
+  return make_error(errc::invalid_timestamp, std::move(message));
 }
 
 std::string describe(const record_fault& f, int32_t index, size_t record_at) {
@@ -162,7 +180,8 @@ result<size_t> record_batch_view::frame_size(bytes_view bytes) {
 }
 
 result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_batch_bytes,
-                                                   batch_validation mode) {
+                                                   batch_validation mode,
+                                                   const std::optional<timestamp_bounds>& bounds) {
   auto framed = frame_size(bytes);
   if (!framed) return framed.err();
   const size_t size = *framed;
@@ -198,6 +217,16 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
                                   codec_name(codec), codec, static_cast<uint16_t>(attributes),
                                   bf::attributes_at));
 
+  const bool produce = mode == batch_validation::produce;
+  const bool log_append_time = (attributes & bf::timestamp_type_mask) != 0;
+  // Kafka's LogValidator refuses a LogAppendTime batch from a producer on a CreateTime topic
+  // whose records carry no timestamp and rewrites the type otherwise; a producer never sets it,
+  // so capstan refuses it outright rather than re-checksum a batch it should not have received.
+  if (produce && log_append_time)
+    return invalid_timestamp(fmt::format("attributes 0x{:04X} at batch offset {} set the "
+                                         "LogAppendTime timestamp type: only the broker sets it",
+                                         static_cast<uint16_t>(attributes), bf::attributes_at));
+
   const auto last_offset_delta = bf::load_be<int32_t>(d + bf::last_offset_delta_at);
   const auto count = bf::load_be<int32_t>(d + bf::records_count_at);
   if (count < 0)
@@ -207,7 +236,7 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
     return corrupt(fmt::format("last offset delta {} at batch offset {} is negative",
                                last_offset_delta, bf::last_offset_delta_at));
   const int64_t offsets_covered = int64_t{last_offset_delta} + 1;
-  if (mode == batch_validation::produce) {
+  if (produce) {
     // Kafka's LogValidator: InvalidRecordException for an inconsistent offset range or count.
     if (count == 0)
       return make_error(errc::invalid_record,
@@ -226,6 +255,14 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
                     count, bf::records_count_at, offsets_covered, last_offset_delta));
   }
 
+  const auto base_timestamp = bf::load_be<int64_t>(d + bf::base_timestamp_at);
+  // Kafka's window ends, as LogValidator.validateTimestamp computes them, without its overflow.
+  const bool check_window = produce && bounds.has_value();
+  const timestamp_ms earliest =
+    check_window ? saturating_sub(bounds->now, bounds->before_max_ms) : 0;
+  const timestamp_ms latest = check_window ? saturating_add(bounds->now, bounds->after_max_ms) : 0;
+  timestamp_ms max_record_timestamp = no_timestamp;
+
   size_t pos = bf::records_at;
   int32_t previous_delta = -1;
   record_view scratch;
@@ -237,8 +274,24 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
     record_fault fault;
     if (!decode_record<false>(batch, pos, scratch, fault))
       return corrupt(describe(fault, i, record_at));
+    if (!log_append_time) {
+      timestamp_ms ts = 0;
+      if (__builtin_add_overflow(base_timestamp, scratch.timestamp_delta, &ts)) {
+        auto message = fmt::format("record {} at batch offset {}: base timestamp {} (batch offset "
+                                   "{}) + timestamp delta {} overflows int64",
+                                   i, record_at, base_timestamp, bf::base_timestamp_at,
+                                   scratch.timestamp_delta);
+        return produce ? invalid_timestamp(std::move(message)) : corrupt(std::move(message));
+      }
+      if (check_window && ts != no_timestamp && (ts < earliest || ts > latest))
+        return invalid_timestamp(fmt::format(
+            "record {} at batch offset {} has timestamp {}, out of range: it must be within [{}, "
+            "{}] (message.timestamp.before.max.ms {}, message.timestamp.after.max.ms {})",
+            i, record_at, ts, earliest, latest, bounds->before_max_ms, bounds->after_max_ms));
+      max_record_timestamp = std::max(max_record_timestamp, ts);
+    }
     const int32_t delta = scratch.offset_delta;
-    if (mode == batch_validation::produce) {
+    if (produce) {
       if (delta != i)
         return make_error(
             errc::invalid_record,
@@ -254,6 +307,14 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
   if (pos != size)
     return corrupt(fmt::format("{} trailing bytes at batch offset {} after the last of {} records",
                                size - pos, pos, count));
+  // Retention and time lookups go by the header's max timestamp, so a produced one must be what
+  // the records say (Kafka's LogValidator rewrites it; capstan refuses, keeping the producer's
+  // bytes and CRC as sent).
+  if (const auto header_max = bf::load_be<int64_t>(d + bf::max_timestamp_at);
+      produce && header_max != max_record_timestamp)
+    return invalid_timestamp(fmt::format("max timestamp {} at batch offset {} is not the largest "
+                                         "record timestamp, {}",
+                                         header_max, bf::max_timestamp_at, max_record_timestamp));
   return record_batch_view(batch);
 }
 
@@ -289,6 +350,18 @@ int32_t record_batch_view::record_count() const {
 }
 uint32_t record_batch_view::crc() const { return bf::load_be<uint32_t>(data_.data() + bf::crc_at); }
 bool record_batch_view::is_control() const { return (attributes() & bf::control_mask) != 0; }
+bool record_batch_view::is_log_append_time() const {
+  return (attributes() & bf::timestamp_type_mask) != 0;
+}
+
+timestamp_ms record_batch_view::timestamp_of(const record_view& r) const {
+  if (is_log_append_time()) return max_timestamp();
+  timestamp_ms ts = 0;
+  [[maybe_unused]] const bool overflow =
+    __builtin_add_overflow(base_timestamp(), r.timestamp_delta, &ts);
+  assert(!overflow && "parse refuses a record whose timestamp overflows");
+  return ts;
+}
 
 bool record_batch_view::next_record(size_t& pos, record_view& out) const {
   if (pos < bf::records_at) pos = bf::records_at;
@@ -344,7 +417,7 @@ result<std::optional<record_batch_view>> batch_sequence_reader::next() {
                                  bytes_[i], i, pos_));
   pos_ = padded_end;
   if (pos_ == bytes_.size()) return std::optional<record_batch_view>{};
-  auto view = record_batch_view::parse(bytes_.subspan(pos_), max_batch_bytes_, mode_);
+  auto view = record_batch_view::parse(bytes_.subspan(pos_), max_batch_bytes_, mode_, bounds_);
   if (!view) {
     auto e = view.err();
     e.message = fmt::format("batch at sequence position {}: {}", pos_, e.message);

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -32,11 +33,21 @@ struct record_view {
 };
 
 enum class batch_validation {
-  // As a producer sends it: offset deltas are exactly 0..count-1.
+  // As a producer sends it: offset deltas are exactly 0..count-1, CreateTime, and the header's
+  // max timestamp is the largest record timestamp.
   produce,
   // As stored: compaction may have removed records, so deltas only increase and stay within
   // lastOffsetDelta.
   stored,
+};
+
+// The window a produced record's CreateTime must fall in (Kafka's message.timestamp.before.max.ms
+// and message.timestamp.after.max.ms, KIP-937): [now - before_max_ms, now + after_max_ms], ends
+// saturated at the int64 range. A record without a timestamp (-1) is not checked, as in Kafka.
+struct timestamp_bounds {
+  timestamp_ms now = 0;
+  int64_t before_max_ms = std::numeric_limits<int64_t>::max();
+  int64_t after_max_ms = std::numeric_limits<int64_t>::max();
 };
 
 class record_batch_view {
@@ -44,13 +55,17 @@ public:
   // Validates the batch that starts at bytes[0]. `bytes` may extend past the batch; the view
   // covers exactly batch_length + 12 bytes. Errors: CORRUPT_MESSAGE (truncated, bad magic, bad
   // CRC, bad record framing; in stored mode also offset deltas that do not increase or exceed
-  // lastOffsetDelta), MESSAGE_TOO_LARGE (size above max_batch_bytes),
-  // UNSUPPORTED_COMPRESSION_TYPE (any codec but none), and in produce mode INVALID_RECORD (as
-  // Kafka's LogValidator: no records, count != lastOffsetDelta + 1, or offset delta != index).
-  // Messages name the offending field and its offset within the batch. The CRC is checked
+  // lastOffsetDelta, and a CreateTime record whose base timestamp + delta overflows int64),
+  // MESSAGE_TOO_LARGE (size above max_batch_bytes), UNSUPPORTED_COMPRESSION_TYPE (any codec but
+  // none), and in produce mode INVALID_RECORD (as Kafka's LogValidator: no records, count !=
+  // lastOffsetDelta + 1, or offset delta != index) and INVALID_TIMESTAMP (the LogAppendTime bit
+  // set, a timestamp that overflows, a header max timestamp other than the largest record
+  // timestamp, or with `bounds` a record timestamp outside them; bounds are ignored in stored
+  // mode). Messages name the offending field and its offset within the batch. The CRC is checked
   // before anything it covers is interpreted.
   static result<record_batch_view> parse(bytes_view bytes, size_t max_batch_bytes,
-                                         batch_validation mode = batch_validation::stored);
+                                         batch_validation mode = batch_validation::stored,
+                                         const std::optional<timestamp_bounds>& bounds = {});
 
   // Reads only the fixed header fields needed to frame a batch (base offset, length), without
   // checking the CRC: for scanning trusted data. Errors: CORRUPT_MESSAGE when bytes are too
@@ -74,6 +89,12 @@ public:
   int32_t record_count() const;
   uint32_t crc() const;
   bool is_control() const;
+  bool is_log_append_time() const;
+
+  // A record's timestamp as Kafka's DefaultRecord reports it: the batch's max timestamp in a
+  // LogAppendTime batch, else base timestamp + timestamp delta (parse checked that this fits
+  // int64). REQUIRES: r came from this view's for_each_record.
+  timestamp_ms timestamp_of(const record_view& r) const;
 
   // Calls fn(const record_view&) for each record in order. The batch was validated, so this
   // cannot fail.
@@ -105,8 +126,9 @@ void set_log_append_time(std::span<uint8_t> batch, timestamp_ms now);
 class batch_sequence_reader {
 public:
   batch_sequence_reader(bytes_view bytes, size_t max_batch_bytes,
-                        batch_validation mode = batch_validation::stored)
-      : bytes_(bytes), max_batch_bytes_(max_batch_bytes), mode_(mode) {}
+                        batch_validation mode = batch_validation::stored,
+                        std::optional<timestamp_bounds> bounds = {})
+      : bytes_(bytes), max_batch_bytes_(max_batch_bytes), mode_(mode), bounds_(bounds) {}
 
   // Next validated batch, nullopt at the clean end, or the error that stopped the scan.
   // After an error, position() is where the bad batch starts, or for non-zero padding where
@@ -120,6 +142,7 @@ private:
   bytes_view bytes_;
   size_t max_batch_bytes_;
   batch_validation mode_;
+  std::optional<timestamp_bounds> bounds_;
   size_t pos_ = 0;
 };
 

@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "runtime/cli/exit_codes.hpp"
+#include "runtime/cli/option_checks.hpp"
+
 namespace capstan::cli {
 
 void add_client_options(CLI::App* cmd, client_options& options) {
@@ -11,7 +14,7 @@ void add_client_options(CLI::App* cmd, client_options& options) {
     ->capture_default_str();
   cmd->add_option("--request-timeout-ms", options.request_timeout_ms, "Bound on each request (request.timeout.ms)")
     ->capture_default_str()
-    ->check(CLI::PositiveNumber);
+    ->check(integer_in(1));
 }
 
 client::client_config make_client_config(const client_options& options) {
@@ -28,7 +31,7 @@ client::client_config make_client_config(const client_options& options) {
   return config;
 }
 
-void fail(const error& e, int code) { fail(e.to_string(), code); }
+void fail(const error& e) { fail(e.to_string(), exit_code_for(e.code)); }
 
 void fail(const std::string& message, int code) {
   std::cout.flush();
@@ -37,7 +40,7 @@ void fail(const std::string& message, int code) {
 }
 
 std::unique_ptr<client::cluster_client> connect_or_fail(const client::client_config& config) {
-  if (config.bootstrap.empty()) fail("--bootstrap is empty", 2);
+  if (config.bootstrap.empty()) fail("--bootstrap is empty; give HOST:PORT[,HOST:PORT...]", exit_usage);
   auto client = client::cluster_client::connect(config);
   if (!client) fail(client.err());
   return std::move(*client);

@@ -2,7 +2,7 @@
 
 // What every client subcommand shares: the --bootstrap option, connecting, and how a failure is
 // reported (the error's Kafka name and message on stderr, then a non-zero exit through
-// CLI::RuntimeError, which CLI11_PARSE turns into main's return value).
+// CLI::RuntimeError, which run_app (runtime/cli/exit_codes.hpp) turns into the exit code).
 
 #include <memory>
 #include <string>
@@ -24,9 +24,10 @@ void add_client_options(CLI::App* cmd, client_options& options);
 // The client config for `options`: the bootstrap list split at commas.
 client::client_config make_client_config(const client_options& options);
 
-// Prints "error: NAME: message" to stderr and ends the command with exit code `code`.
-[[noreturn]] void fail(const error& e, int code = 1);
-[[noreturn]] void fail(const std::string& message, int code = 1);
+// Prints "error: NAME: message" to stderr and ends the command with the exit code for `e`
+// (exit_code_for), or with `code` for a message of the CLI's own.
+[[noreturn]] void fail(const error& e);
+[[noreturn]] void fail(const std::string& message, int code);
 
 // Connects or fails.
 std::unique_ptr<client::cluster_client> connect_or_fail(const client::client_config& config);

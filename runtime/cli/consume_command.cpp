@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/client_options.hpp"
+#include "runtime/cli/option_checks.hpp"
 #include "runtime/client/consumer.hpp"
 
 namespace capstan::cli {
@@ -26,6 +27,9 @@ struct consume_flags {
   bool print_key = false;
   bool print_offset = false;
 };
+
+// A poll without a user's bound: long enough that only records (or an error) end it.
+constexpr auto unbounded_poll = std::chrono::hours(24);
 
 void write(std::optional<bytes_view> data) {
   if (!data) {
@@ -56,8 +60,10 @@ void run_consume(const consume_flags& f) {
   if (!started) fail(started.err());
 
   const uint64_t limit = f.max_messages.value_or(std::numeric_limits<uint64_t>::max());
-  // Without --timeout-ms the consumer runs until --max-messages or until it is killed.
-  const auto poll_timeout = std::chrono::milliseconds(f.timeout_ms.value_or(1000));
+  // --timeout-ms bounds each poll, and with it how long a retriable error (a deleted topic, a
+  // leader that does not answer) is retried. Without it the consumer runs until --max-messages or
+  // until it is killed, and each fetch retries for request.timeout.ms as every request does.
+  const auto poll_timeout = f.timeout_ms ? std::chrono::milliseconds(*f.timeout_ms) : unbounded_poll;
   uint64_t printed = 0;
   while (printed < limit) {
     auto n = consumer.poll_each(
@@ -90,17 +96,18 @@ void add_consume_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("consume", "Print record values, one per line");
   cmd->add_option("topic", f->topic, "Topic to read")->required();
   cmd->add_option("--partition", f->partition, "Read only this partition (default: all)")
-    ->check(CLI::NonNegativeNumber);
+    ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
   auto* beginning = cmd->add_flag("--from-beginning", f->from_beginning,
                                   "Start at the earliest offset (with --group: when nothing is committed)");
   cmd->add_option("--offset", f->offset, "Start at this offset in every assigned partition")
-    ->check(CLI::NonNegativeNumber)
+    ->check(integer_in(0))
     ->excludes(beginning);
   cmd->add_option("--group", f->group,
                   "Consumer group: start at its committed offsets and commit what was printed");
-  cmd->add_option("--max-messages", f->max_messages, "Stop after this many records")->check(CLI::PositiveNumber);
-  cmd->add_option("--timeout-ms", f->timeout_ms, "Stop when nothing new arrived for this long")
-    ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-messages", f->max_messages, "Stop after this many records")->check(integer_in(1));
+  cmd->add_option("--timeout-ms", f->timeout_ms,
+                  "Stop when nothing new arrived for this long; also bounds retries of a failing fetch")
+    ->check(integer_in(0));
   cmd->add_flag("--print-key", f->print_key, "Print KEY<TAB> before each value (null keys as 'null')");
   cmd->add_flag("--print-offset", f->print_offset, "Print OFFSET<TAB> before each record");
   add_client_options(cmd, f->client);

@@ -8,6 +8,7 @@
 
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
+#include "runtime/cli/exit_codes.hpp"
 
 namespace capstan::cli {
 
@@ -25,8 +26,20 @@ std::string printable(const std::optional<bytes_view>& b) {
 int run_log_dump(const dump_options& options) {
   namespace fs = std::filesystem;
   std::set<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(options.dir))
-    if (entry.path().extension() == ".log") files.insert(entry.path());
+  std::error_code ec;
+  for (fs::directory_iterator it(options.dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".log") files.insert(it->path());
+  if (ec) {
+    std::fprintf(stderr, "error: capstan log dump: cannot read %s: %s\n", options.dir.c_str(), ec.message().c_str());
+    return exit_failed;
+  }
+  if (files.empty()) {
+    std::fprintf(stderr,
+                 "error: capstan log dump: dir: %s holds no .log segment files; give a partition directory such as "
+                 "capstan-data/orders-0\n",
+                 options.dir.c_str());
+    return exit_usage;
+  }
   int64_t printed = 0;
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);
@@ -37,7 +50,7 @@ int run_log_dump(const dump_options& options) {
       auto b = reader.next();
       if (!b) {
         std::printf("position: %zu INVALID: %s\n", reader.position(), b.err().to_string().c_str());
-        return 1;
+        return exit_failed;
       }
       if (!*b) break;
       const auto& v = **b;
@@ -55,10 +68,10 @@ int run_log_dump(const dump_options& options) {
                       static_cast<long long>(v.base_offset().value() + r.offset_delta),
                       printable(r.key).c_str(), printable(r.value).c_str());
         });
-      if (++printed >= options.max_batches) return 0;
+      if (++printed >= options.max_batches) return exit_ok;
     }
   }
-  return 0;
+  return exit_ok;
 }
 
 } // namespace capstan::cli

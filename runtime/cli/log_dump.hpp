@@ -14,7 +14,8 @@ struct dump_options {
   bool print_records = false;
 };
 
-// Returns 0 when every batch is valid, 1 when a file is corrupt or unreadable.
+// Returns exit_ok when every batch is valid, exit_failed when a file is corrupt or unreadable,
+// exit_usage when the directory holds no segment file (runtime/cli/exit_codes.hpp).
 int run_log_dump(const dump_options& options);
 
 } // namespace capstan::cli

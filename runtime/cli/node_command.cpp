@@ -1,6 +1,7 @@
 #include "runtime/cli/node_command.hpp"
 
 #include <csignal>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <pthread.h>
@@ -8,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/actor/logging.hpp"
+#include "runtime/cli/exit_codes.hpp"
+#include "runtime/cli/option_checks.hpp"
 
 namespace capstan::cli {
 
@@ -60,22 +63,25 @@ void add_node_command(CLI::App& app) {
     ->check(CLI::ExistingFile);
   flags->node_id_opt = cmd->add_option("--node-id", flags->node_id, "This node's id (node.id)")
                          ->default_val(defaults.node_id)
-                         ->check(CLI::Range(0, 1 << 30));
+                         ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
   flags->data_dir_opt =
     cmd->add_option("--data-dir", flags->data_dir,
                     "Directory holding the partition logs, checkpoints and meta.properties (log.dirs)")
       ->default_str(defaults.data_dir.string());
   flags->listen_opt = cmd->add_option("--listen", flags->listen,
                                       "HOST:PORT of the client RPC listener (listeners)")
-                        ->default_str(defaults.listen);
+                        ->default_str(defaults.listen)
+                        ->check(listen_address_check());
   flags->cluster_listen_opt =
     cmd->add_option("--cluster-listen", flags->cluster_listen,
                     "HOST:PORT where other nodes reach this one (cluster.listeners)")
-      ->default_str(defaults.cluster_listen);
+      ->default_str(defaults.cluster_listen)
+      ->check(listen_address_check());
   flags->metrics_listen_opt =
     cmd->add_option("--metrics-listen", flags->metrics_listen,
                     "HOST:PORT of the Prometheus metrics endpoint (metrics.listeners)")
-      ->default_str(defaults.metrics_listen);
+      ->default_str(defaults.metrics_listen)
+      ->check(listen_address_check());
   flags->quorum_opt =
     cmd->add_option("--controller-quorum", flags->controller_quorum,
                     "Controller voters as ID@HOST:PORT,... (controller.quorum.voters); default: "
@@ -88,9 +94,9 @@ void add_node_command(CLI::App& app) {
     if (!config) {
       spdlog::set_default_logger(get_logger());
       spdlog::error("{}", config.err().to_string());
-      throw CLI::RuntimeError(2);
+      throw CLI::RuntimeError(exit_code_for(config.err().code));
     }
-    if (int rc = run_node(*config, flags->log_level); rc != 0) throw CLI::RuntimeError(rc);
+    if (int rc = run_node(*config, flags->log_level); rc != exit_ok) throw CLI::RuntimeError(rc);
   });
 }
 
@@ -100,7 +106,7 @@ int run_node(const node_config& config, const std::string& log_level) {
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [node " + std::to_string(config.node_id) + "] %v");
   if (auto s = set_log_level(log_level); !s) {
     spdlog::error("{}", s.err().to_string());
-    return 2;
+    return exit_usage;
   }
 
   // Block the stop signals before any thread starts, so that only sigwait below sees them.
@@ -113,14 +119,14 @@ int run_node(const node_config& config, const std::string& log_level) {
   auto node = node::start(config);
   if (!node) {
     spdlog::error("cannot start: {}", node.err().to_string());
-    return 1;
+    return exit_code_for(node.err().code);
   }
   spdlog::info("node {} ready; stop with Ctrl-C or SIGTERM", config.node_id);
   int sig = 0;
   sigwait(&stop_signals, &sig);
   spdlog::info("signal {}: stopping", sig);
   (*node)->stop();
-  return 0;
+  return exit_ok;
 }
 
 } // namespace capstan::cli

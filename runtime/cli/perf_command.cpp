@@ -12,6 +12,8 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/client_options.hpp"
+#include "runtime/cli/exit_codes.hpp"
+#include "runtime/cli/option_checks.hpp"
 #include "runtime/cli/produce_command.hpp"
 #include "runtime/client/consumer.hpp"
 #include "runtime/client/latency_histogram.hpp"
@@ -106,7 +108,7 @@ private:
 
 void run_perf_produce(const perf_produce_flags& f) {
   auto acks = parse_acks(f.acks);
-  if (!acks) fail("--acks must be 0, 1 or all, not '" + f.acks + "'", 2);
+  if (!acks) fail("--acks must be 0, 1 or all, not '" + f.acks + "'", exit_usage);
   auto config = make_client_config(f.client);
   config.acks = *acks;
   config.batch_size = f.batch_size;
@@ -163,7 +165,8 @@ void run_perf_produce(const perf_produce_flags& f) {
               ms(h.percentile(0.99)), ms(h.percentile(0.999)));
   std::fflush(stdout);
   if (stats.failed > 0)
-    fail(std::to_string(stats.failed) + " records failed; first error: " + stats.first_error->to_string());
+    fail(std::to_string(stats.failed) + " records failed; first error: " + stats.first_error->to_string(),
+         exit_failed);
 }
 
 void run_perf_consume(const perf_consume_flags& f) {
@@ -199,7 +202,7 @@ void run_perf_consume(const perf_consume_flags& f) {
               static_cast<unsigned long long>(records), static_cast<double>(records) / secs,
               static_cast<double>(payload) / mib / secs, static_cast<double>(payload) / mib, secs);
   std::fflush(stdout);
-  if (records < want) throw CLI::RuntimeError(1);
+  if (records < want) throw CLI::RuntimeError(exit_failed);
 }
 
 } // namespace
@@ -211,38 +214,40 @@ void add_perf_command(CLI::App& app) {
   auto p = std::make_shared<perf_produce_flags>();
   auto* produce = perf->add_subcommand("produce", "Send N records of B bytes; report throughput and latency percentiles");
   produce->add_option("topic", p->topic, "Topic to write to")->required();
-  produce->add_option("--records", p->records, "Number of records to send")->required()->check(CLI::PositiveNumber);
+  produce->add_option("--records", p->records, "Number of records to send")->required()->check(integer_in(1));
   produce->add_option("--record-size", p->record_size, "Bytes per record value")
     ->capture_default_str()
-    ->check(CLI::Range(0, 100 << 20));
+    ->check(integer_in(0, 100 << 20));
   produce->add_option("--acks", p->acks, "0, 1 or all")->capture_default_str();
-  produce->add_option("--throughput", p->throughput, "Cap on records/s (-1: unlimited)")->capture_default_str();
+  produce->add_option("--throughput", p->throughput, "Cap on records/s (-1: unlimited)")
+    ->capture_default_str()
+    ->check(integer_in(-1));
   produce->add_option("--batch-size", p->batch_size, "batch.size in bytes")
     ->capture_default_str()
-    ->check(CLI::Range(1, 1 << 30));
-  produce->add_option("--linger-ms", p->linger_ms, "linger.ms")->capture_default_str()->check(CLI::NonNegativeNumber);
+    ->check(integer_in(1, 1 << 30));
+  produce->add_option("--linger-ms", p->linger_ms, "linger.ms")->capture_default_str()->check(integer_in(0));
   produce->add_option("--max-in-flight", p->max_in_flight, "Requests in flight per partition")
     ->capture_default_str()
-    ->check(CLI::Range(1, 1000));
+    ->check(integer_in(1, 1000));
   produce->add_option("--buffer-memory", p->buffer_memory, "buffer.memory in bytes")
     ->capture_default_str()
-    ->check(CLI::PositiveNumber);
+    ->check(integer_in(1));
   produce->add_option("--report-interval-ms", p->report_interval_ms, "Progress line interval")
     ->capture_default_str()
-    ->check(CLI::PositiveNumber);
+    ->check(integer_in(1));
   add_client_options(produce, p->client);
   produce->callback([p] { run_perf_produce(*p); });
 
   auto c = std::make_shared<perf_consume_flags>();
   auto* consume = perf->add_subcommand("consume", "Read N records from the beginning; report records/s and MB/s");
   consume->add_option("topic", c->topic, "Topic to read")->required();
-  consume->add_option("--records", c->records, "Number of records to read")->required()->check(CLI::PositiveNumber);
+  consume->add_option("--records", c->records, "Number of records to read")->required()->check(integer_in(1));
   consume->add_option("--timeout-ms", c->timeout_ms, "Give up when nothing new arrives for this long")
     ->capture_default_str()
-    ->check(CLI::PositiveNumber);
+    ->check(integer_in(1));
   consume->add_option("--fetch-size", c->fetch_size, "max.partition.fetch.bytes")
     ->capture_default_str()
-    ->check(CLI::Range(1024, 1 << 30));
+    ->check(integer_in(1024, 1 << 30));
   add_client_options(consume, c->client);
   consume->callback([c] { run_perf_consume(*c); });
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -10,6 +11,8 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/client_options.hpp"
+#include "runtime/cli/exit_codes.hpp"
+#include "runtime/cli/option_checks.hpp"
 #include "runtime/client/producer.hpp"
 
 namespace capstan::cli {
@@ -32,7 +35,7 @@ bytes_view as_bytes(std::string_view s) {
 
 void run_produce(const produce_flags& f) {
   auto acks = parse_acks(f.acks);
-  if (!acks) fail("--acks must be 0, 1 or all, not '" + f.acks + "'", 2);
+  if (!acks) fail("--acks must be 0, 1 or all, not '" + f.acks + "'", exit_usage);
   auto config = make_client_config(f.client);
   config.acks = *acks;
   config.linger_ms = f.linger_ms;
@@ -59,7 +62,7 @@ void run_produce(const produce_flags& f) {
         auto at = value.find(f.key_separator);
         if (at == std::string_view::npos) {
           producer.flush();
-          fail("line " + std::to_string(sent + 1) + " has no key separator '" + f.key_separator + "'", 1);
+          fail("line " + std::to_string(sent + 1) + " has no key separator '" + f.key_separator + "'", exit_failed);
         }
         key = as_bytes(value.substr(0, at));
         value = value.substr(at + f.key_separator.size());
@@ -79,7 +82,8 @@ void run_produce(const produce_flags& f) {
   }
   if (state->failed > 0) {
     fail(std::to_string(state->failed.load()) + " of " + std::to_string(sent) +
-         " records were not acknowledged; first error: " + state->first->to_string());
+           " records were not acknowledged; first error: " + state->first->to_string(),
+         exit_failed);
   }
 }
 
@@ -97,14 +101,15 @@ void add_produce_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("produce", "Send one record per stdin line (exit 0 only when all are acknowledged)");
   cmd->add_option("topic", f->topic, "Topic to write to")->required();
   cmd->add_option("--partition", f->partition, "Write every record to this partition (default: by key, or sticky)")
-    ->check(CLI::NonNegativeNumber);
+    ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
   cmd->add_option("--acks", f->acks, "0, 1 or all")->capture_default_str();
   cmd->add_option("--key-separator", f->key_separator,
-                  "Split each line at the first SEP into key and value (default: no key)");
-  cmd->add_option("--linger-ms", f->linger_ms, "linger.ms")->capture_default_str()->check(CLI::NonNegativeNumber);
+                  "Split each line at the first SEP into key and value (default: no key)")
+    ->check(non_empty("one or more characters"));
+  cmd->add_option("--linger-ms", f->linger_ms, "linger.ms")->capture_default_str()->check(integer_in(0));
   cmd->add_option("--delivery-timeout-ms", f->delivery_timeout_ms, "delivery.timeout.ms")
     ->capture_default_str()
-    ->check(CLI::PositiveNumber);
+    ->check(integer_in(1));
   add_client_options(cmd, f->client);
   cmd->callback([f] { run_produce(*f); });
 }

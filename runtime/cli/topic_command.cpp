@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/client_options.hpp"
+#include "runtime/cli/exit_codes.hpp"
+#include "runtime/cli/option_checks.hpp"
 
 namespace capstan::cli {
 
@@ -58,7 +60,7 @@ std::map<std::string, std::string> parse_configs(const std::vector<std::string>&
   std::map<std::string, std::string> out;
   for (const auto& kv : pairs) {
     auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--config '" + kv + "' is not KEY=VALUE", 2);
+    if (eq == std::string::npos || eq == 0) fail("--config '" + kv + "' is not KEY=VALUE", exit_usage);
     out[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   return out;
@@ -112,10 +114,10 @@ void add_topic_command(CLI::App& app) {
   create->add_option("name", f->name, "Topic name: 1-249 characters of [a-zA-Z0-9._-]")->required();
   create->add_option("--partitions", f->partitions, "Number of partitions (1-10000)")
     ->capture_default_str()
-    ->check(CLI::Range(1, 10000));
+    ->check(integer_in(1, 10000));
   create->add_option("--replication-factor", f->replication_factor, "Replicas per partition")
     ->capture_default_str()
-    ->check(CLI::Range(1, 32767));
+    ->check(integer_in(1, 32767));
   create->add_option("--config", f->configs, "Topic config KEY=VALUE (Kafka names), repeatable");
   add_client_options(create, f->client);
   create->callback([f] { run_create(*f); });

@@ -37,6 +37,12 @@ using steady = std::chrono::steady_clock;
 // traversal limit (notes/caf-capnp-brief.md, section 4).
 constexpr uint64_t traversal_limit_words = uint64_t{1} << 28; // 2 GiB
 
+// A capstan node answers the Cap'n Proto bootstrap from its RPC thread at once, without an actor
+// in the way, so a peer that sends something else or stays silent this long after the TCP
+// connection is up is not a client port: the cluster port speaks CAF's BASP, the metrics port
+// HTTP (which waits for a request it never gets). Bounded by request.timeout.ms as well.
+constexpr int64_t handshake_timeout_ms = 2000;
+
 error from_exception(const kj::Exception& e) {
   std::string text(e.getDescription().cStr());
   if (e.getType() == kj::Exception::Type::DISCONNECTED)
@@ -48,9 +54,11 @@ error from_exception(const kj::Exception& e) {
 // A response's errorCode as the broker named it; a code this client does not know (a newer
 // broker's) is UNKNOWN_SERVER_ERROR with the number kept in the text.
 error from_code(uint8_t code, capnp::Text::Reader message) {
-  if (auto known = errc_from_value(code)) return make_error(*known, std::string(message.cStr()));
-  return make_error(errc::unknown_server_error, "error code " + std::to_string(code) +
-                                                    " (unknown to this client): " + message.cStr());
+  if (code > static_cast<uint8_t>(last_errc))
+    return make_error(errc::unknown_server_error, "error code " + std::to_string(code) +
+                                                      " (unknown to this client): " +
+                                                      message.cStr());
+  return make_error(errc_from_code(code), std::string(message.cStr()));
 }
 
 bool retriable(errc code) {
@@ -130,22 +138,27 @@ public:
   rpc_cluster_client(const rpc_cluster_client&) = delete;
   rpc_cluster_client& operator=(const rpc_cluster_client&) = delete;
 
-  // Tries the bootstrap addresses in order; the first that answers a metadata request becomes
-  // the address for admin calls.
+  // Tries the bootstrap addresses in order; the first that completes the handshake and answers
+  // a metadata request becomes the address for admin calls.
   status bootstrap() {
     if (config_.bootstrap.empty()) return make_error(errc::invalid_config, "empty bootstrap list");
     error last = make_error(errc::network_exception, "no bootstrap address answered");
     for (const auto& address : config_.bootstrap) {
       if (auto parsed = parse_host_port(address); !parsed) return parsed.err();
       auto r = run_sync<cluster_metadata>([this, address] {
-        return with_timeout(metadata_call(connection(address).cap, {}, true));
+        return with_timeout(handshake(address).then(
+            [this, address](result<bool>&& shook) -> kj::Promise<result<cluster_metadata>> {
+              if (!shook) return result<cluster_metadata>(shook.err());
+              return metadata_call(connection(address).cap, {}, true);
+            }));
       });
       if (r) {
         std::lock_guard lock(mu_);
         admin_address_ = address;
         return {};
       }
-      last = make_error(r.err().code, address + ": " + r.err().message);
+      last = r.err().message.rfind(address, 0) == 0 ? r.err()
+                                                     : make_error(r.err().code, address + ": " + r.err().message);
     }
     return last;
   }
@@ -267,7 +280,7 @@ public:
   }
 
   void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
-             int32_t min_bytes, int32_t max_wait_ms,
+             int32_t min_bytes, int32_t max_wait_ms, steady::time_point retry_until,
              std::function<void(result<fetch_response>)> done) override {
     auto call = [=](capnp_cap& cap) {
       auto req = cap.fetchRequest();
@@ -285,7 +298,7 @@ public:
       });
     };
     start_routed<fetch_response>(topic, partition, config_.request_timeout_ms + max_wait_ms,
-                                 std::move(call), std::move(done));
+                                 std::move(call), std::move(done), retry_until);
   }
 
   result<int64_t> list_offsets(const std::string& topic, int32_t partition, int64_t timestamp) override {
@@ -351,7 +364,7 @@ private:
       c.partition = o.getPartition();
       c.offset = o.getOffset();
       c.metadata = o.getMetadata();
-      c.error = errc_from_value(o.getErrorCode()).value_or(errc::unknown_server_error);
+      c.error = errc_from_code(o.getErrorCode());
       out.push_back(std::move(c));
     }
     return out;
@@ -492,6 +505,33 @@ private:
     tasks_->add(kj::evalLater([this] { graveyard_.clear(); }));
   }
 
+  // Waits for the peer's answer to the Cap'n Proto bootstrap on a new connection to `address`.
+  // A refused connection stays the network error it is; anything else that is not that answer
+  // becomes NETWORK_EXCEPTION "ADDRESS is not a capstan client port".
+  kj::Promise<result<bool>> handshake(const std::string& address) {
+    auto not_client_port = [address](const std::string& why) {
+      return result<bool>(make_error(errc::network_exception, address + " is not a capstan client port (" + why + ")"));
+    };
+    auto answered = connection(address).cap.whenResolved().then(
+        [] { return result<bool>(true); },
+        [not_client_port](kj::Exception&& e) {
+          auto failure = from_exception(e);
+          if (failure.message.rfind("cannot connect", 0) == 0) return result<bool>(failure);
+          return not_client_port(e.getType() == kj::Exception::Type::DISCONNECTED
+                                     ? "the connection closed before a Cap'n Proto RPC answer"
+                                     : "its answer is not Cap'n Proto RPC");
+        });
+    const auto limit = std::min(handshake_timeout_ms, config_.request_timeout_ms);
+    auto silent = io_->provider->getTimer().afterDelay(limit * kj::MILLISECONDS).then(
+        [this, address, limit, not_client_port]() -> kj::Promise<result<bool>> {
+          auto it = connections_.find(address);
+          // Still connecting: the request timeout decides, as for any unreachable address.
+          if (it == connections_.end() || !it->second->stream) return kj::NEVER_DONE;
+          return not_client_port("no Cap'n Proto answer within " + std::to_string(limit) + " ms");
+        });
+    return answered.exclusiveJoin(kj::mv(silent));
+  }
+
   capnp_cap admin_cap() {
     std::string address;
     {
@@ -580,6 +620,8 @@ private:
     std::string topic;
     int32_t partition = 0;
     steady::time_point deadline;
+    // No retry starts after this (the caller's own bound); an attempt in flight keeps `deadline`.
+    steady::time_point retry_until = steady::time_point::max();
     std::function<kj::Promise<result<T>>(capnp_cap&)> call;
     std::function<void(result<T>)> done;
     std::optional<error> last;
@@ -588,11 +630,13 @@ private:
   template <class T>
   void start_routed(const std::string& topic, int32_t partition, int64_t budget_ms,
                     std::function<kj::Promise<result<T>>(capnp_cap&)> call,
-                    std::function<void(result<T>)> done) {
+                    std::function<void(result<T>)> done,
+                    steady::time_point retry_until = steady::time_point::max()) {
     auto state = std::make_shared<routed_call<T>>();
     state->topic = topic;
     state->partition = partition;
     state->deadline = steady::now() + std::chrono::milliseconds(budget_ms);
+    state->retry_until = retry_until;
     state->call = std::move(call);
     state->done = std::move(done);
     on_loop([this, state] {
@@ -632,11 +676,12 @@ private:
   }
 
   // Waits retry.backoff.ms, refreshes the topic's metadata and tries again, or gives up with the
-  // last error once the deadline would pass.
+  // last error once the deadline or the caller's retry bound would pass.
   template <class T>
   kj::Promise<result<T>> retry_later(std::shared_ptr<routed_call<T>> state) {
     const auto backoff = std::chrono::milliseconds(config_.retry_backoff_ms);
-    if (steady::now() + backoff >= state->deadline) return result<T>(*state->last);
+    const auto next = steady::now() + backoff;
+    if (next >= state->deadline || next >= state->retry_until) return result<T>(*state->last);
     return io_->provider->getTimer()
         .afterDelay(config_.retry_backoff_ms * kj::MILLISECONDS)
         .then([this, state] { return refresh_metadata({state->topic}); })
@@ -681,7 +726,7 @@ result<fetch_response> cluster_client::fetch_sync(const std::string& topic, int3
                                                   int32_t max_bytes, int32_t min_bytes, int32_t max_wait_ms) {
   auto p = std::make_shared<std::promise<result<fetch_response>>>();
   auto f = p->get_future();
-  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms,
+  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms, std::chrono::steady_clock::time_point::max(),
         [p](result<fetch_response> r) { p->set_value(std::move(r)); });
   return f.get();
 }

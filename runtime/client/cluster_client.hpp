@@ -6,6 +6,7 @@
 // metadata refresh until delivery.timeout.ms. Blocking calls may be made from any thread except
 // the client's own (callbacks run there).
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -56,8 +57,11 @@ public:
   // Data (asynchronous; `done` runs on the client thread, never blocks it).
   virtual void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
                        std::function<void(result<produce_response>)> done) = 0;
+  // Retriable errors are retried for request.timeout.ms + max_wait_ms, but no retry starts after
+  // `retry_until`: a caller with a bound of its own (a consumer's poll timeout) hears the last
+  // error by then instead of request.timeout.ms later.
   virtual void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
-                     int32_t min_bytes, int32_t max_wait_ms,
+                     int32_t min_bytes, int32_t max_wait_ms, std::chrono::steady_clock::time_point retry_until,
                      std::function<void(result<fetch_response>)> done) = 0;
 
   // Blocking forms of the above and the rest.

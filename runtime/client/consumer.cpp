@@ -4,8 +4,6 @@
 #include <mutex>
 #include <set>
 
-#include "runtime/batch/record_batch_format.hpp"
-
 namespace capstan::client {
 
 namespace {
@@ -121,7 +119,7 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
     for (size_t i = 0; i < assigned_.size(); ++i) {
       const auto& tp = assigned_[i];
       client_.fetch(tp.topic, tp.partition, positions_[tp], config_.max_partition_fetch_bytes,
-                    config_.fetch_min_bytes, wait_ms, [state, i](result<fetch_response> r) {
+                    config_.fetch_min_bytes, wait_ms, deadline, [state, i](result<fetch_response> r) {
                       std::lock_guard lock(state->mu);
                       state->responses[i].emplace(std::move(r));
                       if (--state->outstanding == 0) state->cv.notify_all();
@@ -144,7 +142,6 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
         if (!*next) break;
         const auto& batch = **next;
         if (batch.last_offset() < position) continue;
-        const bool append_time = (batch.attributes() & batch_format::timestamp_type_mask) != 0;
         bool stopped = false;
         batch.for_each_record([&](const record_view& r) {
           if (stopped) return;
@@ -154,8 +151,7 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
             stopped = true;
             return;
           }
-          const timestamp_ms ts = append_time ? batch.max_timestamp() : batch.base_timestamp() + r.timestamp_delta;
-          visit(record_ref{tp, off, ts, r});
+          visit(record_ref{tp, off, batch.timestamp_of(r), r});
           position = off + 1;
           ++visited;
         });

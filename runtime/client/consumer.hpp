@@ -61,7 +61,10 @@ public:
 
   // Fetches until at least one record is visited or `timeout` passes; visits at most
   // `max_records` records and advances positions past exactly what it visited. Returns the
-  // number visited. Partitions without a position start at the end.
+  // number visited. Partitions without a position start at the end. A retriable fetch error (a
+  // deleted topic, a moved leader) is retried until `timeout` passes, and for no longer than
+  // request.timeout.ms, then returned: the call ends within `timeout` plus at most one request
+  // already in flight.
   result<size_t> poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
                            size_t max_records = std::numeric_limits<size_t>::max());
   // poll_each that copies the records out.

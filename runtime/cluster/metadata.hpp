@@ -62,8 +62,9 @@ struct topic_spec {
 // INVALID_TOPIC_EXCEPTION naming what is wrong.
 status validate_topic_name(const std::string& name);
 
-// Name, 1..10,000 partitions, 1 <= replication factor <= live brokers (INVALID_REPLICATION_FACTOR),
-// and configs that log_config::from_map accepts plus min.insync.replicas (INVALID_CONFIG).
+// Name, at least 1 partition (INVALID_PARTITIONS) and at most 10,000 (POLICY_VIOLATION),
+// 1 <= replication factor <= live brokers (INVALID_REPLICATION_FACTOR), and configs that
+// log_config::from_map accepts plus min.insync.replicas (INVALID_CONFIG).
 status validate_topic_spec(const topic_spec& spec, size_t live_brokers);
 
 } // namespace capstan

@@ -1,7 +1,10 @@
 #include "runtime/cluster/topic_validation.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
+
+#include <sys/resource.h>
 
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/storage/log_config.hpp"
@@ -37,6 +40,22 @@ status validate_topic_name(const std::string& name) {
   return {};
 }
 
+bool is_internal_topic(const std::string& name) { return name == consumer_offsets_topic; }
+
+status check_topic_collision(const std::string& name, const std::vector<std::string>& existing) {
+  auto unified = [](std::string s) {
+    for (auto& c : s)
+      if (c == '.') c = '_';
+    return s;
+  };
+  const auto wanted = unified(name);
+  for (const auto& other : existing) {
+    if (other != name && unified(other) == wanted)
+      return invalid_topic("Topic '" + name + "' collides with existing topic: " + other);
+  }
+  return {};
+}
+
 result<int32_t> parse_min_insync_replicas(const std::string& text) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -45,6 +64,38 @@ result<int32_t> parse_min_insync_replicas(const std::string& text) {
     return make_error(errc::invalid_config, std::string(min_insync_replicas_key) + ": '" + text +
                                               "' is not an integer of at least 1");
   return static_cast<int32_t>(v);
+}
+
+int32_t max_broker_partitions_for(uint64_t open_file_limit) {
+  if (open_file_limit <= reserved_file_descriptors + file_descriptors_per_partition) return 1;
+  const uint64_t n = (open_file_limit - reserved_file_descriptors) / file_descriptors_per_partition;
+  return static_cast<int32_t>(std::min<uint64_t>(n, std::numeric_limits<int32_t>::max()));
+}
+
+int32_t default_max_broker_partitions() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return std::numeric_limits<int32_t>::max();
+  return max_broker_partitions_for(static_cast<uint64_t>(limit.rlim_cur));
+}
+
+status check_broker_partition_limit(const std::map<std::string, topic_metadata>& topics,
+                                    const std::vector<partition_assignment>& added, int32_t limit) {
+  std::map<int32_t, int64_t> added_per_node;
+  for (const auto& p : added)
+    for (int32_t node : p.replicas) ++added_per_node[node];
+  for (const auto& [node, more] : added_per_node) {
+    int64_t hosted = 0;
+    for (const auto& [name, topic] : topics)
+      for (const auto& p : topic.partitions)
+        hosted += std::count(p.replicas.begin(), p.replicas.end(), node);
+    if (hosted + more > limit)
+      return make_error(errc::policy_violation,
+                        "node " + std::to_string(node) + " hosts " + std::to_string(hosted) +
+                          " partitions; " + std::to_string(more) + " more would pass its " +
+                          max_broker_partitions_key + " of " + std::to_string(limit));
+  }
+  return {};
 }
 
 status validate_topic_configs(const std::map<std::string, std::string>& configs) {
@@ -59,11 +110,14 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
 
 status validate_topic_spec(const topic_spec& spec, size_t live_brokers) {
   if (auto s = validate_topic_name(spec.name); !s) return s;
-  if (spec.partitions < 1 || spec.partitions > max_topic_partitions)
+  if (spec.partitions < 1)
     return make_error(errc::invalid_partitions,
-                      "number of partitions must be in [1, " +
-                        std::to_string(max_topic_partitions) + "], not " +
+                      "number of partitions must be at least 1, not " +
                         std::to_string(spec.partitions));
+  if (spec.partitions > max_topic_partitions)
+    return make_error(errc::policy_violation,
+                      "a topic has at most " + std::to_string(max_topic_partitions) +
+                        " partitions, not " + std::to_string(spec.partitions));
   if (spec.replication_factor < 1 || static_cast<size_t>(spec.replication_factor) > live_brokers)
     return make_error(errc::invalid_replication_factor,
                       "replication factor " + std::to_string(spec.replication_factor) +

@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include "runtime/batch/record_batch_filter.hpp"
-#include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/file_handle.hpp"
 #include "runtime/storage/log_loader.hpp"
@@ -22,7 +21,6 @@
 namespace capstan {
 
 namespace fs = std::filesystem;
-namespace bf = batch_format;
 
 namespace {
 
@@ -38,13 +36,6 @@ struct key_hash {
 // key -> offset of its latest record. Holds every distinct key of the cleaned segments in memory
 // (docs/compaction.md, "Memory").
 using key_map = std::unordered_map<std::string, offset, key_hash, std::equal_to<>>;
-
-// A record's timestamp as Kafka's DefaultRecord reports it: with LogAppendTime every record of a
-// batch has the batch's max timestamp.
-timestamp_ms record_timestamp(const record_batch_view& batch, const record_view& r) {
-  if ((batch.attributes() & bf::timestamp_type_mask) != 0) return batch.max_timestamp();
-  return batch.base_timestamp() + r.timestamp_delta;
-}
 
 // now - retention, saturated at the int64 range.
 timestamp_ms delete_horizon(timestamp_ms now, int64_t retention_ms) {
@@ -172,7 +163,7 @@ status clean_segment(const compaction_input& input, size_t index, const mapped_l
       if (r.key) {
         auto it = latest.find(as_chars(*r.key));
         keep = it != latest.end() && it->second == at &&
-               (r.value || record_timestamp(batch, r) >= horizon);
+               (r.value || batch.timestamp_of(r) >= horizon);
       }
       if (!keep) ++removed;
       return keep;

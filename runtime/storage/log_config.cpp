@@ -33,7 +33,7 @@ result<double> parse_ratio(const std::string& key, const std::string& text) {
 } // namespace
 
 result<log_config> log_config::from_map(const std::map<std::string, std::string>& values,
-                                        log_config base) {
+                                        log_config base, config_scope scope) {
   log_config c = base;
   using setter = std::function<status(const std::string&, const std::string&)>;
   // Kafka declares these as int: a segment's positions must fit the uint32 index fields.
@@ -46,9 +46,12 @@ result<log_config> log_config::from_map(const std::map<std::string, std::string>
       return {};
     };
   };
-  const std::map<std::string, setter> setters = {
-    {"segment.bytes", long_field(&log_config::segment_bytes, 14, int_max)},
-    {"segment.ms", long_field(&log_config::segment_ms, 1)},
+  // Minimums are Kafka 4's LogConfig validators, except segment.ms: Kafka 4 accepts 1 ms, which
+  // rolls a segment (three open files) per append; capstan takes the one minute KIP-1030 sets for
+  // Kafka 5.
+  std::map<std::string, setter> setters = {
+    {"segment.bytes", long_field(&log_config::segment_bytes, 1048576, int_max)},
+    {"segment.ms", long_field(&log_config::segment_ms, 60000)},
     {"retention.ms", long_field(&log_config::retention_ms, -1)},
     {"retention.bytes", long_field(&log_config::retention_bytes, -1)},
     {"index.interval.bytes", long_field(&log_config::index_interval_bytes, 0, int_max)},
@@ -56,8 +59,8 @@ result<log_config> log_config::from_map(const std::map<std::string, std::string>
     {"flush.messages", long_field(&log_config::flush_messages, 1)},
     {"flush.ms", long_field(&log_config::flush_ms, 0)},
     {"delete.retention.ms", long_field(&log_config::delete_retention_ms, 0)},
-    {"log.retention.check.interval.ms", long_field(&log_config::retention_check_interval_ms, 1)},
-    {"log.cleaner.backoff.ms", long_field(&log_config::cleaner_backoff_ms, 0)},
+    {"message.timestamp.before.max.ms", long_field(&log_config::timestamp_before_max_ms, 0)},
+    {"message.timestamp.after.max.ms", long_field(&log_config::timestamp_after_max_ms, 0)},
     {"cleanup.policy",
      [&c](const std::string& k, const std::string& v) -> status {
        if (v == "delete") c.cleanup = cleanup_policy::delete_segments;
@@ -73,6 +76,12 @@ result<log_config> log_config::from_map(const std::map<std::string, std::string>
        return {};
      }},
   };
+  if (scope == config_scope::broker) {
+    setters.emplace("log.retention.check.interval.ms",
+                    long_field(&log_config::retention_check_interval_ms, min_schedule_interval_ms));
+    setters.emplace("log.cleaner.backoff.ms",
+                    long_field(&log_config::cleaner_backoff_ms, min_schedule_interval_ms));
+  }
   for (const auto& [key, value] : values) {
     auto it = setters.find(key);
     if (it == setters.end()) return make_error(errc::invalid_config, "unknown config '" + key + "'");
@@ -94,8 +103,8 @@ std::map<std::string, std::string> log_config::to_map() const {
     {"cleanup.policy", cleanup == cleanup_policy::compact ? "compact" : "delete"},
     {"delete.retention.ms", std::to_string(delete_retention_ms)},
     {"min.cleanable.dirty.ratio", std::to_string(min_cleanable_dirty_ratio)},
-    {"log.retention.check.interval.ms", std::to_string(retention_check_interval_ms)},
-    {"log.cleaner.backoff.ms", std::to_string(cleaner_backoff_ms)},
+    {"message.timestamp.before.max.ms", std::to_string(timestamp_before_max_ms)},
+    {"message.timestamp.after.max.ms", std::to_string(timestamp_after_max_ms)},
   };
 }
 

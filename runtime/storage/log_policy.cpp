@@ -1,5 +1,6 @@
 #include "runtime/storage/log_policy.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -19,9 +20,15 @@ size_t segments_to_delete(const std::vector<segment_meta>& segments, timestamp_m
   const size_t sealed = segments.size() - 1;
   size_t n = 0;
   if (config.retention_ms >= 0) {
-    while (n < sealed && segments[n].max_timestamp != no_timestamp &&
-           segments[n].max_timestamp < now - config.retention_ms)
-      ++n;
+    timestamp_ms horizon = 0;
+    if (__builtin_sub_overflow(now, config.retention_ms, &horizon))
+      horizon = std::numeric_limits<timestamp_ms>::min();
+    // Kafka ages a segment without timestamps (its records carry -1, or less) by its file's
+    // last-modified time; a sealed segment was last written before the next one was created.
+    auto newest = [&segments](size_t i) {
+      return segments[i].max_timestamp >= 0 ? segments[i].max_timestamp : segments[i + 1].created_ms;
+    };
+    while (n < sealed && segments[n].size_bytes > 0 && newest(n) < horizon) ++n;
   }
   if (config.retention_bytes >= 0) {
     int64_t total = 0;
@@ -32,6 +39,12 @@ size_t segments_to_delete(const std::vector<segment_meta>& segments, timestamp_m
     }
   }
   return n;
+}
+
+int64_t background_interval_ms(const log_config& config) {
+  const int64_t shortest =
+    std::min({config.retention_check_interval_ms, config.flush_ms, config.cleaner_backoff_ms});
+  return std::clamp<int64_t>(shortest, min_schedule_interval_ms, 60000);
 }
 
 bool should_compact(const std::vector<segment_meta>& segments, offset cleaned_upto,

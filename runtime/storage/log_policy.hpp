@@ -30,10 +30,18 @@ bool should_roll(const segment_meta& active, int64_t batch_bytes, offset last, t
 
 // How many of the oldest segments retention deletes. `segments` is ordered by base offset and
 // its last element is the active segment, which is never deleted. retention.ms deletes a segment
-// whose largest timestamp is older than now - retention.ms (an empty segment never); then
+// whose largest timestamp is older than now - retention.ms (an empty segment never; one whose
+// largest timestamp is negative, as Kafka, by the time it was sealed: the next segment's
+// created_ms; the subtraction saturates, so no stored timestamp or setting overflows it); then
 // retention.bytes deletes the oldest while what remains would still be >= retention.bytes.
 size_t segments_to_delete(const std::vector<segment_meta>& segments, timestamp_ms now,
                           const log_config& config);
+
+// How long a log waits between two checks of its background work (retention, flush.ms,
+// compaction): the shortest of log.retention.check.interval.ms, flush.ms and
+// log.cleaner.backoff.ms, but never less than min_schedule_interval_ms (an idle node must not
+// spin) nor more than a minute.
+int64_t background_interval_ms(const log_config& config);
 
 // True iff compaction should run: there are sealed segments and the share of sealed bytes at
 // or above `cleaned_upto` (not yet compacted) reaches min.cleanable.dirty.ratio.

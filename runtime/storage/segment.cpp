@@ -517,12 +517,9 @@ std::optional<offset> segment::offset_for_timestamp(timestamp_ms target) const {
       if (!bytes) return fail(pos, bytes.err());
       auto v = record_batch_view::parse(*bytes, std::max(m.options.max_batch_bytes, h->size));
       if (!v) return fail(pos, v.err());
-      const bool log_append_time = (v->attributes() & bf::timestamp_type_mask) != 0;
       std::optional<offset> found;
       v->for_each_record([&](const record_view& rec) {
-        const timestamp_ms ts =
-            log_append_time ? v->max_timestamp() : v->base_timestamp() + rec.timestamp_delta;
-        if (!found && ts >= target) found = v->base_offset() + rec.offset_delta;
+        if (!found && v->timestamp_of(rec) >= target) found = v->base_offset() + rec.offset_delta;
       });
       if (found) return found;
     }

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <fstream>
 
 #include "actors/node/data_dir.hpp"
@@ -168,4 +169,34 @@ TEST_CASE("a topic whose partitions cannot all be opened is not created, and the
   auto again = client->create_topic(topic_spec{"orders", 3, 1, {}});
   INFO((again ? std::string() : again.err().to_string()));
   CHECK(again);
+}
+
+TEST_CASE("a client gets the admin and produce refusals by their Kafka names", "[cluster][node]") {
+  temp_dir dir;
+  auto config = test_config(dir.path());
+  config.max_broker_partitions = 8; // __consumer_offsets takes one
+  auto n = node::start(config);
+  REQUIRE(n);
+  auto client = connect(**n);
+
+  CHECK(client->create_topic(topic_spec{"t", 0, 1, {}}).code() == errc::invalid_partitions);
+  CHECK(client->create_topic(topic_spec{"t", 10001, 1, {}}).code() == errc::policy_violation);
+  auto crowded = client->create_topic(topic_spec{"t", 8, 1, {}});
+  REQUIRE_FALSE(crowded);
+  CHECK(crowded.code() == errc::policy_violation);
+  CHECK(crowded.err().message.find("max.broker.partitions") != std::string::npos);
+  auto tiny = client->create_topic(topic_spec{"t", 1, 1, {{"segment.bytes", "14"}}});
+  REQUIRE_FALSE(tiny);
+  CHECK(tiny.code() == errc::invalid_config);
+  CHECK(tiny.err().message.find("segment.bytes") != std::string::npos);
+
+  REQUIRE(client->create_topic(topic_spec{"t", 7, 1, {}}));
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+  const int64_t ten_years_ms = 3650LL * 24 * 3600000;
+  auto future = client->produce_sync("t", 0, -1, make_batch(1, "f", now + ten_years_ms));
+  REQUIRE_FALSE(future);
+  CHECK(future.code() == errc::invalid_timestamp);
+  CHECK(client->produce_sync("t", 0, -1, make_batch(1, "ok", now)));
 }

@@ -54,7 +54,7 @@ std::vector<read_record> records_of(bytes_view padded_sequence) {
     const auto& view = **b;
     view.for_each_record([&](const record_view& r) {
       out.push_back(read_record{view.base_offset() + r.offset_delta, string_of(r.key),
-                                string_of(r.value), view.base_timestamp() + r.timestamp_delta});
+                                string_of(r.value), view.timestamp_of(r)});
     });
   }
   return out;

@@ -1,14 +1,18 @@
 // Runs the real `capstan` binary: a node on free loopback ports, then the client subcommands
 // (topic, produce, consume, cluster describe) against it, a consumer group that resumes after a
-// restart, bad input, and a node killed with SIGKILL in the middle of an acks=all produce.
+// restart, bad input and the exit codes of docs/cli.md, and a node killed with SIGKILL in the
+// middle of an acks=all produce.
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <netinet/in.h>
@@ -49,6 +53,8 @@ public:
       : dir_(dir), rpc_(free_port()), cluster_(free_port()), metrics_(free_port()) {}
 
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(rpc_); }
+  std::string cluster_address() const { return "127.0.0.1:" + std::to_string(cluster_); }
+  std::string metrics_address() const { return "127.0.0.1:" + std::to_string(metrics_); }
 
   void start() {
     ++starts_;
@@ -115,6 +121,14 @@ std::vector<std::string> lines(const std::string& text) {
     start = nl + 1;
   }
   return out;
+}
+
+// The text without its trailing newline, when it is exactly one line.
+std::optional<std::string> one_line(const std::string& text) {
+  auto body = text;
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  if (body.empty() || body.find('\n') != std::string::npos) return std::nullopt;
+  return body;
 }
 
 bytes_view as_bytes(const std::string& s) {
@@ -316,5 +330,176 @@ TEST_CASE("every record acknowledged with acks=all survives a kill -9 of the nod
   }
   CHECK(missing == 0);
   CHECK(stored.size() >= acknowledged.size());
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("a bad command line exits 2 with one error line naming the argument", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  std::filesystem::create_directories(dir / "empty");
+  {
+    std::ofstream(dir / "typed.toml") << "log.dirs = 5\n";
+    std::ofstream(dir / "aliases.toml") << "node.id = 1\nbroker.id = 2\n";
+  }
+  struct row {
+    std::vector<std::string> args;
+    std::string says; // a piece of the one stderr line
+  };
+  const std::vector<row> rows = {
+    {{"node", "--bogus-flag"}, "--bogus-flag"},
+    {{"topic", "create", "t", "--partitions", "0"}, "--partitions: 0 is not an integer in 1..10000"},
+    {{"node", "--node-id", "-1"}, "--node-id: -1 is not an integer in 0..2147483647"},
+    {{"node", "--config", (dir / "missing.toml").string()}, "--config"},
+    {{}, "capstan needs a subcommand, one of: node, topic"},
+    {{"topic"}, "capstan topic needs a subcommand, one of: create, list, describe, delete"},
+    {{"bogus"}, "'bogus' is not a subcommand of capstan; it takes one of: node, topic"},
+    {{"topic", "bogus"}, "'bogus' is not a subcommand of capstan topic"},
+    {{"consume", "t", "--offset", "5", "--from-beginning"}, "--from-beginning excludes --offset"},
+    {{"node", "--listen", "127.0.0.1:70000"}, "--listen: '127.0.0.1:70000' is not HOST:PORT"},
+    {{"consume", "t", "--max-messages", "0"}, "--max-messages: 0 is not an integer >= 1"},
+    {{"consume", "t", "--offset", "99999999999999999999"},
+     "--offset: 99999999999999999999 is not an integer >= 0"},
+    {{"consume", "t", "--timeout-ms", "soon"}, "--timeout-ms: 'soon' is not an integer >= 0"},
+    {{"produce", "t", "--key-separator", ""}, "--key-separator: an empty value is not allowed"},
+    {{"log", "dump", (dir / "empty").string()}, "holds no .log segment files"},
+    {{"node", "--config", (dir / "typed.toml").string()}, "log.dirs: must be a string (a directory), not an integer (5)"},
+    {{"node", "--config", (dir / "aliases.toml").string()}, "node.id = 1 and broker.id = 2"},
+  };
+  for (const auto& r : rows) {
+    std::string joined;
+    for (const auto& a : r.args) joined += a + " ";
+    INFO("capstan " << joined);
+    std::string out, err;
+    // A command line that were accepted would start a node: the bound ends it.
+    const int code = run_to_end(binary, r.args, dir.path(), &out, &err, 30s);
+    INFO("stderr: " << err);
+    CHECK(code == 2);
+    auto line = one_line(err);
+    REQUIRE(line);
+    CHECK(line->find(r.says) != std::string::npos);
+    CHECK(line->size() < 300);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "5"));
+
+  std::string out, err;
+  CHECK(run_to_end(binary, {"--help"}, dir.path(), &out, &err, 30s) == 0);
+  CHECK(out.find("Subcommands:") != std::string::npos);
+  CHECK(run_to_end(binary, {"consume", "--help"}, dir.path(), &out, &err, 30s) == 0);
+  CHECK(out.find("--timeout-ms") != std::string::npos);
+}
+
+TEST_CASE("failures against a running node exit 1, invalid requests 2, each with one error line", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "orders"}, &out, &err) == 0);
+  CHECK(node.run({"topic", "create", "orders"}, &out, &err) == 1);
+  CHECK(one_line(err));
+  CHECK(err.find("TOPIC_ALREADY_EXISTS") != std::string::npos);
+  CHECK(node.run({"topic", "describe", "missing"}, &out, &err) == 1);
+  CHECK(one_line(err));
+  CHECK(node.run({"topic", "create", "bad/name"}, &out, &err) == 2);
+  CHECK(one_line(err));
+  CHECK(err.find("INVALID_TOPIC_EXCEPTION") != std::string::npos);
+  CHECK(node.run({"topic", "create", "cfg", "--config", "retention.ms=soon"}, &out, &err) == 2);
+  CHECK(err.find("INVALID_CONFIG") != std::string::npos);
+  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "127.0.0.1:1"}, dir.path(), &out, &err, 30s) == 1);
+  CHECK(one_line(err));
+  CHECK(err.find("NETWORK_EXCEPTION") != std::string::npos);
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("pointing the CLI at the cluster or metrics port says it is not a client port, without waiting",
+          "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  for (const auto& address : {node.cluster_address(), node.metrics_address()}) {
+    INFO(address);
+    std::string out, err;
+    // The metrics port's HTTP server gives up on a request after 10 s: the answer must come first.
+    const int code = run_to_end(binary, {"topic", "list", "--bootstrap", address}, dir.path(), &out, &err, 8s);
+    INFO("stderr: " << err);
+    CHECK(code == 1);
+    auto line = one_line(err);
+    REQUIRE(line);
+    CHECK(line->find("NETWORK_EXCEPTION: " + address + " is not a capstan client port") != std::string::npos);
+  }
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("a listener that cannot be opened because its port is taken is named", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  struct row {
+    std::string flag;
+    std::string taken;
+    std::string says;
+  };
+  const std::vector<row> rows = {
+    {"--listen", node.bootstrap(), "client listener " + node.bootstrap() + " is in use"},
+    {"--cluster-listen", node.cluster_address(), "cluster listener " + node.cluster_address() + " is in use"},
+    {"--metrics-listen", node.metrics_address(), "metrics listener " + node.metrics_address() + " is in use"},
+  };
+  int i = 0;
+  for (const auto& r : rows) {
+    INFO(r.flag);
+    std::map<std::string, std::string> flags = {{"--listen", "127.0.0.1:0"},
+                                                {"--cluster-listen", "127.0.0.1:0"},
+                                                {"--metrics-listen", "127.0.0.1:0"}};
+    flags[r.flag] = r.taken;
+    std::vector<std::string> args = {"node", "--data-dir", (dir / ("other" + std::to_string(++i))).string()};
+    for (const auto& [flag, value] : flags) {
+      args.push_back(flag);
+      args.push_back(value);
+    }
+    std::string out, err;
+    const int code = run_to_end(binary, args, dir.path(), &out, &err, 60s);
+    INFO("stderr: " << err);
+    CHECK(code == 1);
+    CHECK(err.find(r.says) != std::string::npos);
+  }
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("consume --timeout-ms bounds the wait while the topic is deleted under it", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "doomed"}, &out, &err) == 0);
+  REQUIRE(node.run_with_input("first\n", "produce doomed", &out, &err) == 0);
+  // request.timeout.ms far above --timeout-ms: before the fix the consumer waited for it.
+  child_process consumer(binary,
+                         {"consume", "doomed", "--from-beginning", "--timeout-ms", "10000", "--request-timeout-ms",
+                          "120000", "--bootstrap", node.bootstrap()},
+                         dir.path(), "consumer");
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (consumer.stdout_text().find("first") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  REQUIRE(consumer.stdout_text().find("first") != std::string::npos);
+  REQUIRE(node.run({"topic", "delete", "doomed"}, &out, &err) == 0);
+  const auto code = consumer.wait(40s);
+  INFO("stderr: " << consumer.stderr_text());
+  REQUIRE(code);
+  CHECK(*code == 1);
+  CHECK(consumer.stderr_text().find("error: UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("user topics named __... are ordinary; names colliding over '.' and '_' are refused", "[system][cli]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "__internal"}, &out, &err) == 0);
+  CHECK(node.run({"topic", "delete", "__internal"}, &out, &err) == 0);
+  CHECK(node.run({"topic", "delete", "__consumer_offsets"}, &out, &err) == 1);
+  CHECK(err.find("POLICY_VIOLATION") != std::string::npos);
+
+  REQUIRE(node.run({"topic", "create", "a_b"}, &out, &err) == 0);
+  CHECK(node.run({"topic", "create", "a.b"}, &out, &err) == 2);
+  CHECK(err.find("INVALID_TOPIC_EXCEPTION: Topic 'a.b' collides with existing topic: a_b") != std::string::npos);
   node.stop(SIGTERM);
 }

@@ -30,9 +30,23 @@ constexpr errc all_codes[] = {
   errc::invalid_replication_factor, errc::policy_violation, errc::unsupported_compression_type,
   errc::invalid_record, errc::invalid_config, errc::unknown_server_error, errc::network_exception,
   errc::invalid_request, errc::invalid_required_acks, errc::invalid_partitions,
+  errc::invalid_timestamp,
 };
 
 } // namespace
+
+TEST_CASE("a wire code maps to its errc; one past the last is UNKNOWN_SERVER_ERROR",
+          "[actor][caf_error]") {
+  for (auto code : all_codes) {
+    INFO(to_string(code));
+    CHECK(errc_from_code(static_cast<uint8_t>(code)) == code);
+    CHECK((to_string(code) != "UNKNOWN_SERVER_ERROR" || code == errc::unknown_server_error));
+  }
+  CHECK(last_errc == errc::invalid_timestamp);
+  CHECK(to_string(errc::invalid_timestamp) == "INVALID_TIMESTAMP");
+  CHECK(errc_from_code(static_cast<uint8_t>(last_errc) + 1) == errc::unknown_server_error);
+  CHECK(errc_from_code(255) == errc::unknown_server_error);
+}
 
 TEST_CASE("every errc round trips through caf::error with its message text",
           "[actor][caf_error]") {

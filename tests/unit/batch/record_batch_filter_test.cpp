@@ -53,7 +53,7 @@ std::vector<seen_record> records_of(const record_batch_view& batch) {
   std::vector<seen_record> out;
   batch.for_each_record([&](const record_view& r) {
     out.push_back({(batch.base_offset() + r.offset_delta).value(), r.key ? str(*r.key) : "<null>",
-                   batch.base_timestamp() + r.timestamp_delta});
+                   batch.timestamp_of(r)});
   });
   return out;
 }

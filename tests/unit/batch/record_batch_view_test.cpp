@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -395,4 +396,103 @@ TEST_CASE("set_log_append_time sets the timestamp type and max timestamp and re-
   CHECK((r->attributes() & bf::compression_mask) == 0);
   CHECK(r->max_timestamp() == 1234567);
   CHECK(r->base_timestamp() == 1000);
+}
+
+TEST_CASE("a record timestamp that overflows int64 is refused: corrupt when stored, invalid when "
+          "produced",
+          "[batch][view][timestamp]") {
+  constexpr auto max = std::numeric_limits<int64_t>::max();
+  constexpr auto min = std::numeric_limits<int64_t>::min();
+  // The builder stores timestamp - base wrapped, so base max and timestamp min give delta 1:
+  // base + delta runs past int64.
+  record_batch_builder builder(offset{0}, max);
+  builder.add("k", "v", max);
+  builder.add("k", "v", min);
+  const bytes batch = builder.build();
+  CHECK(parse_code(batch) == errc::corrupt_message);
+  CHECK(parse_code(batch, batch_validation::produce) == errc::invalid_timestamp);
+  CHECK_THAT(parse_message(batch), Catch::Contains("record 1") && Catch::Contains("overflows"));
+
+  // A LogAppendTime batch's records report the max timestamp: their deltas are never added.
+  bytes append_time = batch;
+  set_log_append_time(append_time, 5000);
+  auto view = record_batch_view::parse(append_time, max_bytes);
+  REQUIRE(view);
+  view->for_each_record([&](const record_view& r) { CHECK(view->timestamp_of(r) == 5000); });
+}
+
+TEST_CASE("timestamp_of is the base timestamp plus the delta for CreateTime", "[batch][view][timestamp]") {
+  auto view = record_batch_view::parse(sample_batch(), max_bytes);
+  REQUIRE(view);
+  std::vector<timestamp_ms> seen;
+  view->for_each_record([&](const record_view& r) { seen.push_back(view->timestamp_of(r)); });
+  CHECK(seen == std::vector<timestamp_ms>{1000, 1001, 999});
+}
+
+TEST_CASE("a produced batch's max timestamp must be its largest record timestamp",
+          "[batch][view][timestamp]") {
+  const bytes honest = sample_batch();
+  CHECK(parse_code(honest, batch_validation::produce) == errc::none);
+  for (int64_t lie : {int64_t{1000}, int64_t{1002}, int64_t{-1}, std::numeric_limits<int64_t>::max()}) {
+    INFO("header max timestamp " << lie);
+    bytes batch = honest;
+    bf::store_be<int64_t>(batch.data() + bf::max_timestamp_at, lie);
+    reseal(batch);
+    CHECK(parse_code(batch, batch_validation::produce) == errc::invalid_timestamp);
+    CHECK_THAT(parse_message(batch, batch_validation::produce),
+               Catch::Contains("max timestamp") && Catch::Contains("1001"));
+    // Stored batches keep theirs: compaction may have removed the record that set it.
+    CHECK(parse_code(batch) == errc::none);
+  }
+  // Records without a timestamp: the max is -1, as Kafka's producer writes it.
+  record_batch_builder none(offset{0}, no_timestamp);
+  none.add("k", "v", no_timestamp);
+  CHECK(parse_code(none.build(), batch_validation::produce) == errc::none);
+}
+
+TEST_CASE("a producer may not set the LogAppendTime timestamp type", "[batch][view][timestamp]") {
+  bytes batch = sample_batch();
+  set_log_append_time(batch, 1001);
+  CHECK(parse_code(batch, batch_validation::produce) == errc::invalid_timestamp);
+  CHECK_THAT(parse_message(batch, batch_validation::produce), Catch::Contains("LogAppendTime"));
+  CHECK(parse_code(batch) == errc::none);
+}
+
+TEST_CASE("produced record timestamps must lie within before.max.ms and after.max.ms of now",
+          "[batch][view][timestamp]") {
+  constexpr timestamp_ms now = 1'700'000'000'000;
+  const timestamp_bounds bounds{now, 1000, 500};
+  auto one = [](timestamp_ms ts) {
+    record_batch_builder b(offset{0}, ts);
+    b.add("k", "v", ts);
+    return b.build();
+  };
+  auto code = [&](const bytes& batch) {
+    return record_batch_view::parse(batch, max_bytes, batch_validation::produce, bounds).code();
+  };
+  CHECK(code(one(now)) == errc::none);
+  CHECK(code(one(now - 1000)) == errc::none);
+  CHECK(code(one(now + 500)) == errc::none);
+  CHECK(code(one(now - 1001)) == errc::invalid_timestamp);
+  CHECK(code(one(now + 501)) == errc::invalid_timestamp);
+  CHECK(code(one(no_timestamp)) == errc::none);
+
+  // The offending record is named, wherever it sits in the batch.
+  record_batch_builder mixed(offset{0}, now);
+  mixed.add("k", "v", now).add("k", "v", now + 10).add("k", "v", now - 5000);
+  const bytes late = mixed.build();
+  auto r = record_batch_view::parse(late, max_bytes, batch_validation::produce, bounds);
+  REQUIRE_FALSE(r);
+  CHECK(r.code() == errc::invalid_timestamp);
+  CHECK_THAT(r.err().message, Catch::Contains("record 2") && Catch::Contains("out of range"));
+  // Bounds only judge what a producer sends.
+  CHECK(record_batch_view::parse(late, max_bytes, batch_validation::stored, bounds).ok());
+
+  // Unlimited windows saturate at the ends of int64 instead of overflowing.
+  constexpr auto max = std::numeric_limits<int64_t>::max();
+  constexpr auto min = std::numeric_limits<int64_t>::min();
+  const timestamp_bounds ahead{now, max, max};
+  CHECK(record_batch_view::parse(one(max), max_bytes, batch_validation::produce, ahead).ok());
+  const timestamp_bounds behind{-10, max, max};
+  CHECK(record_batch_view::parse(one(min), max_bytes, batch_validation::produce, behind).ok());
 }

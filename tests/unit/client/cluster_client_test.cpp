@@ -10,6 +10,10 @@
 #include <mutex>
 #include <thread>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
@@ -35,6 +39,7 @@ struct fake_state {
   std::atomic<int> produce_calls{0};
   // Non-zero: every produce is answered with this errorCode.
   std::atomic<int> produce_error{0};
+  std::atomic<bool> topic_deleted{false}; // metadata and fetch answer UNKNOWN_TOPIC_OR_PARTITION for "t"
   std::map<int32_t, bytes> logs;        // padded batch sequence per partition
   std::map<int32_t, int64_t> next_offset;
 };
@@ -59,7 +64,7 @@ public:
     auto topics = r.initTopics(static_cast<unsigned>(wanted.size()));
     for (unsigned i = 0; i < wanted.size(); ++i) {
       topics[i].setName(wanted[i]);
-      if (wanted[i] != "t") {
+      if (wanted[i] != "t" || s_.topic_deleted) {
         topics[i].setErrorCode(static_cast<uint8_t>(errc::unknown_topic_or_partition));
         topics[i].setErrorMessage("unknown topic " + wanted[i]);
         continue;
@@ -113,6 +118,11 @@ public:
     if (params.getMaxWaitMs() == 9999) return kj::NEVER_DONE; // a broker that never answers
     const int32_t p = params.getPartition();
     auto r = call.getResults();
+    if (s_.topic_deleted) {
+      r.setErrorCode(static_cast<uint8_t>(errc::unknown_topic_or_partition));
+      r.setErrorMessage("unknown topic t");
+      return kj::READY_NOW;
+    }
     r.setHighWatermark(s_.next_offset[p]);
     // Whole log each time: the consumer skips what lies below its position.
     auto& log = s_.logs[p];
@@ -168,6 +178,50 @@ public:
 private:
   std::mutex mu_;
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop_;
+  std::thread thread_;
+};
+
+// A TCP listener on 127.0.0.1 that is not a capstan client port: it either never answers (the
+// kernel completes connections on its backlog, nothing reads them) or, with `reply`, sends it to
+// the first connection it accepts, as an HTTP or CAF BASP server would speak first or answer.
+class foreign_server {
+public:
+  explicit foreign_server(std::string reply = {}) : reply_(std::move(reply)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd_, 8) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+    if (!reply_.empty()) {
+      thread_ = std::thread([this] {
+        int conn = ::accept(fd_, nullptr, nullptr);
+        if (conn < 0) return;
+        [[maybe_unused]] auto n = ::write(conn, reply_.data(), reply_.size());
+        accepted_ = conn;
+      });
+    }
+  }
+  ~foreign_server() {
+    ::shutdown(fd_, SHUT_RDWR); // wakes a pending accept
+    if (thread_.joinable()) thread_.join();
+    if (accepted_ >= 0) ::close(accepted_);
+    ::close(fd_);
+  }
+  foreign_server(const foreign_server&) = delete;
+  foreign_server& operator=(const foreign_server&) = delete;
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+private:
+  std::string reply_;
+  int fd_ = -1;
+  int accepted_ = -1;
+  uint16_t port_ = 0;
   std::thread thread_;
 };
 
@@ -367,4 +421,57 @@ TEST_CASE("the consumer stops at max_records and resumes from its position", "[c
   auto none = c.poll(100ms);
   REQUIRE(none);
   CHECK(none->empty());
+}
+
+TEST_CASE("a poll ends within its timeout, with the error, while the topic's fetches keep failing",
+          "[client][consumer]") {
+  fake_server server;
+  auto config = config_for(server);
+  config.request_timeout_ms = 30000; // the bound the poll must not wait for
+  auto client = cluster_client::connect(config);
+  REQUIRE(client);
+  consumer c(**client, config);
+  REQUIRE(c.assign("t", {0}));
+  c.seek({"t", 0}, offset{0});
+  server.state.topic_deleted = true;
+  auto polled = std::async(std::launch::async, [&] { return c.poll(300ms); });
+  REQUIRE(polled.wait_for(10s) == std::future_status::ready);
+  auto r = polled.get();
+  REQUIRE_FALSE(r);
+  CHECK(r.code() == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE("a bootstrap address that is not a capstan client port is named as such without waiting for "
+          "request.timeout.ms",
+          "[client][cluster_client]") {
+  client_config config;
+  config.request_timeout_ms = 30000;
+  SECTION("a peer that answers something else (HTTP, CAF's BASP)") {
+    foreign_server http("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    config.bootstrap = {http.address()};
+    auto connected = std::async(std::launch::async, [&] { return cluster_client::connect(config); });
+    REQUIRE(connected.wait_for(10s) == std::future_status::ready);
+    auto r = connected.get();
+    REQUIRE_FALSE(r);
+    CHECK(r.code() == errc::network_exception);
+    CHECK(r.err().message.rfind(http.address() + " is not a capstan client port", 0) == 0);
+  }
+  SECTION("a peer that accepts the connection and stays silent") {
+    foreign_server silent;
+    config.bootstrap = {silent.address()};
+    auto connected = std::async(std::launch::async, [&] { return cluster_client::connect(config); });
+    REQUIRE(connected.wait_for(10s) == std::future_status::ready);
+    auto r = connected.get();
+    REQUIRE_FALSE(r);
+    CHECK(r.code() == errc::network_exception);
+    CHECK(r.err().message.rfind(silent.address() + " is not a capstan client port", 0) == 0);
+  }
+  SECTION("a short request timeout bounds the handshake too") {
+    foreign_server silent;
+    config.bootstrap = {silent.address()};
+    config.request_timeout_ms = 100;
+    auto r = cluster_client::connect(config);
+    REQUIRE_FALSE(r);
+    CHECK(r.err().message.find("within 100 ms") != std::string::npos);
+  }
 }

@@ -59,6 +59,7 @@ struct metadata_fixture : caf_fixture {
   std::shared_ptr<stub_routes> routes = std::make_shared<stub_routes>();
   replica_manager_actor replicas;
   size_t brokers = 1;
+  int32_t max_broker_partitions = 100;
 
   metadata_fixture() { replicas = spawn(stub_replica_manager, applied, routes); }
 
@@ -70,6 +71,7 @@ struct metadata_fixture : caf_fixture {
     o.log_defaults.retention_ms = 1000;
     o.min_insync_replicas = 1;
     o.default_partitions = 4;
+    o.max_broker_partitions = max_broker_partitions;
     o.live_brokers = [this] {
       std::vector<broker_info> out;
       for (size_t i = 0; i < brokers; ++i)
@@ -200,6 +202,30 @@ TEST_CASE_METHOD(metadata_fixture, "delete removes a topic, and unknown and inte
   CHECK(stored->topics.at("__consumer_offsets").internal);
 }
 
+TEST_CASE_METHOD(metadata_fixture, "a user topic named __something is an ordinary topic that can be deleted",
+                 "[controller][metadata]") {
+  auto meta = start();
+  auto created = create(meta, topic_spec{"__internal", 1, 1, {}});
+  REQUIRE(created);
+  CHECK_FALSE(created->internal);
+  auto deleted = request<bool>(meta, delete_atom_v, std::string("__internal"));
+  REQUIRE(deleted);
+  CHECK(applied->back()->topics.count("__internal") == 0);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "a name that collides with an existing one once '.' and '_' are alike is refused",
+                 "[controller][metadata]") {
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"a_b", 1, 1, {}}));
+  auto collides = create(meta, topic_spec{"a.b", 1, 1, {}});
+  REQUIRE_FALSE(collides);
+  CHECK(code_of(collides.error()) == errc::invalid_topic_exception);
+  CHECK(from_caf_error(collides.error()).message == "Topic 'a.b' collides with existing topic: a_b");
+  auto snap = request<metadata_snapshot>(meta, snapshot_atom_v);
+  REQUIRE(snap);
+  CHECK((*snap)->topics.count("a.b") == 0);
+}
+
 TEST_CASE_METHOD(metadata_fixture, "describe overlays topic overrides on the broker defaults",
                  "[controller][metadata]") {
   auto meta = start();
@@ -303,4 +329,51 @@ TEST_CASE_METHOD(metadata_fixture, "another topic's partition that still does no
   auto created = create(meta, topic_spec{"orders", 2, 1, {}});
   REQUIRE(created);
   CHECK(created->partitions.size() == 2);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "a create past max.broker.partitions is POLICY_VIOLATION and changes nothing",
+                 "[controller][metadata]") {
+  max_broker_partitions = 10;
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"a", 6, 1, {}}));
+  auto over = create(meta, topic_spec{"b", 5, 1, {}});
+  REQUIRE_FALSE(over);
+  CHECK(code_of(over.error()) == errc::policy_violation);
+  CHECK_THAT(from_caf_error(over.error()).message, Catch::Contains("max.broker.partitions"));
+  CHECK(applied->size() == 1);
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  CHECK(stored->topics.count("b") == 0);
+  REQUIRE(create(meta, topic_spec{"b", 4, 1, {}}));
+}
+
+TEST_CASE_METHOD(metadata_fixture, "create and alter refuse configs below Kafka's minimums and broker settings, naming the key",
+                 "[controller][metadata]") {
+  auto meta = start();
+  const std::vector<std::pair<std::string, std::string>> refused = {
+    {"segment.bytes", "14"},
+    {"segment.ms", "1"},
+    {"log.cleaner.backoff.ms", "0"},
+    {"log.retention.check.interval.ms", "1"},
+    {"message.timestamp.after.max.ms", "-1"},
+  };
+  for (const auto& [key, value] : refused) {
+    INFO(key << "=" << value);
+    auto created = create(meta, topic_spec{"t", 1, 1, {{key, value}}});
+    REQUIRE_FALSE(created);
+    CHECK(code_of(created.error()) == errc::invalid_config);
+    CHECK_THAT(from_caf_error(created.error()).message, Catch::Contains(key));
+  }
+  REQUIRE(create(meta, topic_spec{"t", 1, 1, {}}));
+  for (const auto& [key, value] : refused) {
+    INFO(key << "=" << value);
+    auto altered = request<bool>(meta, alter_atom_v, std::string("t"), config_map{{key, value}});
+    REQUIRE_FALSE(altered);
+    CHECK(code_of(altered.error()) == errc::invalid_config);
+    CHECK_THAT(from_caf_error(altered.error()).message, Catch::Contains(key));
+  }
+  auto configs = request<config_map>(meta, describe_atom_v, std::string("t"));
+  REQUIRE(configs);
+  CHECK(configs->count("log.cleaner.backoff.ms") == 0);
+  CHECK(configs->at("message.timestamp.after.max.ms") == "3600000");
 }

@@ -2,6 +2,13 @@
 
 #include <fstream>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "actors/node/listen_address.hpp"
 #include "actors/node/node.hpp"
@@ -139,6 +146,48 @@ TEST_CASE("bad config files are INVALID_CONFIG naming the key", "[node][config]"
   }
 }
 
+TEST_CASE("a value of the wrong TOML type is INVALID_CONFIG naming the key and the type it takes",
+          "[node][config]") {
+  temp_dir dir;
+  const std::vector<std::pair<std::string, std::string>> rows = {
+    {"log.dirs = 5\n", "log.dirs: must be a string"},
+    {"log.dir = true\n", "log.dir: must be a string"},
+    {"listeners = 9192\n", "listeners: must be a string"},
+    {"cluster.id = 7\n", "cluster.id: must be a string"},
+    {"node.id = \"3\"\n", "node.id: must be an integer"},
+    {"num.partitions = 1.5\n", "num.partitions: must be an integer"},
+    {"log.segment.bytes = \"1048576\"\n", "log.segment.bytes: must be an integer"},
+    {"log.retention.hours = \"1\"\n", "log.retention.hours: must be an integer"},
+    {"log.cleanup.policy = 1\n", "log.cleanup.policy: must be a string"},
+  };
+  for (const auto& [text, named] : rows) {
+    INFO(text);
+    auto c = load(dir, text);
+    REQUIRE_FALSE(c);
+    CHECK(c.code() == errc::invalid_config);
+    CHECK(c.err().message.find(named) != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "5"));
+  auto ratio = load(dir, "log.cleaner.min.cleanable.ratio = 1\nlog.dirs = [\"/data\"]\n");
+  INFO((ratio ? std::string() : ratio.err().to_string()));
+  REQUIRE(ratio);
+  CHECK(ratio->data_dir == "/data");
+}
+
+TEST_CASE("two names of one setting must agree", "[node][config]") {
+  temp_dir dir;
+  auto conflicting = load(dir, "node.id = 1\nbroker.id = 2\n");
+  REQUIRE_FALSE(conflicting);
+  CHECK(conflicting.code() == errc::invalid_config);
+  CHECK(conflicting.err().message.find("node.id = 1 and broker.id = 2") != std::string::npos);
+  auto dirs = load(dir, "log.dirs = \"/a\"\nlog.dir = \"/b\"\n");
+  REQUIRE_FALSE(dirs);
+  CHECK(dirs.err().message.find("log.dirs") != std::string::npos);
+  auto agreeing = load(dir, "node.id = 3\nbroker.id = 3\n");
+  REQUIRE(agreeing);
+  CHECK(agreeing->node_id == 3);
+}
+
 TEST_CASE("listen addresses are HOST:PORT, with an optional listener name", "[node][config]") {
   auto a = parse_listen_address("127.0.0.1:9192", "listen");
   REQUIRE(a);
@@ -157,5 +206,68 @@ TEST_CASE("listen addresses are HOST:PORT, with an optional listener name", "[no
     REQUIRE_FALSE(b);
     CHECK(b.code() == errc::invalid_config);
     CHECK(b.err().message.find("--listen") != std::string::npos);
+  }
+}
+
+TEST_CASE("a listener whose port is taken is named, and said to be in use", "[node][config]") {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const listen_address taken{"127.0.0.1", ntohs(addr.sin_port)};
+  const std::string where = "127.0.0.1:" + std::to_string(taken.port);
+
+  CHECK(address_in_use(taken));
+  auto e = listen_failure("cluster listener", taken, "system_error(cannot_open_port)");
+  CHECK(e.code == errc::network_exception);
+  CHECK(e.message == "cluster listener " + where + " is in use (another process listens there)");
+
+  ::close(fd);
+  CHECK_FALSE(address_in_use(taken));
+  auto other = listen_failure("metrics listener", taken, "permission denied");
+  CHECK(other.message == "metrics listener " + where + ": permission denied");
+}
+
+TEST_CASE("broker timestamp windows, schedules and the partition cap are read by Kafka's names",
+          "[node][config]") {
+  temp_dir dir;
+  auto c = load(dir, R"(
+max.broker.partitions = 50
+log.message.timestamp.before.max.ms = 86400000
+log.message.timestamp.after.max.ms = 60000
+log.retention.check.interval.ms = 1000
+log.cleaner.backoff.ms = 30000
+)");
+  INFO((c ? std::string() : c.err().to_string()));
+  REQUIRE(c);
+  CHECK(c->max_broker_partitions == 50);
+  CHECK(c->log_defaults.timestamp_before_max_ms == 86400000);
+  CHECK(c->log_defaults.timestamp_after_max_ms == 60000);
+  CHECK(c->log_defaults.retention_check_interval_ms == 1000);
+  CHECK(c->log_defaults.cleaner_backoff_ms == 30000);
+  CHECK(node_config{}.max_broker_partitions == default_max_broker_partitions());
+}
+
+TEST_CASE("zero or tiny schedules and limits are INVALID_CONFIG naming the key", "[node][config]") {
+  temp_dir dir;
+  const std::vector<std::pair<std::string, std::string>> rows = {
+    {"log.cleaner.backoff.ms = 0\n", "log.cleaner.backoff.ms"},
+    {"log.retention.check.interval.ms = 10\n", "log.retention.check.interval.ms"},
+    {"max.broker.partitions = 0\n", "max.broker.partitions"},
+    {"log.message.timestamp.after.max.ms = -1\n", "log.message.timestamp.after.max.ms"},
+    {"log.roll.ms = 1\n", "log.roll.ms"},
+    {"log.segment.bytes = 14\n", "log.segment.bytes"},
+  };
+  for (const auto& [text, named] : rows) {
+    INFO(text);
+    auto c = load(dir, text);
+    REQUIRE_FALSE(c);
+    CHECK(c.code() == errc::invalid_config);
+    CHECK(c.err().message.find(named) != std::string::npos);
   }
 }

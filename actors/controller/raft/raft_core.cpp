@@ -1,0 +1,551 @@
+#include "actors/controller/raft/raft_core.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "actors/controller/raft/raft_invariant.hpp"
+
+namespace capstan::raft {
+
+namespace {
+
+std::string num(uint64_t v) {
+  return std::to_string(v);
+}
+
+} // namespace
+
+raft_core::raft_core(raft_config config, durable_state state)
+    : config_(std::move(config)), rng_(config_.seed),
+      log_(std::move(state.snap), std::move(state.entries)), hard_(state.hard),
+      persisted_hard_(state.hard) {
+  RAFT_INVARIANT(std::count(config_.voters.begin(), config_.voters.end(), config_.id) == 1,
+                 "node " + num(config_.id.value()) + " must be a voter exactly once");
+  auto sorted = config_.voters;
+  std::sort(sorted.begin(), sorted.end());
+  RAFT_INVARIANT(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
+                 "a voter appears twice");
+  RAFT_INVARIANT(config_.election_timeout_ticks > 0 && config_.heartbeat_ticks > 0,
+                 "ticks must be positive");
+  RAFT_INVARIANT(hard_.term >= log_.last_term(), "hard state term " + num(hard_.term.value()) +
+                                                     " below last log term " +
+                                                     num(log_.last_term().value()));
+  commit_ = log_.snapshot_index();
+  applied_ = log_.snapshot_index();
+  become_follower(hard_.term, std::nullopt);
+}
+
+bool raft_core::is_voter(node_id n) const {
+  return std::find(config_.voters.begin(), config_.voters.end(), n) != config_.voters.end();
+}
+
+// A node that heard from a live leader within an election timeout (or is that leader) refuses
+// pre-votes and ignores votes of higher terms, so a node that was partitioned away cannot
+// depose a healthy leader when it comes back (thesis §4.2.3 and §9.6).
+bool raft_core::in_lease() const {
+  return leader_.has_value() &&
+         (role_ == raft::role::leader || election_elapsed_ < config_.election_timeout_ticks);
+}
+
+void raft_core::reset_election_timer() {
+  election_elapsed_ = 0;
+  randomized_timeout_ = config_.election_timeout_ticks +
+                        static_cast<uint32_t>(rng_() % config_.election_timeout_ticks);
+}
+
+void raft_core::send(node_id to, message_body body) {
+  outbox_.push_back(message{config_.id, to, std::move(body)});
+}
+
+// --- inputs ---------------------------------------------------------------------------------
+
+void raft_core::tick() {
+  RAFT_INVARIANT(!awaiting_advance_, "tick before advance()");
+  if (role_ == raft::role::leader)
+    tick_leader();
+  else
+    tick_election();
+}
+
+void raft_core::tick_election() {
+  if (++election_elapsed_ >= randomized_timeout_) start_pre_vote();
+}
+
+void raft_core::tick_leader() {
+  ++heartbeat_elapsed_;
+  if (++election_elapsed_ >= config_.election_timeout_ticks) {
+    election_elapsed_ = 0;
+    // Check-quorum: a leader cut off from a majority steps down rather than keep a client
+    // waiting on a log that cannot commit.
+    if (!quorum_active()) {
+      become_follower(hard_.term, std::nullopt);
+      return;
+    }
+  }
+  if (heartbeat_elapsed_ >= config_.heartbeat_ticks) {
+    heartbeat_elapsed_ = 0;
+    for (auto& [id, pr] : peers_) heartbeat(id, pr);
+  }
+}
+
+void raft_core::step(const message& m) {
+  RAFT_INVARIANT(!awaiting_advance_, "step before advance()");
+  if (m.to != config_.id || m.from == config_.id || !is_voter(m.from)) return;
+  const raft_term t = term_of(m.body);
+
+  // A pre-vote never changes anybody's term: that is its point.
+  if (const auto* pv = std::get_if<pre_vote>(&m.body)) {
+    on_pre_vote(m.from, *pv);
+    return;
+  }
+  if (t > hard_.term) {
+    if (std::holds_alternative<vote>(m.body) && in_lease()) return;
+    if (const auto* r = std::get_if<pre_vote_response>(&m.body)) {
+      // Granted pre-votes carry the term we asked about (ours + 1); a refusal with a higher
+      // term means someone is ahead of us.
+      if (!r->granted)
+        become_follower(t, std::nullopt);
+      else
+        on_pre_vote_response(m.from, *r);
+      return;
+    }
+    const bool from_leader = std::holds_alternative<append_entries>(m.body) ||
+                             std::holds_alternative<install_snapshot>(m.body);
+    become_follower(t, from_leader ? std::optional<node_id>(m.from) : std::nullopt);
+  } else if (t < hard_.term) {
+    on_stale(m);
+    return;
+  }
+
+  std::visit(
+      [&](const auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, pre_vote_response>)
+          on_pre_vote_response(m.from, body);
+        else if constexpr (std::is_same_v<T, vote>)
+          on_vote(m.from, body);
+        else if constexpr (std::is_same_v<T, vote_response>)
+          on_vote_response(m.from, body);
+        else if constexpr (std::is_same_v<T, append_entries>)
+          on_append_entries(m.from, body);
+        else if constexpr (std::is_same_v<T, append_entries_response>)
+          on_append_entries_response(m.from, body);
+        else if constexpr (std::is_same_v<T, install_snapshot>)
+          on_install_snapshot(m.from, body);
+        else if constexpr (std::is_same_v<T, install_snapshot_response>)
+          on_install_snapshot_response(m.from, body);
+      },
+      m.body);
+}
+
+proposal raft_core::propose(bytes data) {
+  RAFT_INVARIANT(!awaiting_advance_, "propose before advance()");
+  if (role_ != raft::role::leader)
+    return proposal{errc::not_leader_or_follower, log_index{}, leader_};
+  if (data.empty()) return proposal{errc::invalid_request, log_index{}, leader_};
+  const log_index index = log_.last_index() + 1;
+  log_.append(entry{hard_.term, index, std::move(data)});
+  for (auto& [id, pr] : peers_) send_more(id, pr);
+  return proposal{errc::none, index, leader_};
+}
+
+status raft_core::compact(log_index index, bytes data) {
+  RAFT_INVARIANT(!awaiting_advance_, "compact before advance()");
+  if (index <= log_.snapshot_index() || index > applied_)
+    return make_error(errc::invalid_request, "cannot snapshot at " + num(index.value()) +
+                                                 ": snapshot is at " +
+                                                 num(log_.snapshot_index().value()) + ", applied " +
+                                                 num(applied_.value()));
+  const raft_term t = *log_.term_at(index);
+  log_.compact(snapshot{snapshot_meta{index, t}, std::move(data)});
+  return {};
+}
+
+// --- output ---------------------------------------------------------------------------------
+
+bool raft_core::has_ready() const {
+  return hard_ != persisted_hard_ || log_.has_unpersisted() || !outbox_.empty() ||
+         applied_ < commit_ || snapshot_to_apply_;
+}
+
+ready raft_core::take_ready() {
+  RAFT_INVARIANT(!awaiting_advance_, "take_ready twice without advance()");
+  ready rd;
+  if (hard_ != persisted_hard_) {
+    rd.hard_state = hard_;
+    persisted_hard_ = hard_;
+  }
+  log_.take_unpersisted(rd.truncate_from, rd.snapshot, rd.entries);
+  rd.apply_snapshot = std::exchange(snapshot_to_apply_, false);
+  RAFT_INVARIANT(!rd.apply_snapshot || rd.snapshot, "a snapshot to apply that is not handed out");
+  rd.messages = std::exchange(outbox_, {});
+  for (log_index i = applied_ + 1; i <= commit_; ++i) rd.committed.push_back(log_.at(i));
+  applied_ = commit_;
+
+  uint64_t since = 0;
+  uint64_t since_bytes = 0;
+  for (log_index i = log_.first_index(); i <= applied_; ++i) {
+    ++since;
+    since_bytes += log_.at(i).data.size();
+  }
+  rd.snapshot_due = since >= config_.snapshot_entries || since_bytes >= config_.snapshot_bytes;
+  awaiting_advance_ = true;
+  return rd;
+}
+
+void raft_core::advance() {
+  RAFT_INVARIANT(awaiting_advance_, "advance() without a ready");
+  awaiting_advance_ = false;
+  // The leader's own entries count towards commitment only now that they are durable.
+  if (role_ == raft::role::leader && maybe_commit()) broadcast_append();
+}
+
+// --- elections ------------------------------------------------------------------------------
+
+void raft_core::become_follower(raft_term t, std::optional<node_id> leader) {
+  RAFT_INVARIANT(t >= hard_.term,
+                 "term " + num(t.value()) + " below current " + num(hard_.term.value()));
+  if (t > hard_.term) {
+    hard_.term = t;
+    hard_.voted_for.reset();
+  }
+  role_ = raft::role::follower;
+  leader_ = leader;
+  peers_.clear();
+  votes_.clear();
+  reset_election_timer();
+}
+
+void raft_core::start_pre_vote() {
+  role_ = raft::role::pre_candidate;
+  leader_.reset();
+  peers_.clear();
+  votes_.clear();
+  reset_election_timer();
+  tally(config_.id, true);
+  if (role_ != raft::role::pre_candidate) return;
+  for (node_id v : config_.voters)
+    if (v != config_.id) send(v, pre_vote{hard_.term.next(), log_.last_index(), log_.last_term()});
+}
+
+void raft_core::start_election() {
+  role_ = raft::role::candidate;
+  hard_.term = hard_.term.next();
+  hard_.voted_for = config_.id;
+  leader_.reset();
+  votes_.clear();
+  reset_election_timer();
+  tally(config_.id, true);
+  if (role_ != raft::role::candidate) return;
+  for (node_id v : config_.voters)
+    if (v != config_.id) send(v, vote{hard_.term, log_.last_index(), log_.last_term()});
+}
+
+void raft_core::become_leader() {
+  role_ = raft::role::leader;
+  leader_ = config_.id;
+  votes_.clear();
+  heartbeat_elapsed_ = 0;
+  election_elapsed_ = 0;
+  peers_.clear();
+  for (node_id v : config_.voters)
+    if (v != config_.id) peers_.emplace(v, raft_progress(log_.last_index() + 1));
+  // Entries of earlier terms commit only once an entry of this term does (§5.4.2): the no-op
+  // makes that happen without waiting for a client.
+  log_.append(entry{hard_.term, log_.last_index() + 1, {}});
+  for (auto& [id, pr] : peers_) send_append(id, pr, true);
+}
+
+void raft_core::tally(node_id from, bool granted) {
+  votes_.emplace(from, granted);
+  size_t yes = 0;
+  size_t no = 0;
+  for (const auto& [id, g] : votes_) (g ? yes : no) += 1;
+  if (yes >= quorum()) {
+    if (role_ == raft::role::pre_candidate)
+      start_election();
+    else
+      become_leader();
+  } else if (no >= quorum()) {
+    become_follower(hard_.term, std::nullopt);
+  }
+}
+
+void raft_core::on_pre_vote(node_id from, const pre_vote& m) {
+  const bool grant =
+      m.term > hard_.term && !in_lease() && log_.is_up_to_date(m.last_log_index, m.last_log_term);
+  send(from, pre_vote_response{grant ? m.term : hard_.term, grant});
+}
+
+void raft_core::on_pre_vote_response(node_id from, const pre_vote_response& m) {
+  if (role_ != raft::role::pre_candidate) return;
+  if (m.granted && m.term == hard_.term.next())
+    tally(from, true);
+  else if (!m.granted && m.term == hard_.term)
+    tally(from, false);
+}
+
+void raft_core::on_vote(node_id from, const vote& m) {
+  // One vote per term, and none for another node once this term's leader is known.
+  const bool can_vote = hard_.voted_for == from || (!hard_.voted_for && !leader_);
+  const bool grant = can_vote && log_.is_up_to_date(m.last_log_index, m.last_log_term);
+  if (grant) {
+    hard_.voted_for = from;
+    reset_election_timer();
+  }
+  send(from, vote_response{hard_.term, grant});
+}
+
+void raft_core::on_vote_response(node_id from, const vote_response& m) {
+  if (role_ == raft::role::candidate) tally(from, m.granted);
+}
+
+void raft_core::on_stale(const message& m) {
+  if (const auto* ae = std::get_if<append_entries>(&m.body))
+    send(m.from, append_entries_response{hard_.term, false, ae->prev_log_index, log_.last_index(),
+                                         raft_term{}, log_index{}});
+  else if (std::holds_alternative<install_snapshot>(m.body))
+    send(m.from, install_snapshot_response{hard_.term, log_index{}});
+  else if (std::holds_alternative<vote>(m.body))
+    send(m.from, vote_response{hard_.term, false});
+}
+
+// --- follower side of replication -----------------------------------------------------------
+
+void raft_core::on_append_entries(node_id from, const append_entries& m) {
+  // Two leaders in one term cannot exist; a peer claiming so is ignored rather than trusted.
+  if (role_ == raft::role::leader) return;
+  if (role_ != raft::role::follower) become_follower(hard_.term, from);
+  leader_ = from;
+  election_elapsed_ = 0;
+
+  log_index prev = m.prev_log_index;
+  raft_term prev_term = m.prev_log_term;
+  std::span<const entry> entries = m.entries;
+  // Entries up to the commit index are committed and so already match the leader's (§5.4):
+  // skip them, whatever a delayed message says.
+  if (prev < commit_) {
+    const uint64_t skip = std::min<uint64_t>(commit_ - prev, entries.size());
+    if (skip == entries.size()) {
+      send(from, append_entries_response{hard_.term, true, prev + entries.size(), log_.last_index(),
+                                         raft_term{}, log_index{}});
+      return;
+    }
+    entries = entries.subspan(skip);
+    prev = commit_;
+    prev_term = *log_.term_at(commit_);
+  }
+
+  if (!log_.matches(prev, prev_term)) {
+    append_entries_response r{hard_.term,        false,       m.prev_log_index,
+                              log_.last_index(), raft_term{}, log_index{}};
+    if (prev <= log_.last_index()) {
+      r.conflict_term = *log_.term_at(prev);
+      r.conflict_index = log_.first_index_of_term_at(prev, commit_);
+    }
+    send(from, r);
+    return;
+  }
+
+  for (const entry& e : entries) {
+    if (e.index <= log_.last_index()) {
+      if (log_.matches(e.index, e.term)) continue;
+      RAFT_INVARIANT(e.index > commit_, "conflict at " + num(e.index.value()) +
+                                            " at or below commit " + num(commit_.value()));
+      log_.truncate_from(e.index);
+    }
+    log_.append(e);
+  }
+  const log_index last_new = prev + entries.size();
+  commit_ = std::max(commit_, std::min(m.leader_commit, last_new));
+  send(from, append_entries_response{hard_.term, true, last_new, log_.last_index(), raft_term{},
+                                     log_index{}});
+}
+
+void raft_core::on_install_snapshot(node_id from, const install_snapshot& m) {
+  if (role_ == raft::role::leader) return;
+  if (role_ != raft::role::follower) become_follower(hard_.term, from);
+  leader_ = from;
+  election_elapsed_ = 0;
+
+  const snapshot_meta& meta = m.snap.meta;
+  if (meta.index <= commit_) {
+    send(from, install_snapshot_response{hard_.term, commit_});
+    return;
+  }
+  if (log_.matches(meta.index, meta.term)) {
+    // The log already holds what the snapshot covers: commit through it and apply as usual.
+    commit_ = meta.index;
+  } else {
+    log_.install(m.snap);
+    commit_ = meta.index;
+    applied_ = meta.index;
+    snapshot_to_apply_ = true;
+  }
+  send(from, install_snapshot_response{hard_.term, meta.index});
+}
+
+// --- leader side of replication -------------------------------------------------------------
+
+void raft_core::on_append_entries_response(node_id from, const append_entries_response& m) {
+  if (role_ != raft::role::leader) return;
+  auto& pr = peers_.at(from);
+  pr.mark_active();
+  pr.responded();
+  if (m.success) {
+    if (pr.acknowledge(m.index)) {
+      if (pr.state() == progress_state::probe)
+        pr.become_replicate();
+      else if (pr.state() == progress_state::snapshot) {
+        pr.become_probe(pr.match() + 1);
+        pr.become_replicate();
+      }
+      if (maybe_commit()) {
+        broadcast_append();
+        return;
+      }
+    }
+    send_more(from, pr);
+    return;
+  }
+
+  // A refusal of an older probe or of an append already overtaken is stale.
+  const log_index rejected = m.index;
+  switch (pr.state()) {
+  case progress_state::replicate:
+    if (rejected <= pr.match()) return;
+    break;
+  case progress_state::probe:
+    if (pr.next() != rejected + 1) return;
+    break;
+  case progress_state::snapshot:
+    return;
+  }
+  log_index next = m.last_index + 1;
+  if (m.conflict_term != raft_term{}) {
+    const auto ours = log_.last_index_of_term(m.conflict_term);
+    next = ours ? *ours + 1 : m.conflict_index;
+  }
+  pr.become_probe(std::min(next, rejected));
+  send_append(from, pr, true);
+}
+
+void raft_core::on_install_snapshot_response(node_id from, const install_snapshot_response& m) {
+  if (role_ != raft::role::leader) return;
+  auto& pr = peers_.at(from);
+  pr.mark_active();
+  pr.responded();
+  const bool grew = pr.acknowledge(m.last_index);
+  if (pr.state() == progress_state::snapshot) {
+    pr.become_probe(pr.match() + 1);
+    send_append(from, pr, true);
+  }
+  if (grew && maybe_commit()) broadcast_append();
+}
+
+bool raft_core::send_append(node_id to, raft_progress& pr, bool allow_empty) {
+  if (pr.next() <= log_.snapshot_index()) {
+    send_snapshot(to, pr);
+    return true;
+  }
+  const log_index prev = pr.next() - 1;
+  auto entries =
+      log_.slice(pr.next(), config_.max_entries_per_append, config_.max_bytes_per_append);
+  if (entries.empty() && !allow_empty) return false;
+  send(to, append_entries{hard_.term, prev, *log_.term_at(prev),
+                          std::vector<entry>(entries.begin(), entries.end()), commit_});
+  if (pr.state() == progress_state::replicate) {
+    if (!entries.empty()) pr.sent_entries(entries.back().index);
+  } else {
+    pr.sent_probe();
+  }
+  return true;
+}
+
+void raft_core::send_snapshot(node_id to, raft_progress& pr) {
+  pr.become_snapshot(log_.snapshot_index());
+  send(to, install_snapshot{hard_.term, log_.latest_snapshot()});
+}
+
+// An empty append at the follower's match index: keeps its election timer quiet and carries the
+// commit index without ever being refused.
+void raft_core::send_heartbeat(node_id to, raft_progress& pr) {
+  const auto match_term = log_.term_at(pr.match());
+  if (!match_term) {
+    // The match point is compacted away: fall back to probing (which sends the snapshot).
+    pr.become_probe(pr.match() + 1);
+    send_append(to, pr, true);
+    return;
+  }
+  send(to, append_entries{hard_.term, pr.match(), *match_term, {}, commit_});
+}
+
+void raft_core::send_more(node_id to, raft_progress& pr) {
+  switch (pr.state()) {
+  case progress_state::replicate:
+    while (pr.inflight() < config_.max_inflight_appends && send_append(to, pr, false)) {
+      if (pr.state() != progress_state::replicate) break;
+    }
+    break;
+  case progress_state::probe:
+    if (!pr.probe_sent()) send_append(to, pr, true);
+    break;
+  case progress_state::snapshot:
+    break;
+  }
+}
+
+// After the commit index moved: followers learn it from the next append, or from an empty one.
+void raft_core::broadcast_append() {
+  for (auto& [id, pr] : peers_) {
+    if (pr.state() == progress_state::replicate) {
+      const size_t before = pr.inflight();
+      send_more(id, pr);
+      if (pr.state() == progress_state::replicate && pr.inflight() == before)
+        send_heartbeat(id, pr);
+    } else {
+      send_more(id, pr);
+    }
+  }
+}
+
+void raft_core::heartbeat(node_id to, raft_progress& pr) {
+  const bool responded = pr.take_responded();
+  switch (pr.state()) {
+  case progress_state::probe:
+    send_append(to, pr, true);
+    break;
+  case progress_state::snapshot:
+    send_snapshot(to, pr);
+    break;
+  case progress_state::replicate:
+    // Appends out and no answer for a whole heartbeat: assume them lost and probe again.
+    if (pr.inflight() > 0 && !responded) {
+      pr.become_probe(pr.match() + 1);
+      send_append(to, pr, true);
+    } else {
+      send_heartbeat(to, pr);
+    }
+    break;
+  }
+}
+
+bool raft_core::maybe_commit() {
+  std::vector<log_index> matches{log_.persisted_index()};
+  for (const auto& [id, pr] : peers_) matches.push_back(pr.match());
+  std::sort(matches.begin(), matches.end(), std::greater<>());
+  const log_index n = matches[quorum() - 1];
+  // Only an entry of the current term commits by counting replicas (§5.4.2, figure 8).
+  if (n <= commit_ || log_.term_at(n) != hard_.term) return false;
+  commit_ = n;
+  return true;
+}
+
+bool raft_core::quorum_active() {
+  size_t active = 1;
+  for (auto& [id, pr] : peers_) active += pr.take_active() ? 1 : 0;
+  return active >= quorum();
+}
+
+} // namespace capstan::raft

@@ -1,0 +1,153 @@
+#pragma once
+
+// The controller's Raft core: one node's consensus state machine as a deterministic step
+// function (docs/controller.md). No threads, clocks or I/O: the driver feeds it logical time
+// (tick), peers' messages (step), proposals and snapshots, and drains what it must do as a
+// `ready` batch (raft_ready.hpp states the persistence contract). The same inputs and seed give
+// the same outputs, which is what lets tests/unit/controller/raft/raft_simulation drive five of
+// them through lost, duplicated and reordered messages, partitions and crashes.
+//
+// Raft as in Ongaro's thesis with: pre-vote (§9.6), check-quorum (§6.2), leader stickiness
+// (a node that heard from a leader within an election timeout ignores votes), a no-op entry per
+// new leader so commitment only counts current-term entries (§5.4.2), pipelined replication with
+// fast back-off (§5.3), and snapshots. Static voter set; no membership changes.
+//
+// Not thread-safe: one owner (an actor) calls it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "actors/controller/raft/raft_config.hpp"
+#include "actors/controller/raft/raft_durable_state.hpp"
+#include "actors/controller/raft/raft_log.hpp"
+#include "actors/controller/raft/raft_messages.hpp"
+#include "actors/controller/raft/raft_progress.hpp"
+#include "actors/controller/raft/raft_ready.hpp"
+#include "runtime/errc.hpp"
+#include "runtime/result.hpp"
+
+namespace capstan::raft {
+
+// Answer to propose(): the entry's index, or why not. NOT_LEADER_OR_FOLLOWER carries the leader
+// this node knows of, so the caller can redirect; INVALID_REQUEST for empty data (reserved for
+// the leader's no-op).
+struct proposal {
+  errc code = errc::none;
+  log_index index;
+  std::optional<node_id> leader;
+
+  bool ok() const { return code == errc::none; }
+};
+
+class raft_core {
+public:
+  // Starts a node, or restarts it from what it made durable before it stopped (a follower with
+  // no known leader; commit and applied at the snapshot: the application restores the snapshot
+  // and the core hands it the committed entries after it again).
+  // REQUIRES: config.voters holds config.id once, no voter twice; config's ticks > 0.
+  raft_core(raft_config config, durable_state state);
+
+  raft_core(const raft_core&) = delete;
+  raft_core& operator=(const raft_core&) = delete;
+  raft_core(raft_core&&) = default;
+  raft_core& operator=(raft_core&&) = default;
+
+  // Inputs. REQUIRES for each: no ready taken and not yet advanced.
+
+  // One unit of logical time.
+  void tick();
+  // A message from a peer. Messages for another node, from a non-voter or from itself are
+  // ignored; so are stale ones (Raft tolerates loss, duplication and reordering).
+  void step(const message& m);
+  // Appends `data` as a new entry if this node is the leader.
+  proposal propose(bytes data);
+  // The application took a snapshot of its state at `index` (which it has applied): the entries
+  // up to it may go. INVALID_REQUEST unless snapshot index < index <= applied_index().
+  status compact(log_index index, bytes data);
+
+  // Output.
+  bool has_ready() const;
+  // Hands over everything to do; see raft_ready.hpp for the order and the contract.
+  ready take_ready();
+  // The driver finished the last ready: persisted, sent, applied.
+  void advance();
+
+  // Read-only state.
+  node_id id() const { return config_.id; }
+  raft::role role() const { return role_; }
+  raft_term term() const { return hard_.term; }
+  std::optional<node_id> voted_for() const { return hard_.voted_for; }
+  std::optional<node_id> leader() const { return leader_; }
+  log_index commit_index() const { return commit_; }
+  log_index last_index() const { return log_.last_index(); }
+  // The last index handed to the state machine (through ready::committed or a snapshot).
+  log_index applied_index() const { return applied_; }
+  const raft_log& log() const { return log_; }
+  const raft_config& config() const { return config_; }
+
+private:
+  size_t quorum() const { return config_.voters.size() / 2 + 1; }
+  bool is_voter(node_id n) const;
+  bool in_lease() const;
+  void reset_election_timer();
+  void send(node_id to, message_body body);
+
+  void become_follower(raft_term t, std::optional<node_id> leader);
+  void start_pre_vote();
+  void start_election();
+  void become_leader();
+  // Counts `from`'s answer in the current (pre-)election and acts on a decided outcome.
+  void tally(node_id from, bool granted);
+
+  void tick_election();
+  void tick_leader();
+
+  void on_pre_vote(node_id from, const pre_vote& m);
+  void on_pre_vote_response(node_id from, const pre_vote_response& m);
+  void on_vote(node_id from, const vote& m);
+  void on_vote_response(node_id from, const vote_response& m);
+  void on_append_entries(node_id from, const append_entries& m);
+  void on_append_entries_response(node_id from, const append_entries_response& m);
+  void on_install_snapshot(node_id from, const install_snapshot& m);
+  void on_install_snapshot_response(node_id from, const install_snapshot_response& m);
+  // A message of an older term: answer those that need it so a deposed leader learns the term.
+  void on_stale(const message& m);
+
+  // Leader side.
+  bool send_append(node_id to, raft_progress& pr, bool allow_empty);
+  void send_snapshot(node_id to, raft_progress& pr);
+  void send_heartbeat(node_id to, raft_progress& pr);
+  // Sends what the follower's state allows: more entries, or a probe if none is out.
+  void send_more(node_id to, raft_progress& pr);
+  void broadcast_append();
+  void heartbeat(node_id to, raft_progress& pr);
+  bool maybe_commit();
+  bool quorum_active();
+
+  raft_config config_;
+  std::mt19937_64 rng_;
+  raft_log log_;
+  hard_state hard_;
+  hard_state persisted_hard_;
+
+  raft::role role_ = raft::role::follower;
+  std::optional<node_id> leader_;
+  log_index commit_;
+  log_index applied_;
+  bool snapshot_to_apply_ = false;
+
+  uint32_t election_elapsed_ = 0;
+  uint32_t heartbeat_elapsed_ = 0;
+  uint32_t randomized_timeout_ = 0;
+
+  std::map<node_id, bool> votes_;          // this (pre-)election's answers, self included
+  std::map<node_id, raft_progress> peers_; // leader only
+
+  std::vector<message> outbox_;
+  bool awaiting_advance_ = false;
+};
+
+} // namespace capstan::raft

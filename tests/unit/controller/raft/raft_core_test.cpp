@@ -1,0 +1,404 @@
+// raft_core one rule at a time, on a tiny hand-driven cluster: elections with pre-vote,
+// check-quorum, leader stickiness, commitment of the current term only, replication repair,
+// snapshots, restarts, and the ready/persist contract. The seeded simulation
+// (raft_simulation_test.cpp) covers the same rules under random faults.
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <variant>
+
+#include <catch2/catch.hpp>
+
+#include "actors/controller/raft/raft_core.hpp"
+
+namespace capstan::raft {
+namespace {
+
+bytes b(const std::string& s) {
+  return bytes(s.begin(), s.end());
+}
+
+// Nodes 1..n with in-memory disks; messages queue in send order until delivered.
+class cluster {
+public:
+  explicit cluster(int n, uint64_t snapshot_entries = 1024) : snapshot_entries_(snapshot_entries) {
+    for (int i = 1; i <= n; ++i) voters_.push_back(node_id{i});
+    for (node_id id : voters_) start(id);
+  }
+
+  raft_core& at(int i) { return *cores_.at(node_id{i}); }
+  durable_state& disk(int i) { return disks_[node_id{i}]; }
+  std::vector<bytes>& applied(int i) { return applied_[node_id{i}]; }
+  std::deque<message>& network() { return network_; }
+
+  void start(node_id id) {
+    raft_config c;
+    c.id = id;
+    c.voters = voters_;
+    c.election_timeout_ticks = 10;
+    c.heartbeat_ticks = 2;
+    c.seed = static_cast<uint64_t>(id.value());
+    c.snapshot_entries = snapshot_entries_;
+    cores_.erase(id);
+    cores_.emplace(id, std::make_unique<raft_core>(c, disks_[id]));
+    applied_[id] = {};
+  }
+  void crash(int i) { cores_.erase(node_id{i}); }
+  void restart(int i) { start(node_id{i}); }
+  bool up(int i) const { return cores_.count(node_id{i}) != 0; }
+
+  // Runs the driver loop of raft_ready.hpp on node i; returns the readies taken.
+  std::vector<ready> drain(int i) {
+    std::vector<ready> taken;
+    auto& core = at(i);
+    auto& d = disks_[node_id{i}];
+    while (core.has_ready()) {
+      ready rd = core.take_ready();
+      if (rd.hard_state) d.hard = *rd.hard_state;
+      if (rd.truncate_from) d.truncate_from(*rd.truncate_from);
+      if (rd.snapshot) d.save_snapshot(*rd.snapshot);
+      d.append(rd.entries);
+      for (const auto& m : rd.messages)
+        if (!isolated_.count(m.from) && !isolated_.count(m.to)) network_.push_back(m);
+      auto& app = applied_[node_id{i}];
+      if (rd.apply_snapshot) app.assign(rd.snapshot->meta.index.value(), b("<snap>"));
+      for (const auto& e : rd.committed) app.push_back(e.data);
+      core.advance();
+      taken.push_back(std::move(rd));
+    }
+    return taken;
+  }
+
+  void drain_all() {
+    for (node_id id : voters_)
+      if (up(id.value())) drain(id.value());
+  }
+
+  // Delivers queued messages (and what they cause) in order until the network is quiet.
+  size_t settle(size_t limit = 10000) {
+    size_t delivered = 0;
+    drain_all();
+    while (!network_.empty() && delivered < limit) {
+      message m = network_.front();
+      network_.pop_front();
+      ++delivered;
+      if (!up(m.to.value())) continue;
+      at(m.to.value()).step(m);
+      drain(m.to.value());
+    }
+    return delivered;
+  }
+
+  void tick(int i, int times = 1) {
+    for (int k = 0; k < times; ++k) {
+      at(i).tick();
+      drain(i);
+    }
+  }
+
+  // Ticks node i until it leads (at most `limit` ticks), settling after each tick.
+  void elect(int i, int limit = 100) {
+    for (int k = 0; k < limit && at(i).role() != role::leader; ++k) {
+      at(i).tick();
+      settle();
+    }
+    REQUIRE(at(i).role() == role::leader);
+  }
+
+  // Messages from or to an isolated node are lost.
+  void isolate(int i) { isolated_.insert(node_id{i}); }
+  void heal() { isolated_.clear(); }
+
+  log_index propose(int i, const std::string& data) {
+    auto p = at(i).propose(b(data));
+    REQUIRE(p.ok());
+    settle();
+    return p.index;
+  }
+
+private:
+  uint64_t snapshot_entries_;
+  std::vector<node_id> voters_;
+  std::map<node_id, std::unique_ptr<raft_core>> cores_;
+  std::map<node_id, durable_state> disks_;
+  std::map<node_id, std::vector<bytes>> applied_;
+  std::deque<message> network_;
+  std::set<node_id> isolated_;
+};
+
+} // namespace
+
+TEST_CASE("a single node elects itself and commits what it is given", "[raft][core]") {
+  cluster c(1);
+  c.elect(1);
+  CHECK(c.at(1).term() == raft_term{1});
+  CHECK(c.at(1).leader() == node_id{1});
+  const auto i = c.propose(1, "topic-a");
+  c.drain(1);
+  CHECK(c.at(1).commit_index() == i);
+  // The no-op of the new leader, then the record.
+  REQUIRE(c.applied(1).size() == 2);
+  CHECK(c.applied(1)[0].empty());
+  CHECK(c.applied(1)[1] == b("topic-a"));
+}
+
+TEST_CASE("three nodes elect one leader and replicate to all", "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  CHECK(c.at(2).role() == role::follower);
+  CHECK(c.at(2).leader() == node_id{1});
+  CHECK(c.at(3).term() == c.at(1).term());
+  const auto i = c.propose(1, "r1");
+  c.tick(1, 2); // a heartbeat carries the new commit index
+  c.settle();
+  for (int n = 1; n <= 3; ++n) {
+    INFO("node " << n);
+    CHECK(c.at(n).commit_index() == i);
+    REQUIRE(c.applied(n).size() == i.value());
+    CHECK(c.applied(n).back() == b("r1"));
+  }
+}
+
+TEST_CASE("a proposal to a follower is refused with the leader's id", "[raft][core]") {
+  cluster c(3);
+  SECTION("no leader known yet") {
+    auto p = c.at(2).propose(b("x"));
+    CHECK(p.code == errc::not_leader_or_follower);
+    CHECK_FALSE(p.leader);
+  }
+  SECTION("the leader is known") {
+    c.elect(1);
+    auto p = c.at(2).propose(b("x"));
+    CHECK(p.code == errc::not_leader_or_follower);
+    CHECK(p.leader == node_id{1});
+  }
+  SECTION("empty data is the leader's no-op and cannot be proposed") {
+    c.elect(1);
+    CHECK(c.at(1).propose({}).code == errc::invalid_request);
+  }
+}
+
+TEST_CASE("a vote leaves only in a ready that also persists it", "[raft][core]") {
+  cluster c(3);
+  c.at(2).step(message{node_id{1}, node_id{2}, vote{raft_term{1}, log_index{}, raft_term{}}});
+  auto rd = c.at(2).take_ready();
+  REQUIRE(rd.hard_state);
+  CHECK(rd.hard_state->term == raft_term{1});
+  CHECK(rd.hard_state->voted_for == node_id{1});
+  REQUIRE(rd.messages.size() == 1);
+  const auto* r = std::get_if<vote_response>(&rd.messages[0].body);
+  REQUIRE(r != nullptr);
+  CHECK(r->granted);
+  c.at(2).advance();
+}
+
+TEST_CASE("a restarted node keeps its term and its vote", "[raft][core]") {
+  cluster c(3);
+  c.at(2).step(message{node_id{1}, node_id{2}, vote{raft_term{5}, log_index{}, raft_term{}}});
+  c.drain(2);
+  c.network().clear();
+  c.crash(2);
+  c.restart(2);
+  CHECK(c.at(2).term() == raft_term{5});
+  CHECK(c.at(2).voted_for() == node_id{1});
+  c.at(2).step(message{node_id{3}, node_id{2}, vote{raft_term{5}, log_index{}, raft_term{}}});
+  auto rd = c.drain(2);
+  REQUIRE(rd.size() == 1);
+  REQUIRE(rd[0].messages.size() == 1);
+  CHECK_FALSE(std::get<vote_response>(rd[0].messages[0].body).granted);
+}
+
+TEST_CASE("pre-vote: a node that was partitioned away does not disturb the leader",
+          "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  const raft_term term = c.at(1).term();
+  c.isolate(3);
+  // Alone, node 3 times out again and again; with pre-vote its term does not move.
+  c.tick(3, 100);
+  CHECK(c.at(3).term() == term);
+  c.heal();
+  c.tick(3, 30);
+  c.settle();
+  CHECK(c.at(1).role() == role::leader);
+  CHECK(c.at(1).term() == term);
+}
+
+TEST_CASE("a node that hears from its leader refuses pre-votes and ignores higher-term votes",
+          "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  const raft_term term = c.at(1).term();
+  c.at(2).step(
+      message{node_id{3}, node_id{2}, pre_vote{term.next(), c.at(2).last_index() + 5, term}});
+  auto rd = c.drain(2);
+  REQUIRE(rd.size() == 1);
+  CHECK_FALSE(std::get<pre_vote_response>(rd[0].messages.at(0).body).granted);
+
+  c.at(2).step(message{node_id{3}, node_id{2}, vote{term.next(), c.at(2).last_index() + 5, term}});
+  CHECK(c.at(2).term() == term);
+  CHECK_FALSE(c.at(2).has_ready());
+}
+
+TEST_CASE("check-quorum: a leader that hears from no majority steps down", "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  c.isolate(1);
+  // Answers heard in the current window count for it: the step-down comes at the end of the
+  // first full election timeout without a majority.
+  c.tick(1, 20);
+  c.settle();
+  CHECK(c.at(1).role() == role::follower);
+  CHECK_FALSE(c.at(1).leader());
+}
+
+TEST_CASE("a new leader commits entries of older terms only through one of its own",
+          "[raft][core]") {
+  // Every node holds three entries of term 1 that never committed (Raft §5.4.2, figure 8).
+  cluster c(3);
+  for (int n = 1; n <= 3; ++n) c.crash(n);
+  durable_state old;
+  old.hard.term = raft_term{1};
+  for (uint64_t i = 1; i <= 3; ++i)
+    old.entries.push_back(entry{raft_term{1}, log_index{i}, b("old")});
+  for (int n = 1; n <= 3; ++n) c.disk(n) = old;
+  for (int n = 1; n <= 3; ++n) c.restart(n);
+
+  // Node 1 campaigns; its no-op (index 4, term 2) has not reached anyone yet.
+  for (int k = 0; k < 100 && c.at(1).role() != role::leader; ++k) {
+    c.at(1).tick();
+    c.drain(1);
+    while (!c.network().empty() && c.at(1).role() != role::leader) {
+      auto m = c.network().front();
+      c.network().pop_front();
+      if (std::holds_alternative<append_entries>(m.body)) continue;
+      c.at(m.to.value()).step(m);
+      c.drain(m.to.value());
+    }
+  }
+  REQUIRE(c.at(1).role() == role::leader);
+  c.network().clear();
+  const raft_term t = c.at(1).term();
+
+  // A follower reports that it matches through index 3: a majority holds the old entries...
+  c.at(1).step(message{node_id{2}, node_id{1},
+                       append_entries_response{t, true, log_index{3}, log_index{3}, {}, {}}});
+  c.drain(1);
+  CHECK(c.at(1).commit_index() == log_index{0});
+  // ...but only the current term's no-op commits them, all at once.
+  c.at(1).step(message{node_id{2}, node_id{1},
+                       append_entries_response{t, true, log_index{4}, log_index{4}, {}, {}}});
+  c.drain(1);
+  CHECK(c.at(1).commit_index() == log_index{4});
+}
+
+TEST_CASE("a follower with a diverged tail is repaired in few round trips", "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  // The leader takes 30 proposals that nobody else sees, then loses its leadership.
+  c.isolate(1);
+  for (int k = 0; k < 30; ++k) REQUIRE(c.at(1).propose(b("lost" + std::to_string(k))).ok());
+  c.drain(1);
+  // The others elect node 2 (once node 3 stopped hearing from node 1), which commits 5
+  // entries of its own.
+  c.tick(3, 10);
+  c.elect(2);
+  for (int k = 0; k < 5; ++k) c.propose(2, "kept" + std::to_string(k));
+  c.heal();
+  c.tick(1, 20); // its heartbeats meet the higher term: node 1 steps down
+  c.network().clear();
+  const size_t delivered = c.settle();
+  c.tick(2, 2);
+  c.settle();
+  CHECK(c.at(1).last_index() == c.at(2).last_index());
+  CHECK(c.at(1).commit_index() == c.at(2).commit_index());
+  CHECK(c.applied(1).back() == b("kept4"));
+  // Without the conflict hint the leader would walk back one entry per round trip.
+  CHECK(delivered < 20);
+}
+
+TEST_CASE("a truncation reaches storage before the entries that replace it", "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  c.isolate(1);
+  for (int k = 0; k < 3; ++k) REQUIRE(c.at(1).propose(b("lost")).ok());
+  c.drain(1);
+  const log_index diverged = c.at(1).commit_index() + 1;
+  c.tick(3, 10);
+  c.elect(2);
+  c.propose(2, "kept");
+  c.heal();
+  c.tick(1, 20);
+  c.network().clear();
+  c.tick(2, 2); // heartbeat -> probe -> repair
+  std::optional<log_index> truncated;
+  for (int k = 0; k < 20 && !c.network().empty(); ++k) {
+    auto m = c.network().front();
+    c.network().pop_front();
+    c.at(m.to.value()).step(m);
+    for (auto& rd : c.drain(m.to.value()))
+      if (m.to == node_id{1} && rd.truncate_from) truncated = rd.truncate_from;
+  }
+  REQUIRE(truncated);
+  CHECK(*truncated == diverged);
+  CHECK(c.disk(1).entries.back().data != b("lost"));
+}
+
+TEST_CASE("a follower behind the leader's snapshot gets it whole", "[raft][core]") {
+  cluster c(3, 4);
+  c.elect(1);
+  c.isolate(3);
+  for (int k = 0; k < 10; ++k) c.propose(1, "e" + std::to_string(k));
+  c.tick(1, 2);
+  c.settle();
+  // The leader snapshots its applied state.
+  REQUIRE(c.at(1).compact(c.at(1).applied_index(), b("state")).ok());
+  c.drain(1);
+  const log_index snap = c.at(1).log().snapshot_index();
+  REQUIRE(snap > log_index{4});
+  c.heal();
+  c.tick(1, 2);
+  c.settle();
+  c.tick(1, 2);
+  c.settle();
+  CHECK(c.at(3).log().snapshot_index() == snap);
+  CHECK(c.disk(3).snap.data == b("state"));
+  CHECK(c.at(3).commit_index() == c.at(1).commit_index());
+  CHECK(c.applied(3).size() == c.at(1).applied_index().value());
+}
+
+TEST_CASE("the driver learns when to snapshot, and compaction checks its index", "[raft][core]") {
+  cluster c(1, 3);
+  c.elect(1);
+  c.propose(1, "a");
+  c.propose(1, "b");
+  auto p = c.at(1).propose(b("c"));
+  REQUIRE(p.ok());
+  auto readies = c.drain(1);
+  bool due = false;
+  for (const auto& rd : readies) due = due || rd.snapshot_due;
+  CHECK(due);
+  CHECK(c.at(1).compact(c.at(1).applied_index() + 1, b("s")).code() == errc::invalid_request);
+  REQUIRE(c.at(1).compact(c.at(1).applied_index(), b("s")).ok());
+  CHECK(c.at(1).compact(c.at(1).applied_index(), b("s")).code() == errc::invalid_request);
+  auto after = c.drain(1);
+  REQUIRE(after.size() == 1);
+  REQUIRE(after[0].snapshot);
+  CHECK_FALSE(after[0].apply_snapshot);
+  CHECK(c.disk(1).snap.meta.index == c.at(1).applied_index());
+  CHECK(c.disk(1).entries.empty());
+}
+
+TEST_CASE("messages for another node, from a stranger or from itself are ignored", "[raft][core]") {
+  cluster c(3);
+  c.at(1).step(message{node_id{2}, node_id{3}, vote{raft_term{9}, log_index{}, raft_term{}}});
+  c.at(1).step(message{node_id{7}, node_id{1}, vote{raft_term{9}, log_index{}, raft_term{}}});
+  c.at(1).step(message{node_id{1}, node_id{1}, vote{raft_term{9}, log_index{}, raft_term{}}});
+  CHECK(c.at(1).term() == raft_term{0});
+  CHECK_FALSE(c.at(1).has_ready());
+}
+
+} // namespace capstan::raft

@@ -1,0 +1,66 @@
+#pragma once
+
+// A deterministic simulation of a Raft quorum (docs/controller.md, "Simulation"): N raft_cores
+// with in-memory disks on a simulated network, driven by one seeded generator that picks every
+// step: deliver a random in-flight message (so any order), drop or duplicate one, tick a node,
+// propose at a node, partition the network or heal it, crash a node (it keeps exactly what the
+// ready/persist protocol made durable, optionally cutting a persist part-way), restart one,
+// and hand a node's ready to its driver. raft_invariant_checker runs after every step. After the
+// fault phase the network heals, crashed nodes restart and faults stop: then a leader must be
+// elected and a new proposal applied on every node within a bounded number of steps.
+//
+// The same options give the same run, step for step: a failing seed replays exactly.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace capstan::raft::test {
+
+struct sim_options {
+  size_t nodes = 3;
+  uint64_t seed = 0;
+  size_t fault_steps = 1500;
+  // Bound on the liveness phase (steps after faults stop).
+  size_t liveness_steps = 20000;
+  // Prints every step to stderr.
+  bool trace = false;
+  // A broken driver that sends a ready's messages before persisting it (violating the
+  // contract in raft_ready.hpp); only to show that the checker notices.
+  bool send_before_persist = false;
+};
+
+struct sim_stats {
+  size_t steps = 0;
+  size_t delivered = 0;
+  size_t crashes = 0;
+  size_t torn_persists = 0;
+  size_t leaders = 0;   // distinct (term, leader) pairs seen
+  size_t committed = 0; // distinct committed indexes seen
+  size_t snapshots_installed = 0;
+  size_t compactions = 0;
+  size_t liveness_steps = 0;
+};
+
+struct sim_result {
+  // Set when an invariant broke or liveness failed; `step` says where.
+  std::optional<std::string> failure;
+  size_t step = 0;
+  // A hash of the steps taken: equal for equal runs.
+  uint64_t fingerprint = 0;
+  sim_stats stats;
+};
+
+sim_result run_simulation(const sim_options& options);
+
+// The step a running simulation is at, for a crash handler to print (a broken RAFT_INVARIANT
+// aborts the process). Not thread-safe; the simulation is single-threaded.
+struct sim_position {
+  uint64_t seed = 0;
+  size_t nodes = 0;
+  size_t step = 0;
+};
+const sim_position& current_sim_position();
+
+} // namespace capstan::raft::test

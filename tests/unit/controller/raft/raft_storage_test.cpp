@@ -1,0 +1,138 @@
+// raft_storage: each persistence step of a ready is durable once it returns, and a reopened
+// storage holds exactly what was made durable.
+
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "actors/controller/raft/raft_storage.hpp"
+#include "actors/controller/raft/raft_storage_format.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace capstan::raft {
+namespace {
+
+namespace fs = std::filesystem;
+
+bytes b(const std::string& s) {
+  return bytes(s.begin(), s.end());
+}
+
+std::vector<entry> make_entries(uint64_t from, uint64_t to, uint64_t term) {
+  std::vector<entry> out;
+  for (uint64_t i = from; i <= to; ++i)
+    out.push_back(entry{raft_term{term}, log_index{i}, b("record-" + std::to_string(i))});
+  return out;
+}
+
+raft_storage open_ok(const fs::path& dir) {
+  auto s = raft_storage::open(dir);
+  INFO((s.ok() ? std::string() : s.err().to_string()));
+  REQUIRE(s.ok());
+  return std::move(*s);
+}
+
+} // namespace
+
+TEST_CASE("a new raft storage is empty", "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  auto st = open_ok(dir.path());
+  CHECK(st.state().hard == hard_state{});
+  CHECK(st.state().snap.meta.index == log_index{0});
+  CHECK(st.state().entries.empty());
+  CHECK(st.recovery().truncated_bytes == 0);
+}
+
+TEST_CASE("raft storage keeps hard state, entries and truncation across a reopen",
+          "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  {
+    auto st = open_ok(dir.path());
+    REQUIRE(st.save_hard_state(hard_state{raft_term{3}, node_id{2}}).ok());
+    REQUIRE(st.append(make_entries(1, 5, 2)).ok());
+    REQUIRE(st.truncate_from(log_index{4}).ok());
+    REQUIRE(st.append(make_entries(4, 6, 3)).ok());
+    CHECK(st.state().last_index() == log_index{6});
+  }
+  auto st = open_ok(dir.path());
+  CHECK(st.state().hard == hard_state{raft_term{3}, node_id{2}});
+  REQUIRE(st.state().entries.size() == 6);
+  CHECK(st.state().entries[2].term == raft_term{2});
+  CHECK(st.state().entries[3].term == raft_term{3});
+  CHECK(st.state().entries[5] == make_entries(6, 6, 3)[0]);
+  CHECK(st.recovery().truncated_bytes == 0);
+}
+
+TEST_CASE("a vote for nobody reads back as none", "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  REQUIRE(open_ok(dir.path()).save_hard_state(hard_state{raft_term{7}, std::nullopt}).ok());
+  auto st = open_ok(dir.path());
+  CHECK(st.state().hard.term == raft_term{7});
+  CHECK_FALSE(st.state().hard.voted_for);
+}
+
+TEST_CASE("a snapshot drops the log prefix it covers", "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  {
+    auto st = open_ok(dir.path());
+    REQUIRE(st.save_hard_state(hard_state{raft_term{2}, std::nullopt}).ok());
+    REQUIRE(st.append(make_entries(1, 10, 2)).ok());
+    REQUIRE(st.save_snapshot(snapshot{snapshot_meta{log_index{6}, raft_term{2}}, b("image")}).ok());
+    CHECK(st.state().entries.size() == 4);
+    REQUIRE(st.append(make_entries(11, 12, 2)).ok());
+    REQUIRE(st.truncate_from(log_index{12}).ok());
+  }
+  auto st = open_ok(dir.path());
+  CHECK(st.state().snap.meta == snapshot_meta{log_index{6}, raft_term{2}});
+  CHECK(st.state().snap.data == b("image"));
+  REQUIRE(st.state().entries.size() == 5);
+  CHECK(st.state().entries.front().index == log_index{7});
+  CHECK(st.state().last_index() == log_index{11});
+}
+
+TEST_CASE("a snapshot beyond the log leaves no entries", "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  {
+    auto st = open_ok(dir.path());
+    REQUIRE(st.save_hard_state(hard_state{raft_term{4}, std::nullopt}).ok());
+    REQUIRE(st.append(make_entries(1, 3, 1)).ok());
+    // As a ready orders it: drop the diverged log, then take the leader's snapshot.
+    REQUIRE(st.truncate_from(log_index{1}).ok());
+    REQUIRE(st.save_snapshot(snapshot{snapshot_meta{log_index{50}, raft_term{4}}, b("s")}).ok());
+    REQUIRE(st.append(make_entries(51, 52, 4)).ok());
+  }
+  auto st = open_ok(dir.path());
+  CHECK(st.state().snap.meta.index == log_index{50});
+  REQUIRE(st.state().entries.size() == 2);
+  CHECK(st.state().entries.front().index == log_index{51});
+}
+
+TEST_CASE("raft storage refuses out-of-order requests", "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  auto st = open_ok(dir.path());
+  REQUIRE(st.save_hard_state(hard_state{raft_term{2}, std::nullopt}).ok());
+  REQUIRE(st.append(make_entries(1, 3, 1)).ok());
+  CHECK(st.append(make_entries(5, 5, 1)).code() == errc::invalid_request);
+  REQUIRE(st.save_snapshot(snapshot{snapshot_meta{log_index{2}, raft_term{1}}, {}}).ok());
+  CHECK(st.save_snapshot(snapshot{snapshot_meta{log_index{2}, raft_term{1}}, {}}).code() ==
+        errc::invalid_request);
+  CHECK(st.truncate_from(log_index{2}).code() == errc::invalid_request);
+  // None of these changed anything.
+  CHECK(st.state().last_index() == log_index{3});
+}
+
+TEST_CASE("leftover temporary files from a crash are ignored and removed", "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  {
+    auto st = open_ok(dir.path());
+    REQUIRE(st.save_hard_state(hard_state{raft_term{1}, node_id{1}}).ok());
+  }
+  const auto tmp = dir / (std::string(storage_format::hard_state_file) + ".tmp");
+  std::ofstream(tmp) << "half-written";
+  auto st = open_ok(dir.path());
+  CHECK(st.state().hard == hard_state{raft_term{1}, node_id{1}});
+  CHECK_FALSE(fs::exists(tmp));
+}
+
+} // namespace capstan::raft
