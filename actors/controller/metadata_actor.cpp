@@ -118,6 +118,77 @@ void apply_then_reply(self_ptr self, caf::typed_response_promise<T> rp, T value)
       });
 }
 
+// The partitions of `topic` that this node should host but does not serve: they failed to open
+// (the replica manager logged why). Without a routing table to look at, every partition this node
+// should host counts.
+std::vector<int32_t> unserved_partitions(const metadata_state& st, const topic_metadata& topic) {
+  auto table = st.opts.routes ? st.opts.routes() : routing_table_ptr{};
+  std::vector<int32_t> out;
+  for (const auto& a : topic.partitions) {
+    if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node_id) == a.replicas.end())
+      continue;
+    if (!table || table->count(topic_partition{topic.name, a.partition}) == 0)
+      out.push_back(a.partition);
+  }
+  return out;
+}
+
+std::string join(const std::vector<int32_t>& xs) {
+  std::string out;
+  for (auto x : xs) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  return out;
+}
+
+// A created topic whose partitions did not all open is removed again (persisted, then applied,
+// which closes and deletes the partitions that did open), so the metadata never lists a topic
+// that this node claims to lead but cannot serve. The caller gets KAFKA_STORAGE_ERROR naming the
+// partitions either way.
+void roll_back_create(self_ptr self, caf::typed_response_promise<topic_metadata> rp,
+                      const topic_metadata& topic, const std::string& why) {
+  auto& st = self->state;
+  auto fail = [rp](const std::string& message) mutable {
+    rp.deliver(to_caf_error(make_error(errc::kafka_storage_error, message)));
+  };
+  auto next = st.current;
+  if (auto it = next.topics.find(topic.name); it != next.topics.end() && it->second.id == topic.id)
+    next.topics.erase(it);
+  if (auto s = commit(st, std::move(next)); !s)
+    return fail(why + "; removing the topic again failed (" + s.err().message +
+                "), so it stays with those partitions offline");
+  spdlog::warn("metadata: {}; removed topic {} again", why, topic.name);
+  self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
+    .then([fail, why](bool) mutable { fail(why + "; the topic was not created"); },
+          [fail, why](caf::error& e) mutable {
+            fail(why + "; the topic was removed, but closing its other partitions failed: " +
+                 caf::to_string(e));
+          });
+}
+
+// Applies a new topic to the replica manager, then answers with it, or rolls it back when some
+// of its partitions did not open.
+void apply_created(self_ptr self, caf::typed_response_promise<topic_metadata> rp,
+                   topic_metadata topic) {
+  auto& st = self->state;
+  self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
+    .then(
+      [self, rp, topic = std::move(topic)](bool ok) mutable {
+        // `false` may also stem from another topic's partition that still does not open.
+        auto failed = ok ? std::vector<int32_t>{} : unserved_partitions(self->state, topic);
+        if (failed.empty()) {
+          rp.deliver(std::move(topic));
+          return;
+        }
+        roll_back_create(self, rp, topic,
+                         "partition(s) " + join(failed) + " of topic '" + topic.name +
+                           "' could not be opened on node " +
+                           std::to_string(self->state.opts.node_id) + " (see its log)");
+      },
+      [rp](caf::error& e) mutable {
+        spdlog::error("metadata: applying the change failed: {}", caf::to_string(e));
+        rp.deliver(std::move(e));
+      });
+}
+
 std::map<std::string, std::string> effective_configs(const metadata_state& st,
                                                      const topic_metadata& topic) {
   auto out = st.opts.log_defaults.to_map();
@@ -161,7 +232,7 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       spdlog::info("metadata: created topic {} (id {}, {} partitions, replication factor {})",
                    spec.name, to_hex(topic.id), spec.partitions, spec.replication_factor);
       auto rp = self->make_response_promise<topic_metadata>();
-      apply_then_reply(self, rp, std::move(topic));
+      apply_created(self, rp, std::move(topic));
       return rp;
     },
     [self](delete_atom, const std::string& name) -> caf::result<bool> {

@@ -32,7 +32,8 @@ using config_map = std::map<std::string, std::string>;
 // Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (fewer than one),
 // INVALID_REPLICATION_FACTOR, INVALID_CONFIG, POLICY_VIOLATION (internal topics cannot be
 // deleted by clients; more than 10,000 partitions; a node past max.broker.partitions),
-// UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR (metadata could not be persisted).
+// UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR (metadata could not be persisted, or a created
+// topic's partitions did not all open: it names them, and the topic is removed again).
 using metadata_actor = caf::typed_actor<
   caf::replies_to<create_atom, topic_spec>::with<topic_metadata>,
   caf::replies_to<delete_atom, std::string>::with<bool>,

@@ -17,29 +17,14 @@
 
 namespace capstan {
 
-// Work the kj thread hands to the bridge actor: issue one request and complete a cross-thread
-// fulfiller from its reply. Local only; never serialized.
-struct bridge_job {
-  std::function<void(caf::event_based_actor*)> run;
-};
-
-} // namespace capstan
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::bridge_job)
-
-namespace capstan {
-
 namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// The kj thread cannot issue CAF requests (it is not an actor), and the replica, metadata and
-// group interfaces are request/response: one long-lived bridge actor issues each request with
-// request().then(), so replies arrive off the kj thread and complete the call's cross-thread
-// fulfiller. The bridge never blocks; each job costs one message and one request.
-caf::behavior rpc_bridge(caf::event_based_actor* self) {
-  return {[self](bridge_job& job) { job.run(self); }};
-}
+// First segment of every response message: room for the error fields and a zero-copy record
+// reference. Without a hint Cap'n Proto starts each response with 8 KiB, which is what an answer
+// costs while it waits to be sent; a larger response grows into further segments.
+constexpr capnp::MessageSize results_size_hint{64, 0};
 
 // A request's CAF error as the client sees it. For calls addressed to a partition replica, a
 // replica that went away between the routing lookup and the request (its topic was deleted)
@@ -67,25 +52,36 @@ struct reply {
   }
 };
 
-// Asks `dest` through the bridge; the promise always resolves (never rejects) on the kj thread.
-// A lost bridge or reply (the fulfiller dropped unfulfilled) becomes REQUEST_TIMED_OUT.
+// A call's reply slot, shared by its bridge job and the job's reply handlers. It goes away once
+// the reply was delivered, or when the request is lost (a dead bridge drops the job), and takes
+// `hold` with it.
+template <class R>
+struct reply_slot {
+  kj::Own<kj::CrossThreadPromiseFulfiller<reply<R>>> fulfiller;
+  std::shared_ptr<void> hold;
+};
+
+// Asks `dest` through the bridge (rpc_bridge.hpp); the promise always resolves (never rejects) on
+// the kj thread. A lost bridge or reply (the fulfiller dropped unfulfilled) becomes
+// REQUEST_TIMED_OUT. `hold` (may be null) lives until the actor's answer arrives or the request
+// times out, whatever happens to the call meanwhile.
 template <class R, class Handle, class... Ts>
-kj::Promise<reply<R>> ask(const service_context& ctx, Handle dest,
-                          std::chrono::milliseconds timeout, Ts... xs) {
+kj::Promise<reply<R>> ask_holding(const service_context& ctx, std::shared_ptr<void> hold,
+                                  Handle dest, std::chrono::milliseconds timeout, Ts... xs) {
   auto paf = kj::newPromiseAndCrossThreadFulfiller<reply<R>>();
   auto slot =
-      std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<reply<R>>>>(kj::mv(paf.fulfiller));
+      std::make_shared<reply_slot<R>>(reply_slot<R>{kj::mv(paf.fulfiller), std::move(hold)});
   caf::timespan span = timeout;
   caf::anon_send(
-      ctx.bridge, bridge_job{[slot, dest, span, args = std::make_tuple(std::move(xs)...)](
+      ctx.bridge.current(), bridge_job{[slot, dest, span, args = std::make_tuple(std::move(xs)...)](
                                  caf::event_based_actor* self) mutable {
         std::apply([&](auto&... as) { return self->request(dest, span, std::move(as)...); }, args)
             .then(
                 [slot](R& r) {
-                  (*slot)->fulfill(reply<R>{std::move(r), {}});
+                  slot->fulfiller->fulfill(reply<R>{std::move(r), {}});
                 },
                 [slot](caf::error& e) {
-                  (*slot)->fulfill(reply<R>{R{}, to_error<Handle>(e)});
+                  slot->fulfiller->fulfill(reply<R>{R{}, to_error<Handle>(e)});
                 });
       }});
   return paf.promise.catch_([](kj::Exception&& e) {
@@ -93,6 +89,12 @@ kj::Promise<reply<R>> ask(const service_context& ctx, Handle dest,
                                     std::string{"no reply from the broker's actors: "} +
                                         e.getDescription().cStr())};
   });
+}
+
+template <class R, class Handle, class... Ts>
+kj::Promise<reply<R>> ask(const service_context& ctx, Handle dest,
+                          std::chrono::milliseconds timeout, Ts... xs) {
+  return ask_holding<R>(ctx, nullptr, std::move(dest), timeout, std::move(xs)...);
 }
 
 // Fails a call whose response has no error field: the client gets a Cap'n Proto exception for
@@ -165,45 +167,6 @@ void fill_topic(rpc::TopicInfo::Builder out, const topic_metadata& t,
 
 } // namespace
 
-caf::actor spawn_rpc_bridge(caf::actor_system& sys) {
-  return sys.spawn<caf::hidden>(rpc_bridge);
-}
-
-// ---- pinning_stream ----
-
-kj::Promise<size_t> pinning_stream::tryRead(void* buffer, size_t min_bytes, size_t max_bytes) {
-  return inner_->tryRead(buffer, min_bytes, max_bytes);
-}
-
-kj::Promise<void> pinning_stream::write(const void* buffer, size_t size) {
-  return inner_->write(buffer, size);
-}
-
-kj::Promise<void> pinning_stream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
-  if (pins_->owners.empty()) return inner_->write(pieces);
-  std::vector<std::shared_ptr<const void>> held;
-  for (auto piece : pieces) {
-    auto it = pins_->owners.find(piece.begin());
-    if (it == pins_->owners.end()) continue;
-    held.push_back(std::move(it->second));
-    pins_->owners.erase(it);
-  }
-  if (held.empty()) return inner_->write(pieces);
-  return inner_->write(pieces).attach(kj::mv(held));
-}
-
-kj::Promise<void> pinning_stream::whenWriteDisconnected() {
-  return inner_->whenWriteDisconnected();
-}
-
-void pinning_stream::shutdownWrite() {
-  inner_->shutdownWrite();
-}
-
-void pinning_stream::abortRead() {
-  inner_->abortRead();
-}
-
 // ---- gateway_metrics ----
 
 gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry(std::move(r)) {
@@ -219,6 +182,22 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
       &registry->histogram("capstan_rpc_request_latency_seconds",
                            "Time from receiving a request to its response", {{"method", "fetch"}});
   connections = &registry->counter("capstan_rpc_connections_total", "Client connections accepted");
+  open_connections = &registry->gauge("capstan_rpc_connections", "Client connections open");
+  const char* refused_help = "Client connections closed at once because a limit was reached";
+  refused_max_connections = &registry->counter("capstan_rpc_connections_refused_total",
+                                               refused_help, {{"limit", "max.connections"}});
+  refused_max_connections_per_ip = &registry->counter(
+      "capstan_rpc_connections_refused_total", refused_help, {{"limit", "max.connections.per.ip"}});
+  accept_errors = &registry->counter("capstan_rpc_accept_errors_total",
+                                     "Failed accepts on the client listener (e.g. out of file "
+                                     "descriptors); accepting resumes after a pause");
+  parked_fetches = &registry->gauge("capstan_rpc_parked_fetches",
+                                    "Client fetches in flight that may park in their replica");
+  fetches_not_parked = &registry->counter(
+      "capstan_rpc_fetches_not_parked_total",
+      "Fetches answered at once because fetch.max.parked.per.connection or .per.node was reached");
+  bridge_restarts = &registry->counter("capstan_rpc_bridge_restarts_total",
+                                       "RPC bridge actors replaced after they ended");
   for (const char* method :
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets"})
@@ -240,11 +219,52 @@ void gateway_metrics::count_error(const char* method, errc code) const {
         .inc();
 }
 
+// ---- service_context ----
+
+service_context::service_context(caf::actor_system& sys, rpc_targets t, rpc_limits l)
+    : targets(std::move(t)), metrics(targets.metrics), limits(l),
+      bridge(sys, metrics.bridge_restarts),
+      parked_fetches(l.fetch_max_parked_per_connection, l.fetch_max_parked_per_node) {}
+
+namespace {
+
+// Holds a fetch's place under the parked-fetch caps until its replica's answer (ask_holding).
+// Released on whichever thread drops it last.
+class parked_slot {
+public:
+  parked_slot(std::shared_ptr<service_context> ctx,
+              std::shared_ptr<parked_fetch_limiter::connection_count> count)
+      : ctx_(std::move(ctx)), count_(std::move(count)) {}
+  parked_slot(const parked_slot&) = delete;
+  parked_slot& operator=(const parked_slot&) = delete;
+  ~parked_slot() {
+    ctx_->parked_fetches.release(*count_);
+    if (auto* g = ctx_->metrics.parked_fetches) g->set(ctx_->parked_fetches.parked());
+  }
+
+private:
+  std::shared_ptr<service_context> ctx_;
+  std::shared_ptr<parked_fetch_limiter::connection_count> count_;
+};
+
+} // namespace
+
 // ---- capstan_service ----
 
 capstan_service::capstan_service(std::shared_ptr<service_context> ctx,
-                                 std::shared_ptr<fetch_pins> pins)
-    : ctx_(std::move(ctx)), pins_(std::move(pins)) {}
+                                 std::shared_ptr<fetch_pins> pins,
+                                 std::shared_ptr<connection_load> load)
+    : ctx_(std::move(ctx)), pins_(std::move(pins)), load_(std::move(load)),
+      parked_(std::make_shared<parked_fetch_limiter::connection_count>()) {}
+
+kj::Promise<void> capstan_service::answered_later(kj::Promise<void> call, int64_t fetch_bytes) {
+  ++load_->calls;
+  load_->fetch_bytes += fetch_bytes;
+  return call.attach(kj::defer([load = load_, fetch_bytes] {
+    --load->calls;
+    load->fetch_bytes -= fetch_bytes;
+  }));
+}
 
 kj::Promise<void> capstan_service::metadata(MetadataContext call) {
   ctx_->metrics.count_request("metadata");
@@ -253,11 +273,12 @@ kj::Promise<void> capstan_service::metadata(MetadataContext call) {
   for (auto t : params.getTopics()) wanted.emplace_back(t);
   const bool all = params.getAllTopics() || wanted.empty();
   call.releaseParams();
-  return ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
+  return answered_later(
+      ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
       .then([call, ctx = ctx_, wanted = std::move(wanted),
              all](reply<metadata_snapshot>&& reply_) mutable {
         auto snap = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         if (!snap || !*snap) {
           ctx->metrics.count_error("metadata", snap ? errc::unknown_server_error : snap.code());
           fail_call("metadata unavailable: " +
@@ -293,7 +314,7 @@ kj::Promise<void> capstan_service::metadata(MetadataContext call) {
           out.setErrorCode(static_cast<uint8_t>(code));
           out.setErrorMessage(valid ? "unknown topic " + wanted[i] : valid.err().message);
         }
-      });
+      }));
 }
 
 kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
@@ -307,17 +328,17 @@ kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
   spec.configs = read_configs(params.getConfigs());
   call.releaseParams();
   if (auto s = validate_topic_name(spec.name); !s) {
-    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  return ask<topic_metadata>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, create_atom_v,
-                             std::move(spec))
+  return answered_later(ask<topic_metadata>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
+                                            create_atom_v, std::move(spec))
       .then([call, ctx = ctx_](reply<topic_metadata>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         if (!r) return set_error(results, ctx->metrics, method, r.err());
         results.setTopicId(capnp::Data::Reader(r->id.data(), r->id.size()));
-      });
+      }));
 }
 
 kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
@@ -326,20 +347,21 @@ kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
   std::string name = call.getParams().getName();
   call.releaseParams();
   if (auto s = validate_topic_name(name); !s) {
-    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  return ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, delete_atom_v,
-                   std::move(name))
+  return answered_later(ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
+                                  delete_atom_v, std::move(name))
       .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
-      });
+        if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
+      }));
 }
 
 kj::Promise<void> capstan_service::listTopics(ListTopicsContext call) {
   ctx_->metrics.count_request("listTopics");
-  return ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
+  return answered_later(
+      ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
       .then([call, ctx = ctx_](reply<metadata_snapshot>&& reply_) mutable {
         auto snap = std::move(reply_).take();
         if (!snap || !*snap) {
@@ -348,10 +370,11 @@ kj::Promise<void> capstan_service::listTopics(ListTopicsContext call) {
                     (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
         }
         const auto& topics = (*snap)->topics;
-        auto out = call.getResults().initTopics(static_cast<unsigned>(topics.size()));
+        auto out =
+            call.getResults(results_size_hint).initTopics(static_cast<unsigned>(topics.size()));
         unsigned i = 0;
         for (const auto& [name, t] : topics) out.set(i++, name);
-      });
+      }));
 }
 
 kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) {
@@ -360,14 +383,14 @@ kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) 
   std::string topic = call.getParams().getTopic();
   call.releaseParams();
   if (auto s = validate_topic_name(topic); !s) {
-    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  return ask<config_map>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, describe_atom_v,
-                         std::move(topic))
+  return answered_later(ask<config_map>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
+                                        describe_atom_v, std::move(topic))
       .then([call, ctx = ctx_](reply<config_map>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         if (!r) return set_error(results, ctx->metrics, method, r.err());
         auto out = results.initConfigs(static_cast<unsigned>(r->size()));
         unsigned i = 0;
@@ -376,7 +399,7 @@ kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) 
           out[i].setValue(v);
           ++i;
         }
-      });
+      }));
 }
 
 kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
@@ -387,15 +410,15 @@ kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
   auto configs = read_configs(params.getConfigs());
   call.releaseParams();
   if (auto s = validate_topic_name(topic); !s) {
-    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  return ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, alter_atom_v,
-                   std::move(topic), std::move(configs))
+  return answered_later(ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
+                                  alter_atom_v, std::move(topic), std::move(configs))
       .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
-      });
+        if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
+      }));
 }
 
 kj::Promise<void> capstan_service::produce(ProduceContext call) {
@@ -408,7 +431,7 @@ kj::Promise<void> capstan_service::produce(ProduceContext call) {
   const int16_t acks = params.getAcks();
   const int32_t timeout_ms = params.getTimeoutMs();
   auto fail = [&](const error& e) {
-    set_error(call.getResults(), ctx_->metrics, method, e);
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, e);
     return kj::Promise<void>(kj::READY_NOW);
   };
   if (auto s = validate_topic_partition(topic, partition); !s) return fail(s.err());
@@ -425,10 +448,10 @@ kj::Promise<void> capstan_service::produce(ProduceContext call) {
   const size_t size = batch->size();
   call.releaseParams();
   auto timeout = std::chrono::milliseconds{timeout_ms} + ctx_->reply_margin;
-  return ask<produce_result>(*ctx_, *dest, timeout, produce_atom_v, std::move(req))
+  return answered_later(ask<produce_result>(*ctx_, *dest, timeout, produce_atom_v, std::move(req))
       .then([call, ctx = ctx_, start, size](reply<produce_result>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         const auto& m = ctx->metrics;
         if (r) {
           results.setBaseOffset(r->base_offset.value());
@@ -442,18 +465,19 @@ kj::Promise<void> capstan_service::produce(ProduceContext call) {
           set_error(results, m, method, r.err());
         }
         if (m.produce_latency) m.produce_latency->observe_micros(micros_since(start));
-      });
+      }));
 }
 
 kj::Promise<void> capstan_service::fetch(FetchContext call) {
   static constexpr const char* method = "fetch";
   const auto start = clock_type::now();
-  ctx_->metrics.count_request(method);
+  const auto& m = ctx_->metrics;
+  m.count_request(method);
   auto params = call.getParams();
   const std::string topic = params.getTopic();
   const int32_t partition = params.getPartition();
   auto fail = [&](const error& e) {
-    auto results = call.getResults();
+    auto results = call.getResults(results_size_hint);
     results.setHighWatermark(-1);
     results.setLogStartOffset(-1);
     set_error(results, ctx_->metrics, method, e);
@@ -461,17 +485,30 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
   };
   if (auto s = validate_topic_partition(topic, partition); !s) return fail(s.err());
   auto limits = validate_fetch(params.getOffset(), params.getMaxBytes(), params.getMinBytes(),
-                               params.getMaxWaitMs());
+                               params.getMaxWaitMs(), ctx_->limits.max_fetch_bytes());
   if (!limits) return fail(limits.err());
   auto dest = route(*ctx_, topic, partition);
   if (!dest) return fail(dest.err());
   call.releaseParams();
   fetch_request req{limits->from, limits->max_bytes, limits->min_bytes, limits->max_wait_ms};
-  auto timeout = std::chrono::milliseconds{limits->max_wait_ms} + ctx_->reply_margin;
-  return ask<fetch_result>(*ctx_, *dest, timeout, fetch_atom_v, req)
+  std::shared_ptr<parked_slot> slot;
+  if (req.max_wait_ms > 0 && req.min_bytes > 0) {
+    if (ctx_->parked_fetches.try_park(*parked_)) {
+      slot = std::make_shared<parked_slot>(ctx_, parked_);
+      if (m.parked_fetches) m.parked_fetches->set(ctx_->parked_fetches.parked());
+    } else {
+      // As Kafka would: answered at once with what is there, never an error.
+      req.max_wait_ms = 0;
+      if (m.fetches_not_parked) m.fetches_not_parked->inc();
+    }
+  }
+  auto timeout = std::chrono::milliseconds{req.max_wait_ms} + ctx_->reply_margin;
+  const int64_t fetch_bytes = slot ? 0 : req.max_bytes;
+  return answered_later(
+      ask_holding<fetch_result>(*ctx_, std::move(slot), *dest, timeout, fetch_atom_v, req)
       .then([call, ctx = ctx_, pins = pins_, start](reply<fetch_result>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         const auto& m = ctx->metrics;
         if (!r) {
           results.setHighWatermark(-1);
@@ -497,7 +534,8 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
           }
         }
         if (m.fetch_latency) m.fetch_latency->observe_micros(micros_since(start));
-      });
+      }),
+                        fetch_bytes);
 }
 
 kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {
@@ -508,7 +546,7 @@ kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {
   const int32_t partition = params.getPartition();
   const int64_t timestamp = params.getTimestamp();
   auto fail = [&](const error& e) {
-    auto results = call.getResults();
+    auto results = call.getResults(results_size_hint);
     results.setOffset(-1);
     results.setTimestamp(no_timestamp);
     set_error(results, ctx_->metrics, method, e);
@@ -519,11 +557,11 @@ kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {
   auto dest = route(*ctx_, topic, partition);
   if (!dest) return fail(dest.err());
   call.releaseParams();
-  return ask<list_offsets_result>(*ctx_, *dest, ctx_->admin_timeout, offsets_atom_v,
-                                  timestamp_ms{timestamp})
+  return answered_later(ask<list_offsets_result>(*ctx_, *dest, ctx_->admin_timeout,
+                                                 offsets_atom_v, timestamp_ms{timestamp})
       .then([call, ctx = ctx_](reply<list_offsets_result>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         if (!r) {
           results.setOffset(-1);
           results.setTimestamp(no_timestamp);
@@ -531,7 +569,7 @@ kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {
         }
         results.setOffset(r->found);
         results.setTimestamp(r->timestamp);
-      });
+      }));
 }
 
 namespace {
@@ -576,17 +614,17 @@ kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
                        "committed offset must be >= 0 (or -1), not " + std::to_string(e.offset));
   }
   if (!check) {
-    set_error(call.getResults(), ctx_->metrics, method, check.err());
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, check.err());
     return kj::READY_NOW;
   }
-  return ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, commit_atom_v,
-                            std::move(group), std::move(entries))
+  return answered_later(ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout,
+                                           commit_atom_v, std::move(group), std::move(entries))
       .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         if (!r) return set_error(results, ctx->metrics, method, r.err());
         fill_group_offsets(results.initResults(static_cast<unsigned>(r->size())), *r);
-      });
+      }));
 }
 
 kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
@@ -601,17 +639,17 @@ kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
   auto check = validate_group_id(group);
   if (check) check = validate_group_entries(entries);
   if (!check) {
-    set_error(call.getResults(), ctx_->metrics, method, check.err());
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, check.err());
     return kj::READY_NOW;
   }
-  return ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, fetch_atom_v,
-                            std::move(group), std::move(entries))
+  return answered_later(ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout,
+                                           fetch_atom_v, std::move(group), std::move(entries))
       .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
         auto r = std::move(reply_).take();
-        auto results = call.getResults();
+        auto results = call.getResults(results_size_hint);
         if (!r) return set_error(results, ctx->metrics, method, r.err());
         fill_group_offsets(results.initOffsets(static_cast<unsigned>(r->size())), *r);
-      });
+      }));
 }
 
 } // namespace capstan

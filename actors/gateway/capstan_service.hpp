@@ -1,22 +1,23 @@
 #pragma once
 
-// The Capstan::Server behind one client connection (schema/client.capnp, docs/protocol.md), and
-// the connection stream that keeps zero-copy fetch data alive until it is written.
+// The Capstan::Server behind one client connection (schema/client.capnp, docs/protocol.md).
 //
 // Threads: everything here runs on the RPC server's kj thread, except the CAF side of a call,
-// which runs in the bridge actor (capstan_service.cpp) and completes the call through a
-// cross-thread fulfiller. Nothing here blocks.
+// which runs in the bridge actor (rpc_bridge.hpp) and completes the call through a cross-thread
+// fulfiller. Nothing here blocks.
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
 
-#include <caf/actor.hpp>
 #include <kj/async-io.h>
 
+#include "actors/gateway/connection_stream.hpp"
+#include "actors/gateway/parked_fetch_limiter.hpp"
+#include "actors/gateway/rpc_bridge.hpp"
+#include "actors/gateway/rpc_limits.hpp"
 #include "actors/gateway/rpc_server.hpp"
 #include "schema/client.capnp.h"
 
@@ -24,38 +25,15 @@ namespace capstan {
 
 class metrics_registry;
 class metric_counter;
+class metric_gauge;
 class metric_histogram;
 
-// Owners of log bytes that fetch responses of one connection refer to, keyed by the bytes'
-// address. A fetch response refers to log bytes without copying them
-// (Orphanage::referenceExternalData), and Cap'n Proto writes the response after the call has
-// returned, with no hook telling when; so the service pins the owner here and the connection's
-// pinning_stream releases it once the write whose pieces start at those bytes completes. A
-// response that is never written (the client cancelled the call) stays pinned until the
-// connection closes. Used on the kj thread only.
-struct fetch_pins {
-  std::multimap<const void*, std::shared_ptr<const void>> owners;
-};
-
-// A connection's stream, releasing fetch pins as their responses are written.
-class pinning_stream final : public kj::AsyncIoStream {
-public:
-  pinning_stream(kj::Own<kj::AsyncIoStream> inner, std::shared_ptr<fetch_pins> pins)
-      : inner_(kj::mv(inner)), pins_(std::move(pins)) {}
-  pinning_stream(const pinning_stream&) = delete;
-  pinning_stream& operator=(const pinning_stream&) = delete;
-  ~pinning_stream() = default;
-
-  kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
-  kj::Promise<void> write(const void* buffer, size_t size) override;
-  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
-  kj::Promise<void> whenWriteDisconnected() override;
-  void shutdownWrite() override;
-  void abortRead() override;
-
-private:
-  kj::Own<kj::AsyncIoStream> inner_;
-  std::shared_ptr<fetch_pins> pins_;
+// What one connection's calls will still add to its unsent answers: calls in flight (parked
+// fetches aside, they have their own caps) and the most their fetch answers can carry. The read
+// gate adds what Cap'n Proto has queued to send. Used on the kj thread only.
+struct connection_load {
+  int64_t calls = 0;
+  int64_t fetch_bytes = 0;
 };
 
 // Metric series the server updates, resolved once (empty when the server has no registry).
@@ -66,6 +44,15 @@ struct gateway_metrics {
   metric_histogram* produce_latency = nullptr;
   metric_histogram* fetch_latency = nullptr;
   metric_counter* connections = nullptr;
+  metric_gauge* open_connections = nullptr;
+  // capstan_rpc_connections_refused_total{limit}: over max.connections, over
+  // max.connections.per.ip.
+  metric_counter* refused_max_connections = nullptr;
+  metric_counter* refused_max_connections_per_ip = nullptr;
+  metric_counter* accept_errors = nullptr;
+  metric_gauge* parked_fetches = nullptr;
+  metric_counter* fetches_not_parked = nullptr;
+  metric_counter* bridge_restarts = nullptr;
   // capstan_rpc_requests_total per method, resolved once so counting takes no lock.
   std::vector<std::pair<const char*, metric_counter*>> requests;
 
@@ -77,10 +64,19 @@ struct gateway_metrics {
 };
 
 // State shared by every connection's service; outlives in-flight calls (held by shared_ptr).
+// Used on the kj thread, except the bridge (any thread).
 struct service_context {
-  caf::actor bridge; // issues CAF requests for the kj thread (capstan_service.cpp)
+  service_context(caf::actor_system& sys, rpc_targets t, rpc_limits l);
+  service_context(const service_context&) = delete;
+  service_context& operator=(const service_context&) = delete;
+
   rpc_targets targets;
   gateway_metrics metrics;
+  rpc_limits limits;
+  // Issues CAF requests for the kj thread.
+  rpc_bridge bridge;
+  // Fetches that may park, per connection and on the node.
+  parked_fetch_limiter parked_fetches;
   // Added to a call's own timeout (produce timeoutMs, fetch maxWaitMs) before the gateway gives up
   // waiting for the actor and answers REQUEST_TIMED_OUT.
   std::chrono::milliseconds reply_margin{5000};
@@ -88,13 +84,11 @@ struct service_context {
   std::chrono::milliseconds admin_timeout{30000};
 };
 
-// Spawns the bridge actor. The caller must send it an exit message when the server stops.
-caf::actor spawn_rpc_bridge(caf::actor_system& sys);
-
 class capstan_service final : public rpc::Capstan::Server {
 public:
-  // `pins`: the connection's, shared with its pinning_stream.
-  capstan_service(std::shared_ptr<service_context> ctx, std::shared_ptr<fetch_pins> pins);
+  // `pins` and `load`: the connection's, shared with its connection_stream and its read gate.
+  capstan_service(std::shared_ptr<service_context> ctx, std::shared_ptr<fetch_pins> pins,
+                  std::shared_ptr<connection_load> load);
 
   kj::Promise<void> metadata(MetadataContext call) override;
   kj::Promise<void> createTopic(CreateTopicContext call) override;
@@ -109,8 +103,15 @@ public:
   kj::Promise<void> fetchOffsets(FetchOffsetsContext call) override;
 
 private:
+  // Counts `call` in the connection's load until it completes or is cancelled; `fetch_bytes` is
+  // the most a fetch's answer can carry (0 for other calls and parked fetches).
+  kj::Promise<void> answered_later(kj::Promise<void> call, int64_t fetch_bytes = 0);
+
   std::shared_ptr<service_context> ctx_;
   std::shared_ptr<fetch_pins> pins_;
+  std::shared_ptr<connection_load> load_;
+  // This connection's fetches that may park (shared with their in-flight calls).
+  std::shared_ptr<parked_fetch_limiter::connection_count> parked_;
 };
 
 } // namespace capstan

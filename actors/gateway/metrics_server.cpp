@@ -1,5 +1,6 @@
 #include "actors/gateway/metrics_server.hpp"
 
+#include <chrono>
 #include <future>
 #include <mutex>
 #include <string_view>
@@ -11,6 +12,8 @@
 #include <kj/async-io.h>
 #include <kj/debug.h>
 
+#include "actors/gateway/accept_loop.hpp"
+#include "runtime/actor/log_throttle.hpp"
 #include "runtime/actor/logging.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
 
@@ -105,24 +108,6 @@ struct metrics_server::impl {
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop_fulfiller;
   bool stopped = false;
 
-  kj::Promise<void> accept_loop(kj::ConnectionReceiver& listener, kj::TaskSet& tasks,
-                                kj::Timer& timer) {
-    return listener.accept()
-        .then(
-            [this, &tasks, &timer](kj::Own<kj::AsyncIoStream>&& socket) {
-              auto x = kj::heap<http_exchange>();
-              x->socket = kj::mv(socket);
-              auto& ref = *x;
-              tasks.add(timer.timeoutAfter(request_deadline, serve(ref, *registry, refresh))
-                            .attach(kj::mv(x)));
-              return kj::Promise<void>(kj::READY_NOW);
-            },
-            [&timer](kj::Exception&& e) {
-              get_logger("metrics")->warn("accept failed: {}", e.getDescription().cStr());
-              return timer.afterDelay(100 * kj::MILLISECONDS);
-            })
-        .then([this, &listener, &tasks, &timer] { return accept_loop(listener, tasks, timer); });
-  }
 
   void run(std::string host, uint16_t want_port, std::promise<result<started_info>> started) {
     bool reported = false;
@@ -136,7 +121,22 @@ struct metrics_server::impl {
       reported = true;
       exchange_errors errors;
       kj::TaskSet exchanges{errors};
-      stop.promise.exclusiveJoin(accept_loop(*listener, exchanges, io.provider->getTimer()))
+      auto& timer = io.provider->getTimer();
+      log_throttle accept_log{std::chrono::seconds(10)};
+      auto serve_one = [this, &exchanges, &timer](kj::Own<kj::AsyncIoStream> socket) {
+        auto x = kj::heap<http_exchange>();
+        x->socket = kj::mv(socket);
+        auto& ref = *x;
+        exchanges.add(
+            timer.timeoutAfter(request_deadline, serve(ref, *registry, refresh)).attach(kj::mv(x)));
+      };
+      auto failed = [&accept_log](const kj::Exception& e) {
+        if (auto suppressed = accept_log.admit(std::chrono::steady_clock::now()))
+          get_logger("metrics")->warn("accept failed, retrying in 100 ms: {} ({} more since the "
+                                      "last such line)",
+                                      e.getDescription().cStr(), *suppressed);
+      };
+      stop.promise.exclusiveJoin(accept_forever(*listener, timer, serve_one, failed))
           .wait(io.waitScope);
     } catch (const kj::Exception& e) {
       if (!reported) {

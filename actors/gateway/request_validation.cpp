@@ -57,14 +57,14 @@ result<bytes_view> validate_produce_records(bytes_view records, size_t max_batch
 }
 
 result<fetch_limits> validate_fetch(int64_t from, int32_t max_bytes, int32_t min_bytes,
-                                    int32_t max_wait_ms) {
+                                    int32_t max_wait_ms, int32_t max_bytes_cap) {
   if (from < 0)
     return make_error(errc::offset_out_of_range,
                       fmt::format("fetch offset must be >= 0, not {}", from));
   if (max_bytes <= 0) return invalid(fmt::format("maxBytes must be > 0, not {}", max_bytes));
   if (min_bytes < 0) return invalid(fmt::format("minBytes must be >= 0, not {}", min_bytes));
   if (auto s = validate_timeout(max_wait_ms, "maxWaitMs"); !s) return s.err();
-  return fetch_limits{offset{from}, std::min(max_bytes, max_fetch_bytes), min_bytes, max_wait_ms};
+  return fetch_limits{offset{from}, std::min(max_bytes, max_bytes_cap), min_bytes, max_wait_ms};
 }
 
 status validate_list_offsets_timestamp(int64_t timestamp) {

@@ -2,8 +2,7 @@
 
 // Plain checks of client RPC inputs (docs/protocol.md, "Validation"), run on the RPC thread
 // before anything is sent to an actor, so a malformed request never reaches a replica or a log.
-// Each check returns the named error a client sees. Kafka's INVALID_REQUEST and
-// INVALID_REQUIRED_ACKS have no errc value; INVALID_CONFIG stands for both.
+// Each check returns the named error a client sees, Kafka's where Kafka has one.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,19 +19,19 @@ inline constexpr int32_t max_fetch_bytes = int32_t{64} << 20;
 // Largest produce batch the gateway accepts; the replica then applies the topic's
 // max.message.bytes.
 inline constexpr size_t max_produce_batch_bytes = size_t{64} << 20;
-// Cap'n Proto traversal limit of the server's connections: a fetch response of max_fetch_bytes
-// plus its fields, and a produce of max_produce_batch_bytes, with headroom. Cap'n Proto also
-// refuses to send a message above it.
+// A client's Cap'n Proto traversal limit that fits a fetch response of max_fetch_bytes plus its
+// fields, and a produce of max_produce_batch_bytes, with headroom (the test client uses it; the
+// server's own limit is socket.request.max.bytes, rpc_limits.hpp).
 inline constexpr uint64_t rpc_traversal_limit_words = ((uint64_t{80} << 20) / 8);
 
 // Topic name (validate_topic_name: INVALID_TOPIC_EXCEPTION) and partition >= 0
 // (UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers for a partition that cannot exist).
 status validate_topic_partition(const std::string& topic, int32_t partition);
 
-// acks in {0, 1, -1}: INVALID_CONFIG otherwise.
+// acks in {0, 1, -1}: INVALID_REQUIRED_ACKS otherwise.
 status validate_acks(int16_t acks);
 
-// A timeout or wait >= 0: INVALID_CONFIG otherwise, naming `what`.
+// A timeout or wait >= 0: INVALID_REQUEST otherwise, naming `what`.
 status validate_timeout(int32_t ms, const char* what);
 
 // Exactly one batch, valid as a producer sends it (record_batch_view::parse in produce mode:
@@ -52,14 +51,15 @@ struct fetch_limits {
 };
 
 // offset >= 0 (OFFSET_OUT_OF_RANGE), maxBytes > 0, minBytes >= 0 and maxWaitMs >= 0
-// (INVALID_CONFIG). maxBytes above max_fetch_bytes is lowered to it.
+// (INVALID_REQUEST). maxBytes above `max_bytes_cap` is lowered to it (the server passes
+// rpc_limits::max_fetch_bytes()).
 result<fetch_limits> validate_fetch(int64_t from, int32_t max_bytes, int32_t min_bytes,
-                                    int32_t max_wait_ms);
+                                    int32_t max_wait_ms, int32_t max_bytes_cap = max_fetch_bytes);
 
-// -2 (earliest), -1 (latest) or a timestamp >= 0: INVALID_CONFIG otherwise.
+// -2 (earliest), -1 (latest) or a timestamp >= 0: INVALID_REQUEST otherwise.
 status validate_list_offsets_timestamp(int64_t timestamp);
 
-// A consumer group id: non-empty, at most 255 bytes (INVALID_CONFIG).
+// A consumer group id: non-empty, at most 255 bytes (INVALID_REQUEST).
 status validate_group_id(const std::string& group);
 
 } // namespace capstan

@@ -1,21 +1,24 @@
 #include "actors/gateway/rpc_server.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <chrono>
 #include <future>
 #include <mutex>
 #include <thread>
 #include <utility>
 
-#include <caf/actor_system.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/send.hpp>
 #include <capnp/rpc-twoparty.h>
 #include <capnp/rpc.h>
 #include <kj/async-io.h>
 #include <kj/debug.h>
 
+#include "actors/gateway/accept_loop.hpp"
 #include "actors/gateway/capstan_service.hpp"
-#include "actors/gateway/request_validation.hpp"
+#include "actors/gateway/connection_limiter.hpp"
+#include "runtime/actor/log_throttle.hpp"
 #include "runtime/actor/logging.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
 
@@ -23,35 +26,158 @@ namespace capstan {
 
 namespace {
 
+constexpr auto log_interval = std::chrono::seconds(10);
+
+// A connection's place under max.connections and max.connections.per.ip, and in the open
+// connections gauge, until the connection ends.
+class admission {
+public:
+  admission(connection_limiter& limiter, std::string ip, metric_gauge* open)
+      : limiter_(limiter), ip_(std::move(ip)), open_(open) {
+    if (open_) open_->set(limiter_.open());
+  }
+  admission(const admission&) = delete;
+  admission& operator=(const admission&) = delete;
+  ~admission() {
+    limiter_.release(ip_);
+    if (open_) open_->set(limiter_.open());
+  }
+
+private:
+  connection_limiter& limiter_;
+  std::string ip_;
+  metric_gauge* open_;
+};
+
 // One client connection: its stream, Cap'n Proto network and RPC system, and its own service
-// (so fetch pins are per connection). Members are destroyed in reverse order: the RPC system
-// (cancelling in-flight calls) before the network before the stream.
+// (so fetch pins and parked fetches are per connection). Members are destroyed in reverse order:
+// the RPC system (cancelling in-flight calls) before the network before the stream, and the
+// admission last.
+//
+// What one connection can make the node hold is bounded on both sides: requests by the flow
+// limit (Cap'n Proto stops reading while the calls in flight pass it), answers by the stream,
+// which stops reading while the answers waiting to be sent, with those still to come, pass
+// queued.max.response{s,.bytes}.per.connection.
 struct connection {
+  kj::Own<admission> admitted;
   std::shared_ptr<fetch_pins> pins;
-  pinning_stream stream;
+  std::shared_ptr<connection_load> load;
+  connection_stream stream;
   capnp::TwoPartyVatNetwork network;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 
-  static capnp::ReaderOptions reader_options() {
+  static capnp::ReaderOptions reader_options(const rpc_limits& limits) {
     capnp::ReaderOptions options;
-    options.traversalLimitInWords = rpc_traversal_limit_words;
+    options.traversalLimitInWords = limits.traversal_limit_words();
     return options;
   }
 
-  connection(kj::Own<kj::AsyncIoStream> socket, const std::shared_ptr<service_context>& ctx)
-      : pins(std::make_shared<fetch_pins>()), stream(kj::mv(socket), pins),
-        network(stream, capnp::rpc::twoparty::Side::SERVER, reader_options()),
-        rpc(capnp::makeRpcServer(network,
-                                 rpc::Capstan::Client(kj::heap<capstan_service>(ctx, pins)))) {}
+  connection(kj::Own<kj::AsyncIoStream> socket, const std::shared_ptr<service_context>& ctx,
+             kj::Own<admission> a, kj::Timer& timer)
+      : admitted(kj::mv(a)), pins(std::make_shared<fetch_pins>()),
+        load(std::make_shared<connection_load>()), stream(kj::mv(socket), pins, timer),
+        network(stream, capnp::rpc::twoparty::Side::SERVER, reader_options(ctx->limits)),
+        rpc(capnp::makeRpcServer(
+            network, rpc::Capstan::Client(kj::heap<capstan_service>(ctx, pins, load)))) {
+    const auto& limits = ctx->limits;
+    rpc.setFlowLimit(limits.flow_limit_words());
+    stream.hold_reads_while(
+        [this, bytes = static_cast<int64_t>(limits.queued_max_response_bytes_per_connection),
+         count = static_cast<int64_t>(limits.queued_max_responses_per_connection)] {
+          const auto queued_bytes = static_cast<int64_t>(network.getCurrentQueueSize());
+          const auto queued = static_cast<int64_t>(network.getCurrentQueueCount());
+          return queued_bytes + load->fetch_bytes > bytes || queued + load->calls > count;
+        });
+  }
 };
 
-// Logs connections that end with an error (garbage bytes, a truncated frame, a reset): the
-// connection is dropped, the server goes on.
+// Logs connections that end with an error (garbage bytes, a truncated frame, a reset, a request
+// above socket.request.max.bytes): the connection is dropped, the server goes on.
 class connection_errors final : public kj::TaskSet::ErrorHandler {
 public:
   void taskFailed(kj::Exception&& e) override {
     get_logger("gateway")->debug("client connection ended: {}", e.getDescription().cStr());
   }
+};
+
+// The client's address as text ("127.0.0.1", "::1"); "local" for a non-IP socket.
+std::string peer_ip(kj::AsyncIoStream& socket) {
+  sockaddr_storage addr{};
+  uint len = sizeof addr;
+  socket.getpeername(reinterpret_cast<sockaddr*>(&addr), &len);
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET)
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(addr).sin_addr, text, sizeof text);
+  else if (addr.ss_family == AF_INET6)
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr, text,
+                sizeof text);
+  else
+    return "local";
+  return text;
+}
+
+std::string suppressed_note(uint64_t suppressed) {
+  return suppressed == 0 ? std::string{}
+                         : " (" + std::to_string(suppressed) + " more since the last such line)";
+}
+
+// The client listener's state on the kj thread: admission, the live connections, and the
+// throttles of the lines a client could otherwise repeat at will.
+class client_acceptor {
+public:
+  // REQUIRES: `timer` (the kj loop's) outlives the acceptor.
+  client_acceptor(std::shared_ptr<service_context> ctx, kj::Timer& timer)
+      : ctx_(std::move(ctx)), timer_(timer),
+        limiter_(ctx_->limits.max_connections, ctx_->limits.max_connections_per_ip) {}
+
+  // Admits `socket` as a connection, or closes it at once when a limit refuses it. Never throws:
+  // a socket that fails here (e.g. already reset by its peer) is closed.
+  void serve(kj::Own<kj::AsyncIoStream> socket) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { admit(kj::mv(socket)); })) {
+      get_logger("gateway")->debug("client connection dropped at accept: {}",
+                                   e->getDescription().cStr());
+    }
+  }
+
+  void accept_failed(const kj::Exception& e) {
+    const auto& m = ctx_->metrics;
+    if (m.accept_errors) m.accept_errors->inc();
+    if (auto suppressed = accept_log_.admit(std::chrono::steady_clock::now()))
+      get_logger("gateway")->warn("accept failed, retrying in 100 ms: {}{}",
+                                  e.getDescription().cStr(), suppressed_note(*suppressed));
+  }
+
+private:
+  void admit(kj::Own<kj::AsyncIoStream> socket) {
+    const auto& m = ctx_->metrics;
+    auto ip = peer_ip(*socket);
+    const auto verdict = limiter_.admit(ip);
+    if (verdict != connection_limiter::verdict::admitted) {
+      const bool per_ip = verdict == connection_limiter::verdict::over_max_connections_per_ip;
+      if (auto* c = per_ip ? m.refused_max_connections_per_ip : m.refused_max_connections) c->inc();
+      if (auto suppressed = refused_log_.admit(std::chrono::steady_clock::now()))
+        get_logger("gateway")->warn(
+            "closed a client connection from {}: {} ({}) reached{}", ip, limit_name(verdict),
+            per_ip ? ctx_->limits.max_connections_per_ip : ctx_->limits.max_connections,
+            suppressed_note(*suppressed));
+      return;
+    }
+    auto conn = kj::heap<connection>(
+        kj::mv(socket), ctx_, kj::heap<admission>(limiter_, std::move(ip), m.open_connections),
+        timer_);
+    if (m.connections) m.connections->inc();
+    auto done = conn->network.onDisconnect();
+    connections_.add(done.attach(kj::mv(conn)));
+  }
+
+  std::shared_ptr<service_context> ctx_;
+  kj::Timer& timer_;
+  connection_limiter limiter_;
+  log_throttle refused_log_{log_interval};
+  log_throttle accept_log_{log_interval};
+  connection_errors errors_;
+  // Declared last: destroyed first, ending every connection while the limiter still exists.
+  kj::TaskSet connections_{errors_};
 };
 
 struct started_info {
@@ -62,7 +188,6 @@ struct started_info {
 } // namespace
 
 struct rpc_server::impl {
-  caf::actor_system& sys;
   std::shared_ptr<service_context> ctx;
   std::thread thread;
   uint16_t port = 0;
@@ -70,28 +195,7 @@ struct rpc_server::impl {
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop_fulfiller;
   bool stopped = false;
 
-  impl(caf::actor_system& s, std::shared_ptr<service_context> c) : sys(s), ctx(std::move(c)) {}
-
-  static kj::Promise<void> accept_loop(kj::ConnectionReceiver& listener, kj::TaskSet& tasks,
-                                       kj::Timer& timer, std::shared_ptr<service_context> ctx) {
-    return listener.accept()
-        .then(
-            [&tasks, ctx](kj::Own<kj::AsyncIoStream>&& socket) {
-              auto conn = kj::heap<connection>(kj::mv(socket), ctx);
-              if (ctx->metrics.connections) ctx->metrics.connections->inc();
-              auto done = conn->network.onDisconnect();
-              tasks.add(done.attach(kj::mv(conn)));
-              return kj::Promise<void>(kj::READY_NOW);
-            },
-            [&timer](kj::Exception&& e) {
-              // E.g. out of file descriptors: keep listening after a pause instead of spinning.
-              get_logger("gateway")->warn("accept failed: {}", e.getDescription().cStr());
-              return timer.afterDelay(100 * kj::MILLISECONDS);
-            })
-        .then([&listener, &tasks, &timer, ctx]() mutable {
-          return accept_loop(listener, tasks, timer, std::move(ctx));
-        });
-  }
+  explicit impl(std::shared_ptr<service_context> c) : ctx(std::move(c)) {}
 
   // The kj thread. Reports the bound port (or why binding failed) through `started`, then serves
   // until the stop fulfiller is fulfilled or dropped.
@@ -105,9 +209,13 @@ struct rpc_server::impl {
       started.set_value(
           started_info{static_cast<uint16_t>(listener->getPort()), kj::mv(stop.fulfiller)});
       reported = true;
-      connection_errors errors;
-      kj::TaskSet connections{errors};
-      stop.promise.exclusiveJoin(accept_loop(*listener, connections, io.provider->getTimer(), ctx))
+      auto& timer = io.provider->getTimer();
+      client_acceptor acceptor{ctx, timer};
+      stop.promise
+          .exclusiveJoin(accept_forever(
+              *listener, timer,
+              [&acceptor](kj::Own<kj::AsyncIoStream> socket) { acceptor.serve(kj::mv(socket)); },
+              [&acceptor](const kj::Exception& e) { acceptor.accept_failed(e); }))
           .wait(io.waitScope);
     } catch (const kj::Exception& e) {
       if (!reported) {
@@ -122,11 +230,10 @@ struct rpc_server::impl {
 };
 
 result<std::unique_ptr<rpc_server>> rpc_server::start(caf::actor_system& sys, rpc_targets targets,
-                                                      const std::string& host, uint16_t port) {
-  gateway_metrics metrics{targets.metrics};
-  auto ctx = std::make_shared<service_context>(
-      service_context{spawn_rpc_bridge(sys), std::move(targets), std::move(metrics)});
-  auto state = std::make_unique<impl>(sys, ctx);
+                                                      const std::string& host, uint16_t port,
+                                                      rpc_limits limits) {
+  auto ctx = std::make_shared<service_context>(sys, std::move(targets), limits);
+  auto state = std::make_unique<impl>(ctx);
   std::promise<result<started_info>> started;
   auto ready = started.get_future();
   state->thread = std::thread([raw = state.get(), host, port, p = std::move(started)]() mutable {
@@ -135,12 +242,16 @@ result<std::unique_ptr<rpc_server>> rpc_server::start(caf::actor_system& sys, rp
   auto info = ready.get();
   if (!info) {
     state->thread.join();
-    caf::anon_send_exit(ctx->bridge, caf::exit_reason::user_shutdown);
+    ctx->bridge.stop();
     return info.err();
   }
   state->port = info->port;
   state->stop_fulfiller = kj::mv(info->stop);
-  get_logger("gateway")->info("client RPC listening on {}:{}", host, state->port);
+  get_logger("gateway")->info(
+      "client RPC listening on {}:{} (max.connections {}, max.connections.per.ip {}, "
+      "socket.request.max.bytes {}, fetch.max.parked.per.node {})",
+      host, state->port, limits.max_connections, limits.max_connections_per_ip,
+      limits.socket_request_max_bytes, limits.fetch_max_parked_per_node);
   return std::unique_ptr<rpc_server>(new rpc_server(std::move(state)));
 }
 
@@ -155,7 +266,7 @@ void rpc_server::stop() {
   }
   if (impl_->thread.joinable()) impl_->thread.join();
   // No call can reach the bridge any more; its pending requests' fulfillers are dropped with it.
-  caf::anon_send_exit(impl_->ctx->bridge, caf::exit_reason::user_shutdown);
+  impl_->ctx->bridge.stop();
 }
 
 rpc_server::~rpc_server() {
@@ -164,6 +275,10 @@ rpc_server::~rpc_server() {
 
 uint16_t rpc_server::port() const {
   return impl_->port;
+}
+
+caf::actor rpc_server::bridge() const {
+  return impl_->ctx->bridge.current();
 }
 
 } // namespace capstan

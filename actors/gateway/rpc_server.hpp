@@ -5,7 +5,10 @@
 // replica for produce/fetch/listOffsets, found in the replica manager's routing table without a
 // message round trip) and completes through a cross-thread fulfiller: it blocks neither the kj
 // loop nor a CAF worker (notes/caf-capnp-brief.md, section 4). Every request is validated;
-// errors come back as errorCode/errorMessage, never as a dropped connection.
+// errors come back as errorCode/errorMessage, never as a dropped connection (only a message above
+// socket.request.max.bytes ends one). Connections, message sizes, requests and answers in flight
+// and parked fetches are bounded (rpc_limits.hpp); accepting never stops while the server runs,
+// whatever accept() fails with.
 
 #include <atomic>
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/controller/metadata_actor.hpp"
+#include "actors/gateway/rpc_limits.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
 #include "runtime/result.hpp"
@@ -36,8 +40,11 @@ struct rpc_targets {
 class rpc_server {
 public:
   // Binds host:port (port 0: any free port) and starts serving. Errors: the address is unusable.
+  // REQUIRES: limits.socket_request_max_bytes >= min_socket_request_max_bytes, the connection
+  // limits >= 1, the parked-fetch caps >= 0 (node_config checks them).
   static result<std::unique_ptr<rpc_server>> start(caf::actor_system& sys, rpc_targets targets,
-                                                   const std::string& host, uint16_t port);
+                                                   const std::string& host, uint16_t port,
+                                                   rpc_limits limits = {});
   // Stops accepting and fails in-flight calls; joins the kj thread. Idempotent.
   void stop();
   ~rpc_server();
@@ -45,6 +52,8 @@ public:
   rpc_server& operator=(const rpc_server&) = delete;
 
   uint16_t port() const;
+  // The bridge actor calls go through now (rpc_bridge.hpp); tests kill it to see it replaced.
+  caf::actor bridge() const;
 
   struct impl;
 

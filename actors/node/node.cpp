@@ -147,6 +147,7 @@ status node::impl::start_actors() {
   mo.live_brokers = [id = config.node_id, host = rpc_address.host, port = advertised_port] {
     return std::vector<broker_info>{broker_info{id, host, port->load()}};
   };
+  mo.routes = [r = routes] { return r->current(); };
   auto spawned_metadata = spawn_metadata_actor(*sys, mo, replicas);
   if (!spawned_metadata) return spawned_metadata.err();
   metadata = *spawned_metadata;
@@ -183,7 +184,8 @@ status node::impl::start_actors() {
   targets.groups = groups;
   targets.routes = [r = routes] { return r->current(); };
   targets.metrics = metrics;
-  auto server = rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port);
+  auto server =
+    rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port, config.client_limits);
   if (!server) return listen_failure("client listener", rpc_address, server.err().message);
   rpc = std::move(*server);
   advertised_port->store(rpc->port());

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/gateway/rpc_limits.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
@@ -39,6 +40,9 @@ struct node_config {
   int32_t max_broker_partitions = default_max_broker_partitions();
   int64_t checkpoint_interval_ms = 60000;   // log.flush.offset.checkpoint.interval.ms
   size_t scheduler_threads = 2;
+  // Bounds on client connections (docs/configuration.md, "Client connections"); max.connections
+  // defaults to half the open-file limit when the config is made.
+  rpc_limits client_limits = default_node_rpc_limits();
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
   // are INVALID_CONFIG naming the key (docs/configuration.md lists them).

@@ -212,6 +212,21 @@ status apply_key(node_config& c, const std::string& key, const flat_value& flat)
   if (key == max_broker_partitions_key) return set_int(c.max_broker_partitions, 1, int32_max);
   if (key == "log.flush.offset.checkpoint.interval.ms")
     return set_int(c.checkpoint_interval_ms, 1, int32_max);
+  auto& limits = c.client_limits;
+  if (key == "max.connections") return set_int(limits.max_connections, 1, int32_max);
+  if (key == "max.connections.per.ip") return set_int(limits.max_connections_per_ip, 1, int32_max);
+  if (key == "socket.request.max.bytes")
+    return set_int(limits.socket_request_max_bytes, min_socket_request_max_bytes, int32_max);
+  if (key == "queued.max.request.bytes.per.connection")
+    return set_int(limits.queued_max_request_bytes_per_connection, 1, int32_max);
+  if (key == "queued.max.response.bytes.per.connection")
+    return set_int(limits.queued_max_response_bytes_per_connection, 1, int32_max);
+  if (key == "queued.max.responses.per.connection")
+    return set_int(limits.queued_max_responses_per_connection, 1, int32_max);
+  if (key == "fetch.max.parked.per.connection")
+    return set_int(limits.fetch_max_parked_per_connection, 0, int32_max);
+  if (key == "fetch.max.parked.per.node")
+    return set_int(limits.fetch_max_parked_per_node, 0, int32_max);
   if (auto it = log_default_keys().find(key); it != log_default_keys().end()) {
     if (auto s = check_log_default_kind(key, it->second, flat); !s) return s;
     return apply_log_default(c, key, it->second, value);

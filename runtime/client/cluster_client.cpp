@@ -51,7 +51,13 @@ error from_exception(const kj::Exception& e) {
   return make_error(errc::unknown_server_error, text);
 }
 
+// A response's errorCode as the broker named it; a code this client does not know (a newer
+// broker's) is UNKNOWN_SERVER_ERROR with the number kept in the text.
 error from_code(uint8_t code, capnp::Text::Reader message) {
+  if (code > static_cast<uint8_t>(last_errc))
+    return make_error(errc::unknown_server_error, "error code " + std::to_string(code) +
+                                                      " (unknown to this client): " +
+                                                      message.cStr());
   return make_error(errc_from_code(code), std::string(message.cStr()));
 }
 

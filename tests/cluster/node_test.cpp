@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
 
 #include "actors/node/data_dir.hpp"
 #include "actors/node/node.hpp"
@@ -132,6 +133,42 @@ TEST_CASE("a restarted node keeps its topics, their ids and their records", "[cl
   auto configs = client->describe_configs("orders");
   REQUIRE(configs);
   CHECK(configs->at("retention.ms") == "-1");
+}
+
+TEST_CASE("a topic whose partitions cannot all be opened is not created, and the error names them",
+          "[cluster][node]") {
+  temp_dir dir;
+  auto n = node::start(test_config(dir.path()));
+  REQUIRE(n);
+  // A file where orders-1's directory should go: that partition cannot be opened.
+  { std::ofstream blocker(dir / "orders-1"); }
+  auto client = connect(**n);
+  auto created = client->create_topic(topic_spec{"orders", 3, 1, {}});
+  REQUIRE_FALSE(created);
+  INFO(created.err().to_string());
+  CHECK(created.code() == errc::kafka_storage_error);
+  CHECK(created.err().message.find("partition(s) 1 of topic 'orders'") != std::string::npos);
+
+  // Rolled back: not listed, not served, the partitions that did open are gone from disk, and
+  // the restarted node does not bring it back.
+  auto md = client->metadata();
+  REQUIRE(md);
+  CHECK(md->topics.count("orders") == 0);
+  CHECK_FALSE(std::filesystem::exists(dir / "orders-0"));
+  CHECK_FALSE(std::filesystem::exists(dir / "orders-2"));
+  CHECK(std::filesystem::is_regular_file(dir / "orders-1"));
+  client.reset();
+  (*n)->stop();
+  std::filesystem::remove(dir / "orders-1");
+  n = node::start(test_config(dir.path()));
+  REQUIRE(n);
+  client = connect(**n);
+  md = client->metadata();
+  REQUIRE(md);
+  CHECK(md->topics.count("orders") == 0);
+  auto again = client->create_topic(topic_spec{"orders", 3, 1, {}});
+  INFO((again ? std::string() : again.err().to_string()));
+  CHECK(again);
 }
 
 TEST_CASE("a client gets the admin and produce refusals by their Kafka names", "[cluster][node]") {

@@ -31,6 +31,7 @@
 #include "runtime/metrics/metrics_registry.hpp"
 #include "schema/client.capnp.h"
 #include "tests/support/caf_fixture.hpp"
+#include "tests/support/raw_rpc_client.hpp"
 
 using namespace capstan;
 using namespace std::chrono_literals;
@@ -43,10 +44,13 @@ caf::error to_caf_error_of(errc code, std::string message) {
   return to_caf_error(make_error(code, std::move(message)));
 }
 
-// What a stub replica lets a test observe: the owner of the last fetch slice it handed out.
+// What a stub replica lets a test observe (the owner of the last fetch slice it handed out, the
+// produces it received) and steer (hold produce replies until a tick_atom).
 struct replica_probe {
   std::mutex mu;
   std::weak_ptr<const void> last_slice_owner;
+  std::atomic<int> produces{0};
+  std::atomic<bool> hold_produces{false};
 };
 
 struct stub_replica_state {
@@ -60,10 +64,35 @@ struct stub_replica_state {
   std::vector<entry> index;
   offset next{0};
   std::shared_ptr<replica_probe> probe;
+  // Fetches at the log end that may wait, answered by the next append.
+  std::vector<std::pair<fetch_request, caf::typed_response_promise<fetch_result>>> parked;
+  // Produce replies held while probe->hold_produces, released by tick_atom.
+  std::vector<std::pair<produce_result, caf::typed_response_promise<produce_result>>> held;
 };
 
+// The batches from `from` on, in a fresh aligned buffer.
+fetch_result read_from(stub_replica_state& st, offset from) {
+  fetch_result out{st.next, offset{0}, {}};
+  for (const auto& e : st.index) {
+    if (from >= e.base + e.count) continue;
+    const size_t len = st.log.size() - e.position;
+    const size_t words = (len + 7) / 8;
+    std::shared_ptr<uint64_t[]> buffer(new uint64_t[words]);
+    std::memcpy(buffer.get(), st.log.data() + e.position, len);
+    auto* data = reinterpret_cast<const uint8_t*>(buffer.get());
+    {
+      std::lock_guard<std::mutex> guard{st.probe->mu};
+      st.probe->last_slice_owner = buffer;
+    }
+    out.records = log_slice{std::move(buffer), data, len, e.base, st.next};
+    break;
+  }
+  return out;
+}
+
 // Appends batches the way a leader does (base offset patched), serves fetches from a fresh
-// aligned buffer, and answers OFFSET_OUT_OF_RANGE beyond the log end.
+// aligned buffer, parks fetches at the log end that may wait until the next append, and answers
+// OFFSET_OUT_OF_RANGE beyond the log end.
 partition_replica_actor::behavior_type
 stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
              std::shared_ptr<replica_probe> probe) {
@@ -82,7 +111,14 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
         st.log.resize((st.log.size() + 7) / 8 * 8, 0);
         st.index.push_back({base, view->record_count(), pos});
         st.next = base + view->record_count();
-        return produce_result{base, no_timestamp, offset{0}};
+        for (auto& [parked_req, rp] : st.parked) rp.deliver(read_from(st, parked_req.from));
+        st.parked.clear();
+        ++st.probe->produces;
+        const produce_result done{base, no_timestamp, offset{0}};
+        if (!st.probe->hold_produces) return done;
+        auto rp = self->make_response_promise<produce_result>();
+        st.held.emplace_back(done, rp);
+        return rp;
       },
       [self](fetch_atom, fetch_request& req) -> caf::result<fetch_result> {
         auto& st = self->state;
@@ -90,22 +126,12 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
           return to_caf_error_of(errc::offset_out_of_range,
                                  "offset " + std::to_string(req.from.value()) +
                                      " is above the log end " + std::to_string(st.next.value()));
-        fetch_result out{st.next, offset{0}, {}};
-        for (const auto& e : st.index) {
-          if (req.from >= e.base + e.count) continue;
-          const size_t len = st.log.size() - e.position;
-          const size_t words = (len + 7) / 8;
-          std::shared_ptr<uint64_t[]> buffer(new uint64_t[words]);
-          std::memcpy(buffer.get(), st.log.data() + e.position, len);
-          auto* data = reinterpret_cast<const uint8_t*>(buffer.get());
-          {
-            std::lock_guard<std::mutex> guard{st.probe->mu};
-            st.probe->last_slice_owner = buffer;
-          }
-          out.records = log_slice{std::move(buffer), data, len, e.base, st.next};
-          break;
+        if (req.from == st.next && req.max_wait_ms > 0 && req.min_bytes > 0) {
+          auto rp = self->make_response_promise<fetch_result>();
+          st.parked.emplace_back(req, rp);
+          return rp;
         }
-        return out;
+        return read_from(st, req.from);
       },
       [self](offsets_atom, timestamp_ms ts) -> list_offsets_result {
         if (ts == earliest_timestamp) return {0, no_timestamp};
@@ -125,7 +151,10 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
         self->quit();
         return replica_checkpoint{self->state.next, self->state.next};
       },
-      [](tick_atom) {},
+      [self](tick_atom) {
+        for (auto& [done, rp] : self->state.held) rp.deliver(done);
+        self->state.held.clear();
+      },
   };
 }
 
@@ -218,13 +247,13 @@ struct rpc_fixture {
   std::shared_ptr<const routing_table> table;
   std::unique_ptr<rpc_server> server;
 
-  rpc_fixture() {
+  explicit rpc_fixture(rpc_limits limits = {}) {
     replica = ts.spawn(stub_replica, probe);
     table = std::make_shared<const routing_table>(routing_table{{{"t", 0}, replica}});
     metadata = ts.spawn(stub_metadata);
     rpc_targets targets{metadata, ts.spawn(stub_groups),
                         [this] { return std::atomic_load(&table); }, metrics};
-    auto started = rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0);
+    auto started = rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0, limits);
     REQUIRE(started.ok());
     server = std::move(*started);
   }
@@ -233,7 +262,27 @@ struct rpc_fixture {
   }
 
   uint16_t port() const { return server->port(); }
+
+  // The value of the series `series` (name and labels as rendered), -1 if absent.
+  int64_t metric(const std::string& series) const {
+    const auto text = metrics->render();
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stoll(text.substr(at + series.size() + 2));
+  }
 };
+
+// Waits (bounded) until `done()` holds, turning `ws`'s event loop meanwhile.
+template <class F>
+bool poll_until(kj::WaitScope& ws, F done, std::chrono::milliseconds bound = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    ws.poll();
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
 
 capnp::ReaderOptions client_options() {
   capnp::ReaderOptions options;
@@ -622,6 +671,179 @@ TEST_CASE("rpc server: stop is idempotent and a second server on a used port fai
   CHECK(second.code() == errc::network_exception);
   f.server->stop();
   f.server->stop();
+}
+
+TEST_CASE("rpc server: a bridge actor that dies is replaced and later calls are served",
+          "[gateway][rpc]") {
+  rpc_fixture f;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  REQUIRE(produce(client, "t", 0, make_batch()).first == errc::none);
+  const auto first = f.server->bridge();
+  caf::anon_send_exit(first, caf::exit_reason::kill);
+  // A call that races the replacement may still end REQUEST_TIMED_OUT; once the new bridge is in
+  // place, every call is served.
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (f.server->bridge() == first && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  REQUIRE(f.server->bridge() != first);
+  for (int i = 0; i < 20; ++i) CHECK(produce(client, "t", 0, make_batch()).first == errc::none);
+  CHECK(f.metric("capstan_rpc_bridge_restarts_total") == 1);
+}
+
+TEST_CASE("rpc server: fetches past fetch.max.parked.per.connection and .per.node are answered "
+          "at once",
+          "[gateway][rpc][limits]") {
+  rpc_limits limits;
+  limits.fetch_max_parked_per_connection = 3;
+  limits.fetch_max_parked_per_node = 5;
+  rpc_fixture f(limits);
+  // Sends `n` fetches at the log end that may wait a minute; counts their answers.
+  struct poller {
+    capnp::EzRpcClient client;
+    std::vector<kj::Promise<void>> calls;
+    int answered = 0;
+    explicit poller(uint16_t port) : client("127.0.0.1", port, client_options()) {}
+    void send(int n) {
+      auto cap = client.getMain<rpc::Capstan>();
+      for (int i = 0; i < n; ++i) {
+        auto req = cap.fetchRequest();
+        req.setTopic("t");
+        req.setPartition(0);
+        req.setOffset(0);
+        req.setMaxBytes(1 << 20);
+        req.setMinBytes(1);
+        req.setMaxWaitMs(60000);
+        calls.push_back(req.send()
+                            .then([this](auto&& resp) {
+                              CHECK(resp.getErrorCode() == 0);
+                              ++answered;
+                            })
+                            .eagerlyEvaluate(nullptr));
+      }
+    }
+  };
+  // The clients share this thread's kj event loop (EzRpcClient's), turned by poll_until.
+  auto a = std::make_unique<poller>(f.port());
+  a->send(5);
+  CHECK(poll_until(a->client.getWaitScope(), [&] { return a->answered == 2; }));
+  CHECK(f.metric("capstan_rpc_parked_fetches") == 3);
+  CHECK(f.metric("capstan_rpc_fetches_not_parked_total") == 2);
+
+  {
+    poller b(f.port());
+    b.send(4);
+    CHECK(poll_until(b.client.getWaitScope(), [&] { return b.answered == 2; }));
+    CHECK(f.metric("capstan_rpc_parked_fetches") == 5);
+    CHECK(f.metric("capstan_rpc_fetches_not_parked_total") == 4);
+  }
+  // b closed its connection, but its fetches still sit in the replica: they still count, so
+  // reconnecting does not get round the caps.
+  poller c(f.port());
+  c.send(1);
+  CHECK(poll_until(c.client.getWaitScope(), [&] { return c.answered == 1; }));
+  CHECK(f.metric("capstan_rpc_parked_fetches") == 5);
+  CHECK(f.metric("capstan_rpc_fetches_not_parked_total") == 5);
+
+  // An append answers every parked fetch; the caps free up.
+  capnp::EzRpcClient producer("127.0.0.1", f.port(), client_options());
+  REQUIRE(produce(producer, "t", 0, make_batch()).first == errc::none);
+  CHECK(poll_until(a->client.getWaitScope(), [&] { return a->answered == 5; }));
+  CHECK(poll_until(a->client.getWaitScope(),
+                   [&] { return f.metric("capstan_rpc_parked_fetches") == 0; }));
+}
+
+TEST_CASE("rpc server: a request above socket.request.max.bytes ends its connection only",
+          "[gateway][rpc][limits]") {
+  rpc_limits limits;
+  limits.socket_request_max_bytes = min_socket_request_max_bytes;
+  rpc_fixture f(limits);
+  {
+    capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+    std::string failure;
+    try {
+      produce(client, "t", 0, make_batch(1, 2 << 20));
+    } catch (const kj::Exception& e) {
+      failure = e.getDescription().cStr();
+    }
+    INFO(failure);
+    CHECK_FALSE(failure.empty());
+  }
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  CHECK(produce(client, "t", 0, make_batch(1, 512 << 10)) == std::pair{errc::none, int64_t{0}});
+  // A fetch response is sized to fit the same limit.
+  auto cap = client.getMain<rpc::Capstan>();
+  CHECK(fetch_call(cap, client.getWaitScope(), 0, max_fetch_bytes).getErrorCode() == 0);
+}
+
+TEST_CASE("rpc server: a client pipelining produces without reading replies is not read past "
+          "queued.max.request.bytes.per.connection",
+          "[gateway][rpc][limits]") {
+  rpc_limits limits;
+  limits.queued_max_request_bytes_per_connection = 1 << 20;
+  rpc_fixture f(limits);
+  f.probe->hold_produces = true;
+  const auto batch = make_batch(1, 256 << 10);
+  test::raw_rpc_client flood(f.port(), 2s);
+  REQUIRE(flood.send_bootstrap());
+  // 50 MiB of calls are far more than the flow limit plus the sockets' buffers, so the writes
+  // stall once the server stops reading.
+  int sent = 0;
+  while (sent < 200 && flood.send_produce("t", 0, 1, 30000, batch)) ++sent;
+  CHECK(sent < 200);
+  // Four calls of 256 KiB and their framing pass 1 MiB: at most those reached the replica.
+  CHECK(f.probe->produces <= 5);
+  CHECK(f.probe->produces >= 1);
+
+  // Another client is served meanwhile.
+  f.probe->hold_produces = false;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto md = client.getMain<rpc::Capstan>().metadataRequest();
+  md.setAllTopics(true);
+  CHECK(md.send().wait(client.getWaitScope()).getTopics().size() == 1);
+
+  // Once the held calls are answered, the server reads the flood again.
+  const int before = f.probe->produces;
+  caf::anon_send(f.replica, tick_atom_v);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (f.probe->produces <= before && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  CHECK(f.probe->produces > before);
+}
+
+TEST_CASE("rpc server: a client that does not read its answers is not read past "
+          "queued.max.responses.per.connection",
+          "[gateway][rpc][limits]") {
+  rpc_limits limits;
+  limits.queued_max_responses_per_connection = 8;
+  rpc_fixture f(limits);
+  {
+    capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+    REQUIRE(produce(client, "t", 0, make_batch(1, 16 << 10)).first == errc::none);
+  }
+  // 2,000 fetches of a 16 KiB batch: 32 MiB of answers, far more than the sockets' buffers hold
+  // once the client's receive buffer is small, so the answers queue in the server.
+  test::raw_rpc_client greedy(f.port(), 5s, 4096);
+  REQUIRE(greedy.send_bootstrap());
+  for (int i = 0; i < 2000; ++i) REQUIRE(greedy.send_fetch("t", 0, 0, 1 << 20, 0, 0));
+  const std::string fetches = "capstan_rpc_requests_total{method=\"fetch\"}";
+  // The server stops reading once the unsent answers pass the limit: it never gets to the last
+  // requests while the client does not read.
+  auto deadline = std::chrono::steady_clock::now() + 2s;
+  while (f.metric(fetches) < 2000 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  const auto read_while_backlogged = f.metric(fetches);
+  CHECK(read_while_backlogged < 1000);
+
+  // Another client is served meanwhile.
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto cap = client.getMain<rpc::Capstan>();
+  CHECK(fetch_call(cap, client.getWaitScope(), 0).getErrorCode() == 0);
+
+  // Once the client reads, the server reads the rest.
+  deadline = std::chrono::steady_clock::now() + 30s;
+  while (f.metric(fetches) < 2001 && std::chrono::steady_clock::now() < deadline)
+    greedy.discard_answers(20ms);
+  CHECK(f.metric(fetches) == 2001);
 }
 
 TEST_CASE("partition metrics refresher publishes each replica's log size", "[gateway][metrics]") {

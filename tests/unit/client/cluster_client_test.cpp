@@ -37,6 +37,8 @@ struct fake_state {
   std::atomic<int> not_leader_remaining{0};
   std::atomic<int> metadata_calls{0};
   std::atomic<int> produce_calls{0};
+  // Non-zero: every produce is answered with this errorCode.
+  std::atomic<int> produce_error{0};
   std::atomic<bool> topic_deleted{false}; // metadata and fetch answer UNKNOWN_TOPIC_OR_PARTITION for "t"
   std::map<int32_t, bytes> logs;        // padded batch sequence per partition
   std::map<int32_t, int64_t> next_offset;
@@ -82,6 +84,11 @@ public:
     ++s_.produce_calls;
     auto params = call.getParams();
     auto r = call.getResults();
+    if (s_.produce_error != 0) {
+      r.setErrorCode(static_cast<uint8_t>(s_.produce_error.load()));
+      r.setErrorMessage("refused on purpose");
+      return kj::READY_NOW;
+    }
     if (s_.not_leader_remaining > 0) {
       --s_.not_leader_remaining;
       r.setErrorCode(static_cast<uint8_t>(errc::not_leader_or_follower));
@@ -304,6 +311,27 @@ TEST_CASE("a call without an answer fails with REQUEST_TIMED_OUT", "[client][clu
   auto r = (*client)->fetch_sync("t", 0, offset{0}, 1 << 20, 1, 9999);
   REQUIRE_FALSE(r);
   CHECK(r.code() == errc::request_timed_out);
+}
+
+TEST_CASE("every error code the broker names reaches the caller as that code",
+          "[client][cluster_client]") {
+  fake_server server;
+  auto client = cluster_client::connect(config_for(server));
+  REQUIRE(client);
+  for (auto code : {errc::corrupt_message, errc::kafka_storage_error, errc::invalid_request,
+                    errc::invalid_required_acks, errc::invalid_partitions}) {
+    server.state.produce_error = static_cast<int>(code);
+    auto r = (*client)->produce_sync("t", 0, 1, one_batch("v"));
+    REQUIRE_FALSE(r);
+    CHECK(r.code() == code);
+    CHECK(r.err().message == "refused on purpose");
+  }
+  // A code from a newer broker: the number survives in the text.
+  server.state.produce_error = 200;
+  auto r = (*client)->produce_sync("t", 0, 1, one_batch("v"));
+  REQUIRE_FALSE(r);
+  CHECK(r.code() == errc::unknown_server_error);
+  CHECK(r.err().message.find("error code 200") != std::string::npos);
 }
 
 TEST_CASE("the producer puts keyed records on murmur2's partition with consecutive offsets, and the "

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <set>
+
 #include <caf/all.hpp>
 
 #include "actors/controller/metadata_actor_spawn.hpp"
@@ -15,14 +18,32 @@ namespace {
 
 errc code_of(const caf::error& e) { return from_caf_error(e).code; }
 
-// Stands in for the replica manager: records every applied snapshot and answers `true`.
+// What the stub replica manager serves: every partition of every applied topic but those listed
+// in `broken`, for which it answers `false` as the real one does when a partition fails to open.
+struct stub_routes {
+  std::set<topic_partition> broken;
+  routing_table_ptr table = std::make_shared<const routing_table>();
+};
+
+// Stands in for the replica manager: records every applied snapshot and answers whether every
+// partition opened.
 replica_manager_actor::behavior_type
 stub_replica_manager(replica_manager_actor::pointer,
-                     std::shared_ptr<std::vector<metadata_snapshot>> applied) {
+                     std::shared_ptr<std::vector<metadata_snapshot>> applied,
+                     std::shared_ptr<stub_routes> routes) {
   return {
-    [applied](apply_atom, metadata_snapshot s) {
+    [applied, routes](apply_atom, metadata_snapshot s) {
+      auto table = std::make_shared<routing_table>();
+      bool all_open = true;
+      for (const auto& [name, t] : s->topics)
+        for (const auto& a : t.partitions) {
+          const topic_partition tp{name, a.partition};
+          if (routes->broken.count(tp) != 0) all_open = false;
+          else table->emplace(tp, partition_replica_actor{});
+        }
+      std::atomic_store(&routes->table, routing_table_ptr{std::move(table)});
       applied->push_back(std::move(s));
-      return true;
+      return all_open;
     },
     [](lookup_atom, const std::string&, int32_t) -> caf::result<partition_replica_actor> {
       return make_error(errc::unknown_topic_or_partition);
@@ -37,11 +58,12 @@ struct metadata_fixture : caf_fixture {
   temp_dir dir;
   std::shared_ptr<std::vector<metadata_snapshot>> applied =
     std::make_shared<std::vector<metadata_snapshot>>();
+  std::shared_ptr<stub_routes> routes = std::make_shared<stub_routes>();
   replica_manager_actor replicas;
   size_t brokers = 1;
   int32_t max_broker_partitions = 100;
 
-  metadata_fixture() { replicas = spawn(stub_replica_manager, applied); }
+  metadata_fixture() { replicas = spawn(stub_replica_manager, applied, routes); }
 
   metadata_actor_options options() {
     metadata_actor_options o;
@@ -58,6 +80,7 @@ struct metadata_fixture : caf_fixture {
         out.push_back(broker_info{static_cast<int32_t>(i + 1), "127.0.0.1", static_cast<uint16_t>(9000 + i)});
       return out;
     };
+    o.routes = [r = routes] { return std::atomic_load(&r->table); };
     return o;
   }
 
@@ -155,7 +178,7 @@ TEST_CASE_METHOD(metadata_fixture, "invalid and duplicate creates get Kafka's er
   CHECK((*snap)->topics.at("orders").partitions.size() == 1);
 }
 
-TEST_CASE_METHOD(metadata_fixture, "delete removes a topic; unknown and internal topics are refused",
+TEST_CASE_METHOD(metadata_fixture, "delete removes a topic, and unknown and internal topics are refused",
                  "[controller][metadata]") {
   auto meta = start();
   REQUIRE(create(meta, topic_spec{"orders", 1, 1, {}}));
@@ -246,7 +269,7 @@ TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and ref
   CHECK(configs->at("cleanup.policy") == "delete");
 }
 
-TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics; another cluster's store is refused",
+TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics, and another cluster's store is refused",
                  "[controller][metadata]") {
   topic_id id{};
   {
@@ -270,6 +293,44 @@ TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics;
   REQUIRE_FALSE(refused);
   CHECK(refused.code() == errc::kafka_storage_error);
   CHECK(refused.err().message.find("cluster-a") != std::string::npos);
+}
+
+TEST_CASE_METHOD(metadata_fixture, "a create whose partitions do not all open fails naming them and "
+                                   "leaves no topic behind",
+                 "[controller][metadata]") {
+  auto meta = start();
+  routes->broken = {{"orders", 1}, {"orders", 3}};
+  auto created = create(meta, topic_spec{"orders", 4, 1, {}});
+  REQUIRE_FALSE(created);
+  auto e = from_caf_error(created.error());
+  CHECK(e.code == errc::kafka_storage_error);
+  CHECK(e.message.find("partition(s) 1, 3 of topic 'orders'") != std::string::npos);
+  CHECK(e.message.find("not created") != std::string::npos);
+
+  // Rolled back: neither the store nor the replica manager's last snapshot has the topic.
+  REQUIRE(applied->size() == 2);
+  CHECK(applied->front()->topics.count("orders") == 1);
+  CHECK(applied->back()->topics.count("orders") == 0);
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  CHECK(stored->topics.count("orders") == 0);
+  auto snap = request<metadata_snapshot>(meta, snapshot_atom_v);
+  REQUIRE(snap);
+  CHECK((*snap)->topics.count("orders") == 0);
+
+  routes->broken.clear();
+  REQUIRE(create(meta, topic_spec{"orders", 4, 1, {}}));
+}
+
+TEST_CASE_METHOD(metadata_fixture, "another topic's partition that still does not open does not fail "
+                                   "a create",
+                 "[controller][metadata]") {
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"old", 1, 1, {}}));
+  routes->broken = {{"old", 0}};
+  auto created = create(meta, topic_spec{"orders", 2, 1, {}});
+  REQUIRE(created);
+  CHECK(created->partitions.size() == 2);
 }
 
 TEST_CASE_METHOD(metadata_fixture, "a create past max.broker.partitions is POLICY_VIOLATION and changes nothing",

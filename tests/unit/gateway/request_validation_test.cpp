@@ -93,6 +93,10 @@ TEST_CASE("fetch limits: offsets, sizes and waits are checked and maxBytes is ca
   REQUIRE(capped.ok());
   CHECK(capped->max_bytes == max_fetch_bytes);
 
+  auto smaller = validate_fetch(0, std::numeric_limits<int32_t>::max(), 0, 0, 4096);
+  REQUIRE(smaller.ok());
+  CHECK(smaller->max_bytes == 4096);
+
   CHECK(validate_fetch(-1, 1000, 1, 0).code() == errc::offset_out_of_range);
   CHECK(validate_fetch(0, 0, 1, 0).code() == errc::invalid_request);
   CHECK(validate_fetch(0, -5, 1, 0).code() == errc::invalid_request);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,34 @@ flush.interval.messages = 1000
   CHECK(c->log_defaults.flush_messages == 1000);
 }
 
+TEST_CASE("client connection bounds are set by Kafka's names and capstan's own", "[node][config]") {
+  temp_dir dir;
+  const node_config defaults;
+  CHECK(defaults.client_limits.max_connections == default_max_connections());
+  CHECK(defaults.client_limits.max_connections_per_ip == std::numeric_limits<int32_t>::max());
+  CHECK(defaults.client_limits.socket_request_max_bytes == 104857600);
+  auto c = load(dir, R"(
+max.connections = 100
+"max.connections.per.ip" = 10
+socket.request.max.bytes = 2097152
+queued.max.request.bytes.per.connection = 1048576
+queued.max.response.bytes.per.connection = 2048
+queued.max.responses.per.connection = 16
+fetch.max.parked.per.connection = 7
+fetch.max.parked.per.node = 70
+)");
+  INFO((c ? std::string() : c.err().to_string()));
+  REQUIRE(c);
+  CHECK(c->client_limits.max_connections == 100);
+  CHECK(c->client_limits.max_connections_per_ip == 10);
+  CHECK(c->client_limits.socket_request_max_bytes == 2097152);
+  CHECK(c->client_limits.queued_max_request_bytes_per_connection == 1048576);
+  CHECK(c->client_limits.queued_max_response_bytes_per_connection == 2048);
+  CHECK(c->client_limits.queued_max_responses_per_connection == 16);
+  CHECK(c->client_limits.fetch_max_parked_per_connection == 7);
+  CHECK(c->client_limits.fetch_max_parked_per_node == 70);
+}
+
 TEST_CASE("log.retention.ms wins over log.retention.hours", "[node][config]") {
   temp_dir dir;
   auto c = load(dir, "log.retention.hours = 1\nlog.retention.ms = 5000\n");
@@ -100,6 +129,12 @@ TEST_CASE("bad config files are INVALID_CONFIG naming the key", "[node][config]"
     {"min.insync.replicas = 0\n", "min.insync.replicas"},
     {"log.dirs = \"a,b\"\n", "log.dirs"},
     {"num.partitions = [[1]]\n", "num.partitions"},
+    {"max.connections = 0\n", "max.connections"},
+    {"max.connections.per.ip = 0\n", "max.connections.per.ip"},
+    {"socket.request.max.bytes = 1000\n", "socket.request.max.bytes"},
+    {"queued.max.request.bytes.per.connection = 0\n", "queued.max.request.bytes.per.connection"},
+    {"fetch.max.parked.per.node = -1\n", "fetch.max.parked.per.node"},
+    {"queued.max.responses.per.connection = 0\n", "queued.max.responses.per.connection"},
     {"this is not toml\n", "node.toml"},
   };
   for (const auto& [text, named] : rows) {
