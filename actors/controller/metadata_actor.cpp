@@ -108,8 +108,9 @@ void apply_then_reply(self_ptr self, caf::typed_response_promise<T> rp, T value)
   auto& st = self->state;
   self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
     .then(
-      [rp, value = std::move(value)](bool ok) mutable {
-        if (!ok) spdlog::warn("metadata: the replica manager could not open every partition");
+      [rp, value = std::move(value)](const std::vector<topic_partition>& unserved) mutable {
+        if (!unserved.empty())
+          spdlog::warn("metadata: {} partition(s) on this node do not serve", unserved.size());
         rp.deliver(std::move(value));
       },
       [rp](caf::error& e) mutable {
@@ -118,18 +119,12 @@ void apply_then_reply(self_ptr self, caf::typed_response_promise<T> rp, T value)
       });
 }
 
-// The partitions of `topic` that this node should host but does not serve: they failed to open
-// (the replica manager logged why). Without a routing table to look at, every partition this node
-// should host counts.
-std::vector<int32_t> unserved_partitions(const metadata_state& st, const topic_metadata& topic) {
-  auto table = st.opts.routes ? st.opts.routes() : routing_table_ptr{};
+// The partitions of `topic` among those the replica manager reported not serving.
+std::vector<int32_t> unserved_partitions(const topic_metadata& topic,
+                                         const std::vector<topic_partition>& unserved) {
   std::vector<int32_t> out;
-  for (const auto& a : topic.partitions) {
-    if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node_id) == a.replicas.end())
-      continue;
-    if (!table || table->count(topic_partition{topic.name, a.partition}) == 0)
-      out.push_back(a.partition);
-  }
+  for (const auto& tp : unserved)
+    if (tp.first == topic.name) out.push_back(tp.second);
   return out;
 }
 
@@ -157,7 +152,7 @@ void roll_back_create(self_ptr self, caf::typed_response_promise<topic_metadata>
                 "), so it stays with those partitions offline");
   spdlog::warn("metadata: {}; removed topic {} again", why, topic.name);
   self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
-    .then([fail, why](bool) mutable { fail(why + "; the topic was not created"); },
+    .then([fail, why](const std::vector<topic_partition>&) mutable { fail(why + "; the topic was not created"); },
           [fail, why](caf::error& e) mutable {
             fail(why + "; the topic was removed, but closing its other partitions failed: " +
                  caf::to_string(e));
@@ -171,9 +166,9 @@ void apply_created(self_ptr self, caf::typed_response_promise<topic_metadata> rp
   auto& st = self->state;
   self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
     .then(
-      [self, rp, topic = std::move(topic)](bool ok) mutable {
-        // `false` may also stem from another topic's partition that still does not open.
-        auto failed = ok ? std::vector<int32_t>{} : unserved_partitions(self->state, topic);
+      [self, rp, topic = std::move(topic)](const std::vector<topic_partition>& unserved) mutable {
+        // Other topics' partitions that still do not serve do not fail this one.
+        auto failed = unserved_partitions(topic, unserved);
         if (failed.empty()) {
           rp.deliver(std::move(topic));
           return;

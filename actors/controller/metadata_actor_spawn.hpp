@@ -43,10 +43,6 @@ struct metadata_actor_options {
   // returns itself at its client listener's address once that is bound. Unset: this node alone at
   // 127.0.0.1:0.
   std::function<std::vector<broker_info>()> live_brokers;
-  // The replica manager's routing table: which partitions this node serves. After a create whose
-  // apply reported a partition that did not open, the topic's partitions missing here are the
-  // ones named in the KAFKA_STORAGE_ERROR. Unset: all of the topic's partitions on this node.
-  std::function<routing_table_ptr()> routes;
   // How long a change waits for the replica manager to apply it.
   std::chrono::milliseconds apply_timeout = std::chrono::seconds(60);
 };

@@ -147,7 +147,6 @@ status node::impl::start_actors() {
   mo.live_brokers = [id = config.node_id, host = rpc_address.host, port = advertised_port] {
     return std::vector<broker_info>{broker_info{id, host, port->load()}};
   };
-  mo.routes = [r = routes] { return r->current(); };
   auto spawned_metadata = spawn_metadata_actor(*sys, mo, replicas);
   if (!spawned_metadata) return spawned_metadata.err();
   metadata = *spawned_metadata;
@@ -160,7 +159,7 @@ status node::impl::start_actors() {
     .receive([&](metadata_snapshot& s) { snap = std::move(s); }, [&](caf::error& e) { failure = e; });
   if (failure) return from_caf_error(failure);
   self->request(replicas, apply_timeout, apply_atom_v, snap)
-    .receive([](bool) {}, [&](caf::error& e) { failure = e; });
+    .receive([](const std::vector<topic_partition>&) {}, [&](caf::error& e) { failure = e; });
   if (failure) return from_caf_error(failure);
   size_t partitions = 0;
   for (const auto& [name, t] : snap->topics) partitions += t.partitions.size();

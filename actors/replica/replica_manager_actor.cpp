@@ -194,21 +194,23 @@ std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& t
   return entry;
 }
 
-// Opens the replicas of `snapshot` that this node hosts and does not have yet; true iff every one
-// opened.
-bool open_new_replicas(self_ptr self, const cluster_metadata& snapshot) {
+// Opens the replicas of `snapshot` that this node hosts and does not have yet; returns those of
+// its partitions on this node that do not serve (offline, or not opened).
+std::vector<topic_partition> open_new_replicas(self_ptr self, const cluster_metadata& snapshot) {
   auto& st = self->state;
-  bool all_ok = true;
+  std::vector<topic_partition> unserved;
   bool checkpoints_changed = false;
   for (const auto& [name, topic] : snapshot.topics) {
     for (const auto& a : topic.partitions) {
       if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node.value()) == a.replicas.end())
         continue;
       const topic_partition tp{name, a.partition};
-      if (st.replicas.count(tp) != 0) continue;
-      auto entry = open_replica(self, topic, a, checkpoints_changed);
-      if (!entry || entry->offline) all_ok = false;
-      if (entry) st.replicas.emplace(tp, std::move(*entry));
+      if (st.replicas.count(tp) == 0) {
+        auto entry = open_replica(self, topic, a, checkpoints_changed);
+        if (entry) st.replicas.emplace(tp, std::move(*entry));
+      }
+      auto it = st.replicas.find(tp);
+      if (it == st.replicas.end() || it->second.offline) unserved.push_back(tp);
     }
   }
   // New partitions are in the checkpoints from the start, so a directory lost later is noticed.
@@ -221,7 +223,7 @@ bool open_new_replicas(self_ptr self, const cluster_metadata& snapshot) {
     spdlog::warn("node {}: offline partitions (they answer KAFKA_STORAGE_ERROR until repaired, "
                  "see the errors above): {}",
                  st.opts.node.value(), offline);
-  return all_ok;
+  return unserved;
 }
 
 // Replicas this node must drop: their topic is gone, was re-created (another id), or no longer
@@ -256,12 +258,12 @@ std::vector<topic_partition> reconfigured_replicas(const replica_manager_state& 
   return out;
 }
 
-caf::result<bool> apply(self_ptr self, const metadata_snapshot& snapshot) {
+caf::result<std::vector<topic_partition>> apply(self_ptr self, const metadata_snapshot& snapshot) {
   auto& st = self->state;
   if (st.stopping)
     return to_caf_error(make_error(errc::not_leader_or_follower, "the replica manager is stopping"));
   if (!snapshot) return to_caf_error(make_error(errc::invalid_config, "empty metadata snapshot"));
-  auto rp = self->make_response_promise<bool>();
+  auto rp = self->make_response_promise<std::vector<topic_partition>>();
   auto stale = stale_replicas(st, *snapshot);
   auto reconfigured = reconfigured_replicas(st, *snapshot);
   auto pending =
@@ -273,11 +275,20 @@ caf::result<bool> apply(self_ptr self, const metadata_snapshot& snapshot) {
   };
   for (const auto& tp : stale) {
     auto actor = st.replicas.at(tp).actor;
+    const bool offline = st.replicas.at(tp).offline;
     st.replicas.erase(tp);
     forget(st, tp);
     st.unrecorded_deletions.insert(tp);
     const auto dir = partition_dir(st, tp);
-    auto remove_dir = [self, dir, pending] {
+    // What sits at an offline replica's path was not written by a healthy log (a damaged
+    // directory, or a stray file): it stays for the operator, as Kafka leaves offline log dirs.
+    auto remove_dir = [self, dir, pending, offline] {
+      if (offline) {
+        spdlog::warn("node {}: left {} in place: its replica was offline", self->state.opts.node.value(),
+                     dir.string());
+        pending->arrive();
+        return;
+      }
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
       if (ec)

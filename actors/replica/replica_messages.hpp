@@ -118,8 +118,9 @@ using partition_replica_actor = caf::typed_actor<
 // after a topic is deleted or created, and on stop.
 using replica_manager_actor = caf::typed_actor<
   // Replies once every partition of the snapshot is open, offline (damaged or unreadable: it
-  // answers KAFKA_STORAGE_ERROR) or skipped (a bad config); true iff all opened.
-  caf::replies_to<apply_atom, metadata_snapshot>::with<bool>,
+  // answers KAFKA_STORAGE_ERROR) or skipped (a bad config); the reply lists the snapshot's
+  // partitions on this node that do not serve (offline or not opened), empty when all do.
+  caf::replies_to<apply_atom, metadata_snapshot>::with<std::vector<topic_partition>>,
   // UNKNOWN_TOPIC_OR_PARTITION when this node has no replica of it.
   caf::replies_to<lookup_atom, std::string, int32_t>::with<partition_replica_actor>,
   // Gathers every replica's recovery point and high watermark and writes the checkpoints now;

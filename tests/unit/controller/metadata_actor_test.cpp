@@ -19,31 +19,27 @@ namespace {
 errc code_of(const caf::error& e) { return from_caf_error(e).code; }
 
 // What the stub replica manager serves: every partition of every applied topic but those listed
-// in `broken`, for which it answers `false` as the real one does when a partition fails to open.
+// in `broken`, which it reports as not serving, as the real one does when a partition fails to
+// open.
 struct stub_routes {
   std::set<topic_partition> broken;
-  routing_table_ptr table = std::make_shared<const routing_table>();
 };
 
-// Stands in for the replica manager: records every applied snapshot and answers whether every
-// partition opened.
+// Stands in for the replica manager: records every applied snapshot and answers which
+// partitions do not serve.
 replica_manager_actor::behavior_type
 stub_replica_manager(replica_manager_actor::pointer,
                      std::shared_ptr<std::vector<metadata_snapshot>> applied,
                      std::shared_ptr<stub_routes> routes) {
   return {
     [applied, routes](apply_atom, metadata_snapshot s) {
-      auto table = std::make_shared<routing_table>();
-      bool all_open = true;
+      std::vector<topic_partition> unserved;
       for (const auto& [name, t] : s->topics)
-        for (const auto& a : t.partitions) {
-          const topic_partition tp{name, a.partition};
-          if (routes->broken.count(tp) != 0) all_open = false;
-          else table->emplace(tp, partition_replica_actor{});
-        }
-      std::atomic_store(&routes->table, routing_table_ptr{std::move(table)});
+        for (const auto& a : t.partitions)
+          if (routes->broken.count(topic_partition{name, a.partition}) != 0)
+            unserved.emplace_back(name, a.partition);
       applied->push_back(std::move(s));
-      return all_open;
+      return unserved;
     },
     [](lookup_atom, const std::string&, int32_t) -> caf::result<partition_replica_actor> {
       return make_error(errc::unknown_topic_or_partition);
@@ -80,7 +76,6 @@ struct metadata_fixture : caf_fixture {
         out.push_back(broker_info{static_cast<int32_t>(i + 1), "127.0.0.1", static_cast<uint16_t>(9000 + i)});
       return out;
     };
-    o.routes = [r = routes] { return std::atomic_load(&r->table); };
     return o;
   }
 

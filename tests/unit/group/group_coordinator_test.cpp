@@ -51,9 +51,10 @@ struct group_fixture {
     if (!m) FAIL("spawn failed: " << m.err().to_string());
     manager = *m;
     sys->track(manager);
-    auto applied = sys->request<bool>(manager, timeout, apply_atom_v, offsets_topic_snapshot(partitions));
+    auto applied = sys->request<std::vector<topic_partition>>(manager, timeout, apply_atom_v,
+                                                              offsets_topic_snapshot(partitions));
     REQUIRE(applied);
-    REQUIRE(*applied);
+    REQUIRE(applied->empty());
     groups = spawn_group_coordinator(sys->sys(), group_coordinator_options{manager, partitions, {}});
     sys->track(groups);
   }

@@ -82,8 +82,11 @@ struct manager_fixture {
     return *m;
   }
 
+  // Whether every partition of the snapshot on this node serves.
   caf::expected<bool> apply(metadata_snapshot snap) {
-    return sys->request<bool>(manager, timeout, apply_atom_v, std::move(snap));
+    auto unserved = sys->request<std::vector<topic_partition>>(manager, timeout, apply_atom_v, std::move(snap));
+    if (!unserved) return unserved.error();
+    return unserved->empty();
   }
   caf::expected<partition_replica_actor> lookup(const std::string& topic, int32_t partition) {
     return sys->request<partition_replica_actor>(manager, timeout, lookup_atom_v, topic, partition);
