@@ -666,7 +666,12 @@ private:
     auto& conn = connection(*address);
     return with_timeout(state->call(conn.cap), timeout)
         .catch_([](kj::Exception&& e) { return result<T>(from_exception(e)); })
-        .then([this, state, address = *address](result<T>&& r) -> kj::Promise<result<T>> {
+        .then([this, state, address = *address,
+               clipped = timeout < config_.request_timeout_ms](result<T>&& r) -> kj::Promise<result<T>> {
+          // An attempt cut short by the caller's deadline says nothing new about the broker:
+          // the caller gets the error that made it retry.
+          if (!r && clipped && r.code() == errc::request_timed_out && state->last)
+            return result<T>(*state->last);
           if (r || !retriable(r.code())) return kj::mv(r);
           if (r.code() == errc::network_exception) forget_connection(address);
           forget_topic(state->topic);

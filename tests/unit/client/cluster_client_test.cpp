@@ -39,6 +39,7 @@ struct fake_state {
   std::atomic<int> produce_calls{0};
   // Non-zero: every produce is answered with this errorCode.
   std::atomic<int> produce_error{0};
+  std::atomic<bool> produce_never_answers{false}; // once the NOT_LEADER answers are used up
   std::atomic<bool> topic_deleted{false}; // metadata and fetch answer UNKNOWN_TOPIC_OR_PARTITION for "t"
   std::map<int32_t, bytes> logs;        // padded batch sequence per partition
   std::map<int32_t, int64_t> next_offset;
@@ -95,6 +96,7 @@ public:
       r.setErrorMessage("not the leader");
       return kj::READY_NOW;
     }
+    if (s_.produce_never_answers) return kj::NEVER_DONE;
     const int32_t p = params.getPartition();
     auto data = params.getRecords();
     bytes batch(data.begin(), data.end());
@@ -297,6 +299,21 @@ TEST_CASE("retries stop at delivery.timeout.ms with the last error", "[client][c
   auto client = cluster_client::connect(config);
   REQUIRE(client);
   server.state.not_leader_remaining = 1000000;
+  auto r = (*client)->produce_sync("t", 0, 1, one_batch("v"));
+  REQUIRE_FALSE(r);
+  CHECK(r.code() == errc::not_leader_or_follower);
+}
+
+TEST_CASE("a retry cut short by delivery.timeout.ms reports the error that caused the retry",
+          "[client][cluster_client]") {
+  fake_server server;
+  auto config = config_for(server);
+  config.delivery_timeout_ms = 300;
+  config.request_timeout_ms = 30000;
+  auto client = cluster_client::connect(config);
+  REQUIRE(client);
+  server.state.not_leader_remaining = 1;
+  server.state.produce_never_answers = true;
   auto r = (*client)->produce_sync("t", 0, 1, one_batch("v"));
   REQUIRE_FALSE(r);
   CHECK(r.code() == errc::not_leader_or_follower);
