@@ -5,8 +5,9 @@
 #
 # Usage: tests/fuzz/run.sh [TARGET|all] [SECONDS]      (default: all, 300 seconds each)
 #   TARGET: record_batch rpc_request envelope segment_recovery config
-#   FUZZ_COVERAGE_REPORT=1 also writes the covered functions (libFuzzer's -print_coverage=1) to
-#   build-fuzz/fuzz-work/TARGET/coverage.txt.
+#   FUZZ_COVERAGE_REPORT=1 also writes the covered and uncovered functions (libFuzzer's
+#   -print_coverage=1; names need llvm-symbolizer, Debian package llvm-14) to
+#   build-fuzz/fuzz-work/TARGET/coverage.txt and counts capstan's own.
 # Builds build-fuzz (clang) first. New inputs accumulate in build-fuzz/fuzz-work/TARGET/corpus,
 # kept between runs and never written to the checked-in tests/fuzz/corpus. A crash leaves its
 # input in build-fuzz/fuzz-work/TARGET/artifacts/ and makes the script exit 1 after the other
@@ -46,11 +47,8 @@ for t in "${targets[@]}"; do
   "build-fuzz/tests/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/" "${extra[@]}" \
     "$work/corpus" "tests/fuzz/corpus/$t" >"$log" 2>&1 || status=$?
-  if [[ "${FUZZ_COVERAGE_REPORT:-0}" == 1 ]]; then
-    grep -E '^(COVERED_FUNC|UNCOVERED_FUNC|COVERAGE)' "$log" >"$work/coverage.txt" || true
-  fi
   pcs=$(sed -n 's/.*PC tables (\([0-9]*\) PCs).*/\1/p' "$log" | head -1)
-  last=$(grep -E '^#[0-9]+ +(DONE|pulse|NEW|REDUCE)' "$log" | tail -1 || true)
+  last=$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE)' "$log" | tail -1 || true)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
@@ -58,6 +56,13 @@ for t in "${targets[@]}"; do
   corp=$(sed -n 's/.* corp: \([^ ]*\).*/\1/p' <<<"$last")
   echo "   executions: ${execs:-?} (${rate:-?}/s); coverage: ${cov:-?} of ${pcs:-?} edges," \
     "${ft:-?} features; corpus: ${corp:-?} (inputs/bytes)"
+  if [[ "${FUZZ_COVERAGE_REPORT:-0}" == 1 ]]; then
+    grep -E '^(COVERED_FUNC|UNCOVERED_FUNC|COVERAGE)' "$log" >"$work/coverage.txt" || true
+    ours=$(grep -E '/(runtime|actors)/' "$work/coverage.txt" || true)
+    echo "   capstan functions (runtime/, actors/; lambdas and template instances count apart):" \
+      "$(grep -c '^COVERED_FUNC' <<<"$ours") reached, $(grep -c '^UNCOVERED_FUNC' <<<"$ours") not" \
+      "($work/coverage.txt)"
+  fi
   if ((status != 0)); then
     failed+=("$t")
     echo "   FAILED (exit $status): $(grep -E 'SUMMARY|ERROR:' "$log" | head -1)"
