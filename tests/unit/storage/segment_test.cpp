@@ -459,6 +459,16 @@ TEST_CASE("a sealed and flushed segment reopens trusted with the same state and 
     write_file(stem.string() + ".timeindex", bytes(tindex.size(), 0xff));
     CHECK(reopen());
   }
+  SECTION("an index entry that a rescan from the time index passes over is checked") {
+    // With only its first time entry left, the open rescans from near the start to find the max
+    // timestamp, past index entries nothing else checks: one of them now points inside a batch.
+    fs::resize_file(stem.string() + ".timeindex", 12);
+    bytes bad = index;
+    const size_t at = (index.size() / 8 / 2) * 8 + 4;
+    bf::store_be<uint32_t>(bad.data() + at, bf::load_be<uint32_t>(bad.data() + at) + 8);
+    write_file(stem.string() + ".index", bad);
+    CHECK(reopen());
+  }
   SECTION("a time index pointing past the log is rebuilt") {
     bytes bad = tindex;
     bad.resize(bad.size() + 12);
@@ -466,6 +476,56 @@ TEST_CASE("a sealed and flushed segment reopens trusted with the same state and 
     write_file(stem.string() + ".timeindex", bad);
     CHECK(reopen());
   }
+}
+
+// Found by tests/fuzz/segment_recovery_fuzz (tests/fuzz/corpus/segment_recovery/
+// found-rescan-passes-bad-index-entry, its first segment): the .index claims offset 1979711488
+// at position 0, and the .timeindex's only entry makes the trusted open rescan from position 0,
+// which used to check only the entry it started at. The bad entry was kept, entries were appended
+// after it, and a follower's truncate_to then failed on the index.
+TEST_CASE("a trusted open rebuilds an offset index entry its rescan contradicts",
+          "[storage][segment]") {
+  static const uint8_t log[] = {
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00, 0x3e,
+      0xff, 0xff, 0xff, 0xff, 0x02, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00, 0x00,
+      0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff,
+      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x26, 0xff, 0x00, 0x00, 0x00,
+      0x01, 0x18, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x76, 0x76,
+      0x76, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x19, 0x00, 0x00, 0x00, 0x3e, 0xff, 0xff, 0xff, 0xff,
+      0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x27, 0x18, 0x00,
+      0x00, 0x00, 0x3e, 0x22, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+      0x8b, 0xcf, 0xe5, 0x68, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+      0xff, 0xff, 0xff, 0xff, 0xff, 0x18, 0x00, 0xff, 0x01, 0x00, 0x00, 0x26,
+      0x00, 0x00, 0x00, 0x04, 0x6b, 0x30, 0x08, 0x76, 0x76, 0x76,
+  };
+  static const uint8_t index[] = {
+      0x76, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+  };
+  static const uint8_t tindex[] = {
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x19, 0x00, 0x00, 0x00, 0x3e,
+  };
+  test::temp_dir dir("segment");
+  const auto stem = (dir / "00000000000000000000").string();
+  write_file(stem + ".log", log);
+  write_file(stem + ".index", index);
+  write_file(stem + ".timeindex", tindex);
+  segment_options options;
+  options.index_interval_bytes = 9;
+
+  auto seg = must_open(dir.path(), offset{0}, segment_open_mode::open_trusted, options);
+  CHECK(seg->recovery().index_rebuilt);
+  CHECK(seg->next_offset() == offset{10034});
+  auto entries = offset_index::decode(read_file(stem + ".index"), seg->size_bytes());
+  REQUIRE(entries.ok());
+  CHECK(*entries == std::vector<offset_index_entry>{{25, 80}});
+
+  REQUIRE(seg->truncate_to(offset{5017}).ok());
+  CHECK(seg->next_offset() == offset{25});
+  auto slice = seg->read(offset{24}, 1);
+  REQUIRE(slice.ok());
+  CHECK(slice->first_offset == offset{24});
 }
 
 TEST_CASE("a trusted open refuses a log that is not well framed", "[storage][segment]") {
