@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto c = log_config::from_map(pairs); c) {
     const auto described = c->to_map();
     auto again = log_config::from_map(described);
-    FUZZ_CHECK(again);
+    FUZZ_CHECK_OK(again);
     FUZZ_CHECK(again->to_map() == described);
   } else {
     FUZZ_CHECK(c.code() == errc::invalid_config);

@@ -19,6 +19,15 @@ namespace capstan::fuzz {
     if (!(cond)) ::capstan::fuzz::fail("FUZZ_CHECK(" #cond ") failed", __FILE__, __LINE__); \
   } while (false)
 
+// For a status or result: fails with its error's text when it holds an error.
+#define FUZZ_CHECK_OK(expr)                                                                \
+  do {                                                                                     \
+    if (auto fuzz_checked_ = (expr); !fuzz_checked_)                                       \
+      ::capstan::fuzz::fail(("FUZZ_CHECK_OK(" #expr ") failed: " +                         \
+                             fuzz_checked_.err().to_string()).c_str(),                     \
+                            __FILE__, __LINE__);                                           \
+  } while (false)
+
 // Walks `sequence` as batch_sequence_reader frames it (a batch at every multiple of 8 from the
 // start, after the previous batch's padding) and rewrites each complete batch's CRC-32C so it
 // matches. Stops at the first frame that does not fit. Without this, almost every mutation of a

@@ -66,7 +66,7 @@ void check_batch(const record_batch_view& v, batch_validation mode, size_t max_b
 
   // A batch a producer may send is also one the log may hold.
   if (mode == batch_validation::produce)
-    FUZZ_CHECK(record_batch_view::parse(v.data(), max_batch, batch_validation::stored));
+    FUZZ_CHECK_OK(record_batch_view::parse(v.data(), max_batch, batch_validation::stored));
 
   // What a leader does before appending: the patched batch must still validate as the log holds
   // it, records intact.
@@ -75,7 +75,7 @@ void check_batch(const record_batch_view& v, batch_validation mode, size_t max_b
   set_partition_leader_epoch(copy, leader_epoch{7});
   set_log_append_time(copy, 1700000000000);
   auto patched = record_batch_view::parse(copy, max_batch, batch_validation::stored);
-  FUZZ_CHECK(patched);
+  FUZZ_CHECK_OK(patched);
   FUZZ_CHECK(patched->max_timestamp() == 1700000000000);
   FUZZ_CHECK(patched->partition_leader_epoch() == leader_epoch{7});
   const auto again = read_records(*patched, batch_validation::stored);

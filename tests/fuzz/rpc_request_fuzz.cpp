@@ -90,7 +90,8 @@ void produce(service::ProduceParams::Reader p) {
     bytes owned(batch->begin(), batch->end());
     set_base_offset(owned, offset{42});
     set_partition_leader_epoch(owned, leader_epoch{1});
-    FUZZ_CHECK(record_batch_view::parse(owned, max_produce_batch_bytes, batch_validation::stored));
+    FUZZ_CHECK_OK(
+        record_batch_view::parse(owned, max_produce_batch_bytes, batch_validation::stored));
   }
 }
 

@@ -65,7 +65,7 @@ void write_directory(const fs::path& dir, segment_input& in) {
 void check_recovered(const segment& seg) {
   FUZZ_CHECK(seg.next_offset() >= seg.base_offset());
   auto slice = seg.read(seg.base_offset(), size_t{1} << 20);
-  FUZZ_CHECK(slice);
+  FUZZ_CHECK_OK(slice);
   if (seg.size_bytes() == 0) {
     FUZZ_CHECK(slice->empty() && seg.next_offset() == seg.base_offset());
     return;
@@ -76,7 +76,7 @@ void check_recovered(const segment& seg) {
   std::optional<offset> last;
   for (;;) {
     auto b = reader.next();
-    FUZZ_CHECK(b);
+    FUZZ_CHECK_OK(b);
     if (!*b) break;
     FUZZ_CHECK((*b)->base_offset() >= seg.base_offset());
     last = (*b)->last_offset();
@@ -112,7 +112,7 @@ void append_and_read_back(segment& last) {
   const bytes batch = builder.build();
   if (at.value() > std::numeric_limits<int64_t>::max() - 1 || !last.can_hold(at, batch.size()))
     return;
-  FUZZ_CHECK(last.append(batch));
+  FUZZ_CHECK_OK(last.append(batch));
   FUZZ_CHECK(last.next_offset() == at + 1);
   auto r = last.read(at, 1);
   FUZZ_CHECK(r && r->first_offset == at && r->size == batch.size());
@@ -122,7 +122,7 @@ void append_and_read_back(segment& last) {
 // Drops the upper half of the segment's offsets; what is left must still read back.
 void truncate_to_middle(segment& seg, bool recovered) {
   const offset to = seg.base_offset() + (seg.next_offset() - seg.base_offset()) / 2;
-  FUZZ_CHECK(seg.truncate_to(to));
+  FUZZ_CHECK_OK(seg.truncate_to(to));
   FUZZ_CHECK(seg.next_offset() <= std::max(to, seg.base_offset()));
   if (recovered) check_recovered(seg);
 }
@@ -194,7 +194,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (i + 1 < segments.size()) {
         FUZZ_CHECK(seg.next_offset() <= segments[i + 1]->base_offset());
         // As the partition log does after loading: reads of all but the last come from an mmap.
-        FUZZ_CHECK(seg.seal());
+        FUZZ_CHECK_OK(seg.seal());
       }
       if (recovered(seg)) check_recovered(seg);
       else (void)seg.read(seg.base_offset(), size_t{1} << 20);
@@ -215,7 +215,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Loading again must work, and must find nothing to repair (below).
   {
     auto again = load_log(dir, recovery_point, offset{0}, options, "fuzz");
-    FUZZ_CHECK(again);
+    FUZZ_CHECK_OK(again);
     check_reload(*again, first);
   }
   FUZZ_CHECK(lowest_free_fd() == free_fd);
