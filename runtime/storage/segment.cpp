@@ -564,8 +564,15 @@ status segment::truncate_to(offset to) {
                                                  }) -
                             entries.begin());
     uint64_t pos = below >= 2 ? entries[below - 2].position : 0;
-    cut = pos;
     log_reader r = m.reader(size_);
+    // Unless the log contradicts its index: a trusted open scans only the tail, so damage below
+    // the recovery point can leave a batch there that holds `to`. Scan from the start then, so
+    // the cut is always at the end of a kept batch (or 0) and kept_next is that batch's.
+    if (pos != 0) {
+      auto h = r.header_at(pos);
+      if (!h || h->last >= to) pos = 0;
+    }
+    cut = pos;
     while (pos < size_) {
       auto h = r.header_at(pos);
       if (!h)
