@@ -35,6 +35,10 @@ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPSTAN_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake --build build-fuzz -j2 --target "${targets[@]/%/_fuzz}" >/dev/null
 
+# segment_recovery rewrites a partition directory under $TMPDIR on every run: keep it in memory
+# when the machine allows.
+if [[ -z "${TMPDIR:-}" && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
+
 failed=()
 for t in "${targets[@]}"; do
   work="build-fuzz/fuzz-work/$t"
