@@ -119,10 +119,19 @@ void append_and_read_back(segment& last) {
   FUZZ_CHECK(std::equal(batch.begin(), batch.end(), r->data));
 }
 
-// Drops the upper half of the segment's offsets; what is left must still read back.
-void truncate_to_middle(segment& seg, bool recovered) {
+// Drops the upper half of the segment's offsets; what is left must still read back. A trusted
+// segment was scanned only from its last index entries on, so damage before them may stop the
+// truncation: CORRUPT_MESSAGE, with the segment still describing its file.
+void truncate_to_middle(const fs::path& dir, segment& seg, bool recovered) {
   const offset to = seg.base_offset() + (seg.next_offset() - seg.base_offset()) / 2;
-  FUZZ_CHECK_OK(seg.truncate_to(to));
+  auto truncated = seg.truncate_to(to);
+  if (!recovered && !truncated) {
+    FUZZ_CHECK(truncated.code() == errc::corrupt_message);
+    FUZZ_CHECK(fs::file_size(dir / (segment::file_stem(seg.base_offset()) + ".log")) ==
+               seg.size_bytes());
+    return;
+  }
+  FUZZ_CHECK_OK(truncated);
   FUZZ_CHECK(seg.next_offset() <= std::max(to, seg.base_offset()));
   if (recovered) check_recovered(seg);
 }
@@ -202,8 +211,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     append_and_read_back(*segments.back());
     // A follower's truncation, of the active segment and of a sealed one (which is rewritten).
-    truncate_to_middle(*segments.back(), recovered(*segments.back()));
-    if (segments.size() > 1) truncate_to_middle(*segments.front(), recovered(*segments.front()));
+    truncate_to_middle(dir, *segments.back(), recovered(*segments.back()));
+    if (segments.size() > 1)
+      truncate_to_middle(dir, *segments.front(), recovered(*segments.front()));
     first.dropped = !loaded->dropped_segments.empty();
     for (const auto& seg : segments) {
       first.ranges.emplace_back(seg->base_offset(), seg->next_offset());
