@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds capstan and runs every test through ctest: the release build (-O2 -g) runs all tiers,
-# then an AddressSanitizer + UndefinedBehaviorSanitizer build runs the unit tests again.
+# then an AddressSanitizer + UndefinedBehaviorSanitizer build runs the unit tests again, then a
+# clang build of the libFuzzer targets runs each for a few seconds (tests/fuzz/README.md).
 # Installs missing Debian packages first (scripts/setup.sh). Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,3 +20,8 @@ cmake --build build-asan -j"$jobs" --target unit_tests
 export UBSAN_OPTIONS="suppressions=$PWD/tests/ubsan.supp:halt_on_error=1:print_stacktrace=1"
 export ASAN_OPTIONS="detect_leaks=1"
 ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit
+
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPSTAN_FUZZ=ON -DCAPSTAN_WERROR=ON \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake --build build-fuzz -j"$jobs"
+ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -L fuzz

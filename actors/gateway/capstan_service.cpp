@@ -269,6 +269,10 @@ kj::Promise<void> capstan_service::answered_later(kj::Promise<void> call, int64_
 kj::Promise<void> capstan_service::metadata(MetadataContext call) {
   ctx_->metrics.count_request("metadata");
   auto params = call.getParams();
+  if (auto s = validate_list_length(params.getTopics().size(), "topics"); !s) {
+    ctx_->metrics.count_error("metadata", s.code());
+    fail_call(s.err().to_string());
+  }
   std::vector<std::string> wanted;
   for (auto t : params.getTopics()) wanted.emplace_back(t);
   const bool all = params.getAllTopics() || wanted.empty();
@@ -321,6 +325,10 @@ kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
   static constexpr const char* method = "createTopic";
   ctx_->metrics.count_request(method);
   auto params = call.getParams();
+  if (auto s = validate_list_length(params.getConfigs().size(), "configs"); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
   topic_spec spec;
   spec.name = params.getName();
   spec.partitions = params.getPartitions();
@@ -406,6 +414,10 @@ kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
   static constexpr const char* method = "alterConfigs";
   ctx_->metrics.count_request(method);
   auto params = call.getParams();
+  if (auto s = validate_list_length(params.getConfigs().size(), "configs"); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
   std::string topic = params.getTopic();
   auto configs = read_configs(params.getConfigs());
   call.releaseParams();
@@ -598,6 +610,10 @@ kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
   static constexpr const char* method = "commitOffsets";
   ctx_->metrics.count_request(method);
   auto params = call.getParams();
+  if (auto s = validate_list_length(params.getOffsets().size(), "offsets"); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
   std::string group = params.getGroup();
   group_offsets entries;
   for (auto o : params.getOffsets())
@@ -631,6 +647,10 @@ kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
   static constexpr const char* method = "fetchOffsets";
   ctx_->metrics.count_request(method);
   auto params = call.getParams();
+  if (auto s = validate_list_length(params.getPartitions().size(), "partitions"); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
   std::string group = params.getGroup();
   group_offsets entries;
   for (auto tp : params.getPartitions())

@@ -28,6 +28,12 @@ status validate_topic_partition(const std::string& topic, int32_t partition) {
   return {};
 }
 
+status validate_list_length(size_t entries, const char* what) {
+  if (entries <= max_request_list_entries) return {};
+  return invalid(fmt::format("{} holds {} entries, at most {} allowed", what, entries,
+                             max_request_list_entries));
+}
+
 status validate_acks(int16_t acks) {
   if (acks == 0 || acks == 1 || acks == -1) return {};
   return make_error(errc::invalid_required_acks,

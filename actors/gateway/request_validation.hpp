@@ -23,10 +23,18 @@ inline constexpr size_t max_produce_batch_bytes = size_t{64} << 20;
 // fields, and a produce of max_produce_batch_bytes, with headroom (the test client uses it; the
 // server's own limit is socket.request.max.bytes, rpc_limits.hpp).
 inline constexpr uint64_t rpc_traversal_limit_words = ((uint64_t{80} << 20) / 8);
+// Entries a request list may hold (metadata topics, topic configs, group offsets and
+// partitions). Cap'n Proto lets a list of empty structs claim as many entries as the traversal
+// limit allows (10 Mi) in a few bytes, each then read as defaults; refusing a longer list before
+// reading it keeps a 40-byte request from costing seconds of CPU and a gigabyte of memory.
+inline constexpr size_t max_request_list_entries = 100000;
 
 // Topic name (validate_topic_name: INVALID_TOPIC_EXCEPTION) and partition >= 0
 // (UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers for a partition that cannot exist).
 status validate_topic_partition(const std::string& topic, int32_t partition);
+
+// At most max_request_list_entries: INVALID_REQUEST naming the list (`what`) otherwise.
+status validate_list_length(size_t entries, const char* what);
 
 // acks in {0, 1, -1}: INVALID_REQUIRED_ACKS otherwise.
 status validate_acks(int16_t acks);

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "actors/gateway/rpc_limits.hpp"
 #include "runtime/cluster/topic_validation.hpp"
@@ -47,6 +48,9 @@ struct node_config {
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
   // are INVALID_CONFIG naming the key (docs/configuration.md lists them).
   static result<node_config> from_toml_file(const std::filesystem::path& file, node_config base);
+  // The same for TOML text; `source` names it in error messages as the file name does.
+  static result<node_config> from_toml(std::string_view text, const std::string& source,
+                                       node_config base);
 };
 
 class node {

@@ -1,4 +1,5 @@
-// node_config::from_toml_file: a TOML file of Kafka broker config names (docs/configuration.md).
+// node_config::from_toml_file and from_toml: TOML of Kafka broker config names
+// (docs/configuration.md).
 // Dotted keys and nested tables are the same thing in TOML (`log.retention.ms = 1` is
 // `[log] retention.ms = 1`), so the file is flattened to dotted names before it is applied. Each
 // value keeps its TOML type, and each key takes one: a number where a path belongs is refused,
@@ -255,22 +256,13 @@ status check_aliases(const std::map<std::string, flat_value>& flat) {
   return {};
 }
 
-} // namespace
-
-result<node_config> node_config::from_toml_file(const std::filesystem::path& file, node_config base) {
-  toml::table root;
-  try {
-    root = toml::parse_file(file.string());
-  } catch (const toml::parse_error& e) {
-    std::ostringstream where;
-    where << e.source().begin;
-    return make_error(errc::invalid_config,
-                      file.string() + ": " + std::string(e.description()) + " at " + where.str());
-  }
+// Applies a parsed file; `source` prefixes error messages.
+result<node_config> apply_table(const toml::table& root, const std::string& source,
+                                node_config base) {
   std::map<std::string, flat_value> flat;
   if (auto s = flatten(root, "", flat); !s)
-    return make_error(errc::invalid_config, file.string() + ": " + s.err().message);
-  if (auto s = check_aliases(flat); !s) return make_error(errc::invalid_config, file.string() + ": " + s.err().message);
+    return make_error(errc::invalid_config, source + ": " + s.err().message);
+  if (auto s = check_aliases(flat); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
   // log.roll.ms and log.retention.ms win over their coarser forms, as in Kafka: apply the coarse
   // ones first.
   std::vector<std::pair<std::string, flat_value>> ordered;
@@ -281,9 +273,39 @@ result<node_config> node_config::from_toml_file(const std::filesystem::path& fil
   node_config c = std::move(base);
   for (const auto& [key, value] : ordered) {
     if (auto s = apply_key(c, key, value); !s)
-      return make_error(errc::invalid_config, file.string() + ": " + s.err().message);
+      return make_error(errc::invalid_config, source + ": " + s.err().message);
   }
   return c;
+}
+
+error parse_failure(const toml::parse_error& e, const std::string& source) {
+  std::ostringstream where;
+  where << e.source().begin;
+  return make_error(errc::invalid_config,
+                    source + ": " + std::string(e.description()) + " at " + where.str());
+}
+
+} // namespace
+
+result<node_config> node_config::from_toml_file(const std::filesystem::path& file, node_config base) {
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    return parse_failure(e, file.string());
+  }
+  return apply_table(root, file.string(), std::move(base));
+}
+
+result<node_config> node_config::from_toml(std::string_view text, const std::string& source,
+                                           node_config base) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return parse_failure(e, source);
+  }
+  return apply_table(root, source, std::move(base));
 }
 
 } // namespace capstan

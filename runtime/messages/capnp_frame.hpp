@@ -8,7 +8,9 @@
 // exactly one flat message whose segment table and pointers are in bounds: frames are built from
 // a MessageBuilder, or validated by from_words() (which the deserializer uses). Reading a field
 // whose wire type contradicts the schema can still make Cap'n Proto throw, so code reading a
-// peer's frame uses try_read(), which turns that into CORRUPT_MESSAGE.
+// peer's frame uses try_read(), which turns that into CORRUPT_MESSAGE. Nor does a frame's size
+// bound its lists: a list of empty structs claims up to the traversal limit's entries in two
+// words, so code iterating a peer's list bounds how many entries it reads.
 
 #include <cstddef>
 #include <cstdint>

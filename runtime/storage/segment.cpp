@@ -308,6 +308,11 @@ status segment::scan_headers(uint64_t start, std::optional<offset> base_at_start
   log_reader r = m.reader(size_);
   offset min_base = base_at_start.value_or(base_);
   offset next = base_;
+  // Offset index entries at or after `start`, as they were before the scan: each must name a
+  // batch the scan finds, with its base offset. (A scan that the time index starts early passes
+  // over entries nothing else checks; entries the scan appends come after these.)
+  size_t entry = m.index.count_below_position(start);
+  const size_t entries_before = m.index.entries().size();
   for (uint64_t pos = start; pos < size_;) {
     auto h = r.header_at(pos);
     if (!h) {
@@ -325,6 +330,14 @@ status segment::scan_headers(uint64_t start, std::optional<offset> base_at_start
       return corrupt(fmt::format("batch at position {} (offsets {}-{}) is beyond the 32-bit index "
                                  "range of the segment",
                                  pos, h->base.value(), h->last.value()));
+    if (entry < entries_before) {
+      const offset_index_entry e = m.index.entries()[entry];
+      if (e.position < pos || (e.position == pos && base_ + e.relative_offset != h->base))
+        return corrupt(fmt::format("offset index entry {} -> {} does not match the batch at "
+                                   "position {} (base offset {})",
+                                   e.relative_offset, e.position, pos, h->base.value()));
+      if (e.position == pos) ++entry;
+    }
     if (auto s = m.index_batch(pos, *h); !s) return s;
     next = h->last + 1;
     min_base = next;
@@ -340,6 +353,10 @@ status segment::scan_headers(uint64_t start, std::optional<offset> base_at_start
       return corrupt(fmt::format("non-zero padding after the batch that ends at position {}", end));
     pos = padded;
   }
+  if (entry < entries_before)
+    return corrupt(fmt::format("offset index entry {} -> {} points inside the last batch",
+                               m.index.entries()[entry].relative_offset,
+                               m.index.entries()[entry].position));
   next_ = next;
   max_timestamp_ = m.max_so_far;
   return {};
@@ -544,8 +561,15 @@ status segment::truncate_to(offset to) {
                                                  }) -
                             entries.begin());
     uint64_t pos = below >= 2 ? entries[below - 2].position : 0;
-    cut = pos;
     log_reader r = m.reader(size_);
+    // Unless the log contradicts its index: a trusted open scans only the tail, so damage below
+    // the recovery point can leave a batch there that holds `to`. Scan from the start then, so
+    // the cut is always at the end of a kept batch (or 0) and kept_next is that batch's.
+    if (pos != 0) {
+      auto h = r.header_at(pos);
+      if (!h || h->last >= to) pos = 0;
+    }
+    cut = pos;
     while (pos < size_) {
       auto h = r.header_at(pos);
       if (!h)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <caf/all.hpp>
+#include <capnp/any.h>
 #include <capnp/ez-rpc.h>
 #include <catch2/catch.hpp>
 
@@ -381,6 +382,16 @@ commit_call(capstan_client& cap, kj::WaitScope& ws, const std::string& group,
   return req.send().wait(ws);
 }
 
+// Sets pointer field `field` of `params` to a list of `n` empty structs, which Cap'n Proto
+// encodes in one tag word whatever n is; read as any struct list, each entry is all defaults.
+template <class Params>
+void set_empty_entries(Params params, unsigned field, unsigned n) {
+  capnp::MallocMessageBuilder list;
+  list.initRoot<capnp::AnyPointer>().initAs<capnp::List<rpc::Capstan::ListTopicsParams>>(n);
+  capnp::AnyStruct::Builder any(kj::mv(params));
+  any.getPointerSection()[field].set(list.getRoot<capnp::AnyPointer>().asReader());
+}
+
 int raw_connect(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
@@ -620,6 +631,67 @@ TEST_CASE("rpc server: each bad input gets its named error and the server keeps 
   md.setAllTopics(true);
   CHECK(md.send().wait(ws).getTopics().size() == 1);
   CHECK(f.metrics->render().find("capstan_rpc_errors_total{method=") != std::string::npos);
+}
+
+TEST_CASE("rpc server: a request list of more than max_request_list_entries is refused unread",
+          "[gateway][rpc]") {
+  rpc_fixture f;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto& ws = client.getWaitScope();
+  auto cap = client.getMain<rpc::Capstan>();
+  constexpr auto n = static_cast<unsigned>(max_request_list_entries + 1);
+  auto names = [](capnp::Text::Reader message, const char* list) {
+    return std::string(message.cStr()).find(list) != std::string::npos;
+  };
+
+  auto create = cap.createTopicRequest();
+  create.setName("orders");
+  create.setPartitions(1);
+  create.setReplicationFactor(1);
+  set_empty_entries<rpc::Capstan::CreateTopicParams::Builder>(create, 1, n);
+  auto created = create.send().wait(ws);
+  CHECK(code_of(created.getErrorCode()) == errc::invalid_request);
+  CHECK(names(created.getErrorMessage(), "configs"));
+
+  auto alter = cap.alterConfigsRequest();
+  alter.setTopic("t");
+  set_empty_entries<rpc::Capstan::AlterConfigsParams::Builder>(alter, 1, n);
+  auto altered = alter.send().wait(ws);
+  CHECK(code_of(altered.getErrorCode()) == errc::invalid_request);
+  CHECK(names(altered.getErrorMessage(), "configs"));
+
+  auto commit = cap.commitOffsetsRequest();
+  commit.setGroup("g");
+  set_empty_entries<rpc::Capstan::CommitOffsetsParams::Builder>(commit, 1, n);
+  auto committed = commit.send().wait(ws);
+  CHECK(code_of(committed.getErrorCode()) == errc::invalid_request);
+  CHECK(names(committed.getErrorMessage(), "offsets"));
+
+  auto fetch = cap.fetchOffsetsRequest();
+  fetch.setGroup("g");
+  set_empty_entries<rpc::Capstan::FetchOffsetsParams::Builder>(fetch, 1, n);
+  auto fetched = fetch.send().wait(ws);
+  CHECK(code_of(fetched.getErrorCode()) == errc::invalid_request);
+  CHECK(names(fetched.getErrorMessage(), "partitions"));
+
+  // metadata has no error field: the call fails. Its topics are Text, which Cap'n Proto does not
+  // read from a list of empty structs, so the list is as long as it looks: n null names.
+  std::string what;
+  try {
+    auto md = cap.metadataRequest();
+    md.initTopics(n);
+    md.send().wait(ws);
+  } catch (const kj::Exception& e) {
+    what = e.getDescription().cStr();
+  }
+  CHECK(what.find("INVALID_REQUEST") != std::string::npos);
+  CHECK(what.find("topics") != std::string::npos);
+
+  // At the limit the list is read as usual.
+  auto at_limit = cap.fetchOffsetsRequest();
+  at_limit.setGroup("g");
+  set_empty_entries<rpc::Capstan::FetchOffsetsParams::Builder>(at_limit, 1, n - 1);
+  CHECK(code_of(at_limit.send().wait(ws).getErrorCode()) == errc::invalid_topic_exception);
 }
 
 TEST_CASE("rpc server: an unavailable metadata actor fails the call, not the connection",

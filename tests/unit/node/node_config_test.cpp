@@ -188,6 +188,22 @@ TEST_CASE("two names of one setting must agree", "[node][config]") {
   CHECK(agreeing->node_id == 3);
 }
 
+TEST_CASE("TOML text is applied as a file is, errors naming the given source", "[node][config]") {
+  auto c = node_config::from_toml("node.id = 3\n[log]\nretention.ms = 5000\n", "inline.toml",
+                                  node_config{});
+  REQUIRE(c);
+  CHECK(c->node_id == 3);
+  CHECK(c->log_defaults.retention_ms == 5000);
+
+  for (const char* bad : {"node.id = -1\n", "this is not toml\n"}) {
+    INFO(bad);
+    auto b = node_config::from_toml(bad, "inline.toml", node_config{});
+    REQUIRE_FALSE(b);
+    CHECK(b.code() == errc::invalid_config);
+    CHECK(b.err().message.find("inline.toml") != std::string::npos);
+  }
+}
+
 TEST_CASE("listen addresses are HOST:PORT, with an optional listener name", "[node][config]") {
   auto a = parse_listen_address("127.0.0.1:9192", "listen");
   REQUIRE(a);

@@ -1,0 +1,165 @@
+// libFuzzer target: the Cap'n Proto decoding of every client RPC request (schema/client.capnp)
+// and the checks the gateway runs on it (actors/gateway/request_validation.*), as
+// actors/gateway/capstan_service.cpp reads each request: the same fields, the same validation,
+// and for createTopic and alterConfigs the config check the metadata actor applies next.
+//
+// Input: one flat Cap'n Proto message (segment table, then segments), zero-padded to whole
+// words. It is decoded as the params struct of each of the 11 methods in turn, with the
+// server's reader limits. A Cap'n Proto exception is what the RPC system turns into an error for
+// the one call, so it is caught here; a crash, a sanitizer report or a failed FUZZ_CHECK is a bug.
+// Run: build-fuzz/tests/fuzz/rpc_request_fuzz tests/fuzz/corpus/rpc_request, or
+// tests/fuzz/run.sh rpc_request [seconds] (tests/fuzz/README.md).
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <capnp/serialize.h>
+#include <kj/array.h>
+#include <kj/exception.h>
+
+#include "actors/gateway/request_validation.hpp"
+#include "actors/gateway/rpc_limits.hpp"
+#include "runtime/batch/record_batch_view.hpp"
+#include "runtime/cluster/metadata.hpp"
+#include "runtime/cluster/topic_validation.hpp"
+#include "schema/client.capnp.h"
+#include "tests/fuzz/fuzz_support.hpp"
+
+namespace capstan::fuzz {
+namespace {
+
+using service = rpc::Capstan;
+
+std::map<std::string, std::string> read_configs(capnp::List<rpc::ConfigEntry>::Reader entries) {
+  std::map<std::string, std::string> out;
+  for (auto e : entries) out[e.getName()] = e.getValue();
+  return out;
+}
+
+void metadata(service::MetadataParams::Reader p) {
+  if (!validate_list_length(p.getTopics().size(), "topics")) return;
+  std::vector<std::string> wanted;
+  for (auto t : p.getTopics()) wanted.emplace_back(t);
+  (void)p.getAllTopics();
+  for (const auto& name : wanted) (void)validate_topic_name(name);
+}
+
+void create_topic(service::CreateTopicParams::Reader p) {
+  if (!validate_list_length(p.getConfigs().size(), "configs")) return;
+  topic_spec spec;
+  spec.name = p.getName();
+  spec.partitions = p.getPartitions();
+  spec.replication_factor = p.getReplicationFactor();
+  spec.configs = read_configs(p.getConfigs());
+  if (validate_topic_name(spec.name)) (void)validate_topic_spec(spec, 3);
+}
+
+void delete_topic(service::DeleteTopicParams::Reader p) {
+  (void)validate_topic_name(p.getName());
+}
+
+void describe_configs(service::DescribeConfigsParams::Reader p) {
+  (void)validate_topic_name(p.getTopic());
+}
+
+void alter_configs(service::AlterConfigsParams::Reader p) {
+  if (!validate_list_length(p.getConfigs().size(), "configs")) return;
+  const std::string topic = p.getTopic();
+  const auto configs = read_configs(p.getConfigs());
+  if (validate_topic_name(topic)) (void)validate_topic_configs(configs);
+}
+
+void produce(service::ProduceParams::Reader p) {
+  const std::string topic = p.getTopic();
+  if (!validate_topic_partition(topic, p.getPartition()) || !validate_acks(p.getAcks()) ||
+      !validate_timeout(p.getTimeoutMs(), "timeoutMs"))
+    return;
+  auto records = p.getRecords();
+  // A mutated batch rarely keeps its checksum; repair it in a copy so the checks behind the CRC
+  // are reached too. The original bytes are validated as well.
+  bytes fixed(records.begin(), records.end());
+  fix_batch_crcs(fixed);
+  for (bytes_view in : {bytes_view{records.begin(), records.size()}, bytes_view{fixed}}) {
+    auto batch = validate_produce_records(in);
+    if (!batch) continue;
+    FUZZ_CHECK(batch->data() == in.data() && batch->size() <= in.size());
+    // The gateway's copy, patched by the leader, is what the log then stores.
+    bytes owned(batch->begin(), batch->end());
+    set_base_offset(owned, offset{42});
+    set_partition_leader_epoch(owned, leader_epoch{1});
+    FUZZ_CHECK_OK(
+        record_batch_view::parse(owned, max_produce_batch_bytes, batch_validation::stored));
+  }
+}
+
+void fetch(service::FetchParams::Reader p) {
+  if (!validate_topic_partition(p.getTopic(), p.getPartition())) return;
+  auto limits =
+      validate_fetch(p.getOffset(), p.getMaxBytes(), p.getMinBytes(), p.getMaxWaitMs());
+  if (limits) FUZZ_CHECK(limits->max_bytes > 0 && limits->max_bytes <= max_fetch_bytes);
+}
+
+void list_offsets(service::ListOffsetsParams::Reader p) {
+  if (validate_topic_partition(p.getTopic(), p.getPartition()))
+    (void)validate_list_offsets_timestamp(p.getTimestamp());
+}
+
+void commit_offsets(service::CommitOffsetsParams::Reader p) {
+  if (!validate_list_length(p.getOffsets().size(), "offsets")) return;
+  const std::string group = p.getGroup();
+  status check = validate_group_id(group);
+  for (auto o : p.getOffsets()) {
+    const std::string topic = o.getTopic();
+    const std::string metadata = o.getMetadata();
+    if (check) check = validate_topic_partition(topic, o.getPartition());
+    (void)o.getOffset();
+  }
+}
+
+void fetch_offsets(service::FetchOffsetsParams::Reader p) {
+  if (!validate_list_length(p.getPartitions().size(), "partitions")) return;
+  status check = validate_group_id(p.getGroup());
+  for (auto tp : p.getPartitions()) {
+    const std::string topic = tp.getTopic();
+    if (check) check = validate_topic_partition(topic, tp.getPartition());
+  }
+}
+
+template <class Params, class Fn>
+void decode(kj::ArrayPtr<const capnp::word> words, Fn&& fn) {
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = default_node_rpc_limits().traversal_limit_words();
+  try {
+    capnp::FlatArrayMessageReader reader(words, options);
+    fn(reader.getRoot<Params>());
+  } catch (const kj::Exception&) {
+    // The RPC system answers the call with this exception; the connection stays up.
+  }
+}
+
+} // namespace
+} // namespace capstan::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace capstan::fuzz;
+  auto words = kj::heapArray<capnp::word>((size + sizeof(capnp::word) - 1) / sizeof(capnp::word));
+  std::memset(words.begin(), 0, words.size() * sizeof(capnp::word));
+  if (size > 0) std::memcpy(words.begin(), data, size);
+  const kj::ArrayPtr<const capnp::word> in = words;
+  decode<service::MetadataParams>(in, metadata);
+  decode<service::CreateTopicParams>(in, create_topic);
+  decode<service::DeleteTopicParams>(in, delete_topic);
+  decode<service::ListTopicsParams>(in, [](service::ListTopicsParams::Reader) {});
+  decode<service::DescribeConfigsParams>(in, describe_configs);
+  decode<service::AlterConfigsParams>(in, alter_configs);
+  decode<service::ProduceParams>(in, produce);
+  decode<service::FetchParams>(in, fetch);
+  decode<service::ListOffsetsParams>(in, list_offsets);
+  decode<service::CommitOffsetsParams>(in, commit_offsets);
+  decode<service::FetchOffsetsParams>(in, fetch_offsets);
+  return 0;
+}
