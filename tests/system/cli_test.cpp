@@ -488,7 +488,7 @@ TEST_CASE("consume --timeout-ms bounds the wait while the topic is deleted under
   node.stop(SIGTERM);
 }
 
-TEST_CASE("user topics named __... are ordinary; names colliding over '.' and '_' are refused", "[system][cli]") {
+TEST_CASE("user topics named __... are ordinary, names colliding over '.' and '_' are refused", "[system][cli]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
   node.start();

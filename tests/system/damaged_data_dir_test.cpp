@@ -98,7 +98,7 @@ std::string numbered_lines(const std::string& prefix, int count, size_t width = 
 } // namespace
 
 TEST_CASE("a partition directory removed while the node was down is offline until a repair accepts "
-          "the loss; no offset is handed out twice",
+          "the loss, no offset is handed out twice",
           "[system][damage]") {
   temp_dir dir("capstan-damage");
   const auto data = dir / "data";
@@ -160,7 +160,7 @@ TEST_CASE("a partition directory removed while the node was down is offline unti
 }
 
 TEST_CASE("a lost active segment, a lost middle segment and a stray garbage segment take their "
-          "partitions offline, by name and offsets; after a repair each continues at the known end",
+          "partitions offline, by name and offsets, after a repair each continues at the known end",
           "[system][damage]") {
   temp_dir dir("capstan-damage");
   const auto data = dir / "data";

@@ -35,7 +35,7 @@ constexpr errc all_codes[] = {
 
 } // namespace
 
-TEST_CASE("a wire code maps to its errc; one past the last is UNKNOWN_SERVER_ERROR",
+TEST_CASE("a wire code maps to its errc, one past the last is UNKNOWN_SERVER_ERROR",
           "[actor][caf_error]") {
   for (auto code : all_codes) {
     INFO(to_string(code));

@@ -78,7 +78,7 @@ group_offset entry(std::string topic, int32_t partition, int64_t off = -1, std::
 
 } // namespace
 
-TEST_CASE("committed offsets are fetched back; unknown ones are -1", "[group]") {
+TEST_CASE("committed offsets are fetched back, unknown ones are -1", "[group]") {
   group_fixture f;
   auto c = f.commit("g1", {entry("orders", 0, 10, "m0"), entry("orders", 1, 20)});
   REQUIRE(c);
@@ -114,7 +114,7 @@ TEST_CASE("a later commit replaces an earlier one, and an empty fetch list retur
   CHECK((*all)[1].offset == 7);
 }
 
-TEST_CASE("an empty group id is INVALID_CONFIG; bad entries fail alone", "[group]") {
+TEST_CASE("an empty group id is INVALID_CONFIG, bad entries fail alone", "[group]") {
   group_fixture f;
   auto c = f.commit("", {entry("a", 0, 1)});
   REQUIRE_FALSE(c);

@@ -15,7 +15,7 @@ fetch_request want(int32_t min_bytes) {
 
 } // namespace
 
-TEST_CASE("min_bytes of zero or less never waits; one or more needs that many bytes",
+TEST_CASE("min_bytes of zero or less never waits, one or more needs that many bytes",
           "[replica][delayed_fetch]") {
   CHECK(delayed_fetch_set::satisfied(want(0), 0));
   CHECK(delayed_fetch_set::satisfied(want(-5), 0));

@@ -32,7 +32,7 @@ TEST_CASE("the high watermark never moves backwards", "[replica][hw]") {
   CHECK(hw.high_watermark() == offset{10});
 }
 
-TEST_CASE("shrinking the ISR lets the high watermark advance; outsiders do not count",
+TEST_CASE("shrinking the ISR lets the high watermark advance, outsiders do not count",
           "[replica][hw]") {
   high_watermark_tracker hw(node_id{1}, offset{0}, offset{0});
   hw.set_isr({node_id{1}, node_id{2}});

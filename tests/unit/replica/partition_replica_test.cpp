@@ -107,7 +107,7 @@ TEST_CASE("acks other than 0, 1 and -1 are INVALID_CONFIG and append nothing", "
   CHECK(latest->found == 0);
 }
 
-TEST_CASE("acks=-1 below min.insync.replicas is NOT_ENOUGH_REPLICAS before appending; acks=1 works",
+TEST_CASE("acks=-1 below min.insync.replicas is NOT_ENOUGH_REPLICAS before appending, acks=1 works",
           "[replica]") {
   replica_fixture f(2);
   auto p = f.produce(make_batch(1, "x", 1000), -1);

@@ -120,7 +120,7 @@ TEST_CASE("effective config overlays topic overrides and splits off min.insync.r
         errc::invalid_config);
 }
 
-TEST_CASE("apply opens this node's partitions and publishes them; others are unknown",
+TEST_CASE("apply opens this node's partitions and publishes them, others are unknown",
           "[replica][manager]") {
   manager_fixture f;
   auto ok = f.apply(snapshot_of({topic_of("t", 2, {1}, 1), topic_of("elsewhere", 1, {2}, 2)}));

@@ -28,7 +28,7 @@ TEST_CASE("gaps merge when they touch and cover only what was recorded", "[stora
   CHECK(g.empty());
 }
 
-TEST_CASE("offset-gaps round trips; missing reads as none, malformed is named", "[storage][gaps]") {
+TEST_CASE("offset-gaps round trips, missing reads as none, malformed is named", "[storage][gaps]") {
   temp_dir dir;
   auto none = read_offset_gaps(dir.path());
   REQUIRE(none);

@@ -143,7 +143,7 @@ TEST_CASE("case 4: a stray segment of garbage past the log end is a hole, not a 
   CHECK(snapshot_tree(data.path()) == before);
 }
 
-TEST_CASE("a corrupt batch below the known end is damage; a torn tail past it is recovery's",
+TEST_CASE("a corrupt batch below the known end is damage, a torn tail past it is recovery's",
           "[storage][check]") {
   temp_dir data;
   const auto dir = data / "c-0";

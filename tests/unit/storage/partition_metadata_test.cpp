@@ -24,7 +24,7 @@ TEST_CASE("topic ids are written as Kafka's URL-safe base64 and read back", "[st
   CHECK_FALSE(parse_base64_uuid("AAAAAAAAAAAAAAAAAAAAAB"));
 }
 
-TEST_CASE("partition.metadata round trips in Kafka's format; missing reads as none, malformed is named",
+TEST_CASE("partition.metadata round trips in Kafka's format, missing reads as none, malformed is named",
           "[storage][partition-metadata]") {
   temp_dir dir;
   auto none = read_partition_metadata(dir.path());
