@@ -88,7 +88,7 @@ fetcher_manager_actor::behavior_type manager_behavior(self_ptr self, fetcher_man
             fo.leader = node_id{key.first};
             fo.index = key.second;
             fo.config = st.opts.config;
-            fo.replicas = st.opts.replicas;
+            fo.sessions = st.opts.sessions;
             fo.routes = st.opts.routes;
             it = st.fetchers.emplace(key, spawn_replica_fetcher(self->system(), std::move(fo))).first;
             self->link_to(it->second);

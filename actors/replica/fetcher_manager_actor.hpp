@@ -14,7 +14,7 @@ namespace capstan {
 using fetcher_manager_actor = caf::typed_actor<
   // Follow these partitions from `leader` (node id). Replies once every fetcher has them.
   caf::replies_to<assign_atom, int32_t, std::vector<fetch_assignment>>::with<bool>,
-  // Stop following them; replies once no fetcher has a request for them in flight.
+  // Stop following them (answers in flight for them are dropped when they arrive).
   caf::replies_to<unassign_atom, std::vector<topic_partition>>::with<bool>,
   // Stops every fetcher; replies when they are gone.
   caf::replies_to<stop_atom>::with<bool>>;
@@ -23,7 +23,7 @@ struct fetcher_manager_options {
   node_id node{0};
   int32_t num_fetchers = 1; // num.replica.fetchers
   replica_fetcher_config config;
-  replica_manager_actor replicas;
+  session_provider sessions;
   std::function<routing_table_ptr()> routes;
 };
 

@@ -108,7 +108,9 @@ std::vector<node_id> leader_state::maximal_isr() const {
 }
 
 bool leader_state::recompute() {
-  if (!enough_replicas()) return false;
+  const auto needed = std::min<int64_t>(config_.min_insync_replicas,
+                                        static_cast<int64_t>(std::max<size_t>(config_.replicas.size(), 1)));
+  if (static_cast<int64_t>(config_.isr.size()) < needed) return false;
   offset low = leo_;
   for (auto n : maximal_isr()) {
     if (n == config_.leader) continue;

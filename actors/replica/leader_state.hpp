@@ -10,9 +10,9 @@
 //   it asked for the leader's LEO, or at the previous fetch's time if it asked for at least the
 //   leader's LEO of then (Kafka's Replica.updateFetchState).
 // - HW = the smallest LEO over the maximal ISR (the committed ISR plus a member being added); it
-//   never moves backwards, and it does not advance while the committed ISR is smaller than the
-//   effective min.insync.replicas (KIP-966). A member whose LEO is not known yet holds the HW
-//   where it is.
+//   never moves backwards, and it does not advance while the committed ISR is smaller than
+//   min(min.insync.replicas, replication factor) (KIP-966). A member whose LEO is not known yet
+//   holds the HW where it is.
 // - Shrink: an ISR member that has not caught up for replica.lag.time.max.ms leaves. Expand: a
 //   replica whose LEO reaches the HW and the start of the leader's epoch joins. A change is
 //   proposed (with the partition epoch it builds on) and takes effect once the controller
@@ -39,8 +39,9 @@ struct leader_config {
   std::vector<node_id> replicas; // the assignment, leader included
   std::vector<node_id> isr;      // committed ISR, leader included
   int32_t partition_epoch = 0;
-  // min(min.insync.replicas, replication factor): the smallest committed ISR that acknowledges
-  // acks=all and lets the HW advance.
+  // min.insync.replicas: the smallest committed ISR that acknowledges acks=all. The HW advances
+  // once the ISR reaches min(it, replication factor), so a topic with fewer replicas than the
+  // setting stays readable (acks=1 still works there; acks=all is refused).
   int32_t min_insync_replicas = 1;
   int64_t replica_lag_time_max_ms = 30000;
 };
@@ -87,7 +88,7 @@ public:
   const std::vector<node_id>& isr() const { return config_.isr; }
   int32_t partition_epoch() const { return config_.partition_epoch; }
   bool proposal_in_flight() const { return pending_.has_value(); }
-  // Whether the committed ISR is at least the effective min.insync.replicas.
+  // Whether the committed ISR is at least min.insync.replicas (acks=all may be acknowledged).
   bool enough_replicas() const;
   bool in_isr(node_id n) const;
   const follower_state* follower(node_id n) const;

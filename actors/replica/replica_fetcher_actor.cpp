@@ -32,8 +32,6 @@ struct fetcher_state {
   fetch_session_actor session;
   bool busy = false;
   bool tick_armed = false;
-  // unassign requests answered once the round in flight is over.
-  std::vector<caf::typed_response_promise<bool>> unassign_waiters;
   // Work due at a time (a send the fault switch delays, a timeout it simulates), run by tick.
   std::multimap<timestamp_ms, std::function<void()>> deferred;
 };
@@ -53,8 +51,6 @@ void pump(self_ptr self);
 void round_done(self_ptr self) {
   auto& st = self->state;
   st.busy = false;
-  for (auto& rp : st.unassign_waiters) rp.deliver(true);
-  st.unassign_waiters.clear();
   pump(self);
 }
 
@@ -108,7 +104,7 @@ void back_off_all(self_ptr self, const std::string& why) {
 void open_session(self_ptr self) {
   auto& st = self->state;
   st.busy = true;
-  self->request(st.opts.replicas, std::chrono::milliseconds(st.opts.config.request_timeout_ms),
+  self->request(st.opts.sessions, std::chrono::milliseconds(st.opts.config.request_timeout_ms),
                 session_atom_v, st.opts.leader, caf::actor_cast<caf::actor>(self))
     .then(
       [self](fetch_session_actor& session) {
@@ -189,7 +185,8 @@ void apply_epoch_answers(self_ptr self, const std::map<topic_partition, leader_e
   auto pending = std::make_shared<countdown>(countdown{answers.size() + 1, [self] { round_done(self); }});
   for (auto& a : answers) {
     auto it = asked.find(a.tp);
-    if (it == asked.end()) {
+    const auto* s = self->state.parts.find(a.tp);
+    if (it == asked.end() || !s || s->epoch != it->second) {
       pending->arrive();
       continue;
     }
@@ -291,7 +288,9 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
   for (auto& p : parts) {
     auto it = asked.find(p.tp);
     auto replica = local_replica(self, p.tp);
-    if (it == asked.end() || !replica) {
+    const auto* s = self->state.parts.find(p.tp);
+    // Unassigned (or re-assigned under another epoch) while the fetch was out: not ours now.
+    if (it == asked.end() || !replica || !s || s->epoch != it->second) {
       pending->arrive();
       continue;
     }
@@ -307,8 +306,7 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
         pending->arrive();
         continue;
       case errc::offset_out_of_range: {
-        const auto* s = self->state.parts.find(tp);
-        if (s && s->epoch == epoch && p.log_start > s->fetch_offset) {
+        if (p.log_start > s->fetch_offset) {
           // Below the leader's log start (retention moved it): start over there.
           self->request(*replica, caf::infinite, restart_atom_v, epoch, p.log_start)
             .then(
@@ -413,13 +411,11 @@ replica_fetcher_actor::behavior_type fetcher_behavior(self_ptr self, replica_fet
       }
       pump(self);
     },
-    [self](unassign_atom, const std::vector<topic_partition>& tps) -> caf::result<bool> {
-      auto& st = self->state;
-      for (const auto& tp : tps) st.parts.remove(tp);
-      if (!st.busy) return true;
-      auto rp = self->make_response_promise<bool>();
-      st.unassign_waiters.push_back(rp);
-      return rp;
+    [self](unassign_atom, const std::vector<topic_partition>& tps) {
+      // An answer still in flight for these partitions is ignored when it arrives (they are no
+      // longer here), and the replica refuses what the fetcher would append under the old epoch.
+      for (const auto& tp : tps) self->state.parts.remove(tp);
+      return true;
     },
     [self](tick_atom) {
       self->state.tick_armed = false;

@@ -34,8 +34,8 @@ struct replica_fetcher_options {
   node_id leader{0}; // the node it fetches from
   int32_t index = 0; // of num.replica.fetchers
   replica_fetcher_config config;
-  // Opens fetch sessions on the leader and finds local replicas.
-  replica_manager_actor replicas;
+  // Opens fetch sessions on the leader (the replica manager).
+  session_provider sessions;
   std::function<routing_table_ptr()> routes;
 };
 

@@ -178,9 +178,10 @@ std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& t
   ro.node = st.opts.node;
   ro.dir = dir;
   ro.config = cfg->log;
+  ro.id = topic.id;
   ro.min_insync_replicas = cfg->min_insync_replicas;
-  ro.epoch = leader_epoch{a.leader_epoch};
   ro.recovery_point = prepared->recovery_point;
+  if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) ro.high_watermark = it->second;
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;
   auto replica = spawn_partition_replica(self->system(), std::move(ro));
@@ -191,6 +192,13 @@ std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& t
   self->link_to(*replica);
   entry.actor = *replica;
   entry.offline = false;
+  // One node: this node leads every partition it hosts, alone in the ISR.
+  replica_role role;
+  role.leader = st.opts.node;
+  role.epoch = leader_epoch{a.leader_epoch};
+  role.replicas = {st.opts.node};
+  role.isr = {st.opts.node};
+  caf::anon_send(*replica, become_atom_v, role);
   return entry;
 }
 

@@ -14,6 +14,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/log/log_messages.hpp"
+#include "actors/replica/replica_atoms.hpp"
 #include "runtime/storage/leader_epoch_cache.hpp"
 #include "actors/replica/truncation.hpp"
 #include "runtime/cluster/metadata.hpp"
@@ -23,28 +24,6 @@
 
 namespace capstan {
 
-using become_atom = caf::atom_constant<caf::atom("become")>;
-using ffetch_atom = caf::atom_constant<caf::atom("ffetch")>;
-using epochend_atom = caf::atom_constant<caf::atom("epochend")>;
-using position_atom = caf::atom_constant<caf::atom("position")>;
-using ftruncate_atom = caf::atom_constant<caf::atom("ftruncate")>;
-using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
-using restart_atom = caf::atom_constant<caf::atom("restart")>;
-using notify_atom = caf::atom_constant<caf::atom("notify")>;
-using session_atom = caf::atom_constant<caf::atom("session")>;
-using assign_atom = caf::atom_constant<caf::atom("assign")>;
-using unassign_atom = caf::atom_constant<caf::atom("unassign")>;
-inline constexpr become_atom become_atom_v{};
-inline constexpr ffetch_atom ffetch_atom_v{};
-inline constexpr epochend_atom epochend_atom_v{};
-inline constexpr position_atom position_atom_v{};
-inline constexpr ftruncate_atom ftruncate_atom_v{};
-inline constexpr replicate_atom replicate_atom_v{};
-inline constexpr restart_atom restart_atom_v{};
-inline constexpr notify_atom notify_atom_v{};
-inline constexpr session_atom session_atom_v{};
-inline constexpr assign_atom assign_atom_v{};
-inline constexpr unassign_atom unassign_atom_v{};
 
 // A leader's end of one remote follower's fetcher: takes Fetch and OffsetsForLeaderEpoch frames
 // for many partitions and answers each with one response frame. Replicas send it a notify when
@@ -108,16 +87,17 @@ struct fetch_assignment {
   bool truncate_first = true;
 };
 
+// Opens a fetch session on a leader node for a local fetcher (the replica manager does it,
+// through the leader node's replica manager).
+using session_provider = caf::typed_actor<
+  caf::replies_to<session_atom, node_id, caf::actor>::with<fetch_session_actor>>;
+
 using replica_fetcher_actor = caf::typed_actor<
   caf::reacts_to<assign_atom, std::vector<fetch_assignment>>,
-  // Stops fetching these partitions; replies once no request for them is outstanding.
+  // Stops fetching these partitions (answers still in flight for them are dropped).
   caf::replies_to<unassign_atom, std::vector<topic_partition>>::with<bool>,
   caf::reacts_to<tick_atom>>;
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, epoch_end& x) {
-  return f(caf::meta::type_name("epoch_end"), x.epoch, x.end);
-}
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, truncation_decision& x) {
   return f(caf::meta::type_name("truncation_decision"), x.truncate_to, x.complete);

@@ -129,6 +129,19 @@ TEST_CASE("a follower joins the ISR only once it reaches the HW and the epoch st
   CHECK(s.high_watermark() == offset{20});
 }
 
+TEST_CASE("a topic with fewer replicas than min.insync.replicas stays readable but refuses acks=all",
+          "[replica][leader]") {
+  leader_config c;
+  c.leader = n1;
+  c.replicas = {n1};
+  c.isr = {n1};
+  c.min_insync_replicas = 2;
+  leader_state s(c, offset{0}, offset{0}, offset{0}, 0);
+  CHECK_FALSE(s.enough_replicas());
+  CHECK(s.on_leader_append(offset{3}));
+  CHECK(s.high_watermark() == offset{3});
+}
+
 TEST_CASE("a refused proposal leaves the ISR and lets a later check propose again",
           "[replica][leader]") {
   leader_state s(three_replicas(), offset{0}, offset{0}, offset{0}, 0);
