@@ -45,13 +45,6 @@ auto decode(const capnp_frame& frame, F&& f) -> decltype(f(std::declval<typename
 
 } // namespace
 
-errc errc_from_wire(uint8_t code) {
-  auto e = static_cast<errc>(code);
-  if (e != errc::unknown_server_error && to_string(e) == to_string(errc::unknown_server_error))
-    return errc::unknown_server_error;
-  return e;
-}
-
 capnp_frame encode_fetch(const fetch_message& fetch) {
   capnp::MallocMessageBuilder builder;
   auto root = builder.initRoot<schema::Fetch>();
@@ -129,7 +122,7 @@ result<std::vector<fetched_partition>> decode_fetch_response(const capnp_frame& 
   return decode<schema::FetchResponse>(
     frame, [](schema::FetchResponse::Reader r) -> result<std::vector<fetched_partition>> {
       if (r.getErrorCode() != 0)
-        return make_error(errc_from_wire(r.getErrorCode()), r.getErrorMessage());
+        return make_error(errc_from_code(r.getErrorCode()), r.getErrorMessage());
       auto parts = r.getPartitions();
       if (auto s = check_count(parts, "FetchResponse"); !s) return s.err();
       std::vector<fetched_partition> out;
@@ -139,7 +132,7 @@ result<std::vector<fetched_partition>> decode_fetch_response(const capnp_frame& 
         if (!tp) return tp.err();
         fetched_partition f;
         f.tp = std::move(*tp);
-        f.error = errc_from_wire(p.getErrorCode());
+        f.error = errc_from_code(p.getErrorCode());
         f.message = p.getErrorMessage();
         f.high_watermark = offset{p.getHighWatermark()};
         f.log_start = offset{p.getLogStartOffset()};
@@ -203,7 +196,7 @@ result<std::vector<epoch_answer>> decode_epoch_answers(const capnp_frame& frame)
     frame,
     [](schema::OffsetsForLeaderEpochResponse::Reader r) -> result<std::vector<epoch_answer>> {
       if (r.getErrorCode() != 0)
-        return make_error(errc_from_wire(r.getErrorCode()), r.getErrorMessage());
+        return make_error(errc_from_code(r.getErrorCode()), r.getErrorMessage());
       auto parts = r.getPartitions();
       if (auto s = check_count(parts, "OffsetsForLeaderEpochResponse"); !s) return s.err();
       std::vector<epoch_answer> out;
@@ -211,7 +204,7 @@ result<std::vector<epoch_answer>> decode_epoch_answers(const capnp_frame& frame)
       for (auto p : parts) {
         auto tp = read_tp(p.getTopicPartition());
         if (!tp) return tp.err();
-        out.push_back(epoch_answer{std::move(*tp), errc_from_wire(p.getErrorCode()),
+        out.push_back(epoch_answer{std::move(*tp), errc_from_code(p.getErrorCode()),
                                    p.getErrorMessage(),
                                    epoch_end{leader_epoch{p.getLeaderEpoch()}, offset{p.getEndOffset()}}});
       }

@@ -75,7 +75,4 @@ result<std::vector<epoch_query>> decode_epoch_queries(const capnp_frame& frame);
 capnp_frame encode_epoch_answers(const std::vector<epoch_answer>& answers);
 result<std::vector<epoch_answer>> decode_epoch_answers(const capnp_frame& frame);
 
-// An error code from a peer: values this build does not know become UNKNOWN_SERVER_ERROR.
-errc errc_from_wire(uint8_t code);
-
 } // namespace capstan

@@ -169,7 +169,14 @@ using replica_manager_actor = caf::typed_actor<
   caf::replies_to<checkpoint_atom>::with<bool>,
   // Closes every replica, writes the checkpoints, replies, quits.
   caf::replies_to<stop_atom>::with<bool>,
-  caf::reacts_to<tick_atom>>;
+  caf::reacts_to<tick_atom>,
+  // The controller's requests (through the node endpoint), answered with their response frames
+  // (UpdateMetadata: the empty frame). A stale controller epoch is refused whole.
+  caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>,
+  // A local leader's ISR change, forwarded to the active controller.
+  caf::replies_to<alterisr_atom, alter_partition_request>::with<alter_partition_result>>;
 
 // topic-partition -> replica, replaced whole on every change (copy-on-write): the RPC thread loads
 // the current table with std::atomic_load and never blocks the replica manager.

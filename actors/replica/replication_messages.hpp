@@ -87,6 +87,11 @@ struct fetch_assignment {
   bool truncate_first = true;
 };
 
+// The controller's side of AlterPartition: a leader's proposed ISR changes (through its node's
+// replica manager) -> AlterPartitionResponse with the committed states.
+using controller_sink =
+  caf::typed_actor<caf::replies_to<alterisr_atom, capnp_frame>::with<capnp_frame>>;
+
 // Opens a fetch session on a leader node for a local fetcher (the replica manager does it,
 // through the leader node's replica manager).
 using session_provider = caf::typed_actor<
