@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "runtime/batch/record_batch_format.hpp"
+#include "runtime/cluster/java_hash.hpp"
 
 namespace capstan {
 
@@ -120,12 +121,7 @@ result<offset_commit_value> decode_offset_commit_value(bytes_view data) {
 
 int32_t offsets_partition_for(std::string_view group, int32_t partitions) {
   assert(partitions >= 1);
-  // Java's String.hashCode over UTF-16 code units equals this over bytes for ASCII group ids.
-  int32_t h = 0;
-  for (unsigned char c : group) h = static_cast<int32_t>(31u * static_cast<uint32_t>(h) + c);
-  // Kafka's Utils.abs: MIN_VALUE (whose Math.abs stays negative) maps to 0.
-  const int32_t positive = h == std::numeric_limits<int32_t>::min() ? 0 : (h < 0 ? -h : h);
-  return positive % partitions;
+  return kafka_abs(java_string_hash(group)) % partitions;
 }
 
 } // namespace capstan

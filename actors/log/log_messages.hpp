@@ -12,6 +12,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include "runtime/storage/leader_epoch_cache.hpp"
 #include "runtime/storage/log_policy.hpp"
 #include "runtime/storage/log_slice.hpp"
 #include "runtime/types.hpp"
@@ -30,6 +31,9 @@ using retain_atom = caf::atom_constant<caf::atom("retain")>;
 using compact_atom = caf::atom_constant<caf::atom("compact")>;
 using info_atom = caf::atom_constant<caf::atom("info")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using epoch_atom = caf::atom_constant<caf::atom("epoch")>;
+using newepoch_atom = caf::atom_constant<caf::atom("newepoch")>;
+using reset_atom = caf::atom_constant<caf::atom("reset")>;
 inline constexpr append_atom append_atom_v{};
 inline constexpr read_atom read_atom_v{};
 inline constexpr truncate_atom truncate_atom_v{};
@@ -42,6 +46,9 @@ inline constexpr retain_atom retain_atom_v{};
 inline constexpr compact_atom compact_atom_v{};
 inline constexpr info_atom info_atom_v{};
 inline constexpr tick_atom tick_atom_v{};
+inline constexpr epoch_atom epoch_atom_v{};
+inline constexpr newepoch_atom newepoch_atom_v{};
+inline constexpr reset_atom reset_atom_v{};
 
 // A padded batch sequence (docs/formats.md, "Alignment") handed from one actor to the next.
 // The sender gives the buffer up with the message: the partition log patches offsets in place.
@@ -70,7 +77,9 @@ enum class append_origin : uint8_t {
 struct append_request {
   batch_buffer batches;
   append_origin origin = append_origin::leader;
-  leader_epoch epoch{0}; // stamped into each batch on a leader append
+  // Leader: stamped into each batch. Follower: ignored (each batch keeps the epoch it carries,
+  // and the log's leader-epoch cache learns every new one).
+  leader_epoch epoch{0};
 };
 
 struct append_result {
@@ -94,6 +103,7 @@ struct log_info {
   int64_t size_bytes = 0;
   int32_t segment_count = 0;
   offset cleaned_upto{0};
+  leader_epoch latest_epoch{-1}; // of the leader-epoch cache; -1 when it is empty
 };
 
 struct compaction_stats {
@@ -114,7 +124,11 @@ typename Inspector::result_type inspect(Inspector& f, read_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, log_info& x) {
   return f(caf::meta::type_name("log_info"), x.log_start, x.log_end, x.recovery_point,
-           x.size_bytes, x.segment_count, x.cleaned_upto);
+           x.size_bytes, x.segment_count, x.cleaned_upto, x.latest_epoch);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, epoch_end& x) {
+  return f(caf::meta::type_name("epoch_end"), x.epoch, x.end);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compaction_stats& x) {
@@ -144,8 +158,17 @@ using partition_log_actor = caf::typed_actor<
   caf::replies_to<read_atom, read_request>::with<log_slice>,
   // First offset whose record timestamp >= the given one; -1 if none.
   caf::replies_to<time_atom, timestamp_ms>::with<int64_t>,
-  // Drops every batch with an offset >= the given one; replies the new log end.
+  // Drops every batch with an offset >= the given one (and the epochs starting there); replies
+  // the new log end.
   caf::replies_to<truncate_atom, offset>::with<offset>,
+  // Empties the log and restarts it at the given offset (Kafka's truncateFullyAndStartAt, for a
+  // follower below its leader's log start); replies the new log end.
+  caf::replies_to<reset_atom, offset>::with<offset>,
+  // The leader-epoch cache's end offset for an epoch (OffsetsForLeaderEpoch, KIP-101/279).
+  caf::replies_to<epoch_atom, leader_epoch>::with<epoch_end>,
+  // A new leader's epoch starts at the current log end (recorded and checkpointed before the
+  // reply); replies that offset.
+  caf::replies_to<newepoch_atom, leader_epoch>::with<offset>,
   // fsync everything appended so far; replies the new recovery point.
   caf::replies_to<flush_atom>::with<offset>,
   // Runs retention now; replies how many segments were deleted.

@@ -22,6 +22,8 @@
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
+#include "runtime/storage/epoch_scan.hpp"
+#include "runtime/storage/leader_epoch_checkpoint.hpp"
 #include "runtime/storage/log_loader.hpp"
 #include "runtime/storage/offset_gaps.hpp"
 #include "runtime/storage/segment.hpp"
@@ -55,6 +57,8 @@ struct partition_log_state {
   uint64_t generation = 0;
   // Set after a storage error: the log then refuses everything (Kafka takes the log dir offline).
   std::optional<error> failed;
+  // Where each leader epoch starts in this log; written to leader-epoch-checkpoint on change.
+  leader_epoch_cache epochs;
 
   timestamp_ms now() const { return opts.clock(); }
   segment_entry& active() { return segments.rbegin()->second; }
@@ -77,6 +81,16 @@ void fail(self_ptr self, const caf::error& e) {
 }
 
 caf::error refuse(const partition_log_state& st) { return to_caf_error(*st.failed); }
+
+// Persists the epoch cache; called after every change, before the batches it describes can be
+// flushed, so whatever survives below the recovery point has its epochs on disk.
+void save_epochs(self_ptr self) {
+  auto& st = self->state;
+  if (auto s = write_leader_epoch_checkpoint(st.opts.dir / leader_epoch_checkpoint_name,
+                                             st.epochs.entries());
+      !s)
+    fail(self, to_caf_error(s.err()));
+}
 
 void flush_all(self_ptr self, std::function<void(offset)> done);
 
@@ -273,7 +287,9 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
   }
   if (frames.empty()) return to_caf_error(make_error(errc::corrupt_message, "no batch in append"));
 
+  bool epochs_changed = false;
   if (leader) {
+    epochs_changed = st.epochs.assign(req.epoch, st.log_end);
     offset base = st.log_end;
     for (const auto& [pos, view] : frames) {
       std::span<uint8_t> mutable_batch{req.batches.data->data() + req.batches.begin + pos,
@@ -282,6 +298,13 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
       set_partition_leader_epoch(mutable_batch, req.epoch);
       base = base + view.last_offset_delta() + 1;
     }
+  }
+  if (!leader)
+    for (const auto& [pos, view] : frames)
+      epochs_changed |= st.epochs.assign(view.partition_leader_epoch(), view.base_offset());
+  if (epochs_changed) {
+    save_epochs(self);
+    if (st.failed) return refuse(st);
   }
   res.first = frames.front().second.base_offset();
   res.last = next - 1;
@@ -333,6 +356,7 @@ int32_t run_retention(self_ptr self) {
   if (n > 0) {
     ++st.generation;
     st.log_start = std::max(st.log_start, st.segments.begin()->first);
+    if (st.epochs.truncate_from_start(st.log_start)) save_epochs(self);
   }
   return static_cast<int32_t>(n);
 }
@@ -346,6 +370,7 @@ void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset>
     st.log_end = end;
     st.recovery_point = std::min(st.recovery_point, end);
     st.cleaned_upto = std::min(st.cleaned_upto, end);
+    if (st.epochs.truncate_from_end(end)) save_epochs(self);
     spdlog::info("{}: truncated to offset {}", st.opts.log_name, end.value());
     rp.deliver(end);
   };
@@ -381,14 +406,12 @@ void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset>
 // Drops every batch with an offset >= `to`, whole batches as Kafka does, so the new log end may
 // be below `to`. Segments wholly at or after `to` are deleted first, and `await` keeps every other
 // message waiting until the files are gone (a new segment may reuse a deleted one's base).
-caf::result<offset> truncate(self_ptr self, offset to) {
+caf::result<offset> drop_segments_from(self_ptr self, offset first_dropped, offset to) {
   auto& st = self->state;
-  if (st.failed) return refuse(st);
-  if (to >= st.log_end) return st.log_end;
   ++st.generation;
   auto rp = self->make_response_promise<offset>();
   std::vector<segment_actor> dropped;
-  for (auto it = st.segments.lower_bound(to); it != st.segments.end();) {
+  for (auto it = st.segments.lower_bound(first_dropped); it != st.segments.end();) {
     dropped.push_back(it->second.actor);
     it = st.segments.erase(it);
   }
@@ -403,6 +426,24 @@ caf::result<offset> truncate(self_ptr self, offset to) {
              });
   pending->arrive();
   return rp;
+}
+
+caf::result<offset> truncate(self_ptr self, offset to) {
+  auto& st = self->state;
+  if (st.failed) return refuse(st);
+  if (to >= st.log_end) return st.log_end;
+  return drop_segments_from(self, to, to);
+}
+
+// Kafka's truncateFullyAndStartAt: every segment goes, and the log restarts empty at `start`
+// with no epoch history (the batches that carried it are gone).
+caf::result<offset> reset(self_ptr self, offset start) {
+  auto& st = self->state;
+  if (st.failed) return refuse(st);
+  if (st.epochs.clear()) save_epochs(self);
+  spdlog::warn("{}: restarts empty at offset {} (was {}..{})", st.opts.log_name, start.value(),
+               st.log_start.value(), st.log_end.value());
+  return drop_segments_from(self, offset{std::numeric_limits<int64_t>::min()}, start);
 }
 
 void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
@@ -547,9 +588,11 @@ void on_tick(self_ptr self) {
 }
 
 partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partition_log_options opts,
-                                                          std::shared_ptr<loaded_log> loaded) {
+                                                          std::shared_ptr<loaded_log> loaded,
+                                                          leader_epoch_cache epochs) {
   auto& st = self->state;
   st.opts = std::move(opts);
+  st.epochs = std::move(epochs);
   st.seg_opts.index_interval_bytes = static_cast<size_t>(st.opts.config.index_interval_bytes);
   st.seg_opts.max_batch_bytes = static_cast<size_t>(st.opts.config.max_message_bytes);
   const auto now = st.now();
@@ -594,6 +637,19 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
       return rp;
     },
     [self](truncate_atom, offset to) { return truncate(self, to); },
+    [self](reset_atom, offset start) { return reset(self, start); },
+    [self](epoch_atom, leader_epoch requested) -> caf::result<epoch_end> {
+      auto& st = self->state;
+      if (st.failed) return refuse(st);
+      return st.epochs.end_offset_for(requested, st.log_end);
+    },
+    [self](newepoch_atom, leader_epoch epoch) -> caf::result<offset> {
+      auto& st = self->state;
+      if (st.failed) return refuse(st);
+      if (st.epochs.assign(epoch, st.log_end)) save_epochs(self);
+      if (st.failed) return refuse(st);
+      return st.log_end;
+    },
     [self](flush_atom) -> caf::result<offset> {
       if (self->state.failed) return refuse(self->state);
       auto rp = self->make_response_promise<offset>();
@@ -608,7 +664,8 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
     [self](info_atom) -> log_info {
       auto& st = self->state;
       log_info info{st.log_start, st.log_end, st.recovery_point, 0,
-                    static_cast<int32_t>(st.segments.size()), st.cleaned_upto};
+                    static_cast<int32_t>(st.segments.size()), st.cleaned_upto, leader_epoch{-1}};
+      if (auto latest = st.epochs.latest()) info.latest_epoch = latest->epoch;
       for (const auto& [base, e] : st.segments) info.size_bytes += e.meta.size_bytes;
       return info;
     },
@@ -627,6 +684,34 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
     },
     [self](tick_atom) { on_tick(self); },
   };
+}
+
+// The leader-epoch cache of a freshly loaded log: the checkpoint, cut to the log's offsets, plus
+// the epochs of batches the checkpoint may not know. Those can only be past the recovery point
+// (the checkpoint is written before a new epoch's batches can be flushed), unless the checkpoint
+// is missing or unreadable: then every batch is scanned.
+result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
+                                       const std::vector<std::shared_ptr<segment>>& segments) {
+  const auto file = opts.dir / leader_epoch_checkpoint_name;
+  const offset log_start = segments.front()->base_offset();
+  const offset log_end = segments.back()->next_offset();
+  auto stored = read_leader_epoch_checkpoint(file);
+  if (!stored)
+    spdlog::warn("{}: {}; rebuilding the leader epochs from the log", opts.log_name,
+                 stored.err().to_string());
+  leader_epoch_cache epochs(stored ? *stored : std::vector<epoch_entry>{});
+  bool changed = epochs.truncate_from_end(log_end);
+  changed |= epochs.truncate_from_start(log_start);
+  offset scan_from = log_start;
+  if (stored && !stored->empty())
+    scan_from = std::clamp(std::max(opts.recovery_point, epochs.latest() ? epochs.latest()->start : log_start),
+                           log_start, log_end);
+  auto scanned = scan_epochs(segments, scan_from, epochs);
+  if (!scanned) return scanned.err();
+  if (changed || *scanned || !stored) {
+    if (auto s = write_leader_epoch_checkpoint(file, epochs.entries()); !s) return s.err();
+  }
+  return epochs;
 }
 
 } // namespace
@@ -648,8 +733,10 @@ result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition
   seg_opts.max_batch_bytes = static_cast<size_t>(opts.config.max_message_bytes);
   auto loaded = load_log(opts.dir, opts.recovery_point, opts.start, seg_opts, opts.log_name);
   if (!loaded) return loaded.err();
+  auto epochs = load_epochs(opts, loaded->segments);
+  if (!epochs) return epochs.err();
   auto shared = std::make_shared<loaded_log>(std::move(*loaded));
-  return sys.spawn(partition_log_behavior, std::move(opts), std::move(shared));
+  return sys.spawn(partition_log_behavior, std::move(opts), std::move(shared), std::move(*epochs));
 }
 
 } // namespace capstan

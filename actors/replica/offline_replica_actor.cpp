@@ -28,11 +28,27 @@ partition_replica_actor::behavior_type offline_replica(self_ptr self, std::strin
     [refuse](offsets_atom, timestamp_ms) -> caf::result<list_offsets_result> { return refuse(); },
     [refuse](info_atom) -> caf::result<log_info> { return refuse(); },
     [refuse](checkpoint_atom) -> caf::result<replica_checkpoint> { return refuse(); },
+    [refuse](status_atom) -> caf::result<replica_status> { return refuse(); },
+    [refuse](become_atom, const replica_role&) -> caf::result<bool> { return refuse(); },
+    [self](ffetch_atom, const follower_fetch_request&) {
+      follower_fetch_result out;
+      out.error = errc::kafka_storage_error;
+      out.message = self->state.reason;
+      return out;
+    },
+    [refuse](epochend_atom, leader_epoch, leader_epoch) -> caf::result<epoch_end> { return refuse(); },
+    [refuse](position_atom) -> caf::result<follower_position> { return refuse(); },
+    [refuse](ftruncate_atom, leader_epoch, epoch_end) -> caf::result<truncation_decision> {
+      return refuse();
+    },
+    [refuse](replicate_atom, const replicate_request&) -> caf::result<offset> { return refuse(); },
+    [refuse](restart_atom, leader_epoch, offset) -> caf::result<offset> { return refuse(); },
     [self](close_atom) -> replica_checkpoint {
       self->quit();
       return {};
     },
     [](tick_atom) {},
+    [](isrcheck_atom) {},
   };
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 
-// Opens a partition's log and spawns the leader replica that owns it. Its protocol is
-// partition_replica_actor in replica_messages.hpp: produce (acks 0, 1, -1 and
-// min.insync.replicas), long-poll fetch below the high watermark, list offsets, info, close.
-// docs/replication.md describes what it does on one node.
+// Opens a partition's log and spawns the replica that owns it. Its protocol is
+// partition_replica_actor in replica_messages.hpp: roles (leader or follower, from the
+// controller's LeaderAndIsr), produce with acks and min.insync.replicas, long-poll fetch below the
+// high watermark, follower fetches, truncation by leader epoch, list offsets, info, close.
+// docs/replication.md describes the protocol.
 
 #include <filesystem>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/replica/replica_messages.hpp"
+#include "runtime/cluster/metadata.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
 
@@ -20,16 +22,21 @@ namespace capstan {
 struct partition_replica_options {
   std::string topic;
   int32_t partition = 0;
+  topic_id id{};
   node_id node{1};
   // The partition's log directory, <data-dir>/<topic>-<partition>.
   std::filesystem::path dir;
   log_config config;
   // From recovery-point-offset-checkpoint: everything below it was flushed before the last stop.
   offset recovery_point{0};
+  // From replication-offset-checkpoint: the last high watermark known (capped at the log end).
+  offset high_watermark{0};
   // min.insync.replicas: acks=-1 produce needs an ISR at least this large (NOT_ENOUGH_REPLICAS).
   int32_t min_insync_replicas = 1;
-  // Stamped into every batch this leader appends.
-  leader_epoch epoch{0};
+  // replica.lag.time.max.ms: a follower that has not caught up for this long leaves the ISR.
+  int64_t replica_lag_time_max_ms = 30000;
+  // Where ISR changes go (the replica manager). Empty: they commit at once (a replica alone).
+  alter_partition_sink alter_sink;
   // Upper bound of a fetch's max_wait_ms (a client cannot park a fetch for longer).
   int32_t max_fetch_wait_ms = 300000;
   // Wall clock in ms for the log; empty: the system clock.

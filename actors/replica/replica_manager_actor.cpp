@@ -22,44 +22,22 @@
 #include "actors/countdown.hpp"
 #include "actors/replica/offline_replica_actor.hpp"
 #include "actors/replica/partition_replica_actor.hpp"
+#include "actors/replica/replica_manager_state.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
 #include "runtime/storage/partition_check.hpp"
 
 namespace capstan {
 
+namespace replica_manager_detail {
+
 namespace {
 
 // A replica that does not answer a checkpoint query within this is left at its last values.
 constexpr auto checkpoint_query_timeout = std::chrono::seconds(30);
 
-struct replica_entry {
-  partition_replica_actor actor;
-  topic_id id{};
-  // The topic's config overrides the replica was opened with: a change (alterConfigs) reopens it.
-  std::map<std::string, std::string> configs;
-  // An offline replica (damaged or unreadable directory): its checkpoint entries stay as loaded.
-  bool offline = false;
-};
+} // namespace
 
-struct replica_manager_state {
-  static inline const char* name = "capstan.replica_manager";
-
-  replica_manager_options opts;
-  std::shared_ptr<routing_registry> routes;
-  std::map<topic_partition, replica_entry> replicas;
-  // The checkpoints as loaded at start, updated from the replicas; partitions not opened in this
-  // run keep their entries.
-  offset_map recovery_points;
-  offset_map high_watermarks;
-  // Partitions deleted since the checkpoints last reached the disk: gone from the maps above but
-  // perhaps still in the files. No directory of that name is created before a write succeeds.
-  std::set<topic_partition> unrecorded_deletions;
-  bool periodic_checkpoint_running = false;
-  bool stopping = false;
-};
-
-using self_ptr = replica_manager_actor::stateful_pointer<replica_manager_state>;
 
 std::filesystem::path partition_dir(const replica_manager_state& st, const topic_partition& tp) {
   return st.opts.data_dir / (tp.first + "-" + std::to_string(tp.second));
@@ -132,10 +110,9 @@ partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, con
   return actor;
 }
 
-// Checks the partition's directory against the checkpoints, then opens it; a damaged or
-// unreadable directory gets an offline replica instead. nullopt: a bad topic config (skipped).
 std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
-                                          const partition_assignment& a, bool& checkpoints_changed) {
+                                          const partition_assignment& a, bool& checkpoints_changed,
+                                          bool lead_alone) {
   auto& st = self->state;
   const topic_partition tp{topic.name, a.partition};
   auto cfg = effective_replica_config(topic.configs, st.opts.log_defaults, st.opts.min_insync_replicas);
@@ -178,9 +155,12 @@ std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& t
   ro.node = st.opts.node;
   ro.dir = dir;
   ro.config = cfg->log;
+  ro.id = topic.id;
   ro.min_insync_replicas = cfg->min_insync_replicas;
-  ro.epoch = leader_epoch{a.leader_epoch};
   ro.recovery_point = prepared->recovery_point;
+  if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) ro.high_watermark = it->second;
+  ro.replica_lag_time_max_ms = st.opts.replica_lag_time_max_ms;
+  ro.alter_sink = caf::actor_cast<alter_partition_sink>(self);
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;
   auto replica = spawn_partition_replica(self->system(), std::move(ro));
@@ -191,6 +171,16 @@ std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& t
   self->link_to(*replica);
   entry.actor = *replica;
   entry.offline = false;
+  if (lead_alone) {
+    // One node: this node leads every partition it hosts, alone in the ISR.
+    replica_role role;
+    role.leader = st.opts.node;
+    role.epoch = leader_epoch{a.leader_epoch};
+    role.replicas = {st.opts.node};
+    role.isr = {st.opts.node};
+    entry.epoch = role.epoch;
+    caf::anon_send(*replica, become_atom_v, role);
+  }
   return entry;
 }
 
@@ -206,7 +196,7 @@ std::vector<topic_partition> open_new_replicas(self_ptr self, const cluster_meta
         continue;
       const topic_partition tp{name, a.partition};
       if (st.replicas.count(tp) == 0) {
-        auto entry = open_replica(self, topic, a, checkpoints_changed);
+        auto entry = open_replica(self, topic, a, checkpoints_changed, true);
         if (entry) st.replicas.emplace(tp, std::move(*entry));
       }
       auto it = st.replicas.find(tp);
@@ -258,6 +248,49 @@ std::vector<topic_partition> reconfigured_replicas(const replica_manager_state& 
   return out;
 }
 
+void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::function<void()> done) {
+  auto& st = self->state;
+  auto it = st.replicas.find(tp);
+  if (it == st.replicas.end()) {
+    done();
+    return;
+  }
+  auto entry = it->second;
+  st.replicas.erase(it);
+  publish_routes(self);
+  if (remove) {
+    forget(st, tp);
+    st.unrecorded_deletions.insert(tp);
+  }
+  const auto dir = partition_dir(st, tp);
+  auto finish = [self, dir, remove, done](std::optional<replica_checkpoint> c, topic_partition tp,
+                                          bool offline) {
+    auto& st = self->state;
+    if (!remove) {
+      if (c && !offline) record(st, tp, *c);
+      done();
+      return;
+    }
+    // What sits at an offline replica's path was not written by a healthy log (a damaged
+    // directory, or a stray file): it stays for the operator, as Kafka leaves offline log dirs.
+    if (offline) {
+      spdlog::warn("node {}: left {} in place: its replica was offline", st.opts.node.value(), dir.string());
+      done();
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (ec)
+      spdlog::error("node {}: cannot delete {}: {}", st.opts.node.value(), dir.string(), ec.message());
+    else
+      spdlog::info("node {}: deleted {}", st.opts.node.value(), dir.string());
+    done();
+  };
+  self->request(entry.actor, caf::infinite, close_atom_v)
+    .await([finish, tp, offline = entry.offline](const replica_checkpoint& c) { finish(c, tp, offline); },
+           [finish, tp, offline = entry.offline](caf::error&) { finish(std::nullopt, tp, offline); });
+}
+
 caf::result<std::vector<topic_partition>> apply(self_ptr self, const metadata_snapshot& snapshot) {
   auto& st = self->state;
   if (st.stopping)
@@ -273,35 +306,7 @@ caf::result<std::vector<topic_partition>> apply(self_ptr self, const metadata_sn
     if (deleted) (void) write_checkpoints(self->state);
     rp.deliver(open_new_replicas(self, *snapshot));
   };
-  for (const auto& tp : stale) {
-    auto actor = st.replicas.at(tp).actor;
-    const bool offline = st.replicas.at(tp).offline;
-    st.replicas.erase(tp);
-    forget(st, tp);
-    st.unrecorded_deletions.insert(tp);
-    const auto dir = partition_dir(st, tp);
-    // What sits at an offline replica's path was not written by a healthy log (a damaged
-    // directory, or a stray file): it stays for the operator, as Kafka leaves offline log dirs.
-    auto remove_dir = [self, dir, pending, offline] {
-      if (offline) {
-        spdlog::warn("node {}: left {} in place: its replica was offline", self->state.opts.node.value(),
-                     dir.string());
-        pending->arrive();
-        return;
-      }
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-      if (ec)
-        spdlog::error("node {}: cannot delete {}: {}", self->state.opts.node.value(), dir.string(),
-                      ec.message());
-      else
-        spdlog::info("node {}: deleted {}", self->state.opts.node.value(), dir.string());
-      pending->arrive();
-    };
-    self->request(actor, caf::infinite, close_atom_v)
-      .await([remove_dir](const replica_checkpoint&) { remove_dir(); },
-             [remove_dir](caf::error&) { remove_dir(); });
-  }
+  for (const auto& tp : stale) drop_replica(self, tp, true, [pending] { pending->arrive(); });
   for (const auto& tp : reconfigured) {
     auto entry = st.replicas.at(tp);
     st.replicas.erase(tp);
@@ -324,6 +329,15 @@ caf::result<bool> stop(self_ptr self) {
   auto& st = self->state;
   auto rp = self->make_response_promise<bool>();
   st.stopping = true;
+  // Fetchers first: nothing appends to a replica that is closing.
+  if (st.fetchers) {
+    self->unlink_from(st.fetchers);
+    caf::anon_send_exit(st.fetchers, caf::exit_reason::user_shutdown);
+  }
+  if (st.peers) {
+    self->unlink_from(st.peers);
+    caf::anon_send_exit(st.peers, caf::exit_reason::user_shutdown);
+  }
   auto replicas = std::move(st.replicas);
   st.replicas.clear();
   publish_routes(self);
@@ -365,11 +379,29 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
   st.routes = std::move(routes);
   st.recovery_points = std::move(recovery_points);
   st.high_watermarks = std::move(high_watermarks);
+  peer_directory_options po;
+  po.node = st.opts.node;
+  po.self_endpoint = st.opts.endpoint;
+  st.peers = spawn_peer_directory(self->system(), po);
+  self->link_to(st.peers);
+  fetcher_manager_options fo;
+  fo.node = st.opts.node;
+  fo.num_fetchers = st.opts.num_replica_fetchers;
+  fo.config = st.opts.fetcher_config;
+  fo.sessions = st.peers;
+  fo.routes = [r = st.routes] { return r->current(); };
+  st.fetchers = spawn_fetcher_manager(self->system(), fo);
+  self->link_to(st.fetchers);
   // Replicas are linked: when the manager dies they die with it (and their logs with them). A
   // replica that dies on its own (its log failed) is replaced by an offline one, so clients get
   // KAFKA_STORAGE_ERROR; its checkpoint entries keep their last values.
   self->set_exit_handler([self](caf::exit_msg& em) {
     auto& st = self->state;
+    if (em.source == st.peers.address() || em.source == st.fetchers.address()) {
+      spdlog::error("node {}: replication stopped: {}", st.opts.node.value(), to_string(em.reason));
+      self->quit(em.reason);
+      return;
+    }
     for (auto& [tp, e] : st.replicas) {
       if (caf::actor_cast<caf::actor_addr>(e.actor) != em.source) continue;
       e.actor = go_offline(self, tp, "its replica stopped: " + to_string(em.reason));
@@ -406,6 +438,10 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
       checkpoint_all(self, [self](bool) { self->state.periodic_checkpoint_running = false; });
     },
     [self](stop_atom) { return stop(self); },
+    [self](leaderisr_atom, const capnp_frame& f) { return leader_and_isr(self, f); },
+    [self](metadata_atom, const capnp_frame& f) { return update_metadata(self, f); },
+    [self](stopreplica_atom, const capnp_frame& f) { return stop_replica(self, f); },
+    [self](alterisr_atom, alter_partition_request& req) { return forward_isr_change(self, req); },
   };
 }
 
@@ -453,8 +489,8 @@ result<replica_manager_actor> spawn_replica_manager(caf::actor_system& sys,
   auto recovery_points = read(recovery_point_checkpoint_name, "every segment will be re-validated");
   auto high_watermarks = read(high_watermark_checkpoint_name, "damage is judged by the recovery points alone");
   if (!routes) routes = std::make_shared<routing_registry>();
-  return sys.spawn(replica_manager_behavior, std::move(options), std::move(routes),
-                   std::move(recovery_points), std::move(high_watermarks));
+  return sys.spawn(replica_manager_detail::replica_manager_behavior, std::move(options),
+                   std::move(routes), std::move(recovery_points), std::move(high_watermarks));
 }
 
 } // namespace capstan

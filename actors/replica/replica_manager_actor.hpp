@@ -18,6 +18,8 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/replica/node_endpoint_actor.hpp"
+#include "actors/replica/replica_fetcher_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
@@ -65,6 +67,14 @@ struct replica_manager_options {
   // log.flush.offset.checkpoint.interval.ms: how often the checkpoints are written; 0 only on
   // the events above (tests drive it with checkpoint_atom).
   int64_t checkpoint_interval_ms = 60000;
+  // replica.lag.time.max.ms for every leader on this node.
+  int64_t replica_lag_time_max_ms = 30000;
+  // num.replica.fetchers and the fetchers' settings (replica.fetch.*).
+  int32_t num_replica_fetchers = 1;
+  replica_fetcher_config fetcher_config;
+  // This node's endpoint (its peer directory opens local sessions there without a hop); may be
+  // empty.
+  node_endpoint_actor endpoint;
 };
 
 // Creates the data dir if missing and reads its checkpoints, then spawns the manager. A malformed

@@ -14,27 +14,12 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/log/log_messages.hpp"
+#include "actors/replica/replica_atoms.hpp"
+#include "actors/replica/replication_messages.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
 
 namespace capstan {
-
-using produce_atom = caf::atom_constant<caf::atom("produce")>;
-using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
-using offsets_atom = caf::atom_constant<caf::atom("offsets")>;
-using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
-using apply_atom = caf::atom_constant<caf::atom("apply")>;
-using remove_atom = caf::atom_constant<caf::atom("remove")>;
-using stop_atom = caf::atom_constant<caf::atom("stop")>;
-using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
-inline constexpr produce_atom produce_atom_v{};
-inline constexpr fetch_atom fetch_atom_v{};
-inline constexpr offsets_atom offsets_atom_v{};
-inline constexpr lookup_atom lookup_atom_v{};
-inline constexpr apply_atom apply_atom_v{};
-inline constexpr remove_atom remove_atom_v{};
-inline constexpr stop_atom stop_atom_v{};
-inline constexpr checkpoint_atom checkpoint_atom_v{};
 
 // Kafka's special ListOffsets timestamps.
 inline constexpr timestamp_ms earliest_timestamp = -2;
@@ -76,6 +61,41 @@ struct list_offsets_result {
   timestamp_ms timestamp = no_timestamp;
 };
 
+// A replica's role and positions, for metrics and `cluster describe`.
+struct replica_status {
+  bool leader = false;
+  leader_epoch epoch{-1};
+  node_id leader_node{-1};
+  offset high_watermark{0};
+  offset log_start{0};
+  offset log_end{0};
+  int32_t replicas = 0;
+  int32_t isr = 0; // leader only
+  int32_t partition_epoch = 0; // leader only
+};
+
+// A leader's proposed ISR (AlterPartition for one partition), through the replica manager to
+// the controller.
+struct alter_partition_request {
+  topic_partition tp;
+  topic_id id{};
+  leader_epoch epoch{0};
+  int32_t partition_epoch = 0;
+  std::vector<node_id> isr;
+};
+
+// The partition's state as the controller committed it.
+struct alter_partition_result {
+  node_id leader{-1};
+  leader_epoch epoch{0};
+  int32_t partition_epoch = 0;
+  std::vector<node_id> isr;
+};
+
+// Where a leader sends its ISR changes (the replica manager, which forwards them).
+using alter_partition_sink =
+  caf::typed_actor<caf::replies_to<alterisr_atom, alter_partition_request>::with<alter_partition_result>>;
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, produce_result& x) {
   return f(caf::meta::type_name("produce_result"), x.base_offset, x.log_append_time, x.log_start);
@@ -92,24 +112,45 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, list_offsets_result& x) {
   return f(caf::meta::type_name("list_offsets_result"), x.found, x.timestamp);
 }
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replica_status& x) {
+  return f(caf::meta::type_name("replica_status"), x.leader, x.epoch, x.leader_node,
+           x.high_watermark, x.log_start, x.log_end, x.replicas, x.isr, x.partition_epoch);
+}
 
-// The leader replica of one partition on this node (single-node: the only replica). Errors are
-// caf::errors of category "capstan": NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT, CORRUPT_MESSAGE,
-// MESSAGE_TOO_LARGE, INVALID_RECORD, OFFSET_OUT_OF_RANGE, KAFKA_STORAGE_ERROR. An offline
-// partition (actors/replica/offline_replica_actor.hpp) answers every request with
-// KAFKA_STORAGE_ERROR naming the damage.
+// One partition's replica on this node, leader or follower as its last role says
+// (actors/replica/partition_replica_actor.hpp). Errors are caf::errors of category "capstan":
+// NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT, CORRUPT_MESSAGE,
+// MESSAGE_TOO_LARGE, INVALID_RECORD, OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH,
+// UNKNOWN_LEADER_EPOCH, KAFKA_STORAGE_ERROR. An offline partition
+// (actors/replica/offline_replica_actor.hpp) answers every request with KAFKA_STORAGE_ERROR naming
+// the damage.
 using partition_replica_actor = caf::typed_actor<
+  // Clients, leader only.
   caf::replies_to<produce_atom, produce_request>::with<produce_result>,
   // Delayed (long-poll) fetch: answers once min_bytes are available below the high watermark or
   // max_wait_ms passed; woken by appends, never by polling.
   caf::replies_to<fetch_atom, fetch_request>::with<fetch_result>,
   caf::replies_to<offsets_atom, timestamp_ms>::with<list_offsets_result>,
   caf::replies_to<info_atom>::with<log_info>,
+  caf::replies_to<status_atom>::with<replica_status>,
   // The current recovery point and high watermark, for the data dir's checkpoints.
   caf::replies_to<checkpoint_atom>::with<replica_checkpoint>,
+  // Becomes leader or follower (a stale epoch is FENCED_LEADER_EPOCH).
+  caf::replies_to<become_atom, replica_role>::with<bool>,
+  // Leader side of replication: a follower's fetch; OffsetsForLeaderEpoch (current epoch of the
+  // asker, requested epoch).
+  caf::replies_to<ffetch_atom, follower_fetch_request>::with<follower_fetch_result>,
+  caf::replies_to<epochend_atom, leader_epoch, leader_epoch>::with<epoch_end>,
+  // Follower side, from its fetcher (each names the leader epoch it follows).
+  caf::replies_to<position_atom>::with<follower_position>,
+  caf::replies_to<ftruncate_atom, leader_epoch, epoch_end>::with<truncation_decision>,
+  caf::replies_to<replicate_atom, replicate_request>::with<offset>,
+  caf::replies_to<restart_atom, leader_epoch, offset>::with<offset>,
   // Flushes and closes the log, fails parked fetches, quits; replies the final checkpoint values.
   caf::replies_to<close_atom>::with<replica_checkpoint>,
-  caf::reacts_to<tick_atom>>;
+  caf::reacts_to<tick_atom>,
+  caf::reacts_to<isrcheck_atom>>;
 
 // One per node. Applies metadata snapshots: creates the replica (and its log directory
 // <data-dir>/<topic>-<partition>) of every partition assigned to this node, and closes and deletes
@@ -128,7 +169,14 @@ using replica_manager_actor = caf::typed_actor<
   caf::replies_to<checkpoint_atom>::with<bool>,
   // Closes every replica, writes the checkpoints, replies, quits.
   caf::replies_to<stop_atom>::with<bool>,
-  caf::reacts_to<tick_atom>>;
+  caf::reacts_to<tick_atom>,
+  // The controller's requests (through the node endpoint), answered with their response frames
+  // (UpdateMetadata: the empty frame). A stale controller epoch is refused whole.
+  caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>,
+  // A local leader's ISR change, forwarded to the active controller.
+  caf::replies_to<alterisr_atom, alter_partition_request>::with<alter_partition_result>>;
 
 // topic-partition -> replica, replaced whole on every change (copy-on-write): the RPC thread loads
 // the current table with std::atomic_load and never blocks the replica manager.
@@ -138,4 +186,6 @@ using routing_table_ptr = std::shared_ptr<const routing_table>;
 } // namespace capstan
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::produce_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::alter_partition_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::alter_partition_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::fetch_result)

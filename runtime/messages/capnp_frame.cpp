@@ -1,6 +1,7 @@
 #include "runtime/messages/capnp_frame.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include <caf/binary_deserializer.hpp>
 #include <capnp/any.h>
@@ -36,11 +37,42 @@ capnp::ReaderOptions frame_reader_options(size_t words) {
   return options;
 }
 
-capnp_frame::capnp_frame(kj::Array<capnp::word> words)
-  : words_(std::make_shared<const kj::Array<capnp::word>>(kj::mv(words))) {}
+namespace {
+
+std::shared_ptr<const frame_storage> flat_storage(kj::Array<capnp::word> words) {
+  auto storage = std::make_shared<frame_storage>();
+  storage->flat_size_words = words.size();
+  storage->flat = kj::mv(words);
+  return storage;
+}
+
+// Words of the flat form's segment table: a u32 segment count - 1, a u32 size per segment,
+// padded to a whole word.
+size_t segment_table_words(size_t segments) { return segments / 2 + 1; }
+
+} // namespace
+
+capnp_frame::capnp_frame(std::shared_ptr<const frame_storage> storage)
+  : storage_(std::move(storage)) {}
 
 capnp_frame capnp_frame::from_builder(capnp::MessageBuilder& builder) {
-  return capnp_frame(capnp::messageToFlatArray(builder));
+  return capnp_frame(flat_storage(capnp::messageToFlatArray(builder)));
+}
+
+capnp_frame capnp_frame::adopt(std::unique_ptr<capnp::MallocMessageBuilder> builder,
+                               std::vector<std::shared_ptr<const void>> pins) {
+  auto storage = std::make_shared<frame_storage>();
+  auto segments = builder->getSegmentsForOutput();
+  storage->segments = kj::heapArray<kj::ArrayPtr<const capnp::word>>(segments.size());
+  size_t words = segment_table_words(segments.size());
+  for (size_t i = 0; i < segments.size(); ++i) {
+    storage->segments[i] = segments[i];
+    words += segments[i].size();
+  }
+  storage->flat_size_words = words;
+  storage->builder = std::move(builder);
+  storage->pins = std::move(pins);
+  return capnp_frame(std::move(storage));
 }
 
 result<capnp_frame> capnp_frame::from_words(kj::Array<capnp::word> words) {
@@ -63,13 +95,20 @@ result<capnp_frame> capnp_frame::from_words(kj::Array<capnp::word> words) {
   } catch (const kj::Exception& e) {
     return corrupt_frame_error(e);
   }
-  return capnp_frame(kj::mv(words));
+  return capnp_frame(flat_storage(kj::mv(words)));
 }
 
 kj::ArrayPtr<const capnp::word> capnp_frame::words() const {
-  if (!words_)
+  assert(!adopted());
+  if (!storage_)
     return {};
-  return words_->asPtr();
+  return storage_->flat.asPtr();
+}
+
+kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> capnp_frame::segments() const {
+  if (!storage_)
+    return {};
+  return storage_->segments.asPtr();
 }
 
 error capnp_frame::corrupt_frame_error(const kj::Exception& e) {
@@ -84,8 +123,25 @@ caf::error save_frame(caf::serializer& sink, const capnp_frame& frame) {
   if (count == 0)
     return caf::none;
   // apply_raw only reads from the buffer when saving.
-  return sink.apply_raw(frame.size_bytes(),
-                        const_cast<capnp::word*>(frame.words().begin()));
+  auto raw = [&](kj::ArrayPtr<const capnp::word> words) {
+    return sink.apply_raw(words.size() * sizeof(capnp::word),
+                          const_cast<capnp::word*>(words.begin()));
+  };
+  if (!frame.adopted())
+    return raw(frame.words());
+  auto segments = frame.segments();
+  auto table = kj::heapArray<uint32_t>(segment_table_words(segments.size()) * 2);
+  std::fill(table.begin(), table.end(), 0);
+  table[0] = static_cast<uint32_t>(segments.size() - 1);
+  for (size_t i = 0; i < segments.size(); ++i)
+    table[i + 1] = static_cast<uint32_t>(segments[i].size());
+  if (auto err = raw(kj::arrayPtr(reinterpret_cast<const capnp::word*>(table.begin()),
+                                  table.size() / 2)))
+    return err;
+  for (auto segment : segments)
+    if (auto err = raw(segment))
+      return err;
+  return caf::none;
 }
 
 caf::error load_frame(caf::deserializer& source, capnp_frame& frame) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <caf/deserializer.hpp>
 #include <caf/error.hpp>
@@ -27,6 +28,7 @@
 #include <capnp/serialize.h>
 #include <kj/array.h>
 #include <kj/exception.h>
+#include <kj/one-of.h>
 
 #include "runtime/result.hpp"
 
@@ -47,29 +49,53 @@ capnp::ReaderOptions frame_reader_options(size_t words);
 // of an empty frame see. Static storage.
 kj::ArrayPtr<const capnp::word> empty_message_words();
 
-// A typed view of a frame. Keeps the frame's buffer alive for as long as it exists, so readers
-// obtained from root() stay valid while this object does. Not copyable or movable (the
-// FlatArrayMessageReader is not); bind it with `auto r = frame.reader<T>();`.
+// What a frame holds: either one flat message (built with from_builder or received from a peer),
+// or a builder adopted whole (adopt) whose Data fields may reference memory outside it (a sealed
+// segment's mmap) that `pins` keep alive. Immutable once a frame holds it.
+struct frame_storage {
+  kj::Array<capnp::word> flat;
+  std::unique_ptr<capnp::MallocMessageBuilder> builder;
+  // The adopted builder's segments, taken once: reading them needs no call into the builder,
+  // so any thread may read the frame.
+  kj::Array<kj::ArrayPtr<const capnp::word>> segments;
+  std::vector<std::shared_ptr<const void>> pins;
+  size_t flat_size_words = 0; // the size of the flat form (segment table included)
+};
+
+// A typed view of a frame. Keeps the frame's storage alive for as long as it exists, so readers
+// obtained from root() stay valid while this object does. Not copyable or movable (Cap'n
+// Proto's message readers are not); bind it with `auto r = frame.reader<T>();`.
 template <class T>
 class frame_reader {
 public:
-  explicit frame_reader(std::shared_ptr<const kj::Array<capnp::word>> words)
-    : words_(std::move(words)),
-      reader_(words_ ? words_->asPtr() : empty_message_words(),
-              frame_reader_options(words_ ? words_->size() : 0)) {}
+  explicit frame_reader(std::shared_ptr<const frame_storage> storage)
+    : storage_(std::move(storage)) {
+    if (storage_ && storage_->builder) {
+      reader_.template init<capnp::SegmentArrayMessageReader>(
+        storage_->segments.asPtr(), frame_reader_options(storage_->flat_size_words));
+    } else {
+      reader_.template init<capnp::FlatArrayMessageReader>(
+        storage_ ? storage_->flat.asPtr() : empty_message_words(),
+        frame_reader_options(storage_ ? storage_->flat.size() : 0));
+    }
+  }
 
   frame_reader(const frame_reader&) = delete;
   frame_reader& operator=(const frame_reader&) = delete;
 
   // Lvalues only: the returned reader points into this object, so
   // `auto r = frame.reader<T>().root();` would dangle and does not compile.
-  typename T::Reader root() & { return reader_.getRoot<T>(); }
+  typename T::Reader root() & { return message().template getRoot<T>(); }
   typename T::Reader root() && = delete;
-  capnp::MessageReader& message() & { return reader_; }
+  capnp::MessageReader& message() & {
+    if (reader_.template is<capnp::SegmentArrayMessageReader>())
+      return reader_.template get<capnp::SegmentArrayMessageReader>();
+    return reader_.template get<capnp::FlatArrayMessageReader>();
+  }
 
 private:
-  std::shared_ptr<const kj::Array<capnp::word>> words_;
-  capnp::FlatArrayMessageReader reader_;
+  std::shared_ptr<const frame_storage> storage_;
+  kj::OneOf<capnp::FlatArrayMessageReader, capnp::SegmentArrayMessageReader> reader_;
 };
 
 class capnp_frame {
@@ -85,6 +111,14 @@ public:
   // Flattens `builder` (one copy). The builder may be reused or dropped afterwards.
   static capnp_frame from_builder(capnp::MessageBuilder& builder);
 
+  // Takes `builder` whole, without copying: the zero-copy path for fetch responses, whose Data
+  // fields reference stored record bytes (Orphanage::referenceExternalData). `pins` keep that
+  // memory alive for as long as any copy of the frame exists. A remote send writes the segments
+  // straight from where they are (the same bytes as the flat form); a local send shares them.
+  // REQUIRES: nothing modifies the builder afterwards.
+  static capnp_frame adopt(std::unique_ptr<capnp::MallocMessageBuilder> builder,
+                           std::vector<std::shared_ptr<const void>> pins = {});
+
   // Adopts `words` if they hold exactly one well-formed flat message of at most max_frame_words
   // words whose root is a struct (or null); otherwise CORRUPT_MESSAGE or MESSAGE_TOO_LARGE.
   // Traverses every pointer once: O(number of pointers), independent of Data/Text sizes.
@@ -94,7 +128,7 @@ public:
   // comment about fields.
   template <class T>
   frame_reader<T> reader() const {
-    return frame_reader<T>(words_);
+    return frame_reader<T>(storage_);
   }
 
   // Calls `f(typename T::Reader)` and returns its value as a result (or a status when `f`
@@ -117,23 +151,29 @@ public:
     }
   }
 
+  // The flat words. REQUIRES: !adopted() (an adopted builder has no flat form).
   kj::ArrayPtr<const capnp::word> words() const;
-  size_t size_words() const { return words_ ? words_->size() : 0; }
+  // The segments of an adopted builder (empty otherwise).
+  kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments() const;
+  bool adopted() const { return storage_ && storage_->builder; }
+  // The size of the flat form, which is what goes on the wire.
+  size_t size_words() const { return storage_ ? storage_->flat_size_words : 0; }
   size_t size_bytes() const { return size_words() * sizeof(capnp::word); }
   bool empty() const { return size_words() == 0; }
 
-  // True iff both frames share one buffer (a local send does not copy).
-  bool shares_buffer_with(const capnp_frame& other) const { return words_ == other.words_; }
+  // True iff both frames share one storage (a local send does not copy).
+  bool shares_buffer_with(const capnp_frame& other) const { return storage_ == other.storage_; }
 
 private:
-  explicit capnp_frame(kj::Array<capnp::word> words);
+  explicit capnp_frame(std::shared_ptr<const frame_storage> storage);
 
   static error corrupt_frame_error(const kj::Exception& e);
 
-  std::shared_ptr<const kj::Array<capnp::word>> words_;
+  std::shared_ptr<const frame_storage> storage_;
 };
 
-// Wire format: u64 word count, then the words verbatim (Cap'n Proto's little-endian layout).
+// Wire format: u64 word count, then the flat words (Cap'n Proto's little-endian layout: segment
+// table, then segments). An adopted builder writes its table and segments from where they are.
 caf::error save_frame(caf::serializer& sink, const capnp_frame& frame);
 
 // Reads what save_frame wrote. Fails with an error, never a crash or an allocation larger than

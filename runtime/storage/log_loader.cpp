@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/storage/leader_epoch_checkpoint.hpp"
 #include "runtime/storage/offset_gaps.hpp"
 #include "runtime/storage/partition_metadata.hpp"
 
@@ -57,7 +58,9 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
     }
     // A sealed segment's interrupted truncation; segment::open of its base deletes it.
     if (ext == ".truncating" && parse_stem(path.stem().stem().string())) continue;
-    if (name == partition_metadata_file || name == offset_gaps_file) continue;
+    if (name == partition_metadata_file || name == offset_gaps_file ||
+        name == leader_epoch_checkpoint_name)
+      continue;
     out.unknown_files.push_back(name);
   }
   if (ec) return make_error(errc::kafka_storage_error, "cannot list " + dir.string() + ": " + ec.message());

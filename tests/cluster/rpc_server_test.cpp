@@ -156,6 +156,21 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
         for (auto& [done, rp] : self->state.held) rp.deliver(done);
         self->state.held.clear();
       },
+      // Replication is not this stub's business: it is a leader alone.
+      [self](status_atom) {
+        replica_status s;
+        s.leader = true;
+        s.high_watermark = s.log_end = self->state.next;
+        return s;
+      },
+      [](become_atom, const replica_role&) { return true; },
+      [](ffetch_atom, const follower_fetch_request&) { return follower_fetch_result{}; },
+      [](epochend_atom, leader_epoch, leader_epoch) { return undefined_epoch_end; },
+      [](position_atom) { return follower_position{}; },
+      [](ftruncate_atom, leader_epoch, epoch_end) { return truncation_decision{}; },
+      [](replicate_atom, const replicate_request&) { return offset{0}; },
+      [](restart_atom, leader_epoch, offset o) { return o; },
+      [](isrcheck_atom) {},
   };
 }
 

@@ -6,6 +6,7 @@
 #include <caf/all.hpp>
 
 #include "actors/controller/metadata_actor_spawn.hpp"
+#include "actors/replica/replica_atoms.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 #include "tests/support/caf_fixture.hpp"
@@ -47,6 +48,12 @@ stub_replica_manager(replica_manager_actor::pointer,
     [](checkpoint_atom) { return true; },
     [](stop_atom) { return true; },
     [](tick_atom) {},
+    [](leaderisr_atom, const capnp_frame&) -> caf::result<capnp_frame> { return capnp_frame{}; },
+    [](metadata_atom, const capnp_frame&) -> caf::result<capnp_frame> { return capnp_frame{}; },
+    [](stopreplica_atom, const capnp_frame&) -> caf::result<capnp_frame> { return capnp_frame{}; },
+    [](alterisr_atom, const alter_partition_request&) -> caf::result<alter_partition_result> {
+      return to_caf_error(make_error(errc::request_timed_out, "no controller in this test"));
+    },
   };
 }
 

@@ -42,12 +42,18 @@ struct replica_fixture {
     opts.partition = 0;
     opts.dir = dir / "orders-0";
     opts.min_insync_replicas = min_insync_replicas;
-    opts.epoch = leader_epoch{3};
     opts.schedule_background_work = false;
     auto r = spawn_partition_replica(sys.sys(), opts);
     if (!r) FAIL("spawn failed: " << r.err().to_string());
     replica = *r;
     sys.track(replica);
+    replica_role role;
+    role.leader = opts.node;
+    role.epoch = leader_epoch{3};
+    role.replicas = {opts.node};
+    role.isr = {opts.node};
+    auto became = sys.request<bool>(replica, timeout, become_atom_v, role);
+    if (!became) FAIL("become failed: " << caf::to_string(became.error()));
   }
 
   caf::expected<produce_result> produce(bytes batch, int16_t acks = -1) {

@@ -1,0 +1,211 @@
+// The node endpoint and the peer directory: see node_endpoint_actor.hpp.
+//
+// Connecting goes through the middleman actor's connect request, which answers asynchronously
+// (it runs the blocking connect on its own thread), so neither actor ever blocks a scheduler
+// thread. A peer that goes away (DOWN) is forgotten and reconnected on the next request.
+
+#include "actors/replica/node_endpoint_actor.hpp"
+
+#include <map>
+
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/middleman_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/replica/fetch_session_actor.hpp"
+#include "runtime/actor/caf_error.hpp"
+
+namespace capstan {
+
+namespace {
+
+caf::error refusal(errc code, std::string text) { return to_caf_error(make_error(code, std::move(text))); }
+
+// ---- node endpoint ----
+
+struct endpoint_state {
+  static inline const char* name = "capstan.node_endpoint";
+  node_endpoint_options opts;
+};
+
+using endpoint_ptr = node_endpoint_actor::stateful_pointer<endpoint_state>;
+
+template <class Atom>
+caf::result<capnp_frame> to_control(endpoint_ptr self, Atom atom, const capnp_frame& frame) {
+  auto& st = self->state;
+  if (!st.opts.control)
+    return refusal(errc::not_leader_or_follower,
+                   "node " + std::to_string(st.opts.node.value()) + " takes no controller requests");
+  return self->delegate(st.opts.control, atom, frame);
+}
+
+node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self, node_endpoint_options opts) {
+  self->state.opts = std::move(opts);
+  // A session that ends (its fetcher went away, or it failed) does not take the endpoint along.
+  self->set_exit_handler([](const caf::exit_msg&) {});
+  return {
+    [self](open_atom, int32_t follower, const caf::actor& fetcher) -> caf::result<caf::actor> {
+      auto& st = self->state;
+      if (follower < 0 || !fetcher)
+        return refusal(errc::invalid_request, "a fetch session needs a follower id and its fetcher");
+      fetch_session_options so;
+      so.node = st.opts.node;
+      so.follower = node_id{follower};
+      so.fetcher = fetcher;
+      so.routes = st.opts.routes;
+      so.max_wait_cap_ms = st.opts.max_fetch_wait_ms;
+      auto session = spawn_fetch_session(self->system(), std::move(so));
+      // Linked: a stopping node takes its sessions down with its endpoint.
+      self->link_to(session);
+      spdlog::info("node {}: opened a fetch session for a fetcher of node {}", st.opts.node.value(),
+                   follower);
+      return caf::actor_cast<caf::actor>(session);
+    },
+    [self](leaderisr_atom a, const capnp_frame& f) { return to_control(self, a, f); },
+    [self](metadata_atom a, const capnp_frame& f) { return to_control(self, a, f); },
+    [self](stopreplica_atom a, const capnp_frame& f) { return to_control(self, a, f); },
+  };
+}
+
+// ---- peer directory ----
+
+using endpoint_callback = std::function<void(caf::expected<node_endpoint_actor>)>;
+
+struct peer_entry {
+  peer_address address;
+  node_endpoint_actor endpoint;
+  bool connecting = false;
+  std::vector<endpoint_callback> waiting;
+};
+
+struct directory_state {
+  static inline const char* name = "capstan.peer_directory";
+  peer_directory_options opts;
+  std::map<node_id, peer_entry> peers;
+};
+
+using directory_ptr = peer_directory_actor::stateful_pointer<directory_state>;
+
+constexpr auto connect_timeout = std::chrono::seconds(10);
+
+void finish_connect(directory_ptr self, node_id node, caf::expected<node_endpoint_actor> result) {
+  auto it = self->state.peers.find(node);
+  if (it == self->state.peers.end()) return;
+  auto& e = it->second;
+  e.connecting = false;
+  if (result) {
+    e.endpoint = *result;
+    self->monitor(e.endpoint);
+    spdlog::info("node {}: connected to node {} at {}:{}", self->state.opts.node.value(),
+                 node.value(), e.address.host, e.address.port);
+  } else {
+    spdlog::warn("node {}: {}", self->state.opts.node.value(), caf::to_string(result.error()));
+  }
+  auto waiting = std::move(e.waiting);
+  e.waiting.clear();
+  for (auto& f : waiting) f(result);
+}
+
+void connect(directory_ptr self, node_id node) {
+  auto& e = self->state.peers.at(node);
+  e.connecting = true;
+  auto mm = self->system().middleman().actor_handle();
+  const auto addr = e.address;
+  const auto where = addr.host + ":" + std::to_string(addr.port);
+  self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
+    .then(
+      [self, node, where](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+        if (!ptr) {
+          finish_connect(self, node, refusal(errc::network_exception, where + " publishes no node endpoint"));
+          return;
+        }
+        finish_connect(self, node, caf::actor_cast<node_endpoint_actor>(ptr));
+      },
+      [self, node, where](caf::error& err) {
+        finish_connect(self, node,
+                       refusal(errc::network_exception, "cannot reach node " + std::to_string(node.value()) +
+                                                          " at " + where + ": " + caf::to_string(err)));
+      });
+}
+
+// Calls `f` with the endpoint of `node` once it is known (at once if connected).
+void with_endpoint(directory_ptr self, node_id node, endpoint_callback f) {
+  auto& st = self->state;
+  if (node == st.opts.node && st.opts.self_endpoint) {
+    f(st.opts.self_endpoint);
+    return;
+  }
+  auto it = st.peers.find(node);
+  if (it == st.peers.end()) {
+    f(refusal(errc::network_exception, "no address known for node " + std::to_string(node.value())));
+    return;
+  }
+  auto& e = it->second;
+  if (e.endpoint) {
+    f(e.endpoint);
+    return;
+  }
+  e.waiting.push_back(std::move(f));
+  if (!e.connecting) connect(self, node);
+}
+
+peer_directory_actor::behavior_type directory_behavior(directory_ptr self, peer_directory_options opts) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  for (auto& p : st.opts.peers) st.peers[p.node].address = p;
+  self->set_down_handler([self](const caf::down_msg& msg) {
+    for (auto& [node, e] : self->state.peers) {
+      if (e.endpoint && e.endpoint.address() == msg.source) {
+        spdlog::warn("node {}: lost node {}: {}", self->state.opts.node.value(), node.value(),
+                     caf::to_string(msg.reason));
+        e.endpoint = nullptr;
+      }
+    }
+  });
+  return {
+    [self](session_atom, node_id leader, caf::actor fetcher) -> caf::result<fetch_session_actor> {
+      auto rp = self->make_response_promise<fetch_session_actor>();
+      const auto follower = self->state.opts.node.value();
+      with_endpoint(self, leader, [self, rp, follower, fetcher](caf::expected<node_endpoint_actor> e) mutable {
+        if (!e) {
+          rp.deliver(e.error());
+          return;
+        }
+        self->request(*e, connect_timeout, open_atom_v, follower, fetcher)
+          .then([rp](caf::actor& session) mutable { rp.deliver(caf::actor_cast<fetch_session_actor>(session)); },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      });
+      return rp;
+    },
+    [self](endpoint_atom, node_id node) -> caf::result<node_endpoint_actor> {
+      auto rp = self->make_response_promise<node_endpoint_actor>();
+      with_endpoint(self, node, [rp](caf::expected<node_endpoint_actor> e) mutable {
+        if (e) rp.deliver(*e);
+        else rp.deliver(e.error());
+      });
+      return rp;
+    },
+    [self](peers_atom, std::vector<peer_address>& peers) {
+      auto& st = self->state;
+      for (auto& p : peers) {
+        auto& e = st.peers[p.node];
+        // A peer at a new address is a new connection.
+        if (e.address.host != p.host || e.address.port != p.port) e.endpoint = nullptr;
+        e.address = std::move(p);
+      }
+    },
+  };
+}
+
+} // namespace
+
+node_endpoint_actor spawn_node_endpoint(caf::actor_system& sys, node_endpoint_options options) {
+  return sys.spawn(endpoint_behavior, std::move(options));
+}
+
+peer_directory_actor spawn_peer_directory(caf::actor_system& sys, peer_directory_options options) {
+  return sys.spawn(directory_behavior, std::move(options));
+}
+
+} // namespace capstan

@@ -1,0 +1,79 @@
+#pragma once
+
+// The node endpoint: the one actor a node publishes on its cluster port, its face to the other
+// nodes. A peer connects through the CAF middleman and gets this actor; everything it sends is a
+// capnp_frame of schema/replication.capnp or a plain registered value, so it crosses processes.
+// It opens fetch sessions for remote fetchers and hands the controller's requests to the local
+// replica manager.
+//
+// peer_directory_actor is the other half: it finds the endpoints of other nodes (by node id, from
+// the addresses the controller publishes), connects once, reconnects after a peer restarts, and
+// opens fetch sessions there for local fetchers.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "actors/replica/replica_messages.hpp"
+#include "actors/replica/replication_messages.hpp"
+
+namespace capstan {
+
+using peers_atom = caf::atom_constant<caf::atom("peers")>;
+using endpoint_atom = caf::atom_constant<caf::atom("endpoint")>;
+inline constexpr peers_atom peers_atom_v{};
+inline constexpr endpoint_atom endpoint_atom_v{};
+
+using node_endpoint_actor = caf::typed_actor<
+  // A fetcher on node `follower` asks for a session here: replies the fetch session (a
+  // fetch_session_actor, sent as caf::actor because only registered types cross nodes).
+  caf::replies_to<open_atom, int32_t, caf::actor>::with<caf::actor>,
+  // The controller's LeaderAndIsr, UpdateMetadata and StopReplica; each answered with its
+  // response frame (UpdateMetadata: the empty frame).
+  caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>>;
+
+// Where the endpoint hands the controller's requests (the replica manager).
+using control_sink = caf::typed_actor<
+  caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>>;
+
+struct node_endpoint_options {
+  node_id node{0};
+  std::function<routing_table_ptr()> routes;
+  // Empty: control requests are refused (a node that replicates only, in tests).
+  control_sink control;
+  int32_t max_fetch_wait_ms = 30000;
+};
+
+node_endpoint_actor spawn_node_endpoint(caf::actor_system& sys, node_endpoint_options options);
+
+struct peer_address {
+  node_id node{0};
+  std::string host;
+  uint16_t port = 0; // the peer's cluster port
+};
+
+using peer_directory_actor = caf::typed_actor<
+  caf::replies_to<session_atom, node_id, caf::actor>::with<fetch_session_actor>,
+  // The peer's node endpoint, connecting first if needed.
+  caf::replies_to<endpoint_atom, node_id>::with<node_endpoint_actor>,
+  // Where peers are now (replaces what was known for these nodes).
+  caf::reacts_to<peers_atom, std::vector<peer_address>>>;
+
+struct peer_directory_options {
+  node_id node{0};
+  // This node's own endpoint: sessions with a leader on this node open here without a hop.
+  node_endpoint_actor self_endpoint;
+  std::vector<peer_address> peers;
+};
+
+peer_directory_actor spawn_peer_directory(caf::actor_system& sys, peer_directory_options options);
+
+} // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<capstan::peer_address>)

@@ -1,0 +1,335 @@
+// The replica manager's side of the controller protocol (Kafka's ReplicaManager.
+// becomeLeaderOrFollower, stopReplicas, maybeUpdateMetadataCache, and the AlterPartition manager):
+// LeaderAndIsr turns this node's replicas into leaders or followers, UpdateMetadata keeps the
+// topic configs and peer addresses, StopReplica closes (and deletes) replicas, and leaders' ISR
+// changes go to the active controller as AlterPartition.
+//
+// Order for followers, as in the seeds' makeFollowers: stop their fetchers, make each replica a
+// follower (which fails its delayed operations with NOT_LEADER_OR_FOLLOWER), then hand it to a
+// fetcher towards the new leader, which truncates by leader epoch before it fetches.
+
+#include <algorithm>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/countdown.hpp"
+#include "actors/replica/replica_manager_state.hpp"
+#include "runtime/actor/caf_error.hpp"
+
+namespace capstan::replica_manager_detail {
+
+namespace {
+
+constexpr auto controller_request_timeout = std::chrono::seconds(30);
+
+caf::error refusal(errc code, std::string text) { return to_caf_error(make_error(code, std::move(text))); }
+
+std::string tp_name(const topic_partition& tp) { return tp.first + "-" + std::to_string(tp.second); }
+
+bool zero(const topic_id& id) {
+  return std::all_of(id.begin(), id.end(), [](uint8_t b) { return b == 0; });
+}
+
+// Accepts the request's controller epoch, or says why not (KIP-380's fencing by epoch); the
+// sender becomes the controller this node reports ISR changes to.
+caf::error accept_controller(self_ptr self, int32_t controller_id, int32_t epoch) {
+  auto& st = self->state;
+  if (epoch < st.controller_epoch)
+    return refusal(errc::stale_controller_epoch,
+                   "controller " + std::to_string(controller_id) + " is at epoch " +
+                     std::to_string(epoch) + ", node " + std::to_string(st.opts.node.value()) +
+                     " has seen " + std::to_string(st.controller_epoch));
+  if (epoch > st.controller_epoch)
+    spdlog::info("node {}: controller {} at epoch {}", st.opts.node.value(), controller_id, epoch);
+  st.controller_epoch = epoch;
+  if (auto sender = self->current_sender()) st.controller = caf::actor_cast<controller_sink>(sender);
+  return caf::none;
+}
+
+void learn_peers(self_ptr self, const std::vector<node_endpoint_msg>& endpoints) {
+  std::vector<peer_address> peers;
+  for (const auto& e : endpoints)
+    if (e.node != self->state.opts.node) peers.push_back(peer_address{e.node, e.host, e.cluster_port});
+  if (!peers.empty()) self->send(self->state.peers, peers_atom_v, std::move(peers));
+}
+
+replica_role role_of(const partition_state_msg& p) {
+  return replica_role{p.leader, p.epoch, p.replicas, p.isr, p.partition_epoch};
+}
+
+// The topic as the replica manager opens it: configs and id from UpdateMetadata when known.
+topic_metadata topic_of(const replica_manager_state& st, const partition_state_msg& p) {
+  topic_metadata t;
+  t.name = p.tp.first;
+  t.id = p.id;
+  if (auto it = st.topics.find(p.tp.first); it != st.topics.end() && (zero(p.id) || it->second.id == p.id))
+    t.configs = it->second.configs;
+  return t;
+}
+
+struct applied_states {
+  std::vector<partition_state_msg> leaders;
+  std::vector<partition_state_msg> followers;
+};
+
+// Checks each partition state and opens missing replicas; what passes is sorted into leaders and
+// followers, what does not gets its error in `errors`.
+applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>& states,
+                           std::vector<partition_error_msg>& errors) {
+  auto& st = self->state;
+  applied_states out;
+  bool checkpoints_changed = false;
+  bool opened = false;
+  for (const auto& p : states) {
+    auto refuse = [&](errc code, std::string why) { errors.push_back(partition_error_msg{p.tp, code, std::move(why)}); };
+    if (std::find(p.replicas.begin(), p.replicas.end(), st.opts.node) == p.replicas.end()) {
+      refuse(errc::unknown_topic_or_partition,
+             "node " + std::to_string(st.opts.node.value()) + " is not a replica of " + tp_name(p.tp));
+      continue;
+    }
+    auto it = st.replicas.find(p.tp);
+    if (it != st.replicas.end()) {
+      auto& e = it->second;
+      if (!zero(e.id) && !zero(p.id) && e.id != p.id) {
+        refuse(errc::inconsistent_topic_id, tp_name(p.tp) + " on node " + std::to_string(st.opts.node.value()) +
+                                              " belongs to another topic of that name");
+        continue;
+      }
+      if (e.offline) {
+        refuse(errc::kafka_storage_error, log_name(st, p.tp) + " is offline");
+        continue;
+      }
+      if (p.epoch < e.epoch || (p.epoch == e.epoch && p.partition_epoch <= e.partition_epoch)) {
+        spdlog::info("{}: ignores the controller's state at leader epoch {} (partition epoch {}): it "
+                     "has {} ({})",
+                     log_name(st, p.tp), p.epoch.value(), p.partition_epoch, e.epoch.value(),
+                     e.partition_epoch);
+        if (p.epoch < e.epoch)
+          refuse(errc::fenced_leader_epoch, "leader epoch " + std::to_string(p.epoch.value()) +
+                                              " is older than " + std::to_string(e.epoch.value()));
+        continue;
+      }
+    } else {
+      partition_assignment a;
+      a.partition = p.tp.second;
+      a.replicas.clear();
+      for (auto r : p.replicas) a.replicas.push_back(r.value());
+      auto entry = open_replica(self, topic_of(st, p), a, checkpoints_changed, false);
+      if (!entry) {
+        refuse(errc::invalid_config, "the topic's configs do not open " + tp_name(p.tp));
+        continue;
+      }
+      opened = true;
+      bool offline = entry->offline;
+      st.replicas.emplace(p.tp, std::move(*entry));
+      if (offline) {
+        refuse(errc::kafka_storage_error, log_name(st, p.tp) + " is offline");
+        continue;
+      }
+    }
+    auto& e = st.replicas.at(p.tp);
+    e.epoch = p.epoch;
+    e.partition_epoch = p.partition_epoch;
+    if (!zero(p.id)) e.id = p.id;
+    (p.leader == st.opts.node ? out.leaders : out.followers).push_back(p);
+  }
+  if (checkpoints_changed) (void) write_checkpoints(st);
+  if (opened) publish_routes(self);
+  return out;
+}
+
+// Becomes follower of each state, then hands them to the fetchers grouped by leader.
+void make_followers(self_ptr self, std::vector<partition_state_msg> followers,
+                    std::shared_ptr<std::vector<partition_error_msg>> errors, std::function<void()> done) {
+  auto& st = self->state;
+  auto assignments = std::make_shared<std::map<int32_t, std::vector<fetch_assignment>>>();
+  auto pending = std::make_shared<countdown>(countdown{followers.size() + 1, nullptr});
+  pending->done = [self, assignments, done] {
+    auto& st = self->state;
+    auto left = std::make_shared<countdown>(countdown{assignments->size() + 1, done});
+    for (auto& [leader, list] : *assignments)
+      self->request(st.fetchers, caf::infinite, assign_atom_v, leader, std::move(list))
+        .then([left](bool) { left->arrive(); }, [left](caf::error&) { left->arrive(); });
+    left->arrive();
+  };
+  for (const auto& p : followers) {
+    auto replica = st.replicas.at(p.tp).actor;
+    self->request(replica, caf::infinite, become_atom_v, role_of(p))
+      .then(
+        [self, replica, p, assignments, errors, pending](bool) {
+          if (p.leader.value() < 0) {
+            // No leader (offline partition): nothing to fetch from.
+            pending->arrive();
+            return;
+          }
+          self->request(replica, caf::infinite, position_atom_v)
+            .then(
+              [p, assignments, pending](const follower_position& pos) {
+                (*assignments)[p.leader.value()].push_back(
+                  fetch_assignment{p.tp, p.epoch, pos.log_end, pos.latest_epoch.value() >= 0});
+                pending->arrive();
+              },
+              [p, errors, pending](caf::error& e) {
+                auto err = from_caf_error(e);
+                errors->push_back(partition_error_msg{p.tp, err.code, err.message});
+                pending->arrive();
+              });
+        },
+        [p, errors, pending](caf::error& e) {
+          auto err = from_caf_error(e);
+          errors->push_back(partition_error_msg{p.tp, err.code, err.message});
+          pending->arrive();
+        });
+  }
+  pending->arrive();
+}
+
+} // namespace
+
+caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame) {
+  auto& st = self->state;
+  auto req = decode_leader_and_isr(frame);
+  if (!req) {
+    spdlog::warn("node {}: malformed LeaderAndIsr: {}", st.opts.node.value(), req.err().to_string());
+    return encode(control_response_msg{req.code(), req.err().message, {}}, false);
+  }
+  if (st.stopping)
+    return encode(control_response_msg{errc::not_leader_or_follower, "the node is stopping", {}}, false);
+  if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) {
+    auto err = from_caf_error(e);
+    return encode(control_response_msg{err.code, err.message, {}}, false);
+  }
+  learn_peers(self, req->leaders);
+  auto errors = std::make_shared<std::vector<partition_error_msg>>();
+  auto sorted = sort_states(self, req->partitions, *errors);
+  auto rp = self->make_response_promise<capnp_frame>();
+  std::vector<topic_partition> moving;
+  for (const auto& p : sorted.leaders) moving.push_back(p.tp);
+  for (const auto& p : sorted.followers) moving.push_back(p.tp);
+  // Fetchers let go of every partition whose role changes before any replica changes role.
+  self->request(st.fetchers, caf::infinite, unassign_atom_v, std::move(moving))
+    .then(
+      [self, sorted, errors, rp](bool) mutable {
+        auto& st = self->state;
+        auto pending = std::make_shared<countdown>(countdown{2, nullptr});
+        pending->done = [errors, rp]() mutable {
+          rp.deliver(encode(control_response_msg{errc::none, {}, std::move(*errors)}, false));
+        };
+        auto leaders_left = std::make_shared<countdown>(
+          countdown{sorted.leaders.size() + 1, [pending] { pending->arrive(); }});
+        for (const auto& p : sorted.leaders) {
+          self->request(st.replicas.at(p.tp).actor, caf::infinite, become_atom_v, role_of(p))
+            .then([leaders_left](bool) { leaders_left->arrive(); },
+                  [p, errors, leaders_left](caf::error& e) {
+                    auto err = from_caf_error(e);
+                    errors->push_back(partition_error_msg{p.tp, err.code, err.message});
+                    leaders_left->arrive();
+                  });
+        }
+        leaders_left->arrive();
+        make_followers(self, std::move(sorted.followers), errors, [pending] { pending->arrive(); });
+      },
+      [rp](caf::error& e) mutable {
+        auto err = from_caf_error(e);
+        rp.deliver(encode(control_response_msg{err.code, "fetchers: " + err.message, {}}, false));
+      });
+  return rp;
+}
+
+caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame) {
+  auto& st = self->state;
+  auto req = decode_update_metadata(frame);
+  if (!req) {
+    spdlog::warn("node {}: malformed UpdateMetadata: {}", st.opts.node.value(), req.err().to_string());
+    return to_caf_error(req.err());
+  }
+  if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) return e;
+  learn_peers(self, req->nodes);
+  st.topics.clear();
+  for (auto& t : req->topics) st.topics[t.name] = std::move(t);
+  return capnp_frame{};
+}
+
+caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame) {
+  auto& st = self->state;
+  auto req = decode_stop_replica(frame);
+  if (!req) {
+    spdlog::warn("node {}: malformed StopReplica: {}", st.opts.node.value(), req.err().to_string());
+    return encode(control_response_msg{req.code(), req.err().message, {}}, true);
+  }
+  if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) {
+    auto err = from_caf_error(e);
+    return encode(control_response_msg{err.code, err.message, {}}, true);
+  }
+  std::vector<topic_partition> stopping;
+  auto errors = std::make_shared<std::vector<partition_error_msg>>();
+  for (const auto& p : req->partitions) {
+    auto it = st.replicas.find(p.tp);
+    if (it == st.replicas.end()) continue;
+    if (p.epoch.value() != -2 && p.epoch < it->second.epoch) {
+      errors->push_back(partition_error_msg{p.tp, errc::fenced_leader_epoch,
+                                            "stop at leader epoch " + std::to_string(p.epoch.value()) +
+                                              " is older than " + std::to_string(it->second.epoch.value())});
+      continue;
+    }
+    stopping.push_back(p.tp);
+  }
+  auto rp = self->make_response_promise<capnp_frame>();
+  const bool remove = req->delete_partitions;
+  self->request(st.fetchers, caf::infinite, unassign_atom_v, stopping)
+    .then(
+      [self, stopping, remove, errors, rp](bool) mutable {
+        auto pending = std::make_shared<countdown>(countdown{stopping.size() + 1, nullptr});
+        pending->done = [self, remove, errors, rp]() mutable {
+          if (remove) (void) write_checkpoints(self->state);
+          rp.deliver(encode(control_response_msg{errc::none, {}, std::move(*errors)}, true));
+        };
+        for (const auto& tp : stopping) drop_replica(self, tp, remove, [pending] { pending->arrive(); });
+        pending->arrive();
+      },
+      [rp](caf::error& e) mutable {
+        auto err = from_caf_error(e);
+        rp.deliver(encode(control_response_msg{err.code, "fetchers: " + err.message, {}}, true));
+      });
+  return rp;
+}
+
+caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_partition_request& req) {
+  auto& st = self->state;
+  if (!st.controller)
+    return refusal(errc::not_leader_or_follower, "node " + std::to_string(st.opts.node.value()) +
+                                                   " knows no controller to send the ISR change to");
+  alter_partition_msg msg;
+  msg.broker = st.opts.node;
+  msg.partitions.push_back(alter_partition_item{req.tp, req.id, req.epoch, req.partition_epoch, req.isr});
+  auto rp = self->make_response_promise<alter_partition_result>();
+  const auto tp = req.tp;
+  self->request(st.controller, controller_request_timeout, alterisr_atom_v, encode(msg))
+    .then(
+      [rp, tp](const capnp_frame& reply) mutable {
+        auto answer = decode_alter_partition_response(reply);
+        if (!answer) {
+          rp.deliver(to_caf_error(answer.err()));
+          return;
+        }
+        if (answer->error != errc::none) {
+          rp.deliver(refusal(answer->error, answer->message));
+          return;
+        }
+        for (auto& item : answer->partitions) {
+          if (item.tp != tp) continue;
+          if (item.error != errc::none) {
+            rp.deliver(refusal(item.error, item.message));
+            return;
+          }
+          rp.deliver(alter_partition_result{item.leader, item.epoch, item.partition_epoch, std::move(item.isr)});
+          return;
+        }
+        rp.deliver(refusal(errc::unknown_server_error, "the controller's answer left out " + tp_name(tp)));
+      },
+      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+} // namespace capstan::replica_manager_detail

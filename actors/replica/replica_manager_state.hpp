@@ -1,0 +1,88 @@
+#pragma once
+
+// The replica manager actor's state and the functions its handlers share:
+// replica_manager_actor.cpp (snapshots of the single-node metadata, opening and closing replicas,
+// checkpoints) and replica_manager_control.cpp (the controller's LeaderAndIsr, UpdateMetadata and
+// StopReplica, and leaders' ISR changes on their way to the controller). Internal to
+// actors/replica.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/replica/control_codec.hpp"
+#include "actors/replica/fetcher_manager_actor.hpp"
+#include "actors/replica/node_endpoint_actor.hpp"
+#include "actors/replica/replica_manager_actor.hpp"
+
+namespace capstan::replica_manager_detail {
+
+struct replica_entry {
+  partition_replica_actor actor;
+  topic_id id{};
+  // The topic's config overrides the replica was opened with: a change (alterConfigs) reopens it.
+  std::map<std::string, std::string> configs;
+  // An offline replica (damaged or unreadable directory): its checkpoint entries stay as loaded.
+  bool offline = false;
+  // The last leader epoch and partition epoch the controller gave it (-1: none yet).
+  leader_epoch epoch{-1};
+  int32_t partition_epoch = -1;
+};
+
+struct replica_manager_state {
+  static inline const char* name = "capstan.replica_manager";
+
+  replica_manager_options opts;
+  std::shared_ptr<routing_registry> routes;
+  std::map<topic_partition, replica_entry> replicas;
+  // The checkpoints as loaded at start, updated from the replicas; partitions not opened in this
+  // run keep their entries.
+  offset_map recovery_points;
+  offset_map high_watermarks;
+  // Partitions deleted since the checkpoints last reached the disk: gone from the maps above but
+  // perhaps still in the files. No directory of that name is created before a write succeeds.
+  std::set<topic_partition> unrecorded_deletions;
+  bool periodic_checkpoint_running = false;
+  bool stopping = false;
+
+  // Replication: where peers are, and who fetches for this node's followers.
+  peer_directory_actor peers;
+  fetcher_manager_actor fetchers;
+  // The controller: the highest epoch seen on its requests, and the actor that sent them (the
+  // active controller, where leaders' ISR changes go).
+  int32_t controller_epoch = -1;
+  controller_sink controller;
+  // Topic configs and ids from the controller's UpdateMetadata, by name.
+  std::map<std::string, topic_config_msg> topics;
+};
+
+using self_ptr = replica_manager_actor::stateful_pointer<replica_manager_state>;
+
+std::filesystem::path partition_dir(const replica_manager_state& st, const topic_partition& tp);
+std::string log_name(const replica_manager_state& st, const topic_partition& tp);
+void publish_routes(self_ptr self);
+status write_checkpoints(replica_manager_state& st);
+void record(replica_manager_state& st, const topic_partition& tp, const replica_checkpoint& c);
+void forget(replica_manager_state& st, const topic_partition& tp);
+partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, const std::string& why);
+// Checks the partition's directory against the checkpoints, then opens it; a damaged or
+// unreadable directory gets an offline replica instead. nullopt: a bad topic config (skipped).
+// With `lead_alone` the replica becomes the leader of an ISR of itself at once (one node).
+std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
+                                          const partition_assignment& a, bool& checkpoints_changed,
+                                          bool lead_alone);
+// Closes the replica of `tp` (and with `remove` deletes its directory, out of the checkpoints
+// first); `done` runs afterwards.
+void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::function<void()> done);
+
+// replica_manager_control.cpp
+caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame);
+caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame);
+caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame);
+caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_partition_request& req);
+
+} // namespace capstan::replica_manager_detail

@@ -1,0 +1,162 @@
+// What consumers read from a partition leader: fetches below the high watermark, long-polled
+// until min_bytes arrive (Kafka's DelayedFetch, woken by the HW moving, never by polling), and
+// ListOffsets. A follower answers both with NOT_LEADER_OR_FOLLOWER.
+
+#include <algorithm>
+#include <limits>
+
+#include <caf/all.hpp>
+
+#include "actors/countdown.hpp"
+#include "actors/replica/partition_replica_state.hpp"
+#include "runtime/actor/caf_error.hpp"
+#include "runtime/batch/record_batch_view.hpp"
+
+namespace capstan::replica_detail {
+
+namespace {
+
+// Reads [from, HW) up to max_bytes and answers `rp`; `done` runs after the answer went out.
+void answer_fetch(self_ptr self, caf::typed_response_promise<fetch_result> rp,
+                  const fetch_request& req, std::function<void()> done = {}) {
+  auto& st = self->state;
+  const offset upto = st.high_watermark();
+  if (req.from >= upto || req.max_bytes <= 0) {
+    rp.deliver(fetch_result{upto, st.log_start, log_slice{{}, nullptr, 0, req.from, req.from}});
+    if (done) done();
+    return;
+  }
+  self->request(st.log, caf::infinite, read_atom_v, read_request{req.from, req.max_bytes, upto})
+    .then(
+      [self, rp, done](log_slice& slice) mutable {
+        rp.deliver(fetch_result{self->state.high_watermark(), self->state.log_start, std::move(slice)});
+        if (done) done();
+      },
+      [rp, done](caf::error& e) mutable {
+        rp.deliver(std::move(e));
+        if (done) done();
+      });
+}
+
+// The timestamp of the first record at or after `found` with a timestamp >= target, read from
+// the batch that holds it (the time index points at the batch).
+void answer_offset_for_time(self_ptr self, int64_t found, timestamp_ms target,
+                            caf::typed_response_promise<list_offsets_result> rp) {
+  auto& st = self->state;
+  self->request(st.log, caf::infinite, read_atom_v, read_request{offset{found}, 1, st.high_watermark()})
+    .then(
+      [rp, found, target](log_slice& slice) mutable {
+        list_offsets_result out{found, no_timestamp};
+        batch_sequence_reader reader(slice.bytes(), std::numeric_limits<size_t>::max());
+        bool done = false;
+        while (!done) {
+          auto b = reader.next();
+          if (!b || !*b) break;
+          const auto& view = **b;
+          view.for_each_record([&](const record_view& r) {
+            const int64_t off = view.base_offset().value() + r.offset_delta;
+            const timestamp_ms ts = view.timestamp_of(r);
+            if (done || off < found || ts < target) return;
+            out = list_offsets_result{off, ts};
+            done = true;
+          });
+        }
+        rp.deliver(out);
+      },
+      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+}
+
+} // namespace
+
+void answer_parked(self_ptr self, const std::vector<parked_fetch>& ready, std::function<void()> done) {
+  auto pending = std::make_shared<countdown>(countdown{ready.size() + 1, [done] {
+                                                 if (done) done();
+                                               }});
+  auto arrive = [pending] { pending->arrive(); };
+  for (const auto& p : ready) {
+    auto it = self->state.parked_promises.find(p.id);
+    if (it == self->state.parked_promises.end()) {
+      arrive();
+      continue;
+    }
+    auto rp = std::move(it->second);
+    self->state.parked_promises.erase(it);
+    answer_fetch(self, std::move(rp), p.request, arrive);
+  }
+  arrive();
+}
+
+caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
+  auto& st = self->state;
+  if (st.closing || !st.is_leader()) return not_leader(st);
+  const offset hw = st.high_watermark();
+  if (req.from < st.log_start || req.from > hw)
+    return fail_with(errc::offset_out_of_range,
+                     st.log_name + ": offset " + std::to_string(req.from.value()) + " is outside " +
+                       std::to_string(st.log_start.value()) + ".." + std::to_string(hw.value()));
+  req.max_wait_ms = std::clamp(req.max_wait_ms, 0, st.opts.max_fetch_wait_ms);
+  const bool may_wait = req.max_wait_ms > 0 && req.max_bytes > 0;
+  auto park = [self](const fetch_request& r, int64_t found, int64_t total,
+                     caf::typed_response_promise<fetch_result> rp) {
+    auto& st = self->state;
+    const auto wait = std::chrono::milliseconds(r.max_wait_ms);
+    auto id = st.parked.park(r, found, total, self->clock().now() + wait);
+    st.parked_promises.emplace(id, std::move(rp));
+    self->delayed_send(self, wait, tick_atom_v);
+    // Appends that completed while a read was out count too.
+    answer_parked(self, st.parked.take_ready(st.bytes_below_hw));
+  };
+  auto rp = self->make_response_promise<fetch_result>();
+  if (req.from == hw) {
+    if (!may_wait || delayed_fetch_set::satisfied(req, 0)) answer_fetch(self, rp, req);
+    else park(req, 0, st.bytes_below_hw, rp);
+    return rp;
+  }
+  const int64_t total_at_read = st.bytes_below_hw;
+  self->request(st.log, caf::infinite, read_atom_v, read_request{req.from, req.max_bytes, hw})
+    .then(
+      [self, req, rp, total_at_read, may_wait, park](log_slice& slice) mutable {
+        auto& st = self->state;
+        const auto found = static_cast<int64_t>(slice.size);
+        if (st.closing || !st.is_leader() || !may_wait || delayed_fetch_set::satisfied(req, found)) {
+          rp.deliver(fetch_result{st.high_watermark(), st.log_start, std::move(slice)});
+          return;
+        }
+        park(req, found, total_at_read, rp);
+      },
+      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+caf::result<list_offsets_result> list_offsets(self_ptr self, timestamp_ms ts) {
+  auto& st = self->state;
+  if (st.closing || !st.is_leader()) return not_leader(st);
+  if (ts == latest_timestamp) return list_offsets_result{st.high_watermark().value(), no_timestamp};
+  if (ts < 0 && ts != earliest_timestamp) return list_offsets_result{};
+  auto rp = self->make_response_promise<list_offsets_result>();
+  if (ts == earliest_timestamp) {
+    // Asked from the log: retention may have moved the log start since the last append.
+    self->request(st.log, caf::infinite, info_atom_v)
+      .then(
+        [self, rp](const log_info& info) mutable {
+          auto& st = self->state;
+          st.log_start = std::max(st.log_start, info.log_start);
+          rp.deliver(list_offsets_result{st.log_start.value(), no_timestamp});
+        },
+        [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+    return rp;
+  }
+  self->request(st.log, caf::infinite, time_atom_v, ts)
+    .then(
+      [self, rp, ts](int64_t found) mutable {
+        if (found < 0 || found >= self->state.high_watermark().value()) {
+          rp.deliver(list_offsets_result{});
+          return;
+        }
+        answer_offset_for_time(self, found, ts, rp);
+      },
+      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+} // namespace capstan::replica_detail

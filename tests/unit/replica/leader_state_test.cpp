@@ -1,0 +1,164 @@
+#include <catch2/catch.hpp>
+
+#include "actors/replica/leader_state.hpp"
+
+using namespace capstan;
+
+namespace {
+
+const node_id n1{1}, n2{2}, n3{3};
+
+leader_config three_replicas(int32_t min_isr = 1, std::vector<node_id> isr = {n1, n2, n3}) {
+  leader_config c;
+  c.leader = n1;
+  c.replicas = {n1, n2, n3};
+  c.isr = std::move(isr);
+  c.partition_epoch = 7;
+  c.min_insync_replicas = min_isr;
+  c.replica_lag_time_max_ms = 1000;
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("a leader state alone in the ISR keeps the high watermark at its log end", "[replica][leader]") {
+  leader_config c;
+  c.leader = n1;
+  c.replicas = {n1};
+  c.isr = {n1};
+  leader_state s(c, offset{5}, offset{3}, offset{5}, 0);
+  CHECK(s.high_watermark() == offset{5});
+  CHECK(s.on_leader_append(offset{9}));
+  CHECK(s.high_watermark() == offset{9});
+  CHECK_FALSE(s.on_leader_append(offset{9}));
+}
+
+TEST_CASE("the high watermark waits for every ISR member to report, then is their smallest LEO",
+          "[replica][leader]") {
+  leader_state s(three_replicas(), offset{10}, offset{4}, offset{10}, 0);
+  CHECK(s.high_watermark() == offset{4});
+  CHECK_FALSE(s.on_follower_fetch(n2, offset{8}, 1));
+  CHECK(s.high_watermark() == offset{4});
+  CHECK(s.on_follower_fetch(n3, offset{6}, 1));
+  CHECK(s.high_watermark() == offset{6});
+  CHECK(s.on_follower_fetch(n3, offset{10}, 2));
+  CHECK(s.high_watermark() == offset{8});
+}
+
+TEST_CASE("a lagging report never moves the leader state's high watermark backwards", "[replica][leader]") {
+  leader_state s(three_replicas(), offset{10}, offset{10}, offset{10}, 0);
+  CHECK_FALSE(s.on_follower_fetch(n2, offset{3}, 1));
+  CHECK_FALSE(s.on_follower_fetch(n3, offset{3}, 1));
+  CHECK(s.high_watermark() == offset{10});
+}
+
+TEST_CASE("the high watermark does not advance while the ISR is below min.insync.replicas",
+          "[replica][leader]") {
+  leader_state s(three_replicas(2, {n1}), offset{0}, offset{0}, offset{0}, 0);
+  CHECK_FALSE(s.enough_replicas());
+  CHECK_FALSE(s.on_leader_append(offset{5}));
+  CHECK(s.high_watermark() == offset{0});
+  // n2 catches up and joins: the ISR reaches 2 and the HW moves.
+  s.on_follower_fetch(n2, offset{5}, 1);
+  auto p = s.propose_expand();
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1, n2});
+  CHECK(p->partition_epoch == 7);
+  CHECK(s.on_isr_committed(p->isr, 8));
+  CHECK(s.enough_replicas());
+  CHECK(s.high_watermark() == offset{5});
+}
+
+TEST_CASE("a follower that stops fetching leaves the ISR after replica.lag.time.max.ms",
+          "[replica][leader]") {
+  leader_state s(three_replicas(), offset{0}, offset{0}, offset{0}, 0);
+  s.on_leader_append(offset{10});
+  s.on_follower_fetch(n2, offset{10}, 100);
+  s.on_follower_fetch(n3, offset{4}, 100);
+  CHECK_FALSE(s.propose_shrink(1000)); // within the lag time
+  s.on_follower_fetch(n2, offset{10}, 1050);
+  auto p = s.propose_shrink(1101);
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1, n2});
+  // While the change is in flight the old, larger ISR still holds the HW back.
+  CHECK(s.proposal_in_flight());
+  CHECK(s.high_watermark() == offset{4});
+  CHECK_FALSE(s.propose_shrink(5000));
+  CHECK(s.on_isr_committed(p->isr, 8));
+  CHECK(s.high_watermark() == offset{10});
+  CHECK(s.partition_epoch() == 8);
+}
+
+TEST_CASE("a follower fetching the leader's log end counts as caught up", "[replica][leader]") {
+  leader_state s(three_replicas(), offset{10}, offset{10}, offset{10}, 0);
+  s.on_follower_fetch(n2, offset{10}, 5000);
+  s.on_follower_fetch(n3, offset{10}, 5000);
+  CHECK_FALSE(s.propose_shrink(5500));
+}
+
+TEST_CASE("a follower that reached the previous fetch's log end caught up at that fetch",
+          "[replica][leader]") {
+  // Kafka's Replica.updateFetchState: the leader moved on between two fetches, but the second
+  // fetch asks for at least the LEO of the first, so the follower was caught up then.
+  leader_state s(three_replicas(), offset{10}, offset{10}, offset{10}, 0);
+  s.on_follower_fetch(n3, offset{10}, 0);
+  s.on_follower_fetch(n2, offset{10}, 900);    // LEO then: 10
+  s.on_leader_append(offset{20});
+  s.on_follower_fetch(n2, offset{15}, 1800);   // behind 20, but >= 10: caught up at 900
+  CHECK(s.follower(n2)->last_caught_up_ms == 900);
+  s.on_follower_fetch(n3, offset{20}, 1800);
+  auto p = s.propose_shrink(1950); // n2 caught up 1050 ms ago
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1, n3});
+}
+
+TEST_CASE("a follower joins the ISR only once it reaches the HW and the epoch start",
+          "[replica][leader]") {
+  leader_state s(three_replicas(1, {n1, n2}), offset{20}, offset{12}, offset{20}, 0);
+  s.on_follower_fetch(n2, offset{20}, 1);
+  CHECK(s.high_watermark() == offset{20});
+  s.on_follower_fetch(n3, offset{15}, 1);
+  CHECK_FALSE(s.propose_expand()); // below the HW
+  s.on_follower_fetch(n3, offset{20}, 2);
+  auto p = s.propose_expand();
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1, n2, n3});
+  // A pending addition counts for the HW at once (maximal ISR): it cannot move past n3.
+  s.on_leader_append(offset{30});
+  s.on_follower_fetch(n2, offset{30}, 3);
+  CHECK(s.high_watermark() == offset{20});
+}
+
+TEST_CASE("a topic with fewer replicas than min.insync.replicas stays readable but refuses acks=all",
+          "[replica][leader]") {
+  leader_config c;
+  c.leader = n1;
+  c.replicas = {n1};
+  c.isr = {n1};
+  c.min_insync_replicas = 2;
+  leader_state s(c, offset{0}, offset{0}, offset{0}, 0);
+  CHECK_FALSE(s.enough_replicas());
+  CHECK(s.on_leader_append(offset{3}));
+  CHECK(s.high_watermark() == offset{3});
+}
+
+TEST_CASE("a refused proposal leaves the ISR and lets a later check propose again",
+          "[replica][leader]") {
+  leader_state s(three_replicas(), offset{0}, offset{0}, offset{0}, 0);
+  auto p = s.propose_shrink(5000);
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1});
+  s.on_proposal_failed();
+  CHECK(s.isr().size() == 3);
+  CHECK(s.propose_shrink(5000) == p);
+}
+
+TEST_CASE("an older partition epoch from the controller is ignored", "[replica][leader]") {
+  leader_state s(three_replicas(), offset{0}, offset{0}, offset{0}, 0);
+  CHECK_FALSE(s.on_isr_committed({n1}, 6));
+  CHECK(s.isr().size() == 3);
+  s.on_isr_committed({n2}, 9); // the leader is always a member
+  CHECK(s.in_isr(n1));
+  CHECK(s.in_isr(n2));
+  CHECK_FALSE(s.in_isr(n3));
+}
