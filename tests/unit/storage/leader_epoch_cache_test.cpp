@@ -16,7 +16,7 @@ epoch_end end_of(int32_t e, int64_t o) { return epoch_end{leader_epoch{e}, offse
 
 } // namespace
 
-TEST_CASE("assigning a new epoch appends it; the same epoch again is a no-op",
+TEST_CASE("assigning a new epoch appends it, the same epoch again is a no-op",
           "[storage][epoch]") {
   leader_epoch_cache c;
   CHECK(c.assign(leader_epoch{1}, offset{0}));
