@@ -12,6 +12,7 @@
 #include <kj/async-io.h>
 #include <kj/debug.h>
 
+#include "actors/controller/metadata_actor.hpp"
 #include "actors/gateway/accept_loop.hpp"
 #include "runtime/actor/log_throttle.hpp"
 #include "runtime/actor/logging.hpp"
@@ -223,6 +224,8 @@ struct refresher_state {
   std::function<routing_table_ptr()> routes;
   std::shared_ptr<metrics_registry> registry;
   std::chrono::milliseconds interval{};
+  caf::actor metadata;
+  int32_t node_id = -1;
 };
 
 // One refresh round's replies; published when the last replica answered or failed.
@@ -247,14 +250,24 @@ struct refresh_round {
 caf::behavior partition_metrics_refresher(caf::stateful_actor<refresher_state>* self,
                                           std::function<routing_table_ptr()> routes,
                                           std::shared_ptr<metrics_registry> registry,
-                                          std::chrono::milliseconds interval) {
+                                          std::chrono::milliseconds interval,
+                                          caf::actor metadata, int32_t node_id) {
   self->state.routes = std::move(routes);
   self->state.registry = std::move(registry);
   self->state.interval = interval;
+  self->state.metadata = std::move(metadata);
+  self->state.node_id = node_id;
   self->send(self, tick_atom_v);
   return {[self](tick_atom) {
     auto& st = self->state;
     self->delayed_send(self, st.interval, tick_atom_v);
+    if (st.metadata)
+      self->request(st.metadata, st.interval, snapshot_atom_v)
+          .then(
+              [registry = st.registry, node = st.node_id](const metadata_snapshot& snap) {
+                if (snap) fill_cluster_gauges(*registry, *snap, node);
+              },
+              [](caf::error&) {});
     auto table = st.routes ? st.routes() : routing_table_ptr{};
     const size_t count = table ? table->size() : 0;
     st.registry->gauge("capstan_partitions", "Partition replicas on this node")
@@ -283,8 +296,10 @@ caf::behavior partition_metrics_refresher(caf::stateful_actor<refresher_state>* 
 caf::actor spawn_partition_metrics_refresher(caf::actor_system& sys,
                                              std::function<routing_table_ptr()> routes,
                                              std::shared_ptr<metrics_registry> registry,
-                                             std::chrono::milliseconds interval) {
-  return sys.spawn(partition_metrics_refresher, std::move(routes), std::move(registry), interval);
+                                             std::chrono::milliseconds interval,
+                                             caf::actor metadata, int32_t node_id) {
+  return sys.spawn(partition_metrics_refresher, std::move(routes), std::move(registry), interval,
+                   std::move(metadata), node_id);
 }
 
 } // namespace capstan

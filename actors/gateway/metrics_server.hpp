@@ -61,10 +61,14 @@ void fill_cluster_gauges(metrics_registry& registry, const cluster_metadata& md,
 // log_info (bounded by `interval`), then replaces the per-partition gauges:
 // capstan_partitions, capstan_log_size_bytes{topic,partition}, capstan_log_start_offset and
 // capstan_log_end_offset{topic,partition}. A replica that does not answer in time is left out of
-// that round. The caller ends it with an exit message (e.g. caf::anon_send_exit).
+// that round. When `metadata` is set (a metadata_actor, actors/controller/metadata_actor.hpp), it
+// also asks it for its snapshot and sets the cluster gauges as seen by `node_id`
+// (fill_cluster_gauges); the refresh callback cannot, as it must not wait for an actor. The caller
+// ends it with an exit message (e.g. caf::anon_send_exit).
 caf::actor spawn_partition_metrics_refresher(caf::actor_system& sys,
                                              std::function<routing_table_ptr()> routes,
                                              std::shared_ptr<metrics_registry> registry,
-                                             std::chrono::milliseconds interval);
+                                             std::chrono::milliseconds interval,
+                                             caf::actor metadata, int32_t node_id);
 
 } // namespace capstan

@@ -192,8 +192,9 @@ status node::impl::start_actors() {
   auto http = metrics_server::start(metrics, metrics_address.host, metrics_address.port);
   if (!http) return listen_failure("metrics listener", metrics_address, http.err().message);
   metrics_http = std::move(*http);
-  metrics_refresher = spawn_partition_metrics_refresher(*sys, targets.routes, metrics,
-                                                        metrics_refresh_interval);
+  metrics_refresher =
+    spawn_partition_metrics_refresher(*sys, targets.routes, metrics, metrics_refresh_interval,
+                                      caf::actor_cast<caf::actor>(metadata), config.node_id);
   spdlog::info("node {} listening: client RPC on {}:{}, cluster on {}, metrics on http://{}:{}/metrics",
                config.node_id, rpc_address.host, rpc->port(),
                config.cluster_listen.empty() ? std::string("(off)")

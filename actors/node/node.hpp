@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,6 +52,9 @@ struct node_config {
   // The same for TOML text; `source` names it in error messages as the file name does.
   static result<node_config> from_toml(std::string_view text, const std::string& source,
                                        node_config base);
+  // Every TOML key the two above take (each synonym and coarser unit on its own), as
+  // docs/configuration.md must list them.
+  static std::set<std::string> known_keys();
 };
 
 class node {

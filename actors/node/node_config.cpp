@@ -165,76 +165,115 @@ status check_log_default_kind(const std::string& key, const std::string& topic_k
   return check_kind(key, v, {value_kind::integer}, "an integer");
 }
 
-status apply_key(node_config& c, const std::string& key, const flat_value& flat) {
-  constexpr int64_t int32_max = std::numeric_limits<int32_t>::max();
-  const std::string& value = flat.text;
-  auto set_int = [&](auto& field, int64_t min, int64_t max) -> status {
+// Applies one key's value to a config; `key` is the name it was given under (error messages).
+using key_setter = std::function<status(node_config&, const std::string& key, const flat_value&)>;
+
+// A setter of the integer field `get(c)` in [min, max].
+template <class Get>
+key_setter int_key(Get get, int64_t min, int64_t max) {
+  return [get, min, max](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::integer}, "an integer"); !s) return s;
-    auto v = parse_int(key, value, min, max);
+    auto v = parse_int(key, flat.text, min, max);
     if (!v) return v.err();
+    auto& field = get(c);
     field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
     return {};
   };
-  auto set_text = [&](std::string& field, const std::string& expected) -> status {
+}
+
+template <class Get>
+key_setter text_key(Get get, std::string expected) {
+  return [get, expected](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::string}, expected); !s) return s;
-    field = value;
+    get(c) = flat.text;
     return {};
   };
-  auto set_address = [&](std::string& field) -> status {
+}
+
+template <class Get>
+key_setter address_key(Get get) {
+  return [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::string}, "a string \"HOST:PORT\""); !s) return s;
-    if (value.find(',') != std::string::npos)
-      return make_error(errc::invalid_config, key + ": one listener only, not '" + value + "'");
-    auto parsed = parse_listen_address(value, key);
+    if (flat.text.find(',') != std::string::npos)
+      return make_error(errc::invalid_config, key + ": one listener only, not '" + flat.text + "'");
+    auto parsed = parse_listen_address(flat.text, key);
     if (!parsed) return parsed.err();
-    field = value;
+    get(c) = flat.text;
     return {};
   };
-  if (key == "node.id" || key == "broker.id") return set_int(c.node_id, 0, int32_max);
-  if (key == "log.dirs" || key == "log.dir") {
-    if (auto s = check_kind(key, flat, {value_kind::string, value_kind::string_list}, "a string (a directory)"); !s)
-      return s;
-    if (value.empty() || value.find(',') != std::string::npos)
-      return make_error(errc::invalid_config, key + ": exactly one data dir, not '" + value + "'");
-    c.data_dir = value;
-    return {};
-  }
-  if (key == "listeners") return set_address(c.listen);
-  if (key == "cluster.listeners") return set_address(c.cluster_listen);
-  if (key == "metrics.listeners") return set_address(c.metrics_listen);
-  if (key == "controller.quorum.voters") return set_text(c.controller_quorum, "a string \"ID@HOST:PORT,...\"");
-  if (key == "cluster.id") return set_text(c.cluster_id, "a string");
-  if (key == min_insync_replicas_key) return set_int(c.min_insync_replicas, 1, int32_max);
-  if (key == "num.partitions") return set_int(c.default_partitions, 1, max_topic_partitions);
-  if (key == "default.replication.factor")
-    return set_int(c.default_replication_factor, 1, std::numeric_limits<int16_t>::max());
-  if (key == "offsets.topic.num.partitions")
-    return set_int(c.offsets_topic_partitions, 1, max_topic_partitions);
-  if (key == "num.io.threads") return set_int(c.scheduler_threads, 1, 256);
-  if (key == max_broker_partitions_key) return set_int(c.max_broker_partitions, 1, int32_max);
-  if (key == "log.flush.offset.checkpoint.interval.ms")
-    return set_int(c.checkpoint_interval_ms, 1, int32_max);
-  auto& limits = c.client_limits;
-  if (key == "max.connections") return set_int(limits.max_connections, 1, int32_max);
-  if (key == "max.connections.per.ip") return set_int(limits.max_connections_per_ip, 1, int32_max);
-  if (key == "socket.request.max.bytes")
-    return set_int(limits.socket_request_max_bytes, min_socket_request_max_bytes, int32_max);
-  if (key == "queued.max.request.bytes.per.connection")
-    return set_int(limits.queued_max_request_bytes_per_connection, 1, int32_max);
-  if (key == "queued.max.response.bytes.per.connection")
-    return set_int(limits.queued_max_response_bytes_per_connection, 1, int32_max);
-  if (key == "queued.max.responses.per.connection")
-    return set_int(limits.queued_max_responses_per_connection, 1, int32_max);
-  if (key == "fetch.max.parked.per.connection")
-    return set_int(limits.fetch_max_parked_per_connection, 0, int32_max);
-  if (key == "fetch.max.parked.per.node")
-    return set_int(limits.fetch_max_parked_per_node, 0, int32_max);
+}
+
+status set_data_dir(node_config& c, const std::string& key, const flat_value& flat) {
+  if (auto s = check_kind(key, flat, {value_kind::string, value_kind::string_list}, "a string (a directory)"); !s)
+    return s;
+  if (flat.text.empty() || flat.text.find(',') != std::string::npos)
+    return make_error(errc::invalid_config, key + ": exactly one data dir, not '" + flat.text + "'");
+  c.data_dir = flat.text;
+  return {};
+}
+
+// Every key apply_key takes besides the broker log defaults, with its setter: the one list that
+// both applies keys and names them (node_config::known_keys).
+const std::map<std::string, key_setter>& node_keys() {
+  constexpr int64_t int32_max = std::numeric_limits<int32_t>::max();
+  static const std::map<std::string, key_setter> keys = {
+    {"node.id", int_key([](node_config& c) -> auto& { return c.node_id; }, 0, int32_max)},
+    {"broker.id", int_key([](node_config& c) -> auto& { return c.node_id; }, 0, int32_max)},
+    {"log.dirs", set_data_dir},
+    {"log.dir", set_data_dir},
+    {"listeners", address_key([](node_config& c) -> auto& { return c.listen; })},
+    {"cluster.listeners", address_key([](node_config& c) -> auto& { return c.cluster_listen; })},
+    {"metrics.listeners", address_key([](node_config& c) -> auto& { return c.metrics_listen; })},
+    {"controller.quorum.voters", text_key([](node_config& c) -> auto& { return c.controller_quorum; },
+                                          "a string \"ID@HOST:PORT,...\"")},
+    {"cluster.id", text_key([](node_config& c) -> auto& { return c.cluster_id; }, "a string")},
+    {min_insync_replicas_key,
+     int_key([](node_config& c) -> auto& { return c.min_insync_replicas; }, 1, int32_max)},
+    {"num.partitions",
+     int_key([](node_config& c) -> auto& { return c.default_partitions; }, 1, max_topic_partitions)},
+    {"default.replication.factor", int_key([](node_config& c) -> auto& { return c.default_replication_factor; },
+                                           1, std::numeric_limits<int16_t>::max())},
+    {"offsets.topic.num.partitions",
+     int_key([](node_config& c) -> auto& { return c.offsets_topic_partitions; }, 1, max_topic_partitions)},
+    {"num.io.threads", int_key([](node_config& c) -> auto& { return c.scheduler_threads; }, 1, 256)},
+    {max_broker_partitions_key,
+     int_key([](node_config& c) -> auto& { return c.max_broker_partitions; }, 1, int32_max)},
+    {"log.flush.offset.checkpoint.interval.ms",
+     int_key([](node_config& c) -> auto& { return c.checkpoint_interval_ms; }, 1, int32_max)},
+    {"max.connections",
+     int_key([](node_config& c) -> auto& { return c.client_limits.max_connections; }, 1, int32_max)},
+    {"max.connections.per.ip",
+     int_key([](node_config& c) -> auto& { return c.client_limits.max_connections_per_ip; }, 1, int32_max)},
+    {"socket.request.max.bytes",
+     int_key([](node_config& c) -> auto& { return c.client_limits.socket_request_max_bytes; },
+             min_socket_request_max_bytes, int32_max)},
+    {"queued.max.request.bytes.per.connection",
+     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_request_bytes_per_connection; }, 1,
+             int32_max)},
+    {"queued.max.response.bytes.per.connection",
+     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_response_bytes_per_connection; },
+             1, int32_max)},
+    {"queued.max.responses.per.connection",
+     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_responses_per_connection; }, 1,
+             int32_max)},
+    {"fetch.max.parked.per.connection",
+     int_key([](node_config& c) -> auto& { return c.client_limits.fetch_max_parked_per_connection; }, 0,
+             int32_max)},
+    {"fetch.max.parked.per.node",
+     int_key([](node_config& c) -> auto& { return c.client_limits.fetch_max_parked_per_node; }, 0, int32_max)},
+  };
+  return keys;
+}
+
+status apply_key(node_config& c, const std::string& key, const flat_value& flat) {
+  if (auto it = node_keys().find(key); it != node_keys().end()) return it->second(c, key, flat);
   if (auto it = log_default_keys().find(key); it != log_default_keys().end()) {
     if (auto s = check_log_default_kind(key, it->second, flat); !s) return s;
-    return apply_log_default(c, key, it->second, value);
+    return apply_log_default(c, key, it->second, flat.text);
   }
   if (auto it = log_scaled_keys().find(key); it != log_scaled_keys().end()) {
     if (auto s = check_kind(key, flat, {value_kind::integer}, "an integer"); !s) return s;
-    auto v = parse_int(key, value, 1, std::numeric_limits<int64_t>::max() / it->second.second);
+    auto v = parse_int(key, flat.text, 1, std::numeric_limits<int64_t>::max() / it->second.second);
     if (!v) return v.err();
     return apply_log_default(c, key, it->second.first, std::to_string(*v * it->second.second));
   }
@@ -306,6 +345,14 @@ result<node_config> node_config::from_toml(std::string_view text, const std::str
     return parse_failure(e, source);
   }
   return apply_table(root, source, std::move(base));
+}
+
+std::set<std::string> node_config::known_keys() {
+  std::set<std::string> out;
+  for (const auto& [key, setter] : node_keys()) out.insert(key);
+  for (const auto& [key, topic_key] : log_default_keys()) out.insert(key);
+  for (const auto& [key, scaled] : log_scaled_keys()) out.insert(key);
+  return out;
 }
 
 } // namespace capstan

@@ -5,8 +5,7 @@
 // "capstan" error renderer, the middleman, and a scheduler sized for small machines.
 //
 // Usage on a node:
-//   capstan::actor_config_options options;
-//   options.extra_types = {&capstan::log::add_message_types};
+//   capstan::actor_config_options options;           // extra_types: none so far
 //   capstan::actor_config cfg{options};
 //   if (auto err = cfg.parse(argc, argv)) ...;      // flags and caf-application.ini override
 //   caf::actor_system sys{cfg};

@@ -108,6 +108,12 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
   return {};
 }
 
+std::set<std::string> topic_config_keys() {
+  auto keys = log_config::known_keys(config_scope::topic);
+  keys.insert(min_insync_replicas_key);
+  return keys;
+}
+
 status validate_topic_spec(const topic_spec& spec, size_t live_brokers) {
   if (auto s = validate_topic_name(spec.name); !s) return s;
   if (spec.partitions < 1)

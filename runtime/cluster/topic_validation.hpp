@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ status check_topic_collision(const std::string& name, const std::vector<std::str
 // Topic-level configs: every key log_config::from_map accepts, plus min.insync.replicas (>= 1,
 // as Kafka checks it). INVALID_CONFIG naming the first bad key.
 status validate_topic_configs(const std::map<std::string, std::string>& configs);
+
+// Every key validate_topic_configs accepts, as docs/configuration.md must list them.
+std::set<std::string> topic_config_keys();
 
 // Parses min.insync.replicas; INVALID_CONFIG unless an integer in [1, 2^31-1].
 result<int32_t> parse_min_insync_replicas(const std::string& text);

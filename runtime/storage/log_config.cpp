@@ -30,12 +30,11 @@ result<double> parse_ratio(const std::string& key, const std::string& text) {
   return make_error(errc::invalid_config, key + ": '" + text + "' is not a number in [0, 1]");
 }
 
-} // namespace
+using setter = std::function<status(const std::string&, const std::string&)>;
 
-result<log_config> log_config::from_map(const std::map<std::string, std::string>& values,
-                                        log_config base, config_scope scope) {
-  log_config c = base;
-  using setter = std::function<status(const std::string&, const std::string&)>;
+// Every name of `scope` with the setter that parses its value into `c`: the one list from_map
+// applies and known_keys names.
+std::map<std::string, setter> setters_for(log_config& c, config_scope scope) {
   // Kafka declares these as int: a segment's positions must fit the uint32 index fields.
   constexpr int64_t int_max = std::numeric_limits<int32_t>::max();
   auto long_field = [&c](int64_t log_config::*field, int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) -> setter {
@@ -82,12 +81,28 @@ result<log_config> log_config::from_map(const std::map<std::string, std::string>
     setters.emplace("log.cleaner.backoff.ms",
                     long_field(&log_config::cleaner_backoff_ms, min_schedule_interval_ms));
   }
+  return setters;
+}
+
+} // namespace
+
+result<log_config> log_config::from_map(const std::map<std::string, std::string>& values,
+                                        log_config base, config_scope scope) {
+  log_config c = base;
+  const auto setters = setters_for(c, scope);
   for (const auto& [key, value] : values) {
     auto it = setters.find(key);
     if (it == setters.end()) return make_error(errc::invalid_config, "unknown config '" + key + "'");
     if (auto st = it->second(key, value); !st) return st.err();
   }
   return c;
+}
+
+std::set<std::string> log_config::known_keys(config_scope scope) {
+  log_config unused;
+  std::set<std::string> out;
+  for (const auto& [key, set] : setters_for(unused, scope)) out.insert(key);
+  return out;
 }
 
 std::map<std::string, std::string> log_config::to_map() const {

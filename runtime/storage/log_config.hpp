@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "runtime/result.hpp"
@@ -54,6 +55,8 @@ struct log_config {
   static result<log_config> from_map(const std::map<std::string, std::string>& values) {
     return from_map(values, log_config{});
   }
+  // Every name from_map takes in `scope`.
+  static std::set<std::string> known_keys(config_scope scope);
   // The topic configs' Kafka names and current values, for describeConfigs and docs.
   std::map<std::string, std::string> to_map() const;
 };

@@ -16,7 +16,8 @@ bool should_roll(const segment_meta& active, int64_t batch_bytes, offset last, t
 
 size_t segments_to_delete(const std::vector<segment_meta>& segments, timestamp_ms now,
                           const log_config& config) {
-  if (segments.size() < 2) return 0;
+  // Kafka deletes by retention only when cleanup.policy contains delete.
+  if (config.cleanup != cleanup_policy::delete_segments || segments.size() < 2) return 0;
   const size_t sealed = segments.size() - 1;
   size_t n = 0;
   if (config.retention_ms >= 0) {

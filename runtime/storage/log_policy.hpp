@@ -28,7 +28,8 @@ struct segment_meta {
 bool should_roll(const segment_meta& active, int64_t batch_bytes, offset last, timestamp_ms now,
                  const log_config& config);
 
-// How many of the oldest segments retention deletes. `segments` is ordered by base offset and
+// How many of the oldest segments retention deletes: none when cleanup.policy is compact (as in
+// Kafka, retention applies only to a delete policy). `segments` is ordered by base offset and
 // its last element is the active segment, which is never deleted. retention.ms deletes a segment
 // whose largest timestamp is older than now - retention.ms (an empty segment never; one whose
 // largest timestamp is negative, as Kafka, by the time it was sealed: the next segment's

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
 
 #include "actors/node/data_dir.hpp"
 #include "actors/node/node.hpp"
@@ -199,4 +200,23 @@ TEST_CASE("a client gets the admin and produce refusals by their Kafka names", "
   REQUIRE_FALSE(future);
   CHECK(future.code() == errc::invalid_timestamp);
   CHECK(client->produce_sync("t", 0, -1, make_batch(1, "ok", now)));
+}
+
+TEST_CASE("stopping a node fails the calls in flight instead of finishing them", "[cluster][node]") {
+  using namespace std::chrono_literals;
+  temp_dir dir;
+  auto n = node::start(test_config(dir.path()));
+  REQUIRE(n);
+  auto client = connect(**n);
+  REQUIRE(client->create_topic(topic_spec{"t", 1, 1, {}}));
+  // A fetch at the log end that may wait a minute: finishing it would answer it, empty, then.
+  std::promise<result<client::fetch_response>> answered;
+  auto fetched = answered.get_future();
+  client->fetch("t", 0, offset{0}, 1 << 20, 1, 60000, std::chrono::steady_clock::now(),
+                [&answered](result<client::fetch_response> r) { answered.set_value(std::move(r)); });
+  CHECK(fetched.wait_for(300ms) == std::future_status::timeout);
+  (*n)->stop();
+  REQUIRE(fetched.wait_for(30s) == std::future_status::ready);
+  auto r = fetched.get();
+  CHECK_FALSE(r);
 }

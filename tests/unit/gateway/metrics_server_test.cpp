@@ -1,47 +1,15 @@
 #include "actors/gateway/metrics_server.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "runtime/metrics/metrics_registry.hpp"
+#include "tests/support/http_get.hpp"
 
 using namespace capstan;
 
-namespace {
-
-// Sends `request` to 127.0.0.1:port and reads until the server closes (each read bounded by a
-// 5 s socket timeout). Returns what was read.
-std::string exchange(uint16_t port, const std::string& request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  timeval tv{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-          static_cast<ssize_t>(request.size()));
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    auto n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
-} // namespace
+using capstan::test::http_exchange;
 
 TEST_CASE("GET /metrics returns the registry in Prometheus text format", "[gateway][metrics]") {
   auto registry = std::make_shared<metrics_registry>();
@@ -55,7 +23,7 @@ TEST_CASE("GET /metrics returns the registry in Prometheus text format", "[gatew
   auto& s = **server;
   REQUIRE(s.port() != 0);
 
-  auto response = exchange(s.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto response = http_exchange(s.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   CHECK(response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(response.find("Content-Type: text/plain; version=0.0.4") != std::string::npos);
   CHECK(response.find("capstan_bytes_in_total 42\n") != std::string::npos);
@@ -65,12 +33,12 @@ TEST_CASE("GET /metrics returns the registry in Prometheus text format", "[gatew
   CHECK(response.find("Content-Length: " + std::to_string(body.size()) + "\r\n") !=
         std::string::npos);
 
-  CHECK(exchange(s.port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0) == 0);
-  CHECK(exchange(s.port(), "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0) == 0);
-  CHECK(exchange(s.port(), "garbage\r\n\r\n").rfind("HTTP/1.1 400", 0) == 0);
-  CHECK(exchange(s.port(), std::string(9000, 'x')).rfind("HTTP/1.1 431", 0) == 0);
+  CHECK(http_exchange(s.port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0) == 0);
+  CHECK(http_exchange(s.port(), "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0) == 0);
+  CHECK(http_exchange(s.port(), "garbage\r\n\r\n").rfind("HTTP/1.1 400", 0) == 0);
+  CHECK(http_exchange(s.port(), std::string(9000, 'x')).rfind("HTTP/1.1 431", 0) == 0);
   // After bad requests the endpoint still serves.
-  CHECK(exchange(s.port(), "GET /metrics?x=1 HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(http_exchange(s.port(), "GET /metrics?x=1 HTTP/1.0\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
   s.stop();
   s.stop();
 }

@@ -40,6 +40,20 @@ TEST_CASE("retention by time stops at the first segment still young", "[log][pol
   CHECK(segments_to_delete(s, 1000000, c) == 0);
 }
 
+TEST_CASE("retention deletes nothing of a log whose cleanup.policy is compact", "[log][policy]") {
+  // Kafka applies retention only when cleanup.policy contains delete: __consumer_offsets
+  // (compact) keeps a group's last commit however old it is.
+  log_config c;
+  c.cleanup = cleanup_policy::compact;
+  c.retention_ms = 100;
+  c.retention_bytes = 0;
+  std::vector<segment_meta> s = {seg(0, 10, 100, 10), seg(10, 20, 100, 20),
+                                 seg(20, 20, 0, no_timestamp)};
+  CHECK(segments_to_delete(s, 1000, c) == 0);
+  c.cleanup = cleanup_policy::delete_segments;
+  CHECK(segments_to_delete(s, 1000, c) == 2);
+}
+
 TEST_CASE("retention by size keeps at least retention.bytes and the active segment",
           "[log][policy]") {
   log_config c;
