@@ -12,7 +12,7 @@
 namespace capstan {
 
 using fetcher_manager_actor = caf::typed_actor<
-  // Follow these partitions from `leader` (node id). Replies once every fetcher has them.
+  // Follow these partitions from `leader` (node id). Replies once they are sent to their fetchers.
   caf::replies_to<assign_atom, int32_t, std::vector<fetch_assignment>>::with<bool>,
   // Stop following them (answers in flight for them are dropped when they arrive).
   caf::replies_to<unassign_atom, std::vector<topic_partition>>::with<bool>,

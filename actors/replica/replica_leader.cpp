@@ -64,7 +64,15 @@ void send_proposal(self_ptr self, const isr_proposal& proposal) {
     .then(
       [self, epoch](alter_partition_result& res) {
         auto& st = self->state;
-        if (!st.is_leader() || st.epoch != epoch || res.epoch != epoch) return;
+        if (!st.is_leader() || st.epoch != epoch) return;
+        if (res.epoch != epoch) {
+          // The controller answered for another leadership; its LeaderAndIsr will follow. Until
+          // then this leader may propose again rather than wait on an answer that never comes.
+          spdlog::warn("{}: the controller answered the ISR change for leader epoch {}, not {}",
+                       st.log_name, res.epoch.value(), epoch.value());
+          st.leader->on_proposal_failed();
+          return;
+        }
         apply_committed_isr(self, std::move(res.isr), res.partition_epoch);
       },
       [self, epoch](caf::error& e) {

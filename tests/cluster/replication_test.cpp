@@ -202,4 +202,16 @@ TEST_CASE("a stale controller epoch or leader epoch changes nothing", "[cluster]
   REQUIRE(s);
   CHECK(s->leader);
   CHECK(s->epoch == leader_epoch{3});
+
+  // A controller at an older epoch is refused whole, even with a newer leader epoch.
+  auto stale = h.try_elect_as(0, tp, 2, 4, {1, 2}, {1, 2});
+  REQUIRE(stale.size() == 2);
+  for (const auto& e : stale) CHECK(e.error == errc::stale_controller_epoch);
+  s = h.status(1, tp);
+  REQUIRE(s);
+  CHECK(s->leader);
+  CHECK(s->epoch == leader_epoch{3});
+  auto follower = h.status(2, tp);
+  REQUIRE(follower);
+  CHECK_FALSE(follower->leader);
 }

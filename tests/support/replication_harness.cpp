@@ -72,10 +72,14 @@ replication_harness::replication_harness(harness_options options) : opts_(std::m
   controller_system_ = std::make_unique<threaded_system>();
   controller_ = spawn_test_controller(controller_system_->sys());
   controller_system_->track(controller_);
+  connect_nodes(controller_);
+}
+
+void replication_harness::connect_nodes(const test_controller_actor& controller) {
   for (auto& n : nodes_) {
     auto endpoint = controller_system_->remote_actor<node_endpoint_actor>(n->port);
     if (!endpoint) FAIL("the controller cannot reach node " << n->id.value() << ": " << caf::to_string(endpoint.error()));
-    auto ok = controller_system_->request<bool>(controller_, timeout, connect_node_atom::value, n->id.value(),
+    auto ok = controller_system_->request<bool>(controller, timeout, connect_node_atom::value, n->id.value(),
                                                 caf::actor_cast<caf::actor>(*endpoint), n->port);
     if (!ok) FAIL("connect_node: " << caf::to_string(ok.error()));
   }
@@ -105,7 +109,25 @@ std::vector<partition_error_msg> replication_harness::try_elect(const topic_part
                                                                 std::vector<int> isr, std::vector<int> send_to) {
   election e{tp, leader, epoch, {replicas.begin(), replicas.end()}, {isr.begin(), isr.end()},
              {send_to.begin(), send_to.end()}};
-  auto errors = controller_system_->request<std::vector<partition_error_msg>>(controller_, timeout,
+  return send_election(controller_, e);
+}
+
+std::vector<partition_error_msg> replication_harness::try_elect_as(int32_t controller_epoch,
+                                                                   const topic_partition& tp, int leader,
+                                                                   int32_t epoch, std::vector<int> replicas,
+                                                                   std::vector<int> isr) {
+  auto other = spawn_test_controller(controller_system_->sys(), controller_epoch);
+  controller_system_->track(other);
+  connect_nodes(other);
+  election e{tp, leader, epoch, {replicas.begin(), replicas.end()}, {isr.begin(), isr.end()}, {}};
+  auto errors = send_election(other, e);
+  caf::anon_send_exit(other, caf::exit_reason::user_shutdown);
+  return errors;
+}
+
+std::vector<partition_error_msg> replication_harness::send_election(const test_controller_actor& controller,
+                                                                    const election& e) {
+  auto errors = controller_system_->request<std::vector<partition_error_msg>>(controller, timeout,
                                                                               elect_atom::value, e);
   if (!errors) FAIL("LeaderAndIsr failed: " << caf::to_string(errors.error()));
   return *errors;

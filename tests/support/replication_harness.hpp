@@ -62,6 +62,11 @@ public:
   std::vector<partition_error_msg> try_elect(const topic_partition& tp, int leader, int32_t epoch,
                                              std::vector<int> replicas, std::vector<int> isr,
                                              std::vector<int> send_to = {});
+  // The same from another controller at `controller_epoch`, connected to every node for it
+  // (an old controller that lost its seat and still sends).
+  std::vector<partition_error_msg> try_elect_as(int32_t controller_epoch, const topic_partition& tp,
+                                                int leader, int32_t epoch, std::vector<int> replicas,
+                                                std::vector<int> isr);
   // StopReplica for `tp` on `node`, keeping its files (the node's copy goes down).
   void stop(int node, const topic_partition& tp);
   // The committed state again, to `node` only (a stopped copy comes back as it would after a
@@ -84,6 +89,10 @@ public:
                   std::chrono::milliseconds limit = std::chrono::seconds(20));
 
 private:
+  void connect_nodes(const test_controller_actor& controller);
+  std::vector<partition_error_msg> send_election(const test_controller_actor& controller,
+                                                 const election& e);
+
   harness_options opts_;
   temp_dir dir_{"replication"};
   std::vector<std::unique_ptr<harness_node>> nodes_;
