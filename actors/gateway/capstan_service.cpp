@@ -257,11 +257,17 @@ capstan_service::capstan_service(std::shared_ptr<service_context> ctx,
     : ctx_(std::move(ctx)), pins_(std::move(pins)), load_(std::move(load)),
       parked_(std::make_shared<parked_fetch_limiter::connection_count>()) {}
 
-kj::Promise<void> capstan_service::answered_later(kj::Promise<void> call, int64_t fetch_bytes) {
+kj::Promise<void> capstan_service::answered_later(kj::Promise<void> call, int64_t fetch_bytes,
+                                                  bool parked) {
   ++load_->calls;
+  // A parked fetch waits on data, not on the node: it has its own caps and must not stop the
+  // node from reading the produce that would answer it.
+  const int64_t node_calls = parked ? 0 : 1;
+  ctx_->calls_in_flight += node_calls;
   load_->fetch_bytes += fetch_bytes;
-  return call.attach(kj::defer([load = load_, fetch_bytes] {
+  return call.attach(kj::defer([load = load_, ctx = ctx_, fetch_bytes, node_calls] {
     --load->calls;
+    ctx->calls_in_flight -= node_calls;
     load->fetch_bytes -= fetch_bytes;
   }));
 }
@@ -516,6 +522,7 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
   }
   auto timeout = std::chrono::milliseconds{req.max_wait_ms} + ctx_->reply_margin;
   const int64_t fetch_bytes = slot ? 0 : req.max_bytes;
+  const bool parked = slot != nullptr;
   return answered_later(
       ask_holding<fetch_result>(*ctx_, std::move(slot), *dest, timeout, fetch_atom_v, req)
       .then([call, ctx = ctx_, pins = pins_, start](reply<fetch_result>&& reply_) mutable {
@@ -547,7 +554,7 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
         }
         if (m.fetch_latency) m.fetch_latency->observe_micros(micros_since(start));
       }),
-                        fetch_bytes);
+                        fetch_bytes, parked);
 }
 
 kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {

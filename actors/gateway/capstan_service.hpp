@@ -77,6 +77,8 @@ struct service_context {
   rpc_bridge bridge;
   // Fetches that may park, per connection and on the node.
   parked_fetch_limiter parked_fetches;
+  // Calls in flight on every connection together (queued.max.requests); kj thread only.
+  int64_t calls_in_flight = 0;
   // Added to a call's own timeout (produce timeoutMs, fetch maxWaitMs) before the gateway gives up
   // waiting for the actor and answers REQUEST_TIMED_OUT.
   std::chrono::milliseconds reply_margin{5000};
@@ -103,9 +105,10 @@ public:
   kj::Promise<void> fetchOffsets(FetchOffsetsContext call) override;
 
 private:
-  // Counts `call` in the connection's load until it completes or is cancelled; `fetch_bytes` is
-  // the most a fetch's answer can carry (0 for other calls and parked fetches).
-  kj::Promise<void> answered_later(kj::Promise<void> call, int64_t fetch_bytes = 0);
+  // Counts `call` in the connection's load, and unless `parked` in the node's calls in flight,
+  // until it completes or is cancelled; `fetch_bytes` is the most a fetch's answer can carry (0
+  // for other calls and parked fetches).
+  kj::Promise<void> answered_later(kj::Promise<void> call, int64_t fetch_bytes = 0, bool parked = false);
 
   std::shared_ptr<service_context> ctx_;
   std::shared_ptr<fetch_pins> pins_;

@@ -34,6 +34,11 @@ struct rpc_limits {
   // count in neither (their caps are below).
   int32_t queued_max_response_bytes_per_connection = int32_t{64} << 20;
   int32_t queued_max_responses_per_connection = 1024;
+  // queued.max.requests: calls in flight on the whole node (received, not yet answered; parked
+  // fetches aside) before the node stops reading from every client connection until some are
+  // answered, as Kafka's network threads stop while its request queue is full. It bounds what
+  // many connections together hold, each within its own limits above.
+  int32_t queued_max_requests = 500;
   // fetch.max.parked.per.connection and fetch.max.parked.per.node: fetches that may park
   // (maxWaitMs > 0, minBytes > 0) in flight on one connection, and on the node. Past either, a
   // fetch is answered at once with what is there.

@@ -82,11 +82,13 @@ struct connection {
     const auto& limits = ctx->limits;
     rpc.setFlowLimit(limits.flow_limit_words());
     stream.hold_reads_while(
-        [this, bytes = static_cast<int64_t>(limits.queued_max_response_bytes_per_connection),
-         count = static_cast<int64_t>(limits.queued_max_responses_per_connection)] {
+        [this, node = ctx, bytes = static_cast<int64_t>(limits.queued_max_response_bytes_per_connection),
+         count = static_cast<int64_t>(limits.queued_max_responses_per_connection),
+         node_calls = static_cast<int64_t>(limits.queued_max_requests)] {
           const auto queued_bytes = static_cast<int64_t>(network.getCurrentQueueSize());
           const auto queued = static_cast<int64_t>(network.getCurrentQueueCount());
-          return queued_bytes + load->fetch_bytes > bytes || queued + load->calls > count;
+          return queued_bytes + load->fetch_bytes > bytes || queued + load->calls > count ||
+                 node->calls_in_flight >= node_calls;
         });
   }
 };

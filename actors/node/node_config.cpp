@@ -256,6 +256,8 @@ const std::map<std::string, key_setter>& node_keys() {
     {"queued.max.responses.per.connection",
      int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_responses_per_connection; }, 1,
              int32_max)},
+    {"queued.max.requests",
+     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_requests; }, 1, int32_max)},
     {"fetch.max.parked.per.connection",
      int_key([](node_config& c) -> auto& { return c.client_limits.fetch_max_parked_per_connection; }, 0,
              int32_max)},

@@ -897,6 +897,38 @@ TEST_CASE("rpc server: a client pipelining produces without reading replies is n
   CHECK(f.probe->produces > before);
 }
 
+TEST_CASE("rpc server: connections within their own limits are not read past queued.max.requests "
+          "on the node together",
+          "[gateway][rpc][limits]") {
+  rpc_limits limits;
+  limits.queued_max_requests = 2;
+  rpc_fixture f(limits);
+  f.probe->hold_produces = true;
+  const auto batch = make_batch(1, 1 << 10);
+  // Four connections of five small produces each: each connection is far within its own limits,
+  // and the sockets take every call.
+  std::vector<std::unique_ptr<test::raw_rpc_client>> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.push_back(std::make_unique<test::raw_rpc_client>(f.port(), 2s));
+    REQUIRE(clients.back()->send_bootstrap());
+    for (int i = 0; i < 5; ++i) REQUIRE(clients.back()->send_produce("t", 0, 1, 30000, batch));
+  }
+  // Give the server time to read whatever it would read, then count what reached the replica.
+  const std::string produces = "capstan_rpc_requests_total{method=\"produce\"}";
+  auto deadline = std::chrono::steady_clock::now() + 1s;
+  while (f.metric(produces) < 20 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  CHECK(f.metric(produces) < 20);
+
+  // Once the held calls are answered, the server reads the rest.
+  f.probe->hold_produces = false;
+  caf::anon_send(f.replica, tick_atom_v);
+  deadline = std::chrono::steady_clock::now() + 10s;
+  while (f.metric(produces) < 20 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  CHECK(f.metric(produces) == 20);
+}
+
 TEST_CASE("rpc server: a client that does not read its answers is not read past "
           "queued.max.responses.per.connection",
           "[gateway][rpc][limits]") {

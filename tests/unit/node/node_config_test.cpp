@@ -82,6 +82,7 @@ socket.request.max.bytes = 2097152
 queued.max.request.bytes.per.connection = 1048576
 queued.max.response.bytes.per.connection = 2048
 queued.max.responses.per.connection = 16
+queued.max.requests = 12
 fetch.max.parked.per.connection = 7
 fetch.max.parked.per.node = 70
 )");
@@ -93,6 +94,7 @@ fetch.max.parked.per.node = 70
   CHECK(c->client_limits.queued_max_request_bytes_per_connection == 1048576);
   CHECK(c->client_limits.queued_max_response_bytes_per_connection == 2048);
   CHECK(c->client_limits.queued_max_responses_per_connection == 16);
+  CHECK(c->client_limits.queued_max_requests == 12);
   CHECK(c->client_limits.fetch_max_parked_per_connection == 7);
   CHECK(c->client_limits.fetch_max_parked_per_node == 70);
 }
@@ -135,6 +137,7 @@ TEST_CASE("bad config files are INVALID_CONFIG naming the key", "[node][config]"
     {"queued.max.request.bytes.per.connection = 0\n", "queued.max.request.bytes.per.connection"},
     {"fetch.max.parked.per.node = -1\n", "fetch.max.parked.per.node"},
     {"queued.max.responses.per.connection = 0\n", "queued.max.responses.per.connection"},
+    {"queued.max.requests = 0\n", "queued.max.requests"},
     {"this is not toml\n", "node.toml"},
   };
   for (const auto& [text, named] : rows) {
