@@ -1,6 +1,7 @@
 #include "actors/controller/metadata/leader_election.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include "actors/controller/metadata/partition_change.hpp"
 #include "runtime/cluster/topic_validation.hpp"
@@ -38,7 +39,8 @@ std::optional<partition_change_record> leadership_change(const topic_image& topi
                                                          std::optional<node_id> leaving,
                                                          bool unclean_allowed,
                                                          std::vector<std::string>& warnings) {
-  const auto& current = topic.partitions.at(static_cast<size_t>(p.value()));
+  assert(p.value() >= 0 && static_cast<size_t>(p.value()) < topic.partitions.size());
+  const auto& current = topic.partitions[static_cast<size_t>(p.value())];
   auto alive = [&](node_id n) { return n != leaving && live(n); };
   std::vector<node_id> isr = current.isr;
   if (leaving && isr.size() > 1) std::erase(isr, *leaving);

@@ -42,7 +42,7 @@ bool unclean_leader_election_enabled(const topic_image& topic, bool broker_defau
 // - a leader that is live and still in the ISR stays; otherwise elect_leader picks one, and an
 //   unclean winner becomes the whole ISR.
 // nullopt when nothing changes. An unclean election and a partition going offline each add a
-// line to `warnings`.
+// line to `warnings`. REQUIRES: `p` is a partition of `topic`.
 std::optional<partition_change_record> leadership_change(const topic_image& topic, partition_id p,
                                                          const liveness& live,
                                                          std::optional<node_id> leaving,

@@ -71,6 +71,7 @@ status metadata_image::apply(const std::vector<metadata_record>& batch) {
     return make_error(s.code(), "record " + std::to_string(i) + " (" +
                                   std::string(record_kind(r)) + "): " + s.err().message);
   };
+  if (batch.empty()) return {};
   if (batch.size() == 1) {
     auto s = apply(batch.front());
     return s ? s : named(s, 0, batch.front());
