@@ -6,11 +6,19 @@ namespace capstan::controller {
 
 namespace {
 
-partition_control_state control_state(const topic_image& t, size_t i) {
+partition_state_msg control_state(const topic_image& t, size_t i) {
   const auto& p = t.partitions[i];
-  return partition_control_state{t.name,   t.id,  partition_id{static_cast<int32_t>(i)},
-                                 p.leader, p.leader_epoch, p.isr,
-                                 p.partition_epoch, p.replicas};
+  return partition_state_msg{topic_partition{t.name, static_cast<int32_t>(i)},
+                             t.id,
+                             p.leader,
+                             p.leader_epoch,
+                             p.isr,
+                             p.partition_epoch.value(),
+                             p.replicas};
+}
+
+stop_partition_msg stop_partition(const topic_image& t, size_t i, leader_epoch epoch) {
+  return stop_partition_msg{topic_partition{t.name, static_cast<int32_t>(i)}, t.id, epoch};
 }
 
 // Fills in the cluster endpoints of the leaders `control` names.
@@ -21,7 +29,7 @@ void add_leaders(const metadata_image& image, node_control& control) {
   for (auto id : leaders)
     if (auto b = image.broker(id))
       control.leaders.push_back(
-        node_endpoint{id, b->cluster_host, b->client_port, b->cluster_port, b->rack});
+        node_endpoint_msg{id, b->cluster_host, b->client_port, b->cluster_port, b->rack});
 }
 
 } // namespace
@@ -45,9 +53,7 @@ control_plan plan_control_messages(const metadata_image& before, const metadata_
       if (was == nullptr) continue;
       for (auto n : was->replicas)
         if (!p.has_replica(n))
-          if (auto c = send_to(n))
-            c->stop_and_delete.push_back(stop_replica_partition{
-              t.name, t.id, partition_id{static_cast<int32_t>(i)}, p.leader_epoch});
+          if (auto c = send_to(n)) c->stop_and_delete.push_back(stop_partition(t, i, p.leader_epoch));
     }
   }
   for (const auto& [id, t] : before.topics()) {
@@ -55,8 +61,7 @@ control_plan plan_control_messages(const metadata_image& before, const metadata_
     for (size_t i = 0; i < t.partitions.size(); ++i)
       for (auto n : t.partitions[i].replicas)
         if (auto c = send_to(n))
-          c->stop_and_delete.push_back(stop_replica_partition{
-            t.name, t.id, partition_id{static_cast<int32_t>(i)}, epoch_during_delete});
+          c->stop_and_delete.push_back(stop_partition(t, i, epoch_during_delete));
   }
   for (auto& [n, control] : plan.nodes) add_leaders(after, control);
   return plan;
@@ -68,6 +73,30 @@ node_control full_control_messages(const metadata_image& image, node_id node) {
     for (size_t i = 0; i < t.partitions.size(); ++i)
       if (t.partitions[i].has_replica(node)) out.leader_and_isr.push_back(control_state(t, i));
   add_leaders(image, out);
+  return out;
+}
+
+leader_and_isr_msg leader_and_isr(const node_control& control, controller_stamp stamp) {
+  return leader_and_isr_msg{stamp.controller.value(), stamp.epoch, control.leader_and_isr,
+                            control.leaders};
+}
+
+stop_replica_msg stop_replica(const node_control& control, controller_stamp stamp) {
+  return stop_replica_msg{stamp.controller.value(), stamp.epoch, true, control.stop_and_delete};
+}
+
+update_metadata_msg update_metadata(const metadata_image& image, controller_stamp stamp) {
+  update_metadata_msg out;
+  out.controller_id = stamp.controller.value();
+  out.controller_epoch = stamp.epoch;
+  out.cluster_id = image.cluster_id();
+  for (const auto& [id, b] : image.brokers())
+    if (!b.fenced)
+      out.nodes.push_back(node_endpoint_msg{id, b.client_host, b.client_port, b.cluster_port, b.rack});
+  for (const auto& [id, t] : image.topics()) {
+    out.topics.push_back(topic_config_msg{t.name, t.id, t.internal, t.configs});
+    for (size_t i = 0; i < t.partitions.size(); ++i) out.partitions.push_back(control_state(t, i));
+  }
   return out;
 }
 

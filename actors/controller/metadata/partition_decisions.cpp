@@ -18,38 +18,39 @@ std::string name_of(const std::string& topic, partition_id p) {
 // The topic an AlterPartition item names, or why none.
 result<const topic_image*> find_topic(const metadata_image& image,
                                       const alter_partition_item& item) {
+  const auto& name = item.tp.first;
   if (item.id == topic_id{}) {
-    if (auto t = image.topic_by_name(item.topic)) return t;
-    return make_error(errc::unknown_topic_or_partition,
-                      "topic '" + item.topic + "' does not exist");
+    if (auto t = image.topic_by_name(name)) return t;
+    return make_error(errc::unknown_topic_or_partition, "topic '" + name + "' does not exist");
   }
   auto t = image.topic(item.id);
   if (t == nullptr)
     return make_error(errc::unknown_topic_or_partition, "no topic with id " + to_hex(item.id));
-  if (!item.topic.empty() && item.topic != t->name)
-    return make_error(errc::inconsistent_topic_id, "topic id " + to_hex(item.id) + " is '" +
-                                                     t->name + "', not '" + item.topic + "'");
+  if (name != t->name)
+    return make_error(errc::inconsistent_topic_id,
+                      "topic id " + to_hex(item.id) + " is '" + t->name + "', not '" + name + "'");
   return t;
 }
 
 status check_item(const metadata_image& image, node_id sender, const topic_image& topic,
                   const partition_state& p, const alter_partition_item& item) {
-  const auto name = name_of(topic.name, item.partition);
+  const auto name = name_of(topic.name, partition_id{item.tp.second});
   auto refuse = [&](errc code, const std::string& why) {
     return make_error(code, "AlterPartition from node " + std::to_string(sender.value()) +
                               " for " + name + ": " + why);
   };
-  const auto epochs = "leader epoch " + std::to_string(item.leader_epoch.value()) +
-                      " and partition epoch " + std::to_string(item.partition_epoch.value()) +
+  const partition_epoch proposed{item.partition_epoch};
+  const auto epochs = "leader epoch " + std::to_string(item.epoch.value()) +
+                      " and partition epoch " + std::to_string(proposed.value()) +
                       "; the controller has " + std::to_string(p.leader_epoch.value()) + " and " +
                       std::to_string(p.partition_epoch.value());
-  if (item.leader_epoch > p.leader_epoch || item.partition_epoch > p.partition_epoch)
+  if (item.epoch > p.leader_epoch || proposed > p.partition_epoch)
     return refuse(errc::not_controller, epochs + " (it is behind)");
-  if (item.leader_epoch < p.leader_epoch) return refuse(errc::fenced_leader_epoch, epochs);
+  if (item.epoch < p.leader_epoch) return refuse(errc::fenced_leader_epoch, epochs);
   if (sender != p.leader)
     return refuse(errc::not_leader_or_follower,
                   "the leader is node " + std::to_string(p.leader.value()));
-  if (item.partition_epoch < p.partition_epoch) return refuse(errc::invalid_update_version, epochs);
+  if (proposed < p.partition_epoch) return refuse(errc::invalid_update_version, epochs);
   std::set<node_id> seen;
   for (auto n : item.new_isr) {
     if (!p.has_replica(n) || !seen.insert(n).second)
@@ -71,65 +72,66 @@ status check_item(const metadata_image& image, node_id sender, const topic_image
 } // namespace
 
 alter_partition_decision alter_partition(const metadata_image& image,
-                                         const alter_partition_request& request) {
+                                         const alter_partition_msg& request) {
   alter_partition_decision out;
   std::set<std::pair<topic_id, partition_id>> done;
   for (const auto& item : request.partitions) {
+    const partition_id partition{item.tp.second};
     auto topic = find_topic(image, item);
     if (!topic) {
       out.outcomes.push_back(topic.err());
       continue;
     }
     const auto& t = **topic;
-    auto p = image.partition(t.id, item.partition);
+    auto p = image.partition(t.id, partition);
     if (p == nullptr) {
       out.outcomes.push_back(make_error(errc::unknown_topic_or_partition,
-                                        "no partition " + name_of(t.name, item.partition)));
+                                        "no partition " + name_of(t.name, partition)));
       continue;
     }
-    if (!done.insert({t.id, item.partition}).second) {
+    if (!done.insert({t.id, partition}).second) {
       out.outcomes.push_back(make_error(
         errc::invalid_request,
-        "partition " + name_of(t.name, item.partition) + " appears twice in one AlterPartition"));
+        "partition " + name_of(t.name, partition) + " appears twice in one AlterPartition"));
       continue;
     }
     if (auto s = check_item(image, request.broker, t, *p, item); !s) {
       out.outcomes.push_back(s.err());
       continue;
     }
-    if (auto change = make_partition_change(t.id, item.partition, *p, p->leader, item.new_isr))
+    if (auto change = make_partition_change(t.id, partition, *p, p->leader, item.new_isr))
       out.changes.records.push_back(std::move(*change));
     out.outcomes.push_back(error{});
   }
   return out;
 }
 
-std::vector<alter_partition_result> answer_alter_partition(const metadata_image& committed,
-                                                           const alter_partition_request& request,
-                                                           const std::vector<error>& outcomes) {
-  std::vector<alter_partition_result> out;
+alter_partition_response_msg answer_alter_partition(const metadata_image& committed,
+                                                    const alter_partition_msg& request,
+                                                    const std::vector<error>& outcomes) {
+  alter_partition_response_msg out;
   for (size_t i = 0; i < request.partitions.size(); ++i) {
     const auto& item = request.partitions[i];
-    alter_partition_result r;
-    r.topic = item.topic;
-    r.partition = item.partition;
-    r.outcome = i < outcomes.size() ? outcomes[i] : error{};
-    if (r.outcome.code == errc::none) {
+    alter_partition_result_item r;
+    r.tp = item.tp;
+    const error outcome = i < outcomes.size() ? outcomes[i] : error{};
+    r.error = outcome.code;
+    r.message = outcome.message;
+    if (r.error == errc::none) {
+      const partition_id partition{item.tp.second};
       auto topic = find_topic(committed, item);
-      auto p = topic ? committed.partition((*topic)->id, item.partition) : nullptr;
+      auto p = topic ? committed.partition((*topic)->id, partition) : nullptr;
       if (p == nullptr) {
-        r.outcome = make_error(errc::unknown_topic_or_partition,
-                               "partition " + name_of(item.topic, item.partition) +
-                                 " no longer exists");
+        r.error = errc::unknown_topic_or_partition;
+        r.message = "partition " + name_of(item.tp.first, partition) + " no longer exists";
       } else {
-        r.topic = (*topic)->name;
         r.leader = p->leader;
-        r.leader_epoch = p->leader_epoch;
+        r.epoch = p->leader_epoch;
         r.isr = p->isr;
-        r.partition_epoch = p->partition_epoch;
+        r.partition_epoch = p->partition_epoch.value();
       }
     }
-    out.push_back(std::move(r));
+    out.partitions.push_back(std::move(r));
   }
   return out;
 }

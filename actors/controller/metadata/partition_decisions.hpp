@@ -10,29 +10,10 @@
 
 #include "actors/controller/metadata/decision.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
+#include "actors/replica/control_codec.hpp"
 #include "runtime/result.hpp"
 
 namespace capstan::controller {
-
-// One partition of an AlterPartition (schema/replication.capnp): the ISR the leader wants and the
-// state it builds on.
-struct alter_partition_item {
-  std::string topic; // the name; used to find the topic when `id` is all zeros
-  topic_id id{};
-  partition_id partition;
-  capstan::leader_epoch leader_epoch{0};
-  controller::partition_epoch partition_epoch{0};
-  std::vector<node_id> new_isr;
-
-  bool operator==(const alter_partition_item&) const = default;
-};
-
-struct alter_partition_request {
-  node_id broker; // the sender
-  std::vector<alter_partition_item> partitions;
-
-  bool operator==(const alter_partition_request&) const = default;
-};
 
 struct alter_partition_decision {
   // The PartitionChange of every accepted item whose ISR differs.
@@ -41,8 +22,10 @@ struct alter_partition_decision {
   std::vector<error> outcomes;
 };
 
-// KRaft's alterPartition, item by item, checked in its order:
-// - UNKNOWN_TOPIC_OR_PARTITION: no such topic (by id, else by name) or partition;
+// KRaft's alterPartition of a leader's request (actors/replica/control_codec), item by item,
+// checked in its order:
+// - UNKNOWN_TOPIC_OR_PARTITION: no such topic (by id; by name when the id is all zeros) or
+//   partition;
 //   INCONSISTENT_TOPIC_ID: the id names another topic than the name;
 // - INVALID_REQUEST: the partition appears twice in the request;
 // - NOT_CONTROLLER: a leader or partition epoch above the image's (this controller is behind);
@@ -53,27 +36,16 @@ struct alter_partition_decision {
 // - INELIGIBLE_REPLICA: an ISR member that is fenced or not registered.
 // An accepted item changes the ISR and bumps the partition epoch; the leader epoch stays.
 alter_partition_decision alter_partition(const metadata_image& image,
-                                         const alter_partition_request& request);
-
-struct alter_partition_result {
-  std::string topic;
-  partition_id partition;
-  error outcome; // code none: the state below is the committed one
-  node_id leader = no_leader;
-  capstan::leader_epoch leader_epoch{0};
-  std::vector<node_id> isr;
-  controller::partition_epoch partition_epoch{0};
-
-  bool operator==(const alter_partition_result&) const = default;
-};
+                                         const alter_partition_msg& request);
 
 // The answer, read from `committed` once the decision's records are applied (at once when there
 // were none): each accepted item gets its partition's committed state, which may differ from
 // what the leader asked if another change landed first; a refused item its error. An accepted
-// partition that no longer exists is UNKNOWN_TOPIC_OR_PARTITION.
-std::vector<alter_partition_result> answer_alter_partition(const metadata_image& committed,
-                                                           const alter_partition_request& request,
-                                                           const std::vector<error>& outcomes);
+// partition that no longer exists is UNKNOWN_TOPIC_OR_PARTITION. A refused item carries no
+// state (leader -1).
+alter_partition_response_msg answer_alter_partition(const metadata_image& committed,
+                                                    const alter_partition_msg& request,
+                                                    const std::vector<error>& outcomes);
 
 struct partition_ref {
   std::string topic;

@@ -1,18 +1,13 @@
-// What the controller sends after a change, computed from the image before and after it, and the
-// replication.capnp frames built from it.
+// What the controller sends after a change, computed from the image before and after it, and
+// the frames actors/replica/control_codec makes of it, read back as a replica manager reads them.
 
 #include <catch2/catch.hpp>
 
-#include <random>
-
-#include <capnp/message.h>
-
 #include "actors/controller/metadata/broker_decisions.hpp"
-#include "actors/controller/metadata/control_frames.hpp"
 #include "actors/controller/metadata/control_messages.hpp"
 #include "actors/controller/metadata/partition_decisions.hpp"
 #include "actors/controller/metadata/topic_decisions.hpp"
-#include "schema/replication.capnp.h"
+#include "actors/replica/control_codec.hpp"
 #include "tests/unit/controller/metadata/image_builder.hpp"
 
 using namespace capstan;
@@ -33,13 +28,7 @@ metadata_image cluster() {
 
 std::vector<int32_t> partitions_in(const node_control& c) {
   std::vector<int32_t> out;
-  for (const auto& s : c.leader_and_isr) out.push_back(s.partition.value());
-  return out;
-}
-
-std::vector<node_id> as_nodes(capnp::List<int32_t>::Reader list) {
-  std::vector<node_id> out;
-  for (auto v : list) out.push_back(node_id{v});
+  for (const auto& s : c.leader_and_isr) out.push_back(s.tp.second);
   return out;
 }
 
@@ -66,13 +55,13 @@ TEST_CASE("a new topic goes to the nodes hosting it, with its leaders' endpoints
   CHECK(partitions_in(plan.nodes.at(node_id{4})) == std::vector<int32_t>{1});
   const auto& two = plan.nodes.at(node_id{2});
   const auto& state = two.leader_and_isr[1];
-  CHECK(state.topic == "orders");
+  CHECK(state.tp == topic_partition{"orders", 1});
   CHECK(state.id == orders);
   CHECK(state.leader == node_id{2});
   CHECK(state.replicas == ids({2, 3, 4}));
   CHECK(state.isr == ids({2, 3, 4}));
   REQUIRE(two.leaders.size() == 2);
-  CHECK(two.leaders[0].id == node_id{1});
+  CHECK(two.leaders[0].node == node_id{1});
   CHECK(two.leaders[0].host == "cluster1.example");
   CHECK(two.leaders[0].cluster_port == 9501);
   CHECK(two.leaders[0].client_port == 9001);
@@ -94,8 +83,8 @@ TEST_CASE("a leader change goes to every replica of the partition only",
     const auto& c = plan.nodes.at(node_id{n});
     REQUIRE(c.leader_and_isr.size() == 1);
     CHECK(c.leader_and_isr[0].leader == node_id{2});
-    CHECK(c.leader_and_isr[0].leader_epoch == leader_epoch{1});
-    CHECK(c.leader_and_isr[0].partition_epoch == partition_epoch{1});
+    CHECK(c.leader_and_isr[0].epoch == leader_epoch{1});
+    CHECK(c.leader_and_isr[0].partition_epoch == 1);
   }
   CHECK(plan.nodes.count(node_id{4}) == 0);
 }
@@ -103,12 +92,10 @@ TEST_CASE("a leader change goes to every replica of the partition only",
 TEST_CASE("an ISR change alone is sent too, and only a broker change needs no LeaderAndIsr",
           "[controller][control]") {
   const auto before = cluster();
-  auto d = alter_partition(before, alter_partition_request{
-                                     node_id{2}, {alter_partition_item{"orders", orders,
-                                                                       partition_id{1},
-                                                                       leader_epoch{0},
-                                                                       partition_epoch{0},
-                                                                       ids({2, 4})}}});
+  auto d = alter_partition(before, alter_partition_msg{node_id{2},
+                                                      {alter_partition_item{topic_partition{"orders", 1},
+                                                                            orders, leader_epoch{0}, 0,
+                                                                            ids({2, 4})}}});
   const auto after = applied(before, d.changes.records);
   auto plan = plan_control_messages(before, after);
   CHECK(plan.update_metadata);
@@ -134,10 +121,10 @@ TEST_CASE("a deleted topic stops and deletes every replica", "[controller][contr
   const auto& three = plan.nodes.at(node_id{3});
   CHECK(three.leader_and_isr.empty());
   REQUIRE(three.stop_and_delete.size() == 2);
-  CHECK(three.stop_and_delete[0].topic == "orders");
+  CHECK(three.stop_and_delete[0].tp == topic_partition{"orders", 0});
   CHECK(three.stop_and_delete[0].id == orders);
-  CHECK(three.stop_and_delete[1].partition == partition_id{1});
-  CHECK(three.stop_and_delete[1].leader_epoch == epoch_during_delete);
+  CHECK(three.stop_and_delete[1].tp == topic_partition{"orders", 1});
+  CHECK(three.stop_and_delete[1].epoch == epoch_during_delete);
   CHECK(plan.nodes.at(node_id{1}).stop_and_delete.size() == 1);
 }
 
@@ -151,7 +138,7 @@ TEST_CASE("a replica moved off a node is stopped and deleted there", "[controlle
   const auto& three = plan.nodes.at(node_id{3});
   CHECK(three.leader_and_isr.empty());
   REQUIRE(three.stop_and_delete.size() == 1);
-  CHECK(three.stop_and_delete[0].leader_epoch == leader_epoch{0});
+  CHECK(three.stop_and_delete[0].epoch == leader_epoch{0});
   CHECK(partitions_in(plan.nodes.at(node_id{4})) == std::vector<int32_t>{0});
 }
 
@@ -164,108 +151,77 @@ TEST_CASE("the full variant sends a node all its partitions", "[controller][cont
   CHECK(full_control_messages(image, node_id{9}).empty());
 }
 
-TEST_CASE("LeaderAndIsr, StopReplica and UpdateMetadata frames carry the plan",
+TEST_CASE("LeaderAndIsr, StopReplica and UpdateMetadata carry the plan to the node that reads them",
           "[controller][control][frames]") {
   const auto before = cluster();
   const auto fenced = applied(before, fence_broker(before, node_id{1}, broker_epoch{1}, {})->records);
   const auto plan = plan_control_messages(before, fenced);
   const controller_stamp stamp{node_id{7}, 3};
 
-  auto lai = leader_and_isr_frame(plan.nodes.at(node_id{3}), stamp);
-  auto lai_reader = lai.reader<schema::LeaderAndIsr>();
-  auto l = lai_reader.root();
-  CHECK(l.getControllerId() == 7);
-  CHECK(l.getControllerEpoch() == 3);
-  REQUIRE(l.getPartitions().size() == 1);
-  auto ps = l.getPartitions()[0];
-  CHECK(ps.getTopicPartition().getTopic() == "orders");
-  CHECK(ps.getTopicPartition().getPartition() == 0);
-  CHECK(ps.getTopicId().size() == 16);
-  CHECK(ps.getLeader() == 2);
-  CHECK(ps.getLeaderEpoch() == 1);
-  CHECK(as_nodes(ps.getIsr()) == ids({2, 3}));
-  CHECK(ps.getPartitionEpoch() == 1);
-  CHECK(as_nodes(ps.getReplicas()) == ids({1, 2, 3}));
-  REQUIRE(l.getLeaders().size() == 1);
-  CHECK(l.getLeaders()[0].getNodeId() == 2);
-  CHECK(l.getLeaders()[0].getHost() == "cluster2.example");
-  CHECK(l.getLeaders()[0].getClusterPort() == 9502);
+  auto l = decode_leader_and_isr(encode(leader_and_isr(plan.nodes.at(node_id{3}), stamp)));
+  REQUIRE(l.ok());
+  CHECK(l->controller_id == 7);
+  CHECK(l->controller_epoch == 3);
+  REQUIRE(l->partitions.size() == 1);
+  CHECK(l->partitions[0] == partition_state_msg{topic_partition{"orders", 0}, orders, node_id{2},
+                                                leader_epoch{1}, ids({2, 3}), 1, ids({1, 2, 3})});
+  REQUIRE(l->leaders.size() == 1);
+  CHECK(l->leaders[0] == node_endpoint_msg{node_id{2}, "cluster2.example", 9002, 9502, ""});
 
   const auto removed = applied(fenced, {remove_topic_record{orders}});
-  auto stop = stop_replica_frame(plan_control_messages(fenced, removed).nodes.at(node_id{4}), stamp);
-  auto stop_reader = stop.reader<schema::StopReplica>();
-  auto s = stop_reader.root();
-  CHECK(s.getDeletePartitions());
-  REQUIRE(s.getPartitions().size() == 1);
-  CHECK(s.getPartitions()[0].getTopicPartition().getPartition() == 1);
-  CHECK(s.getPartitions()[0].getLeaderEpoch() == -2);
+  auto s = decode_stop_replica(
+    encode(stop_replica(plan_control_messages(fenced, removed).nodes.at(node_id{4}), stamp)));
+  REQUIRE(s.ok());
+  CHECK(s->controller_id == 7);
+  CHECK(s->delete_partitions);
+  REQUIRE(s->partitions.size() == 1);
+  CHECK(s->partitions[0].tp == topic_partition{"orders", 1});
+  CHECK(s->partitions[0].id == orders);
+  CHECK(s->partitions[0].epoch == epoch_during_delete);
 
-  auto um = update_metadata_frame(fenced, stamp);
-  auto um_reader = um.reader<schema::UpdateMetadata>();
-  auto u = um_reader.root();
-  CHECK(u.getClusterId() == test_cluster_id);
-  REQUIRE(u.getNodes().size() == 3); // node 1 is fenced
-  CHECK(u.getNodes()[0].getNodeId() == 2);
-  CHECK(u.getNodes()[0].getHost() == "client2.example");
-  REQUIRE(u.getTopics().size() == 1);
-  CHECK(u.getTopics()[0].getName() == "orders");
-  CHECK(u.getPartitions().size() == 2);
+  auto u = decode_update_metadata(encode(update_metadata(fenced, stamp)));
+  REQUIRE(u.ok());
+  CHECK(u->controller_epoch == 3);
+  CHECK(u->cluster_id == test_cluster_id);
+  REQUIRE(u->nodes.size() == 3); // node 1 is fenced
+  CHECK(u->nodes[0] == node_endpoint_msg{node_id{2}, "client2.example", 9002, 9502, ""});
+  REQUIRE(u->topics.size() == 1);
+  CHECK(u->topics[0].name == "orders");
+  CHECK(u->topics[0].id == orders);
+  REQUIRE(u->partitions.size() == 2);
+  CHECK(u->partitions[0].leader == node_id{2});
+  CHECK(u->partitions[1].tp == topic_partition{"orders", 1});
 }
 
-TEST_CASE("AlterPartition frames decode, refuse garbage, and are answered",
+TEST_CASE("an AlterPartition read from its frame is decided and answered in a frame the leader reads",
           "[controller][control][frames]") {
-  capnp::MallocMessageBuilder builder;
-  auto root = builder.initRoot<schema::AlterPartition>();
-  root.setBrokerId(2);
-  auto list = root.initPartitions(1);
-  list[0].initTopicPartition().setTopic("orders");
-  list[0].getTopicPartition().setPartition(1);
-  list[0].setTopicId(capnp::Data::Reader(orders.data(), orders.size()));
-  list[0].setLeaderEpoch(0);
-  list[0].setPartitionEpoch(0);
-  auto isr = list[0].initNewIsr(2);
-  isr.set(0, 2);
-  isr.set(1, 4);
-  auto request = decode_alter_partition(capnp_frame::from_builder(builder));
+  const alter_partition_msg sent{
+    node_id{2}, {alter_partition_item{topic_partition{"orders", 1}, orders, leader_epoch{0}, 0, ids({2, 4})}}};
+  auto request = decode_alter_partition(encode(sent));
   REQUIRE(request.ok());
-  CHECK(request->broker == node_id{2});
-  REQUIRE(request->partitions.size() == 1);
-  CHECK(request->partitions[0] == alter_partition_item{"orders", orders, partition_id{1},
-                                                       leader_epoch{0}, partition_epoch{0},
-                                                       ids({2, 4})});
 
   const auto image = cluster();
   auto d = alter_partition(image, *request);
-  auto answer = answer_alter_partition(applied(image, d.changes.records), *request, d.outcomes);
-  auto frame = alter_partition_response_frame(answer);
-  auto reader = frame.reader<schema::AlterPartitionResponse>();
-  auto r = reader.root().getPartitions()[0];
-  CHECK(r.getErrorCode() == 0);
-  CHECK(r.getLeader() == 2);
-  CHECK(as_nodes(r.getIsr()) == ids({2, 4}));
-  CHECK(r.getPartitionEpoch() == 1);
+  auto answer = decode_alter_partition_response(
+    encode(answer_alter_partition(applied(image, d.changes.records), *request, d.outcomes)));
+  REQUIRE(answer.ok());
+  REQUIRE(answer->partitions.size() == 1);
+  const auto& r = answer->partitions[0];
+  CHECK(r.error == errc::none);
+  CHECK(r.tp == topic_partition{"orders", 1});
+  CHECK(r.leader == node_id{2});
+  CHECK(r.isr == ids({2, 4}));
+  CHECK(r.partition_epoch == 1);
 
-  auto refused = alter_partition(image, alter_partition_request{node_id{3}, request->partitions});
-  auto refused_frame = alter_partition_response_frame(
-    answer_alter_partition(image, alter_partition_request{node_id{3}, request->partitions},
-                           refused.outcomes));
-  auto refused_reader = refused_frame.reader<schema::AlterPartitionResponse>();
-  auto rr = refused_reader.root().getPartitions()[0];
-  CHECK(rr.getErrorCode() == static_cast<uint8_t>(errc::not_leader_or_follower));
-  CHECK(rr.getErrorMessage().size() > 0);
-  CHECK(rr.getLeader() == -1);
-
-  CHECK(decode_alter_partition(capnp_frame{}).code() == errc::corrupt_message);
-  list[0].setTopicId(capnp::Data::Reader(orders.data(), 5));
-  CHECK(decode_alter_partition(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
-  list[0].setTopicId(capnp::Data::Reader(orders.data(), orders.size()));
-  isr.set(1, -4);
-  CHECK(decode_alter_partition(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
-  isr.set(1, 4);
-  list[0].setLeaderEpoch(-1);
-  CHECK(decode_alter_partition(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
-  // A frame of another type whose first pointer is a struct, where partitions is a list.
-  capnp::MallocMessageBuilder other;
-  other.initRoot<schema::PartitionState>().initTopicPartition().setTopic("orders");
-  CHECK(decode_alter_partition(capnp_frame::from_builder(other)).code() == errc::corrupt_message);
+  auto from_follower = *request;
+  from_follower.broker = node_id{3};
+  auto refused = alter_partition(image, from_follower);
+  auto refused_answer = decode_alter_partition_response(
+    encode(answer_alter_partition(image, from_follower, refused.outcomes)));
+  REQUIRE(refused_answer.ok());
+  const auto& rr = refused_answer->partitions.at(0);
+  CHECK(rr.error == errc::not_leader_or_follower);
+  CHECK_FALSE(rr.message.empty());
+  CHECK(rr.leader == no_leader);
+  CHECK(rr.isr.empty());
 }

@@ -54,10 +54,9 @@ std::vector<std::vector<metadata_record>> decision_log() {
     auto isr = p.isr;
     isr.push_back(node_id{2});
     auto d = alter_partition(
-      image, alter_partition_request{p.leader, {alter_partition_item{"orders", orders,
-                                                                     partition_id{i},
-                                                                     p.leader_epoch,
-                                                                     p.partition_epoch, isr}}});
+      image, alter_partition_msg{p.leader, {alter_partition_item{topic_partition{"orders", i}, orders,
+                                                                 p.leader_epoch,
+                                                                 p.partition_epoch.value(), isr}}});
     REQUIRE(d.outcomes.at(0).code == errc::none);
     commit(d.changes);
   }

@@ -23,15 +23,14 @@ metadata_image cluster() {
     .image();
 }
 
-alter_partition_request shrink(int32_t sender, std::vector<node_id> isr, int32_t le = 0,
-                               int32_t pe = 0, int32_t p = 0) {
-  return alter_partition_request{
+alter_partition_msg shrink(int32_t sender, std::vector<node_id> isr, int32_t le = 0, int32_t pe = 0,
+                           int32_t p = 0) {
+  return alter_partition_msg{
     node_id{sender},
-    {alter_partition_item{"orders", orders, partition_id{p}, leader_epoch{le}, partition_epoch{pe},
-                          std::move(isr)}}};
+    {alter_partition_item{topic_partition{"orders", p}, orders, leader_epoch{le}, pe, std::move(isr)}}};
 }
 
-errc outcome(const metadata_image& image, const alter_partition_request& request) {
+errc outcome(const metadata_image& image, const alter_partition_msg& request) {
   auto d = alter_partition(image, request);
   REQUIRE(d.outcomes.size() == request.partitions.size());
   if (d.outcomes[0].code != errc::none) CHECK(d.changes.records.empty());
@@ -54,13 +53,14 @@ TEST_CASE("an accepted AlterPartition bumps the partition epoch and keeps the le
   CHECK(change.partition_epoch == partition_epoch{1});
 
   const auto after = applied(image, d.changes.records);
-  const auto answer = answer_alter_partition(after, shrink(1, ids({1, 3})), d.outcomes);
+  const auto answer = answer_alter_partition(after, shrink(1, ids({1, 3})), d.outcomes).partitions;
   REQUIRE(answer.size() == 1);
-  CHECK(answer[0].outcome.code == errc::none);
-  CHECK(answer[0].topic == "orders");
+  CHECK(answer[0].error == errc::none);
+  CHECK(answer[0].tp == topic_partition{"orders", 0});
   CHECK(answer[0].leader == node_id{1});
+  CHECK(answer[0].epoch == leader_epoch{0});
   CHECK(answer[0].isr == ids({1, 3}));
-  CHECK(answer[0].partition_epoch == partition_epoch{1});
+  CHECK(answer[0].partition_epoch == 1);
 
   // Growing it back builds on partition epoch 1.
   auto grow = alter_partition(after, shrink(1, ids({1, 3, 2}), 0, 1));
@@ -75,7 +75,7 @@ TEST_CASE("an AlterPartition with the ISR as it is proposes nothing and answers 
   auto d = alter_partition(image, shrink(1, ids({1, 2, 3})));
   CHECK(d.outcomes[0].code == errc::none);
   CHECK(d.changes.records.empty());
-  auto answer = answer_alter_partition(image, shrink(1, ids({1, 2, 3})), d.outcomes);
+  auto answer = answer_alter_partition(image, shrink(1, ids({1, 2, 3})), d.outcomes).partitions;
   CHECK(answer[0].isr == ids({1, 2, 3}));
 }
 
@@ -106,7 +106,7 @@ TEST_CASE("AlterPartition refusals are named", "[controller][alter_partition]") 
   unknown.partitions[0].id = make_topic_id(77);
   CHECK(outcome(image, unknown) == errc::unknown_topic_or_partition);
   auto misnamed = shrink(1, ids({1}), 2, 2);
-  misnamed.partitions[0].topic = "payments";
+  misnamed.partitions[0].tp.first = "payments";
   CHECK(outcome(image, misnamed) == errc::inconsistent_topic_id);
   auto by_name = shrink(1, ids({1}), 2, 2);
   by_name.partitions[0].id = topic_id{};
@@ -135,15 +135,16 @@ TEST_CASE("the answer reports the committed state, also when another change land
   // Before the change commits, node 3 is fenced: the committed ISR is [1].
   auto fenced = fence_broker(applied(image, d.changes.records), node_id{3}, broker_epoch{3}, {});
   const auto committed = applied(applied(image, d.changes.records), fenced->records);
-  auto answer = answer_alter_partition(committed, request, d.outcomes);
-  CHECK(answer[0].outcome.code == errc::none);
+  auto answer = answer_alter_partition(committed, request, d.outcomes).partitions;
+  CHECK(answer[0].error == errc::none);
   CHECK(answer[0].isr == ids({1}));
-  CHECK(answer[0].partition_epoch == partition_epoch{2});
+  CHECK(answer[0].partition_epoch == 2);
 
   auto gone = committed;
   REQUIRE(gone.apply(remove_topic_record{orders}).ok());
-  CHECK(answer_alter_partition(gone, request, d.outcomes)[0].outcome.code ==
-        errc::unknown_topic_or_partition);
+  const auto lost = answer_alter_partition(gone, request, d.outcomes).partitions[0];
+  CHECK(lost.error == errc::unknown_topic_or_partition);
+  CHECK(lost.leader == no_leader);
 }
 
 TEST_CASE("preferred leader election moves leadership back to the first replica",
