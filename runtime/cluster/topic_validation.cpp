@@ -124,6 +124,7 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
 std::set<std::string> topic_config_keys() {
   auto keys = log_config::known_keys(config_scope::topic);
   keys.insert(min_insync_replicas_key);
+  keys.insert(unclean_leader_election_key);
   return keys;
 }
 
