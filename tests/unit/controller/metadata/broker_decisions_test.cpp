@@ -144,7 +144,7 @@ TEST_CASE("fencing refuses a stale or unknown registration", "[controller][broke
   CHECK(check_broker_epoch(image, node_id{3}, broker_epoch{2}).code() == errc::stale_broker_epoch);
 }
 
-TEST_CASE("the last ISR member stays in the ISR; with it fenced the partition goes offline",
+TEST_CASE("the last ISR member stays in the ISR, with it fenced the partition goes offline",
           "[controller][brokers]") {
   const auto image = with_isr(cluster(), 3, ids({1})); // orders-3 [1,2], ISR [1]
   auto d = fence_broker(image, node_id{1}, broker_epoch{1}, defaults);

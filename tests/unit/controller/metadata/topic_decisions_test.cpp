@@ -152,7 +152,7 @@ TEST_CASE("adding partitions refusals are named", "[controller][topics]") {
   CHECK(create_partitions(image, "orders", 2, tight).code() == errc::policy_violation);
 }
 
-TEST_CASE("deleting a topic removes it; internal topics stay", "[controller][topics]") {
+TEST_CASE("deleting a topic removes it, internal topics stay", "[controller][topics]") {
   std::mt19937_64 rng(1);
   auto image = three_nodes();
   image = applied(image, create_topic(image, topic_spec{"__consumer_offsets", 1, 1, {}}, defaults,
