@@ -31,6 +31,14 @@ std::string_view to_string(errc code) {
     case errc::invalid_required_acks: return "INVALID_REQUIRED_ACKS";
     case errc::invalid_partitions: return "INVALID_PARTITIONS";
     case errc::invalid_timestamp: return "INVALID_TIMESTAMP";
+    case errc::not_controller: return "NOT_CONTROLLER";
+    case errc::invalid_update_version: return "INVALID_UPDATE_VERSION";
+    case errc::ineligible_replica: return "INELIGIBLE_REPLICA";
+    case errc::duplicate_broker_registration: return "DUPLICATE_BROKER_REGISTRATION";
+    case errc::inconsistent_cluster_id: return "INCONSISTENT_CLUSTER_ID";
+    case errc::stale_broker_epoch: return "STALE_BROKER_EPOCH";
+    case errc::election_not_needed: return "ELECTION_NOT_NEEDED";
+    case errc::preferred_leader_not_available: return "PREFERRED_LEADER_NOT_AVAILABLE";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -36,11 +36,19 @@ enum class errc : uint8_t {
   invalid_required_acks,
   invalid_partitions,
   invalid_timestamp,
+  not_controller,
+  invalid_update_version,
+  ineligible_replica,
+  duplicate_broker_registration,
+  inconsistent_cluster_id,
+  stale_broker_epoch,
+  election_not_needed,
+  preferred_leader_not_available,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::invalid_timestamp;
+inline constexpr errc last_errc = errc::preferred_leader_not_available;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

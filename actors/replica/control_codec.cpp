@@ -317,6 +317,9 @@ result<alter_partition_msg> decode_alter_partition(const capnp_frame& frame) {
       item.id = *id;
       item.epoch = leader_epoch{p.getLeaderEpoch()};
       item.partition_epoch = p.getPartitionEpoch();
+      if (item.epoch.value() < 0 || item.partition_epoch < 0)
+        return invalid("AlterPartition with negative epochs for " + item.tp.first + "-" +
+                       std::to_string(item.tp.second));
       auto isr = read_nodes(p.getNewIsr(), "a proposed ISR");
       if (!isr) return isr.err();
       item.new_isr = std::move(*isr);

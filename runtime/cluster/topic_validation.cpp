@@ -66,6 +66,15 @@ result<int32_t> parse_min_insync_replicas(const std::string& text) {
   return static_cast<int32_t>(v);
 }
 
+result<bool> parse_boolean_config(const std::string& key, const std::string& text) {
+  std::string lower = text;
+  for (auto& c : lower)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  if (lower == "true") return true;
+  if (lower == "false") return false;
+  return make_error(errc::invalid_config, key + ": '" + text + "' is not true or false");
+}
+
 int32_t max_broker_partitions_for(uint64_t open_file_limit) {
   if (open_file_limit <= reserved_file_descriptors + file_descriptors_per_partition) return 1;
   const uint64_t n = (open_file_limit - reserved_file_descriptors) / file_descriptors_per_partition;
@@ -104,6 +113,10 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
     if (auto parsed = parse_min_insync_replicas(it->second); !parsed) return parsed.err();
     log_configs.erase(it);
   }
+  if (auto it = log_configs.find(unclean_leader_election_key); it != log_configs.end()) {
+    if (auto parsed = parse_boolean_config(it->first, it->second); !parsed) return parsed.err();
+    log_configs.erase(it);
+  }
   if (auto parsed = log_config::from_map(log_configs); !parsed) return parsed.err();
   return {};
 }
@@ -111,6 +124,7 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
 std::set<std::string> topic_config_keys() {
   auto keys = log_config::known_keys(config_scope::topic);
   keys.insert(min_insync_replicas_key);
+  keys.insert(unclean_leader_election_key);
   return keys;
 }
 

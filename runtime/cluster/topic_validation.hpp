@@ -53,7 +53,7 @@ bool is_internal_topic(const std::string& name);
 status check_topic_collision(const std::string& name, const std::vector<std::string>& existing);
 
 // Topic-level configs: every key log_config::from_map accepts, plus min.insync.replicas (>= 1,
-// as Kafka checks it). INVALID_CONFIG naming the first bad key.
+// as Kafka checks it) and unclean.leader.election.enable. INVALID_CONFIG naming the first bad key.
 status validate_topic_configs(const std::map<std::string, std::string>& configs);
 
 // Every key validate_topic_configs accepts, as docs/configuration.md must list them.
@@ -61,6 +61,13 @@ std::set<std::string> topic_config_keys();
 
 // Parses min.insync.replicas; INVALID_CONFIG unless an integer in [1, 2^31-1].
 result<int32_t> parse_min_insync_replicas(const std::string& text);
+
+// A topic config that log_config does not hold either: whether the controller may make a replica
+// outside the ISR leader when no ISR member is live (records only the old ISR had are then lost).
+inline constexpr const char* unclean_leader_election_key = "unclean.leader.election.enable";
+
+// Parses a boolean config as Kafka does: "true" or "false" in any case; INVALID_CONFIG otherwise.
+result<bool> parse_boolean_config(const std::string& key, const std::string& text);
 
 // POLICY_VIOLATION naming the node when `added` would put more than `limit` partition replicas
 // on a node that already hosts those of `topics`.

@@ -30,7 +30,9 @@ constexpr errc all_codes[] = {
   errc::invalid_replication_factor, errc::policy_violation, errc::unsupported_compression_type,
   errc::invalid_record, errc::invalid_config, errc::unknown_server_error, errc::network_exception,
   errc::invalid_request, errc::invalid_required_acks, errc::invalid_partitions,
-  errc::invalid_timestamp,
+  errc::invalid_timestamp, errc::not_controller, errc::invalid_update_version,
+  errc::ineligible_replica, errc::duplicate_broker_registration, errc::inconsistent_cluster_id,
+  errc::stale_broker_epoch, errc::election_not_needed, errc::preferred_leader_not_available,
 };
 
 } // namespace
@@ -42,8 +44,9 @@ TEST_CASE("a wire code maps to its errc, one past the last is UNKNOWN_SERVER_ERR
     CHECK(errc_from_code(static_cast<uint8_t>(code)) == code);
     CHECK((to_string(code) != "UNKNOWN_SERVER_ERROR" || code == errc::unknown_server_error));
   }
-  CHECK(last_errc == errc::invalid_timestamp);
+  CHECK(last_errc == errc::preferred_leader_not_available);
   CHECK(to_string(errc::invalid_timestamp) == "INVALID_TIMESTAMP");
+  CHECK(to_string(errc::preferred_leader_not_available) == "PREFERRED_LEADER_NOT_AVAILABLE");
   CHECK(errc_from_code(static_cast<uint8_t>(last_errc) + 1) == errc::unknown_server_error);
   CHECK(errc_from_code(255) == errc::unknown_server_error);
 }

@@ -1,0 +1,61 @@
+#pragma once
+
+// The active controller's view of which nodes still heartbeat (KRaft's BrokerHeartbeatManager,
+// reduced). Fed heartbeats with a clock value, it answers whose session expired; the controller
+// actor turns an expiry into fence_broker and its records into a proposal. Only the active
+// controller keeps one: sessions are not metadata, and a newly active controller starts every
+// registered node's session afresh (start_all), as KRaft's does on activation.
+//
+// Times are milliseconds of any monotonic clock; the class never reads a clock itself.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "runtime/types.hpp"
+
+namespace capstan::controller {
+
+// broker.heartbeat.interval.ms: how often a node heartbeats (Kafka's default).
+inline constexpr int64_t default_broker_heartbeat_interval_ms = 2000;
+// broker.session.timeout.ms: a node that has not heartbeated for this long is fenced (Kafka's
+// default).
+inline constexpr int64_t default_broker_session_timeout_ms = 9000;
+
+class broker_sessions {
+public:
+  explicit broker_sessions(int64_t session_timeout_ms = default_broker_session_timeout_ms);
+
+  broker_sessions(const broker_sessions&) = default;
+  broker_sessions(broker_sessions&&) noexcept = default;
+  broker_sessions& operator=(const broker_sessions&) = default;
+  broker_sessions& operator=(broker_sessions&&) noexcept = default;
+  ~broker_sessions() = default;
+
+  // Starts or renews `node`'s session at `now_ms`. A clock value older than the last one seen
+  // for the node is ignored (a late message never shortens a session).
+  void heartbeat(node_id node, int64_t now_ms);
+
+  // Starts a session at `now_ms` for each of `nodes` (a newly active controller, for every
+  // registered node), keeping later ones.
+  void start_all(const std::vector<node_id>& nodes, int64_t now_ms);
+
+  // Forgets `node` (it registered anew with another incarnation, or was fenced and should not be
+  // reported again).
+  void remove(node_id node);
+
+  // True iff `node` has a session whose last heartbeat is less than the timeout before `now_ms`.
+  bool alive(node_id node, int64_t now_ms) const;
+
+  // Nodes with a session that expired by `now_ms`, ascending. They stay until heartbeat() or
+  // remove().
+  std::vector<node_id> expired(int64_t now_ms) const;
+
+  int64_t session_timeout_ms() const { return timeout_ms_; }
+
+private:
+  int64_t timeout_ms_;
+  std::map<node_id, int64_t> last_heartbeat_;
+};
+
+} // namespace capstan::controller

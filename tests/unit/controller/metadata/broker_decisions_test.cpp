@@ -1,0 +1,211 @@
+// Registration, fencing and unfencing: every refusal by name, and the ISR and leader changes a
+// fenced or returning node brings, with their epochs.
+
+#include <catch2/catch.hpp>
+
+#include "actors/controller/metadata/broker_decisions.hpp"
+#include "tests/unit/controller/metadata/image_builder.hpp"
+
+using namespace capstan;
+using namespace capstan::controller;
+using namespace capstan::controller::test;
+
+namespace {
+
+const decision_options defaults;
+
+// Nodes 1-3 unfenced (epochs 1-3); orders-0 [1,2,3], orders-1 [2,3,1], orders-2 [3,1,2],
+// orders-3 [1,2]; ISR = replicas, leader = first.
+metadata_image cluster(std::map<std::string, std::string> configs = {}) {
+  return image_builder()
+    .nodes({1, 2, 3})
+    .topic("orders", 1, {ids({1, 2, 3}), ids({2, 3, 1}), ids({3, 1, 2}), ids({1, 2})},
+           std::move(configs))
+    .image();
+}
+
+broker_registration_request request(int32_t node, uint8_t incarnation) {
+  auto r = registration(node, broker_epoch{0}, {}, incarnation);
+  return broker_registration_request{r.node,         r.incarnation,  r.cluster_id, r.client_host,
+                                     r.client_port,  r.cluster_host, r.cluster_port, r.rack};
+}
+
+const partition_state& partition(const metadata_image& image, int32_t p) {
+  return *image.partition(make_topic_id(1), partition_id{p});
+}
+
+// Shrinks orders-`p`'s ISR to `isr` through a PartitionChange, as an AlterPartition would.
+metadata_image with_isr(const metadata_image& image, int32_t p, std::vector<node_id> isr) {
+  const auto& cur = partition(image, p);
+  return applied(image, {partition_change_record{make_topic_id(1), partition_id{p}, std::nullopt,
+                                                 std::move(isr), std::nullopt, cur.leader_epoch,
+                                                 next(cur.partition_epoch)}});
+}
+
+} // namespace
+
+TEST_CASE("a new node registers fenced with the next broker epoch", "[controller][brokers]") {
+  const auto image = cluster();
+  auto d = register_broker(image, request(4, 1), false, defaults);
+  REQUIRE(d.ok());
+  REQUIRE(d->records.size() == 1);
+  const auto& r = std::get<register_broker_record>(d->records[0]);
+  CHECK(r.node == node_id{4});
+  CHECK(r.epoch == broker_epoch{4});
+  CHECK(r.cluster_id == test_cluster_id);
+  CHECK(r.client_host == "client4.example");
+  CHECK(r.cluster_port == 9504);
+  const auto after = applied(image, d->records);
+  CHECK(after.broker(node_id{4})->fenced);
+}
+
+TEST_CASE("registrations are refused by name", "[controller][brokers]") {
+  const auto image = cluster();
+  auto foreign = request(4, 1);
+  foreign.cluster_id = "cluster-b";
+  CHECK(register_broker(image, foreign, false, defaults).code() == errc::inconsistent_cluster_id);
+
+  // Node 1 runs with incarnation 1 and still heartbeats: another process with its id is refused.
+  auto twin = register_broker(image, request(1, 2), true, defaults);
+  CHECK(twin.code() == errc::duplicate_broker_registration);
+  CHECK(twin.err().message.find("node 1") != std::string::npos);
+
+  auto no_port = request(4, 1);
+  no_port.cluster_port = 0;
+  CHECK(register_broker(image, no_port, false, defaults).code() == errc::invalid_request);
+  auto negative = request(4, 1);
+  negative.node = node_id{-3};
+  CHECK(register_broker(image, negative, false, defaults).code() == errc::invalid_request);
+}
+
+TEST_CASE("a restart whose old session expired replaces the registration, fencing it first",
+          "[controller][brokers]") {
+  const auto image = cluster();
+  auto d = register_broker(image, request(1, 2), false, defaults);
+  REQUIRE(d.ok());
+  REQUIRE(d->records.size() >= 2);
+  CHECK(std::holds_alternative<fence_broker_record>(d->records[d->records.size() - 2]));
+  const auto& r = std::get<register_broker_record>(d->records.back());
+  CHECK(r.epoch == broker_epoch{4});
+  CHECK(r.incarnation == make_incarnation(2));
+  const auto after = applied(image, d->records);
+  CHECK(after.broker(node_id{1})->fenced);
+  CHECK(after.broker(node_id{1})->epoch == broker_epoch{4});
+  for (int32_t p = 0; p < 4; ++p) {
+    INFO("orders-" << p);
+    CHECK(partition(after, p).leader != node_id{1});
+    CHECK_FALSE(partition(after, p).in_isr(node_id{1}));
+  }
+
+  // Once fenced, a new incarnation just registers.
+  auto again = register_broker(after, request(1, 3), false, defaults);
+  REQUIRE(again.ok());
+  REQUIRE(again->records.size() == 1);
+  CHECK(std::get<register_broker_record>(again->records[0]).epoch == broker_epoch{5});
+  // The same incarnation re-registering is a retry, not a twin (KRaft).
+  CHECK(register_broker(image, request(1, 1), true, defaults).ok());
+}
+
+TEST_CASE("fencing a node takes it out of every ISR and re-elects the leaders it held",
+          "[controller][brokers]") {
+  const auto image = cluster();
+  auto d = fence_broker(image, node_id{1}, broker_epoch{1}, defaults);
+  REQUIRE(d.ok());
+  CHECK(d->warnings.empty());
+  const auto t = make_topic_id(1);
+  const std::vector<metadata_record> expected = {
+    // orders-0 [1,2,3]: the preferred leader 1 is gone, 2 is the first live ISR member.
+    partition_change_record{t, partition_id{0}, node_id{2}, ids({2, 3}), std::nullopt,
+                            leader_epoch{1}, partition_epoch{1}},
+    // orders-1 and orders-2 keep their leaders: only the ISR shrinks, the leader epoch stays.
+    partition_change_record{t, partition_id{1}, std::nullopt, ids({2, 3}), std::nullopt,
+                            leader_epoch{0}, partition_epoch{1}},
+    partition_change_record{t, partition_id{2}, std::nullopt, ids({3, 2}), std::nullopt,
+                            leader_epoch{0}, partition_epoch{1}},
+    partition_change_record{t, partition_id{3}, node_id{2}, ids({2}), std::nullopt,
+                            leader_epoch{1}, partition_epoch{1}},
+    fence_broker_record{node_id{1}, broker_epoch{1}},
+  };
+  CHECK(d->records == expected);
+  const auto after = applied(image, d->records);
+  CHECK(after.broker(node_id{1})->fenced);
+  CHECK(fence_broker(after, node_id{1}, broker_epoch{1}, defaults)->records.empty());
+}
+
+TEST_CASE("fencing refuses a stale or unknown registration", "[controller][brokers]") {
+  const auto image = cluster();
+  CHECK(fence_broker(image, node_id{1}, broker_epoch{7}, defaults).code() ==
+        errc::stale_broker_epoch);
+  CHECK(fence_broker(image, node_id{9}, broker_epoch{1}, defaults).code() ==
+        errc::stale_broker_epoch);
+  CHECK(unfence_broker(image, node_id{2}, broker_epoch{1}, defaults).code() ==
+        errc::stale_broker_epoch);
+  CHECK(check_broker_epoch(image, node_id{3}, broker_epoch{3}).ok());
+  CHECK(check_broker_epoch(image, node_id{3}, broker_epoch{2}).code() == errc::stale_broker_epoch);
+}
+
+TEST_CASE("the last ISR member stays in the ISR, with it fenced the partition goes offline",
+          "[controller][brokers]") {
+  const auto image = with_isr(cluster(), 3, ids({1})); // orders-3 [1,2], ISR [1]
+  auto d = fence_broker(image, node_id{1}, broker_epoch{1}, defaults);
+  REQUIRE(d.ok());
+  const auto after = applied(image, d->records);
+  const auto& p = partition(after, 3);
+  CHECK(p.leader == no_leader);
+  CHECK(p.isr == ids({1}));
+  CHECK(p.leader_epoch == leader_epoch{1});
+  CHECK(p.partition_epoch == partition_epoch{2});
+  REQUIRE(d->warnings.size() == 1);
+  CHECK(d->warnings[0].find("orders-3 is offline") != std::string::npos);
+
+  // Node 1 comes back: it is the ISR, so it leads again.
+  auto back = unfence_broker(after, node_id{1}, broker_epoch{1}, defaults);
+  REQUIRE(back.ok());
+  CHECK(std::holds_alternative<unfence_broker_record>(back->records.front()));
+  const auto healed = applied(after, back->records);
+  CHECK(partition(healed, 3).leader == node_id{1});
+  CHECK(partition(healed, 3).isr == ids({1}));
+  CHECK(partition(healed, 3).leader_epoch == leader_epoch{2});
+  CHECK(partition(healed, 3).partition_epoch == partition_epoch{3});
+  CHECK(unfence_broker(healed, node_id{1}, broker_epoch{1}, defaults)->records.empty());
+}
+
+TEST_CASE("unclean leader election picks a live replica outside the ISR, loudly",
+          "[controller][brokers]") {
+  SECTION("by the topic's config") {
+    const auto image = with_isr(cluster({{"unclean.leader.election.enable", "true"}}), 3, ids({1}));
+    auto d = fence_broker(image, node_id{1}, broker_epoch{1}, defaults);
+    REQUIRE(d.ok());
+    const auto after = applied(image, d->records);
+    CHECK(partition(after, 3).leader == node_id{2});
+    CHECK(partition(after, 3).isr == ids({2}));
+    REQUIRE(d->warnings.size() == 1);
+    CHECK(d->warnings[0].find("unclean leader election for orders-3") != std::string::npos);
+  }
+  SECTION("by the broker default, unless the topic says false") {
+    decision_options unclean;
+    unclean.unclean_leader_election_enable = true;
+    const auto image = with_isr(cluster(), 3, ids({1}));
+    CHECK(partition(applied(image, fence_broker(image, node_id{1}, broker_epoch{1}, unclean)->records),
+                    3)
+            .leader == node_id{2});
+    const auto off = with_isr(cluster({{"unclean.leader.election.enable", "false"}}), 3, ids({1}));
+    CHECK(partition(applied(off, fence_broker(off, node_id{1}, broker_epoch{1}, unclean)->records),
+                    3)
+            .leader == no_leader);
+  }
+  SECTION("when an out-of-ISR replica returns to an offline partition") {
+    // orders-3 [1,2] offline with ISR [1]; node 2 was fenced too and comes back.
+    auto image = with_isr(cluster({{"unclean.leader.election.enable", "true"}}), 3, ids({1}));
+    image = applied(image, fence_broker(image, node_id{2}, broker_epoch{2}, defaults)->records);
+    // Fencing 1 now leaves no live replica of orders-3 at all.
+    image = applied(image, fence_broker(image, node_id{1}, broker_epoch{1}, defaults)->records);
+    REQUIRE(partition(image, 3).leader == no_leader);
+    auto d = unfence_broker(image, node_id{2}, broker_epoch{2}, defaults);
+    REQUIRE(d.ok());
+    const auto after = applied(image, d->records);
+    CHECK(partition(after, 3).leader == node_id{2});
+    CHECK(partition(after, 3).isr == ids({2}));
+    CHECK_FALSE(d->warnings.empty());
+  }
+}
