@@ -4,7 +4,9 @@
 // the input's whole words also go to from_words directly. Every frame accepted is then read as
 // each replication message (schema/replication.capnp) through try_read, as a node reads a
 // peer's frame, including a FetchResponse's records as a padded batch sequence, and must survive
-// the serializer round trip word for word.
+// the serializer round trip word for word. The node's own decoders of those messages
+// (fetch_codec, control_codec) then read it too: each either refuses it with a named error or
+// gives values within their documented bounds.
 //
 // Input: what save_frame writes (a u64 word count, then the words), or anything else.
 // Run: build-fuzz/tests/fuzz/envelope_fuzz tests/fuzz/corpus/envelope, or
@@ -21,6 +23,8 @@
 #include <caf/binary_serializer.hpp>
 #include <kj/array.h>
 
+#include "actors/replica/control_codec.hpp"
+#include "actors/replica/fetch_codec.hpp"
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/messages/capnp_frame.hpp"
@@ -92,6 +96,37 @@ void read_everything(const capnp_frame& frame) {
     FUZZ_CHECK(s.ok() || s.code() == errc::corrupt_message);
 }
 
+// A decoder either refuses with a named error for a malformed message (INVALID_REQUEST,
+// CORRUPT_MESSAGE, INVALID_TOPIC_EXCEPTION for a bad topic name), or answers.
+template <class T>
+void check_decoded(const result<T>& r) {
+  FUZZ_CHECK(r.ok() || r.code() == errc::invalid_request || r.code() == errc::corrupt_message ||
+             r.code() == errc::invalid_topic_exception);
+}
+
+void decode_everything(const capnp_frame& frame) {
+  auto fetch = decode_fetch(frame);
+  check_decoded(fetch);
+  if (fetch) FUZZ_CHECK(fetch->partitions.size() <= max_partitions_per_request);
+  // A response may carry any error code its sender names.
+  auto response = decode_fetch_response(frame);
+  if (response) FUZZ_CHECK(response->size() <= max_partitions_per_request);
+  check_decoded(decode_epoch_queries(frame));
+  (void)decode_epoch_answers(frame);
+  auto lai = decode_leader_and_isr(frame);
+  check_decoded(lai);
+  if (lai) {
+    FUZZ_CHECK(lai->partitions.size() <= max_partitions_per_request);
+    for (const auto& p : lai->partitions) FUZZ_CHECK(p.replicas.size() <= 1024 && p.isr.size() <= 1024);
+  }
+  check_decoded(decode_update_metadata(frame));
+  check_decoded(decode_stop_replica(frame));
+  check_decoded(decode_control_response(frame, false));
+  check_decoded(decode_control_response(frame, true));
+  check_decoded(decode_alter_partition(frame));
+  check_decoded(decode_alter_partition_response(frame));
+}
+
 // save_frame then load_frame gives back the same words.
 void check_round_trip(const capnp_frame& frame) {
   std::vector<char> buf;
@@ -121,6 +156,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(frame.empty());
   } else {
     read_everything(frame);
+    decode_everything(frame);
     check_round_trip(frame);
   }
 
@@ -130,6 +166,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto direct = capnp_frame::from_words(kj::mv(words)); direct) {
     FUZZ_CHECK(direct->size_words() == count);
     read_everything(*direct);
+    decode_everything(*direct);
     check_round_trip(*direct);
   } else {
     FUZZ_CHECK(direct.code() == errc::corrupt_message || direct.code() == errc::message_too_large);
