@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 #include <capnp/orphan.h>
 
+#include "actors/replica/codec_fields.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "schema/replication.capnp.h"
 
@@ -10,21 +11,9 @@ namespace capstan {
 
 namespace {
 
-error invalid(std::string what) { return make_error(errc::invalid_request, std::move(what)); }
-
-void set_tp(schema::TopicPartition::Builder b, const topic_partition& tp) {
-  b.setTopic(tp.first);
-  b.setPartition(tp.second);
-}
-
-// A peer's topic-partition: a valid topic name and a partition >= 0.
-result<topic_partition> read_tp(schema::TopicPartition::Reader r) {
-  std::string topic = r.getTopic();
-  if (auto s = validate_topic_name(topic); !s) return s.err();
-  if (r.getPartition() < 0)
-    return invalid("partition " + std::to_string(r.getPartition()) + " of " + topic);
-  return topic_partition{std::move(topic), r.getPartition()};
-}
+using codec::invalid;
+using codec::read_tp;
+using codec::set_tp;
 
 template <class List>
 status check_count(const List& list, const char* what) {
