@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <memory>
+#include <thread>
+
 #include <caf/all.hpp>
 
 #include "actors/replica/partition_replica_actor.hpp"
@@ -253,4 +257,40 @@ TEST_CASE("info reports the log's offsets", "[replica]") {
   REQUIRE(info);
   CHECK(info->log_start == offset{0});
   CHECK(info->log_end == offset{4});
+}
+
+TEST_CASE("an AlterPartition answer for another leader epoch leaves the leader free to propose again",
+          "[replica][isr]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  auto proposals = std::make_shared<std::atomic<int>>(0);
+  // A controller that has moved on: it answers every proposal with a later leader epoch.
+  auto sink = sys.spawn([proposals]() -> alter_partition_sink::behavior_type {
+    return {[proposals](alterisr_atom, const alter_partition_request& req) {
+      ++*proposals;
+      return alter_partition_result{node_id{1}, leader_epoch{req.epoch.value() + 1},
+                                    req.partition_epoch + 1, {node_id{1}, node_id{2}}};
+    }};
+  });
+  sys.track(sink);
+  partition_replica_options opts;
+  opts.topic = "orders";
+  opts.dir = dir / "orders-0";
+  opts.replica_lag_time_max_ms = 100;
+  opts.alter_sink = sink;
+  opts.schedule_background_work = false;
+  auto r = spawn_partition_replica(sys.sys(), opts);
+  REQUIRE(r);
+  sys.track(*r);
+  replica_role role;
+  role.leader = node_id{1};
+  role.epoch = leader_epoch{3};
+  role.replicas = {node_id{1}, node_id{2}};
+  role.isr = {node_id{1}, node_id{2}};
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role));
+  // Follower 2 never fetches: every ISR check proposes to shrink, as long as no proposal is
+  // still waiting for its answer.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (*proposals < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  CHECK(*proposals >= 2);
 }
