@@ -422,7 +422,9 @@ TEST_CASE("a record timestamp that overflows int64 is refused: corrupt when stor
 }
 
 TEST_CASE("timestamp_of is the base timestamp plus the delta for CreateTime", "[batch][view][timestamp]") {
-  auto view = record_batch_view::parse(sample_batch(), max_bytes);
+  // The view reads the bytes in place: they must outlive it.
+  const bytes batch = sample_batch();
+  auto view = record_batch_view::parse(batch, max_bytes);
   REQUIRE(view);
   std::vector<timestamp_ms> seen;
   view->for_each_record([&](const record_view& r) { seen.push_back(view->timestamp_of(r)); });
