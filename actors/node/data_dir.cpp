@@ -15,6 +15,7 @@
 
 #include "runtime/cluster/metadata_store.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 
 namespace capstan {
 
@@ -161,24 +162,10 @@ result<meta_properties> claim_data_dir(const fs::path& dir, int32_t node_id,
 }
 
 std::string new_cluster_id() {
-  static constexpr char alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::random_device rd;
-  uint8_t bytes[16];
+  uuid_bytes bytes;
   for (auto& b : bytes) b = static_cast<uint8_t>(rd());
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (uint8_t b : bytes) {
-    acc = (acc << 8) | b;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(alphabet[(acc >> bits) & 0x3f]);
-    }
-  }
-  if (bits > 0) out.push_back(alphabet[(acc << (6 - bits)) & 0x3f]);
-  return out;
+  return to_base64_uuid(bytes);
 }
 
 } // namespace capstan

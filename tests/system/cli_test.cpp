@@ -22,6 +22,7 @@
 #include "runtime/client/consumer.hpp"
 #include "runtime/client/producer.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/free_port.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
@@ -31,20 +32,6 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::string binary = CAPSTAN_BINARY;
-
-// A port the kernel just handed out on 127.0.0.1 (free unless someone takes it meanwhile).
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // One `capstan node` on a data dir, restartable on the same ports.
 class node_process {

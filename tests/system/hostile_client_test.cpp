@@ -23,6 +23,7 @@
 #include "runtime/batch/record_batch_builder.hpp"
 #include "runtime/client/cluster_client.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/free_port.hpp"
 #include "tests/support/raw_rpc_client.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -34,19 +35,6 @@ namespace {
 
 const std::string binary = CAPSTAN_BINARY;
 constexpr int64_t mib = 1024; // in KiB, the unit of VmRSS
-
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // `capstan node` with a TOML config, started through /bin/sh so that it can run under a lower
 // open-file limit (`ulimit -n`, inherited by the exec'd node). Killed when it goes out of scope.
