@@ -217,11 +217,12 @@ std::vector<topic_partition> open_new_replicas(self_ptr self, const cluster_meta
 }
 
 // Replicas this node must drop: their topic is gone, was re-created (another id), or no longer
-// places a replica here.
+// places a replica here. Those of the controller are not the snapshot's to judge.
 std::vector<topic_partition> stale_replicas(const replica_manager_state& st,
                                             const cluster_metadata& snapshot) {
   std::vector<topic_partition> out;
   for (const auto& [tp, e] : st.replicas) {
+    if (e.from_controller) continue;
     auto t = snapshot.topics.find(tp.first);
     bool keep = false;
     if (t != snapshot.topics.end() && t->second.id == e.id) {
@@ -241,6 +242,7 @@ std::vector<topic_partition> reconfigured_replicas(const replica_manager_state& 
                                                    const cluster_metadata& snapshot) {
   std::vector<topic_partition> out;
   for (const auto& [tp, e] : st.replicas) {
+    if (e.from_controller) continue;
     auto t = snapshot.topics.find(tp.first);
     if (t != snapshot.topics.end() && t->second.id == e.id && t->second.configs != e.configs)
       out.push_back(tp);

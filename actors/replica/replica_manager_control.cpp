@@ -131,6 +131,7 @@ applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>
     auto& e = st.replicas.at(p.tp);
     e.epoch = p.epoch;
     e.partition_epoch = p.partition_epoch;
+    e.from_controller = true;
     if (!zero(p.id)) e.id = p.id;
     (p.leader == st.opts.node ? out.leaders : out.followers).push_back(p);
   }

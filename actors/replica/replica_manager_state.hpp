@@ -31,6 +31,9 @@ struct replica_entry {
   // The last leader epoch and partition epoch the controller gave it (-1: none yet).
   leader_epoch epoch{-1};
   int32_t partition_epoch = -1;
+  // Placed or taken over by the controller's LeaderAndIsr: the node's own metadata snapshots
+  // (apply) neither close, reconfigure nor delete it; only StopReplica does.
+  bool from_controller = false;
 };
 
 struct replica_manager_state {

@@ -6,6 +6,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/replica/control_codec.hpp"
 #include "actors/replica/replica_manager_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
@@ -91,6 +92,20 @@ struct manager_fixture {
   caf::expected<partition_replica_actor> lookup(const std::string& topic, int32_t partition) {
     return sys->request<partition_replica_actor>(manager, timeout, lookup_atom_v, topic, partition);
   }
+  // The controller's LeaderAndIsr making this node the leader of `tp`, alone in its ISR; the
+  // partitions' errors as the manager answers them.
+  std::vector<partition_error_msg> lead_by_controller(const topic_partition& tp, int32_t epoch) {
+    leader_and_isr_msg m;
+    m.controller_id = 0;
+    m.controller_epoch = 1;
+    m.partitions.push_back(partition_state_msg{tp, {}, opts.node, leader_epoch{epoch}, {opts.node}, 0, {opts.node}});
+    auto reply = sys->request<capnp_frame>(manager, timeout, leaderisr_atom_v, encode(m));
+    REQUIRE(reply);
+    auto r = decode_control_response(*reply, false);
+    REQUIRE(r);
+    REQUIRE(r->error == errc::none);
+    return r->partitions;
+  }
   caf::expected<produce_result> produce(const partition_replica_actor& r, bytes batch) {
     return sys->request<produce_result>(
       r, timeout, produce_atom_v, produce_request{batch_buffer::of(std::move(batch)), -1, 30000});
@@ -155,6 +170,34 @@ TEST_CASE("a topic gone from the snapshot is closed, unrouted and its directorie
   CHECK_FALSE(std::filesystem::exists(f.dir / "drop-1"));
   CHECK(f.routes->current()->size() == 1);
   REQUIRE(f.lookup("keep", 0));
+}
+
+TEST_CASE("a metadata snapshot leaves the controller's replicas alone, across a restart too",
+          "[replica][manager]") {
+  manager_fixture f;
+  const topic_partition placed{"placed", 0};
+  CHECK(f.lead_by_controller(placed, 1).empty());
+  REQUIRE(f.produce(*f.lookup("placed", 0), make_batch(3, "x", 1000)));
+  // The node's own metadata never had the partition: applying it (a topic created through the
+  // node, say) must not take it for a deleted topic.
+  REQUIRE(f.apply(snapshot_of({topic_of("local", 1, {1}, 1)})));
+  auto still = f.lookup("placed", 0);
+  REQUIRE(still);
+  auto p = f.produce(*still, make_batch(1, "y", 1000));
+  REQUIRE(p);
+  CHECK(p->base_offset == offset{3});
+
+  // Killed, then started again: the start-up snapshot does not know the partition, so it stays
+  // closed on disk until the controller's next LeaderAndIsr opens it with its data.
+  f.crash();
+  f.start();
+  REQUIRE(f.apply(snapshot_of({topic_of("local", 1, {1}, 1)})));
+  CHECK(std::filesystem::is_directory(f.dir / "placed-0"));
+  CHECK(code_of(f.lookup("placed", 0).error()) == errc::unknown_topic_or_partition);
+  CHECK(f.lead_by_controller(placed, 2).empty());
+  auto again = f.produce(*f.lookup("placed", 0), make_batch(1, "z", 1000));
+  REQUIRE(again);
+  CHECK(again->base_offset == offset{4});
 }
 
 TEST_CASE("a topic re-created under the same name starts with an empty log", "[replica][manager]") {
