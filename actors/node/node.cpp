@@ -1,9 +1,10 @@
-// A capstan node in one process. Start-up order: data dir (lock, meta.properties), actor system
-// (middleman on the cluster port), replica manager, metadata actor (its stored snapshot applied
-// before anything serves), __consumer_offsets, group coordinator, client RPC server, metrics
-// endpoint. stop() undoes it in the reverse order of dependence: no new requests first, then
-// flush and checkpoint, then the actors, then the actor system (which would otherwise wait
-// forever for a live actor).
+// A capstan node in one process. Start-up order: data dir (lock, meta.properties), actor system,
+// replica manager, metadata actor (its stored snapshot applied before anything serves), the node
+// endpoint published on the cluster port (a controller's LeaderAndIsr and other nodes' fetchers
+// reach the node only once its own partitions are open), __consumer_offsets, group coordinator,
+// client RPC server, metrics endpoint. stop() undoes it in the reverse order of dependence: no
+// new requests first (clients, then controller and peers), then flush and checkpoint, then the
+// actors, then the actor system (which would otherwise wait forever for a live actor).
 
 #include "actors/node/node.hpp"
 
@@ -69,6 +70,7 @@ struct node::impl {
   // The client listener's port once bound; the metadata actor reads it for every snapshot.
   std::shared_ptr<std::atomic<uint16_t>> advertised_port = std::make_shared<std::atomic<uint16_t>>(0);
   replica_manager_actor replicas;
+  node_endpoint_actor endpoint;
   metadata_actor metadata;
   group_coordinator_actor groups;
   caf::actor metrics_refresher;
@@ -81,6 +83,7 @@ struct node::impl {
 
   status start();
   status start_actors();
+  status publish_endpoint();
   status ensure_offsets_topic(caf::scoped_actor& self, const metadata_snapshot& snap,
                               int32_t& partitions);
   void stop();
@@ -116,12 +119,20 @@ status node::impl::start() {
   options.max_threads = config.scheduler_threads;
   actor_cfg = std::make_unique<actor_config>(options);
   sys = std::make_unique<caf::actor_system>(*actor_cfg);
-  if (!config.cluster_listen.empty()) {
-    auto port = sys->middleman().open(cluster_address.port, cluster_address.host.c_str(), true);
-    if (!port) return listen_failure("cluster listener", cluster_address, caf::to_string(port.error()));
-    cluster_port = *port;
-  }
   return start_actors();
+}
+
+status node::impl::publish_endpoint() {
+  node_endpoint_options eo;
+  eo.node = node_id{config.node_id};
+  eo.routes = [r = routes] { return r->current(); };
+  eo.control = replicas;
+  endpoint = spawn_node_endpoint(*sys, eo);
+  if (config.cluster_listen.empty()) return {};
+  auto port = sys->middleman().publish(endpoint, cluster_address.port, cluster_address.host.c_str(), true);
+  if (!port) return listen_failure("cluster listener", cluster_address, caf::to_string(port.error()));
+  cluster_port = *port;
+  return {};
 }
 
 status node::impl::start_actors() {
@@ -131,6 +142,12 @@ status node::impl::start_actors() {
   rm.log_defaults = config.log_defaults;
   rm.min_insync_replicas = config.min_insync_replicas;
   rm.checkpoint_interval_ms = config.checkpoint_interval_ms;
+  rm.replica_lag_time_max_ms = config.replica_lag_time_max_ms;
+  rm.num_replica_fetchers = config.num_replica_fetchers;
+  rm.fetcher_config = config.replica_fetcher;
+  // rm.endpoint stays empty: the endpoint hands controller requests to this manager, so it can
+  // only be spawned after it. The manager's peer directory would use it only for a follower
+  // whose leader is this node, which LeaderAndIsr never makes (the leader leads).
   auto spawned_replicas = spawn_replica_manager(*sys, rm, routes);
   if (!spawned_replicas) return spawned_replicas.err();
   replicas = *spawned_replicas;
@@ -170,6 +187,7 @@ status node::impl::start_actors() {
                "logs from {}",
                config.node_id, config.cluster_id, snap->topics.size(), partitions,
                routes->current()->size(), data_dir_text);
+  if (auto s = publish_endpoint(); !s) return s;
 
   int32_t offsets_partitions = config.offsets_topic_partitions;
   if (auto s = ensure_offsets_topic(self, snap, offsets_partitions); !s) return s;
@@ -229,6 +247,12 @@ void node::impl::stop() {
   if (rpc) rpc->stop();
   if (metrics_http) metrics_http->stop();
   if (sys) {
+    // Then the controller and the other nodes: no LeaderAndIsr and no fetch session any more
+    // (the sessions are linked to the endpoint and end with it), so nothing reads a replica
+    // that is closing. `kill`, because the endpoint traps exit messages (a session that ends
+    // must not take it along).
+    if (cluster_port != 0) (void) sys->middleman().unpublish(endpoint, cluster_port);
+    if (endpoint) caf::anon_send_exit(endpoint, caf::exit_reason::kill);
     if (replicas) {
       caf::scoped_actor self{*sys};
       self->request(replicas, request_timeout, stop_atom_v)
@@ -242,7 +266,6 @@ void node::impl::stop() {
                           caf::actor_cast<caf::actor>(groups), caf::actor_cast<caf::actor>(metadata),
                           caf::actor_cast<caf::actor>(replicas)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    if (cluster_port != 0) sys->middleman().close(cluster_port);
   }
   // The servers and handles go before the actor system they refer to.
   rpc.reset();
@@ -250,6 +273,7 @@ void node::impl::stop() {
   metrics_refresher = nullptr;
   groups = nullptr;
   metadata = nullptr;
+  endpoint = nullptr;
   replicas = nullptr;
   sys.reset();
   actor_cfg.reset();

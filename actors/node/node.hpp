@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "actors/gateway/rpc_limits.hpp"
+#include "actors/replica/replica_fetcher_config.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
@@ -45,6 +46,11 @@ struct node_config {
   // Bounds on client connections (docs/configuration.md, "Client connections"); max.connections
   // defaults to half the open-file limit when the config is made.
   rpc_limits client_limits = default_node_rpc_limits();
+  // Replication (docs/configuration.md, "Replication"): how long a follower may lag before its
+  // leader drops it from the ISR, and how this node's followers fetch.
+  int64_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
+  int32_t num_replica_fetchers = 1;         // num.replica.fetchers
+  replica_fetcher_config replica_fetcher;   // replica.fetch.*, replica.socket.timeout.ms
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
   // are INVALID_CONFIG naming the key (docs/configuration.md lists them).

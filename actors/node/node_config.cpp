@@ -263,6 +263,23 @@ const std::map<std::string, key_setter>& node_keys() {
              int32_max)},
     {"fetch.max.parked.per.node",
      int_key([](node_config& c) -> auto& { return c.client_limits.fetch_max_parked_per_node; }, 0, int32_max)},
+    // Kafka's lower bounds where it has them (atLeast(0)); where Kafka takes any int, the
+    // smallest value that means something here.
+    {"replica.lag.time.max.ms", int_key([](node_config& c) -> auto& { return c.replica_lag_time_max_ms; }, 1,
+                                        std::numeric_limits<int64_t>::max())},
+    {"num.replica.fetchers", int_key([](node_config& c) -> auto& { return c.num_replica_fetchers; }, 1, int32_max)},
+    {"replica.fetch.max.bytes",
+     int_key([](node_config& c) -> auto& { return c.replica_fetcher.partition_max_bytes; }, 0, int32_max)},
+    {"replica.fetch.min.bytes",
+     int_key([](node_config& c) -> auto& { return c.replica_fetcher.min_bytes; }, 0, int32_max)},
+    {"replica.fetch.wait.max.ms",
+     int_key([](node_config& c) -> auto& { return c.replica_fetcher.max_wait_ms; }, 0, int32_max)},
+    {"replica.fetch.response.max.bytes",
+     int_key([](node_config& c) -> auto& { return c.replica_fetcher.response_max_bytes; }, 0, int32_max)},
+    {"replica.fetch.backoff.ms",
+     int_key([](node_config& c) -> auto& { return c.replica_fetcher.backoff_ms; }, 0, int32_max)},
+    {"replica.socket.timeout.ms",
+     int_key([](node_config& c) -> auto& { return c.replica_fetcher.request_timeout_ms; }, 1, int32_max)},
   };
   return keys;
 }
@@ -297,6 +314,23 @@ status check_aliases(const std::map<std::string, flat_value>& flat) {
   return {};
 }
 
+// Kafka's checks across keys (KafkaConfig.validateValues): a follower's fetch may wait no longer
+// than its request may take, nor than its leader lets it lag before it leaves the ISR.
+status check_replication(const node_config& c) {
+  const auto wait = c.replica_fetcher.max_wait_ms;
+  auto over = [&](const char* other, int64_t limit, const char* why) {
+    return make_error(errc::invalid_config, "replica.fetch.wait.max.ms (" + std::to_string(wait) +
+                                              ") must be at most " + other + " (" + std::to_string(limit) +
+                                              ") " + why);
+  };
+  if (wait > c.replica_fetcher.request_timeout_ms)
+    return over("replica.socket.timeout.ms", c.replica_fetcher.request_timeout_ms,
+                "to prevent unnecessary socket timeouts");
+  if (wait > c.replica_lag_time_max_ms)
+    return over("replica.lag.time.max.ms", c.replica_lag_time_max_ms, "to prevent frequent changes in the ISR");
+  return {};
+}
+
 // Applies a parsed file; `source` prefixes error messages.
 result<node_config> apply_table(const toml::table& root, const std::string& source,
                                 node_config base) {
@@ -316,6 +350,7 @@ result<node_config> apply_table(const toml::table& root, const std::string& sour
     if (auto s = apply_key(c, key, value); !s)
       return make_error(errc::invalid_config, source + ": " + s.err().message);
   }
+  if (auto s = check_replication(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
   return c;
 }
 

@@ -302,3 +302,62 @@ TEST_CASE("log.flush.offset.checkpoint.interval.ms sets how often checkpoints ar
   REQUIRE_FALSE(zero);
   CHECK(zero.code() == errc::invalid_config);
 }
+
+TEST_CASE("replication settings are read by Kafka's names, with Kafka's defaults", "[node][config]") {
+  temp_dir dir;
+  const node_config defaults;
+  CHECK(defaults.replica_lag_time_max_ms == 30000);
+  CHECK(defaults.num_replica_fetchers == 1);
+  CHECK(defaults.replica_fetcher.partition_max_bytes == 1048576);
+  CHECK(defaults.replica_fetcher.response_max_bytes == 10485760);
+  CHECK(defaults.replica_fetcher.min_bytes == 1);
+  CHECK(defaults.replica_fetcher.max_wait_ms == 500);
+  CHECK(defaults.replica_fetcher.backoff_ms == 1000);
+  CHECK(defaults.replica_fetcher.request_timeout_ms == 30000);
+  auto c = load(dir, R"(
+replica.lag.time.max.ms = 2000
+num.replica.fetchers = 3
+replica.fetch.max.bytes = 65536
+replica.fetch.response.max.bytes = 131072
+replica.fetch.min.bytes = 10
+replica.fetch.wait.max.ms = 100
+replica.fetch.backoff.ms = 50
+replica.socket.timeout.ms = 3000
+)");
+  INFO((c ? std::string() : c.err().to_string()));
+  REQUIRE(c);
+  CHECK(c->replica_lag_time_max_ms == 2000);
+  CHECK(c->num_replica_fetchers == 3);
+  CHECK(c->replica_fetcher.partition_max_bytes == 65536);
+  CHECK(c->replica_fetcher.response_max_bytes == 131072);
+  CHECK(c->replica_fetcher.min_bytes == 10);
+  CHECK(c->replica_fetcher.max_wait_ms == 100);
+  CHECK(c->replica_fetcher.backoff_ms == 50);
+  CHECK(c->replica_fetcher.request_timeout_ms == 3000);
+}
+
+TEST_CASE("replication settings out of range or at odds are INVALID_CONFIG naming the keys",
+          "[node][config]") {
+  temp_dir dir;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> rows = {
+    {"replica.lag.time.max.ms = 0\n", {"replica.lag.time.max.ms"}},
+    {"num.replica.fetchers = 0\n", {"num.replica.fetchers"}},
+    {"replica.fetch.max.bytes = -1\n", {"replica.fetch.max.bytes"}},
+    {"replica.fetch.response.max.bytes = -1\n", {"replica.fetch.response.max.bytes"}},
+    {"replica.fetch.min.bytes = -1\n", {"replica.fetch.min.bytes"}},
+    {"replica.fetch.wait.max.ms = -1\n", {"replica.fetch.wait.max.ms"}},
+    {"replica.fetch.backoff.ms = -1\n", {"replica.fetch.backoff.ms"}},
+    {"replica.socket.timeout.ms = 0\n", {"replica.socket.timeout.ms"}},
+    // Kafka's checks across keys.
+    {"replica.fetch.wait.max.ms = 600\nreplica.socket.timeout.ms = 500\n",
+     {"replica.fetch.wait.max.ms", "replica.socket.timeout.ms"}},
+    {"replica.lag.time.max.ms = 400\n", {"replica.fetch.wait.max.ms", "replica.lag.time.max.ms"}},
+  };
+  for (const auto& [text, named] : rows) {
+    INFO(text);
+    auto c = load(dir, text);
+    REQUIRE_FALSE(c);
+    CHECK(c.code() == errc::invalid_config);
+    for (const auto& key : named) CHECK(c.err().message.find(key) != std::string::npos);
+  }
+}
