@@ -1,5 +1,9 @@
 #include "tests/support/log_builder.hpp"
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <stdexcept>
 
 #include "runtime/batch/record_batch_builder.hpp"
@@ -56,6 +60,28 @@ std::vector<read_record> records_of(bytes_view padded_sequence) {
       out.push_back(read_record{view.base_offset() + r.offset_delta, string_of(r.key),
                                 string_of(r.value), view.timestamp_of(r)});
     });
+  }
+  return out;
+}
+
+
+std::vector<read_record> partition_dir_records(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> logs;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".log") logs.push_back(e.path());
+  std::sort(logs.begin(), logs.end());
+  std::vector<read_record> out;
+  for (const auto& file : logs) {
+    std::ifstream in(file, std::ios::binary);
+    bytes data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t pos = 0;
+    while (pos + batch_format::header_size <= data.size()) {
+      auto view = record_batch_view::parse(bytes_view{data}.subspan(pos), std::numeric_limits<size_t>::max());
+      if (!view) break;
+      auto batch = records_of(bytes_view{data}.subspan(pos, view->size_bytes()));
+      out.insert(out.end(), batch.begin(), batch.end());
+      pos = batch_format::align_up(pos + view->size_bytes());
+    }
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // Builds record batches for tests and reads them back into plain values, so a test can compare a
 // log's content with a model.
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,5 +41,9 @@ batch_buffer to_buffer(bytes batch);
 // Validates a padded batch sequence and expands it into records. Throws (test failure) on any
 // invalid batch: a read must never hand one out.
 std::vector<read_record> records_of(bytes_view padded_sequence);
+
+// Every whole, valid batch in a partition directory's segment files, in order: what is on disk
+// (or in the page cache), not only what lies below the high watermark.
+std::vector<read_record> partition_dir_records(const std::filesystem::path& dir);
 
 } // namespace capstan::test

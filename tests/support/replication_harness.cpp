@@ -1,16 +1,11 @@
 #include "tests/support/replication_harness.hpp"
 
-#include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 #include <catch2/catch.hpp>
 
-#include "runtime/batch/record_batch_format.hpp"
-#include "runtime/batch/record_batch_view.hpp"
 #include "runtime/cluster/link_faults.hpp"
 
 namespace capstan::test {
@@ -177,26 +172,7 @@ caf::expected<replica_status> replication_harness::status(int id, const topic_pa
 }
 
 std::vector<read_record> replication_harness::log_records(int id, const topic_partition& tp) {
-  // The segment files as they are on disk (page cache): every whole, valid batch in order.
-  const auto dir = node(id).data_dir / dir_name(tp);
-  std::vector<std::filesystem::path> logs;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".log") logs.push_back(e.path());
-  std::sort(logs.begin(), logs.end());
-  std::vector<read_record> out;
-  for (const auto& file : logs) {
-    std::ifstream in(file, std::ios::binary);
-    bytes data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    size_t pos = 0;
-    while (pos + batch_format::header_size <= data.size()) {
-      auto view = record_batch_view::parse(bytes_view{data}.subspan(pos), std::numeric_limits<size_t>::max());
-      if (!view) break;
-      auto batch = records_of(bytes_view{data}.subspan(pos, view->size_bytes()));
-      out.insert(out.end(), batch.begin(), batch.end());
-      pos = batch_format::align_up(pos + view->size_bytes());
-    }
-  }
-  return out;
+  return partition_dir_records(node(id).data_dir / dir_name(tp));
 }
 
 std::vector<read_record> replication_harness::consumed(int id, const topic_partition& tp) {

@@ -1,0 +1,371 @@
+// Replication between real `capstan node` processes. The nodes have no controller of their own
+// yet, so the test binary plays it (tests/support/test_controller): it connects to each node's
+// published node endpoint, sends UpdateMetadata and LeaderAndIsr, answers the leaders'
+// AlterPartition, and elects a new leader from the committed ISR when one dies. Clients talk to a
+// node directly over the client RPC (produce and fetch go to the node's routing table; the node's
+// Metadata does not list partitions placed by LeaderAndIsr, so the routing client library cannot
+// find them).
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <thread>
+
+#include <caf/all.hpp>
+#include <capnp/ez-rpc.h>
+#include <kj/async-io.h>
+#include <kj/timer.h>
+
+#include "actors/gateway/request_validation.hpp"
+#include "runtime/actor/caf_error.hpp"
+#include "schema/client.capnp.h"
+#include "tests/support/caf_fixture.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/log_builder.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_controller.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string binary = CAPSTAN_BINARY;
+constexpr caf::timespan control_timeout = 30s;
+const topic_partition tp{"replicated", 0};
+
+// Small waits and backoffs, so that failover and catching up take moments, not seconds.
+std::string replication_settings(int64_t lag_ms) {
+  return "replica.lag.time.max.ms = " + std::to_string(lag_ms) +
+         "\n"
+         "replica.fetch.wait.max.ms = 200\n"
+         "replica.fetch.backoff.ms = 50\n"
+         "replica.socket.timeout.ms = 2000\n";
+}
+
+// Waits (bounded) until `pred` holds; false on timeout.
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return pred();
+}
+
+// One `capstan node` on its own data dir; each start takes fresh ephemeral ports.
+class node_process {
+public:
+  node_process(const temp_dir& dir, int id, const std::string& settings)
+      : dir_(dir.path()), id_(id), data_(dir / ("node-" + std::to_string(id))),
+        config_(dir / ("node-" + std::to_string(id) + ".toml")) {
+    std::ofstream(config_) << settings;
+  }
+
+  void start() {
+    ++starts_;
+    process_ = std::make_unique<child_process>(
+      binary,
+      std::vector<std::string>{"node", "--node-id", std::to_string(id_), "--data-dir", data_.string(),
+                               "--config", config_.string(), "--listen", "127.0.0.1:0", "--cluster-listen",
+                               "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"},
+      dir_, "node" + std::to_string(id_) + "-" + std::to_string(starts_));
+    const bool up = process_->wait_for_stderr("ready; stop with", 30s);
+    INFO(process_->stderr_text());
+    REQUIRE(up);
+    static const std::regex ports(R"(client RPC on 127\.0\.0\.1:(\d+), cluster on 127\.0\.0\.1:(\d+))");
+    std::smatch m;
+    const auto text = process_->stderr_text();
+    REQUIRE(std::regex_search(text, m, ports));
+    rpc_port_ = static_cast<uint16_t>(std::stoi(m[1]));
+    cluster_port_ = static_cast<uint16_t>(std::stoi(m[2]));
+  }
+
+  void signal(int sig) { process_->signal(sig); }
+  // SIGKILL, and waits until the process is gone.
+  void kill() {
+    process_->signal(SIGKILL);
+    REQUIRE(process_->wait(30s));
+  }
+  // SIGTERM, and a clean exit.
+  void stop() {
+    process_->signal(SIGTERM);
+    auto code = process_->wait(60s);
+    INFO(process_->stderr_text());
+    REQUIRE(code);
+    CHECK(*code == 0);
+  }
+
+  int id() const { return id_; }
+  uint16_t rpc_port() const { return rpc_port_; }
+  uint16_t cluster_port() const { return cluster_port_; }
+  std::filesystem::path partition_dir() const { return data_ / (tp.first + "-" + std::to_string(tp.second)); }
+
+private:
+  std::filesystem::path dir_;
+  int id_;
+  std::filesystem::path data_;
+  std::filesystem::path config_;
+  int starts_ = 0;
+  std::unique_ptr<child_process> process_;
+  uint16_t rpc_port_ = 0;
+  uint16_t cluster_port_ = 0;
+};
+
+// The test controller in the test's own actor system.
+class controller {
+public:
+  controller() : controller_(spawn_test_controller(system_.sys())) { system_.track(controller_); }
+  ~controller() { caf::anon_send_exit(controller_, caf::exit_reason::kill); }
+  controller(const controller&) = delete;
+  controller& operator=(const controller&) = delete;
+
+  // Connects to the node's endpoint (again after a restart) and sends it the topic configs.
+  void connect(const node_process& n) {
+    auto endpoint = system_.remote_actor<node_endpoint_actor>(n.cluster_port());
+    INFO("node " << n.id() << ": " << (endpoint ? std::string() : caf::to_string(endpoint.error())));
+    REQUIRE(endpoint);
+    auto ok = system_.request<bool>(controller_, control_timeout, connect_node_atom::value, n.id(),
+                                    caf::actor_cast<caf::actor>(*endpoint), n.cluster_port());
+    REQUIRE(ok);
+    REQUIRE(system_.request<bool>(controller_, control_timeout, topics_atom::value, topics_));
+  }
+
+  void topic(const std::string& name, std::map<std::string, std::string> configs) {
+    topics_.push_back(topic_config_msg{name, {}, false, std::move(configs)});
+    REQUIRE(system_.request<bool>(controller_, control_timeout, topics_atom::value, topics_));
+  }
+
+  // LeaderAndIsr to `send_to` (every replica when empty); the nodes must accept it.
+  void elect(int leader, int32_t epoch, std::vector<int32_t> replicas, std::vector<int32_t> isr,
+             std::vector<int32_t> send_to = {}) {
+    auto errors = system_.request<std::vector<partition_error_msg>>(
+      controller_, control_timeout, elect_atom::value,
+      election{tp, leader, epoch, std::move(replicas), std::move(isr), std::move(send_to)});
+    REQUIRE(errors);
+    std::string text;
+    for (const auto& e : *errors) text += std::string(to_string(e.error)) + ": " + e.message + "; ";
+    INFO(text);
+    REQUIRE(errors->empty());
+  }
+
+  // The state the controller committed (AlterPartition moves its ISR).
+  partition_state_msg committed() {
+    auto s = system_.request<partition_state_msg>(controller_, control_timeout, state_atom::value, tp);
+    REQUIRE(s);
+    return *s;
+  }
+
+  // The committed state given again to node `id` alone, as a controller does when a broker
+  // comes back (the harness's rejoin).
+  void rejoin(int id) {
+    auto c = committed();
+    std::vector<int32_t> replicas, isr;
+    for (auto r : c.replicas) replicas.push_back(r.value());
+    for (auto r : c.isr) isr.push_back(r.value());
+    elect(c.leader.value(), c.epoch.value(), replicas, isr, {id});
+  }
+
+  bool in_isr(int id) {
+    auto c = committed();
+    return std::find(c.isr.begin(), c.isr.end(), node_id{id}) != c.isr.end();
+  }
+
+private:
+  threaded_system system_;
+  test_controller_actor controller_;
+  std::vector<topic_config_msg> topics_;
+};
+
+struct produce_outcome {
+  errc code = errc::unknown_server_error;
+  int64_t base_offset = -1;
+  std::string message;
+};
+
+// A client RPC connection to one node, for produce and fetch on `tp`.
+class node_client {
+public:
+  explicit node_client(uint16_t port) : client_("127.0.0.1", port, reader_options()) {}
+
+  using produce_promise = kj::Promise<capnp::Response<rpc::Capstan::ProduceResults>>;
+
+  // Sends one acks=all produce of a single record with value `value`, without waiting.
+  produce_promise send(const std::string& value) {
+    auto req = client_.getMain<rpc::Capstan>().produceRequest();
+    req.setTopic(tp.first);
+    req.setPartition(tp.second);
+    req.setAcks(-1);
+    req.setTimeoutMs(10000);
+    auto batch = make_batch({test_record{std::nullopt, value, 1000}});
+    req.setRecords(capnp::Data::Reader(batch.data(), batch.size()));
+    return req.send();
+  }
+
+  // The answer, or UNKNOWN_SERVER_ERROR with the reason when the call failed (the node died) or
+  // took longer than 20 s.
+  produce_outcome wait(produce_promise&& p) {
+    try {
+      auto r = client_.getIoProvider().getTimer().timeoutAfter(20 * kj::SECONDS, kj::mv(p)).wait(client_.getWaitScope());
+      return {static_cast<errc>(r.getErrorCode()), r.getBaseOffset(), r.getErrorMessage().cStr()};
+    } catch (const kj::Exception& e) {
+      return {errc::unknown_server_error, -1, e.getDescription().cStr()};
+    }
+  }
+
+  produce_outcome produce(const std::string& value) { return wait(send(value)); }
+
+  // Every record below the high watermark, read from offset 0 with fetches; each fetch must
+  // serve only records below the high watermark it reports.
+  std::vector<read_record> read_committed(int64_t* high_watermark) {
+    std::vector<read_record> out;
+    int64_t from = 0;
+    for (int round = 0; round < 1000; ++round) {
+      auto req = client_.getMain<rpc::Capstan>().fetchRequest();
+      req.setTopic(tp.first);
+      req.setPartition(tp.second);
+      req.setOffset(from);
+      req.setMaxBytes(1 << 20);
+      req.setMinBytes(0);
+      req.setMaxWaitMs(0);
+      auto r = client_.getIoProvider().getTimer().timeoutAfter(20 * kj::SECONDS, req.send()).wait(client_.getWaitScope());
+      INFO(r.getErrorMessage().cStr());
+      REQUIRE(static_cast<errc>(r.getErrorCode()) == errc::none);
+      *high_watermark = r.getHighWatermark();
+      auto data = r.getRecords();
+      auto records = records_of(bytes_view{data.begin(), data.size()});
+      if (records.empty()) break;
+      for (const auto& rec : records) {
+        CHECK(rec.off.value() < *high_watermark);
+        if (rec.off.value() >= from) out.push_back(rec);
+      }
+      from = records.back().off.value() + 1;
+    }
+    return out;
+  }
+
+private:
+  static capnp::ReaderOptions reader_options() {
+    capnp::ReaderOptions o;
+    o.traversalLimitInWords = rpc_traversal_limit_words;
+    return o;
+  }
+
+  capnp::EzRpcClient client_;
+};
+
+// Produces `value` to `port` until it is acknowledged (a new leader may still wait for its ISR
+// to catch up); the offset it got.
+int64_t produce_until_acked(uint16_t port, const std::string& value) {
+  produce_outcome last;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    node_client client(port);
+    last = client.produce(value);
+    if (last.code == errc::none) return last.base_offset;
+    std::this_thread::sleep_for(100ms);
+  }
+  FAIL("produce of " << value << " never acknowledged: " << to_string(last.code) << " " << last.message);
+  return -1;
+}
+
+struct acked_record {
+  std::string value;
+  int64_t offset;
+};
+
+// Every acknowledged record is in `log` at its offset, and the acknowledgements came in log order.
+void check_acked(const std::vector<acked_record>& acked, const std::vector<read_record>& log) {
+  int64_t previous = -1;
+  for (const auto& a : acked) {
+    INFO(a.value << " at offset " << a.offset);
+    CHECK(a.offset > previous);
+    previous = a.offset;
+    REQUIRE(a.offset < static_cast<int64_t>(log.size()));
+    CHECK(log[a.offset].off.value() == a.offset);
+    CHECK(log[a.offset].value == a.value);
+  }
+}
+
+} // namespace
+
+TEST_CASE("three nodes keep every acknowledged record when the leader is killed mid-stream",
+          "[system][replication]") {
+  temp_dir dir("capstan-replication");
+  controller ctl;
+  std::vector<std::unique_ptr<node_process>> nodes;
+  for (int id = 1; id <= 3; ++id) {
+    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.back()->start();
+  }
+  auto& first = *nodes[0];
+  ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
+  for (auto& n : nodes) ctl.connect(*n);
+  ctl.elect(1, 1, {1, 2, 3}, {1, 2, 3});
+
+  std::vector<acked_record> acked;
+  {
+    node_client client(first.rpc_port());
+    for (int i = 0; i < 10; ++i) {
+      auto r = client.produce("before-" + std::to_string(i));
+      INFO(r.message);
+      REQUIRE(r.code == errc::none);
+      acked.push_back({"before-" + std::to_string(i), r.base_offset});
+    }
+    // Ten more in flight at once (sent together when the first answer is awaited), and the
+    // leader killed once that first answer came: the others may or may not be acknowledged, and
+    // only those acknowledged are promised.
+    std::vector<node_client::produce_promise> in_flight;
+    for (int i = 0; i < 10; ++i) in_flight.push_back(client.send("during-" + std::to_string(i)));
+    for (int i = 0; i < 10; ++i) {
+      auto r = client.wait(kj::mv(in_flight[i]));
+      if (i == 0) {
+        INFO(r.message);
+        REQUIRE(r.code == errc::none);
+        first.kill();
+      }
+      if (r.code == errc::none) acked.push_back({"during-" + std::to_string(i), r.base_offset});
+    }
+  }
+
+  // The controller's failover: a new leader from the committed ISR, without the dead node.
+  auto before = ctl.committed();
+  std::vector<int32_t> isr;
+  for (auto r : before.isr)
+    if (r != node_id{1}) isr.push_back(r.value());
+  REQUIRE(isr.size() == 2);
+  const int leader = isr.front();
+  ctl.elect(leader, before.epoch.value() + 1, {1, 2, 3}, isr, isr);
+  auto& new_leader = *nodes[leader - 1];
+  for (int i = 0; i < 10; ++i)
+    acked.push_back({"after-" + std::to_string(i), produce_until_acked(new_leader.rpc_port(), "after-" + std::to_string(i))});
+
+  int64_t hw = -1;
+  auto log = node_client(new_leader.rpc_port()).read_committed(&hw);
+  CHECK(static_cast<int64_t>(log.size()) == hw);
+  check_acked(acked, log);
+
+  // The killed node comes back, is told its role, catches up and is back in the ISR.
+  first.start();
+  ctl.connect(first);
+  ctl.rejoin(1);
+  REQUIRE(eventually([&] { return ctl.in_isr(1); }));
+  for (int i = 0; i < 5; ++i)
+    acked.push_back({"rejoined-" + std::to_string(i), produce_until_acked(new_leader.rpc_port(), "rejoined-" + std::to_string(i))});
+  log = node_client(new_leader.rpc_port()).read_committed(&hw);
+  check_acked(acked, log);
+
+  // Every acks=all write reached the whole ISR, so after a clean stop the three logs are equal.
+  for (auto& n : nodes) n->stop();
+  const auto leader_log = partition_dir_records(new_leader.partition_dir());
+  CHECK(leader_log == log);
+  for (auto& n : nodes) {
+    INFO("node " << n->id());
+    CHECK(partition_dir_records(n->partition_dir()) == leader_log);
+  }
+}
