@@ -369,3 +369,53 @@ TEST_CASE("three nodes keep every acknowledged record when the leader is killed 
     CHECK(partition_dir_records(n->partition_dir()) == leader_log);
   }
 }
+
+TEST_CASE("a stalled follower leaves the ISR after replica.lag.time.max.ms and rejoins once it "
+          "runs again",
+          "[system][replication]") {
+  temp_dir dir("capstan-replication");
+  controller ctl;
+  std::vector<std::unique_ptr<node_process>> nodes;
+  for (int id = 1; id <= 3; ++id) {
+    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(1500)));
+    nodes.back()->start();
+  }
+  ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
+  for (auto& n : nodes) ctl.connect(*n);
+  ctl.elect(1, 1, {1, 2, 3}, {1, 2, 3});
+  const auto leader_port = nodes[0]->rpc_port();
+  std::vector<acked_record> acked;
+  for (int i = 0; i < 5; ++i)
+    acked.push_back({"all-" + std::to_string(i), produce_until_acked(leader_port, "all-" + std::to_string(i))});
+
+  // Node 3 stops running but keeps its connections: only the leader's lag check can tell.
+  auto& stalled = *nodes[2];
+  stalled.signal(SIGSTOP);
+  {
+    node_client client(leader_port);
+    for (int i = 0; i < 5; ++i) {
+      // acks=all waits for node 3 until it leaves the ISR, then two replicas are enough.
+      auto r = client.produce("stalled-" + std::to_string(i));
+      INFO(r.message);
+      REQUIRE(r.code == errc::none);
+      acked.push_back({"stalled-" + std::to_string(i), r.base_offset});
+    }
+  }
+  CHECK_FALSE(ctl.in_isr(3));
+  CHECK(ctl.committed().isr.size() == 2);
+
+  stalled.signal(SIGCONT);
+  REQUIRE(eventually([&] { return ctl.in_isr(3); }));
+  for (int i = 0; i < 5; ++i)
+    acked.push_back({"back-" + std::to_string(i), produce_until_acked(leader_port, "back-" + std::to_string(i))});
+  int64_t hw = -1;
+  auto log = node_client(leader_port).read_committed(&hw);
+  CHECK(static_cast<int64_t>(log.size()) == hw);
+  check_acked(acked, log);
+
+  for (auto& n : nodes) n->stop();
+  for (auto& n : nodes) {
+    INFO("node " << n->id());
+    CHECK(partition_dir_records(n->partition_dir()) == log);
+  }
+}
