@@ -4,6 +4,12 @@
 // its messages go out (Raft's "persist before you respond"), and that blocking wait must not
 // hold one of CAF's few shared scheduler threads, which the node's partitions run on.
 //
+// No timer holds the detached actor: CAF stops its clock before it waits for detached threads,
+// and a detached actor that a pending timer still references never lets its thread end, so
+// ~actor_system would hang. A linked ticker on the shared scheduler keeps the time instead, the
+// peer lookup waits without a timeout (the peer directory bounds its own connects), and delayed
+// sends (link_faults) go out anonymously.
+//
 // Peers are reached through their node endpoints, found by the peer directory. A message for a
 // peer whose endpoint is not known yet is dropped while the directory connects: Raft resends
 // (heartbeats, probes, votes at the next election), so a lost message only costs time.
@@ -24,7 +30,22 @@ namespace capstan {
 
 namespace {
 
-constexpr caf::timespan endpoint_timeout = std::chrono::seconds(10);
+struct ticker_state {
+  static inline const char* name = "capstan.controller_quorum_ticker";
+  quorum_actor target;
+};
+
+caf::behavior ticker(caf::stateful_actor<ticker_state>* self, quorum_actor target,
+                     std::chrono::milliseconds interval) {
+  self->state.target = std::move(target);
+  self->delayed_send(self, interval, qtick_atom_v);
+  return {
+    [self, interval](qtick_atom) {
+      self->send(self->state.target, qtick_atom_v);
+      self->delayed_send(self, interval, qtick_atom_v);
+    },
+  };
+}
 
 struct peer_link {
   node_endpoint_actor endpoint;
@@ -46,7 +67,7 @@ void ask_endpoint(quorum_ptr self, node_id to) {
   auto& link = self->state.peers[to];
   if (link.asking || !self->state.opts.peers) return;
   link.asking = true;
-  self->request(self->state.opts.peers, endpoint_timeout, endpoint_atom_v, to)
+  self->request(self->state.opts.peers, caf::infinite, endpoint_atom_v, to)
     .then(
       [self, to](node_endpoint_actor& ep) {
         auto& l = self->state.peers[to];
@@ -70,7 +91,7 @@ void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
     return;
   }
   if (fault.what == link_fault::kind::delay)
-    self->delayed_send(link.endpoint, fault.delay, raft_atom_v, std::move(frame));
+    caf::delayed_anon_send(link.endpoint, fault.delay, raft_atom_v, std::move(frame));
   else
     self->send(link.endpoint, raft_atom_v, std::move(frame));
 }
@@ -107,7 +128,7 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
     for (auto& [node, link] : self->state.peers)
       if (link.endpoint && link.endpoint.address() == msg.source) link.endpoint = nullptr;
   });
-  self->send(self, qtick_atom_v);
+  self->spawn<caf::linked>(ticker, caf::actor_cast<quorum_actor>(self), st.opts.tick_interval);
   return {
     [self](raft_atom, const capnp_frame& frame) {
       if (auto s = self->state.member->receive(frame); !s) {
@@ -135,7 +156,6 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
     [self](qtick_atom) {
       self->state.member->tick();
       drain(self);
-      self->delayed_send(self, self->state.opts.tick_interval, qtick_atom_v);
     },
   };
 }

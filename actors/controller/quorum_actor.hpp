@@ -56,7 +56,7 @@ using quorum_actor = caf::typed_actor<
   caf::replies_to<status_atom>::with<controller::quorum_status>,
   // The committed image (a copy).
   caf::replies_to<image_atom>::with<controller::metadata_image>,
-  // The actor's own timer.
+  // One tick of the Raft core, from the actor's ticker.
   caf::reacts_to<qtick_atom>>;
 
 struct quorum_options {

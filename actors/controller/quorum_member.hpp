@@ -50,6 +50,7 @@ struct quorum_status {
   node_id node{0};
   raft::role role = raft::role::follower;
   raft::raft_term term;
+  std::optional<node_id> voted_for;
   std::optional<node_id> leader;
   raft::log_index commit_index;
   raft::log_index last_index;

@@ -165,12 +165,12 @@ TEST_CASE("a restarted quorum member keeps its term, vote, log and image", "[con
   }));
   const int r = l % 3 + 1;
   const auto before = net.members[r]->status_now();
-  const auto voted = net.members[r]->core().voted_for();
+  const auto voted = before.voted_for;
   net.members[r].reset();
   net.open(r);
   const auto after = net.members[r]->status_now();
   CHECK(after.term == before.term);
-  CHECK(net.members[r]->core().voted_for() == voted);
+  CHECK(after.voted_for == voted);
   CHECK(after.last_index == before.last_index);
   // The image comes back from the snapshot at once and from the log once a leader says what is
   // committed.
