@@ -50,6 +50,9 @@ caf::behavior ticker(caf::stateful_actor<ticker_state>* self, quorum_actor targe
 struct peer_link {
   node_endpoint_actor endpoint;
   bool asking = false;
+  // After a failed lookup, not before this: a peer that is down is not dialled (and logged) at
+  // every message for it.
+  std::chrono::steady_clock::time_point retry_after;
 };
 
 struct quorum_state {
@@ -65,7 +68,7 @@ using quorum_ptr = quorum_actor::stateful_pointer<quorum_state>;
 
 void ask_endpoint(quorum_ptr self, node_id to) {
   auto& link = self->state.peers[to];
-  if (link.asking || !self->state.opts.peers) return;
+  if (link.asking || !self->state.opts.peers || std::chrono::steady_clock::now() < link.retry_after) return;
   link.asking = true;
   self->request(self->state.opts.peers, caf::infinite, endpoint_atom_v, to)
     .then(
@@ -76,7 +79,9 @@ void ask_endpoint(quorum_ptr self, node_id to) {
         self->monitor(ep);
       },
       [self, to](caf::error& err) {
-        self->state.peers[to].asking = false;
+        auto& l = self->state.peers[to];
+        l.asking = false;
+        l.retry_after = std::chrono::steady_clock::now() + self->state.opts.heartbeat_interval;
         spdlog::debug("controller {}: no endpoint for node {} yet: {}", self->state.opts.node.value(),
                       to.value(), caf::to_string(err));
       });
