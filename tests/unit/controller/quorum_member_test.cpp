@@ -1,11 +1,12 @@
-// quorum_member: three members joined by an in-memory network (frames delivered in order, no
-// loss) elect a leader, commit proposals into every image, answer each proposal once, refuse
+// quorum_member: three members joined by an in-memory network (frames delivered in order; lost
+// only to and from an isolated member) elect a leader, commit proposals into every image, answer each proposal once, refuse
 // what they must, and restart from their directories.
 
 #include "actors/controller/quorum_member.hpp"
 
 #include <deque>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include <catch2/catch.hpp>
@@ -43,7 +44,9 @@ public:
   }
 
   void drain(int i) {
-    auto out = members.at(i)->drain([this](node_id to, capnp_frame f) { wire.emplace_back(to.value(), std::move(f)); });
+    auto out = members.at(i)->drain([this, i](node_id to, capnp_frame f) {
+      if (!isolated.count(i) && !isolated.count(to.value())) wire.emplace_back(to.value(), std::move(f));
+    });
     REQUIRE(out.ok());
     for (auto& o : *out) outcomes.push_back(o);
   }
@@ -82,6 +85,7 @@ public:
   std::map<int, std::unique_ptr<quorum_member>> members;
   std::deque<std::pair<int, capnp_frame>> wire;
   std::vector<proposal_outcome> outcomes;
+  std::set<int> isolated;
 };
 
 } // namespace
@@ -175,4 +179,36 @@ TEST_CASE("a restarted quorum member keeps its term, vote, log and image", "[con
   // The image comes back from the snapshot at once and from the log once a leader says what is
   // committed.
   REQUIRE(net.run_until([&] { return net.members[r]->image().next_producer_id() == 6; }));
+}
+
+TEST_CASE("a proposal whose leader was deposed before it committed is answered NOT_CONTROLLER",
+          "[controller][quorum]") {
+  network net;
+  REQUIRE(net.run_until([&] { return net.leader() != 0; }));
+  const int old_leader = net.leader();
+  net.isolated.insert(old_leader);
+  REQUIRE(net.members[old_leader]->propose(1, ids(0, 1)).ok());
+  net.drain(old_leader);
+  // The other two elect a leader of a higher term and commit their own entry at that index.
+  REQUIRE(net.run_until([&] {
+    for (auto& [i, m] : net.members)
+      if (i != old_leader && m->status_now().role == raft::role::leader) return true;
+    return false;
+  }));
+  int new_leader = 0;
+  for (auto& [i, m] : net.members)
+    if (i != old_leader && m->status_now().role == raft::role::leader) new_leader = i;
+  REQUIRE(net.members[new_leader]->propose(2, ids(0, 7)).ok());
+  net.drain(new_leader);
+  net.isolated.clear();
+  REQUIRE(net.run_until([&] { return net.outcomes.size() == 2; }));
+  for (const auto& o : net.outcomes) {
+    if (o.token == 1) CHECK(o.code == errc::not_controller);
+    if (o.token == 2) CHECK(o.code == errc::none);
+  }
+  REQUIRE(net.run_until([&] {
+    for (auto& [i, m] : net.members)
+      if (m->image().next_producer_id() != 7) return false;
+    return true;
+  }));
 }
