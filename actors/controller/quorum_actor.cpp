@@ -40,10 +40,10 @@ caf::behavior ticker(caf::stateful_actor<ticker_state>* self, quorum_actor targe
   self->state.target = std::move(target);
   self->delayed_send(self, interval, qtick_atom_v);
   return {
-    [self, interval](qtick_atom) {
-      self->send(self->state.target, qtick_atom_v);
-      self->delayed_send(self, interval, qtick_atom_v);
-    },
+      [self, interval](qtick_atom) {
+        self->send(self->state.target, qtick_atom_v);
+        self->delayed_send(self, interval, qtick_atom_v);
+      },
   };
 }
 
@@ -68,23 +68,24 @@ using quorum_ptr = quorum_actor::stateful_pointer<quorum_state>;
 
 void ask_endpoint(quorum_ptr self, node_id to) {
   auto& link = self->state.peers[to];
-  if (link.asking || !self->state.opts.peers || std::chrono::steady_clock::now() < link.retry_after) return;
+  if (link.asking || !self->state.opts.peers || std::chrono::steady_clock::now() < link.retry_after)
+    return;
   link.asking = true;
   self->request(self->state.opts.peers, caf::infinite, endpoint_atom_v, to)
-    .then(
-      [self, to](node_endpoint_actor& ep) {
-        auto& l = self->state.peers[to];
-        l.asking = false;
-        l.endpoint = ep;
-        self->monitor(ep);
-      },
-      [self, to](caf::error& err) {
-        auto& l = self->state.peers[to];
-        l.asking = false;
-        l.retry_after = std::chrono::steady_clock::now() + self->state.opts.heartbeat_interval;
-        spdlog::debug("controller {}: no endpoint for node {} yet: {}", self->state.opts.node.value(),
-                      to.value(), caf::to_string(err));
-      });
+      .then(
+          [self, to](node_endpoint_actor& ep) {
+            auto& l = self->state.peers[to];
+            l.asking = false;
+            l.endpoint = ep;
+            self->monitor(ep);
+          },
+          [self, to](caf::error& err) {
+            auto& l = self->state.peers[to];
+            l.asking = false;
+            l.retry_after = std::chrono::steady_clock::now() + self->state.opts.heartbeat_interval;
+            spdlog::debug("controller {}: no endpoint for node {} yet: {}",
+                          self->state.opts.node.value(), to.value(), caf::to_string(err));
+          });
 }
 
 void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
@@ -105,9 +106,11 @@ void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
 // storage failure stops the actor: it may not send what it could not make durable.
 void drain(quorum_ptr self) {
   auto& st = self->state;
-  auto outcomes = st.member->drain([self](node_id to, capnp_frame f) { send_frame(self, to, std::move(f)); });
+  auto outcomes =
+      st.member->drain([self](node_id to, capnp_frame f) { send_frame(self, to, std::move(f)); });
   if (!outcomes) {
-    spdlog::critical("controller {}: stopping: {}", st.opts.node.value(), outcomes.err().to_string());
+    spdlog::critical("controller {}: stopping: {}", st.opts.node.value(),
+                     outcomes.err().to_string());
     self->quit(to_caf_error(outcomes.err()));
     return;
   }
@@ -115,7 +118,8 @@ void drain(quorum_ptr self) {
   for (auto& o : *outcomes) {
     auto it = st.waiting.find(o.token);
     if (it == st.waiting.end()) continue;
-    it->second.deliver(propose_reply{o.code, o.index.value(), leader ? leader->value() : -1, std::move(o.message)});
+    it->second.deliver(propose_reply{o.code, o.index.value(), leader ? leader->value() : -1,
+                                     std::move(o.message)});
     st.waiting.erase(it);
   }
 }
@@ -135,33 +139,35 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
   });
   self->spawn<caf::linked>(ticker, caf::actor_cast<quorum_actor>(self), st.opts.tick_interval);
   return {
-    [self](raft_atom, const capnp_frame& frame) {
-      if (auto s = self->state.member->receive(frame); !s) {
-        spdlog::warn("controller {}: dropped a raft message: {}", self->state.opts.node.value(),
-                     s.err().to_string());
-        return;
-      }
-      drain(self);
-    },
-    [self](propose_atom, const std::vector<controller::metadata_record>& records) -> caf::result<propose_reply> {
-      auto& st = self->state;
-      const auto token = ++st.next_token;
-      auto p = st.member->propose(token, records);
-      if (!p.ok())
-        return propose_reply{p.code, 0, p.leader ? p.leader->value() : -1,
-                             p.code == errc::not_controller ? "this controller does not lead the quorum"
-                                                            : "a proposal needs records"};
-      auto rp = self->make_response_promise<propose_reply>();
-      st.waiting.emplace(token, rp);
-      drain(self);
-      return rp;
-    },
-    [self](status_atom) { return self->state.member->status_now(); },
-    [self](image_atom) { return self->state.member->image(); },
-    [self](qtick_atom) {
-      self->state.member->tick();
-      drain(self);
-    },
+      [self](raft_atom, const capnp_frame& frame) {
+        if (auto s = self->state.member->receive(frame); !s) {
+          spdlog::warn("controller {}: dropped a raft message: {}", self->state.opts.node.value(),
+                       s.err().to_string());
+          return;
+        }
+        drain(self);
+      },
+      [self](propose_atom, const std::vector<controller::metadata_record>& records)
+          -> caf::result<propose_reply> {
+        auto& st = self->state;
+        const auto token = ++st.next_token;
+        auto p = st.member->propose(token, records);
+        if (!p.ok())
+          return propose_reply{p.code, 0, p.leader ? p.leader->value() : -1,
+                               p.code == errc::not_controller
+                                   ? "this controller does not lead the quorum"
+                                   : "a proposal needs records"};
+        auto rp = self->make_response_promise<propose_reply>();
+        st.waiting.emplace(token, rp);
+        drain(self);
+        return rp;
+      },
+      [self](status_atom) { return self->state.member->status_now(); },
+      [self](image_atom) { return self->state.member->image(); },
+      [self](qtick_atom) {
+        self->state.member->tick();
+        drain(self);
+      },
   };
 }
 
@@ -171,7 +177,7 @@ result<quorum_actor> spawn_quorum_actor(caf::actor_system& sys, quorum_options o
   const auto& v = options.voters;
   if (std::count(v.begin(), v.end(), options.node) != 1)
     return make_error(errc::invalid_request, "controller " + std::to_string(options.node.value()) +
-                                               " is not among the quorum's voters once");
+                                                 " is not among the quorum's voters once");
   if (options.tick_interval.count() <= 0 || options.election_timeout < options.tick_interval ||
       options.heartbeat_interval >= options.election_timeout)
     return make_error(errc::invalid_request,
@@ -182,7 +188,8 @@ result<quorum_actor> spawn_quorum_actor(caf::actor_system& sys, quorum_options o
   mc.raft.voters = v;
   mc.raft.election_timeout_ticks = ticks(options.election_timeout, options.tick_interval);
   mc.raft.heartbeat_ticks = ticks(options.heartbeat_interval, options.tick_interval);
-  mc.raft.seed = options.seed ? *options.seed : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+  mc.raft.seed = options.seed ? *options.seed
+                              : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
   mc.raft.snapshot_entries = options.snapshot_entries;
   mc.dir = options.dir;
   mc.cluster_id = options.cluster_id;

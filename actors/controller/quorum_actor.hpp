@@ -49,15 +49,15 @@ struct propose_reply {
 };
 
 using quorum_actor = caf::typed_actor<
-  // A peer's Raft message, from the node endpoint.
-  caf::reacts_to<raft_atom, capnp_frame>,
-  // Propose the records as one metadata log entry; answered once it commits (or cannot).
-  caf::replies_to<propose_atom, std::vector<controller::metadata_record>>::with<propose_reply>,
-  caf::replies_to<status_atom>::with<controller::quorum_status>,
-  // The committed image (a copy).
-  caf::replies_to<image_atom>::with<controller::metadata_image>,
-  // One tick of the Raft core, from the actor's ticker.
-  caf::reacts_to<qtick_atom>>;
+    // A peer's Raft message, from the node endpoint.
+    caf::reacts_to<raft_atom, capnp_frame>,
+    // Propose the records as one metadata log entry; answered once it commits (or cannot).
+    caf::replies_to<propose_atom, std::vector<controller::metadata_record>>::with<propose_reply>,
+    caf::replies_to<status_atom>::with<controller::quorum_status>,
+    // The committed image (a copy).
+    caf::replies_to<image_atom>::with<controller::metadata_image>,
+    // One tick of the Raft core, from the actor's ticker.
+    caf::reacts_to<qtick_atom>>;
 
 struct quorum_options {
   node_id node{0};

@@ -12,7 +12,9 @@ namespace capstan::controller {
 
 namespace {
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v) {
+  return std::to_string(v);
+}
 
 } // namespace
 
@@ -30,14 +32,16 @@ result<quorum_member> quorum_member::open(quorum_member_config config) {
     if (restored->cluster_id() != config.cluster_id)
       return make_error(errc::inconsistent_cluster_id,
                         "the raft snapshot in " + config.dir.string() + " is of cluster '" +
-                          restored->cluster_id() + "', not '" + config.cluster_id + "'");
+                            restored->cluster_id() + "', not '" + config.cluster_id + "'");
     image = std::move(*restored);
   }
   raft::raft_core core(config.raft, durable);
   return quorum_member(std::move(config), std::move(*storage), std::move(core), std::move(image));
 }
 
-void quorum_member::tick() { core_.tick(); }
+void quorum_member::tick() {
+  core_.tick();
+}
 
 status quorum_member::receive(const capnp_frame& frame) {
   auto m = raft::decode(frame);
@@ -53,9 +57,9 @@ raft::proposal quorum_member::propose(uint64_t token, const std::vector<metadata
   if (!p.ok()) return p;
   // An index this member proposed at in an older term was truncated away since.
   if (auto it = pending_.find(p.index); it != pending_.end())
-    settled_.push_back(proposal_outcome{it->second.token, errc::not_controller, p.index,
-                                        "lost leadership before entry " + num(p.index.value()) +
-                                          " committed"});
+    settled_.push_back(
+        proposal_outcome{it->second.token, errc::not_controller, p.index,
+                         "lost leadership before entry " + num(p.index.value()) + " committed"});
   pending_[p.index] = pending{token, core_.term()};
   return p;
 }
@@ -76,7 +80,8 @@ result<std::vector<proposal_outcome>> quorum_member::drain(const send_fn& send) 
     core_.advance();
     if (rd.snapshot_due && core_.applied_index() > core_.log().snapshot_index()) {
       auto s = core_.compact(core_.applied_index(), write_image_snapshot(image_));
-      if (!s) spdlog::warn("controller {}: no snapshot: {}", core_.id().value(), s.err().to_string());
+      if (!s)
+        spdlog::warn("controller {}: no snapshot: {}", core_.id().value(), s.err().to_string());
     }
   }
   return outcomes;
@@ -110,7 +115,7 @@ void quorum_member::apply(const raft::ready& rd, std::vector<proposal_outcome>& 
     for (auto it = pending_.begin(); it != pending_.end() && it->first <= snap.meta.index;) {
       outcomes.push_back(proposal_outcome{it->second.token, errc::request_timed_out, it->first,
                                           "replaced by the leader's snapshot at " +
-                                            num(snap.meta.index.value()) + ": outcome unknown"});
+                                              num(snap.meta.index.value()) + ": outcome unknown"});
       it = pending_.erase(it);
     }
   }
@@ -132,9 +137,9 @@ void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outco
   auto it = pending_.find(e.index);
   if (it == pending_.end()) return;
   if (it->second.term != e.term)
-    outcomes.push_back(proposal_outcome{it->second.token, errc::not_controller, e.index,
-                                        "lost leadership before entry " + num(e.index.value()) +
-                                          " committed"});
+    outcomes.push_back(
+        proposal_outcome{it->second.token, errc::not_controller, e.index,
+                         "lost leadership before entry " + num(e.index.value()) + " committed"});
   else
     outcomes.push_back(proposal_outcome{it->second.token, applied.code(), e.index,
                                         applied ? std::string{} : applied.err().message});
@@ -142,9 +147,9 @@ void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outco
 }
 
 quorum_status quorum_member::status_now() const {
-  return quorum_status{core_.id(),           core_.role(),         core_.term(),
-                       core_.voted_for(),    core_.leader(),       core_.commit_index(),
-                       core_.last_index(),   core_.applied_index(), core_.log().snapshot_index()};
+  return quorum_status{core_.id(),         core_.role(),          core_.term(),
+                       core_.voted_for(),  core_.leader(),        core_.commit_index(),
+                       core_.last_index(), core_.applied_index(), core_.log().snapshot_index()};
 }
 
 } // namespace capstan::controller

@@ -20,7 +20,9 @@ using capstan::controller::producer_ids_record;
 
 namespace {
 
-std::vector<metadata_record> block(int64_t k) { return {producer_ids_record{k * 10, 10}}; }
+std::vector<metadata_record> block(int64_t k) {
+  return {producer_ids_record{k * 10, 10}};
+}
 
 int64_t next_id(quorum_harness& h, int id) {
   auto img = h.image(id);

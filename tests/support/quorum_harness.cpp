@@ -32,7 +32,9 @@ quorum_harness::~quorum_harness() {
   for (int i = 1; i <= opts_.members; ++i) stop(i);
 }
 
-bool quorum_harness::running(int id) const { return members_.at(static_cast<size_t>(id - 1))->system != nullptr; }
+bool quorum_harness::running(int id) const {
+  return members_.at(static_cast<size_t>(id - 1))->system != nullptr;
+}
 
 void quorum_harness::start(int id) {
   auto& m = member(id);
@@ -42,7 +44,8 @@ void quorum_harness::start(int id) {
   peer_directory_options po;
   po.node = m.id;
   for (auto& other : members_)
-    if (other->system && other->id != m.id) po.peers.push_back(peer_address{other->id, "127.0.0.1", other->port});
+    if (other->system && other->id != m.id)
+      po.peers.push_back(peer_address{other->id, "127.0.0.1", other->port});
   m.directory = spawn_peer_directory(sys, po);
   m.system->track(m.directory);
   quorum_options qo;
@@ -68,7 +71,8 @@ void quorum_harness::start(int id) {
   m.port = *port;
   for (auto& other : members_)
     if (other->system && other->id != m.id)
-      caf::anon_send(other->directory, peers_atom_v, std::vector<peer_address>{{m.id, "127.0.0.1", m.port}});
+      caf::anon_send(other->directory, peers_atom_v,
+                     std::vector<peer_address>{{m.id, "127.0.0.1", m.port}});
 }
 
 void quorum_harness::stop(int id) {
@@ -82,9 +86,11 @@ void quorum_harness::stop(int id) {
   m.system.reset();
 }
 
-caf::expected<propose_reply> quorum_harness::propose(int id, std::vector<controller::metadata_record> records) {
+caf::expected<propose_reply>
+quorum_harness::propose(int id, std::vector<controller::metadata_record> records) {
   auto& m = member(id);
-  return m.system->request<propose_reply>(m.quorum, request_timeout, propose_atom_v, std::move(records));
+  return m.system->request<propose_reply>(m.quorum, request_timeout, propose_atom_v,
+                                          std::move(records));
 }
 
 caf::expected<controller::quorum_status> quorum_harness::status(int id) {
@@ -126,7 +132,8 @@ uint64_t quorum_harness::commit(std::vector<controller::metadata_record> records
     // NOT_CONTROLLER: the entry never took its index (or another term's entry did), so
     // proposing again cannot apply it twice.
     if (r->code != errc::not_controller)
-      FAIL("controller " << l << " refused a proposal: " << to_string(r->code) << ": " << r->message);
+      FAIL("controller " << l << " refused a proposal: " << to_string(r->code) << ": "
+                         << r->message);
     last = r->message;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -134,7 +141,8 @@ uint64_t quorum_harness::commit(std::vector<controller::metadata_record> records
   return 0;
 }
 
-bool quorum_harness::eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
+bool quorum_harness::eventually(const std::function<bool()>& pred,
+                                std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
     if (pred()) return true;

@@ -1,6 +1,6 @@
 // quorum_member: three members joined by an in-memory network (frames delivered in order; lost
-// only to and from an isolated member) elect a leader, commit proposals into every image, answer each proposal once, refuse
-// what they must, and restart from their directories.
+// only to and from an isolated member) elect a leader, commit proposals into every image, answer
+// each proposal once, refuse what they must, and restart from their directories.
 
 #include "actors/controller/quorum_member.hpp"
 
@@ -45,7 +45,8 @@ public:
 
   void drain(int i) {
     auto out = members.at(i)->drain([this, i](node_id to, capnp_frame f) {
-      if (!isolated.count(i) && !isolated.count(to.value())) wire.emplace_back(to.value(), std::move(f));
+      if (!isolated.count(i) && !isolated.count(to.value()))
+        wire.emplace_back(to.value(), std::move(f));
     });
     REQUIRE(out.ok());
     for (auto& o : *out) outcomes.push_back(o);
@@ -160,7 +161,8 @@ TEST_CASE("a restarted quorum member keeps its term, vote, log and image", "[con
   network net;
   REQUIRE(net.run_until([&] { return net.leader() != 0; }));
   int l = net.leader();
-  for (int64_t k = 0; k < 6; ++k) REQUIRE(net.members[l]->propose(static_cast<uint64_t>(k + 1), ids(k, 1)).ok());
+  for (int64_t k = 0; k < 6; ++k)
+    REQUIRE(net.members[l]->propose(static_cast<uint64_t>(k + 1), ids(k, 1)).ok());
   net.drain(l);
   REQUIRE(net.run_until([&] {
     for (auto& [i, m] : net.members)
