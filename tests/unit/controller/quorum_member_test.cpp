@@ -214,3 +214,21 @@ TEST_CASE("a proposal whose leader was deposed before it committed is answered N
     return true;
   }));
 }
+
+TEST_CASE("a quorum member refuses a directory whose snapshot is of another cluster",
+          "[controller][quorum]") {
+  network net;
+  REQUIRE(net.run_until([&] { return net.leader() != 0; }));
+  const int l = net.leader();
+  for (int64_t k = 0; k < 6; ++k)
+    REQUIRE(net.members[l]->propose(static_cast<uint64_t>(k + 1), ids(k, 1)).ok());
+  net.drain(l);
+  REQUIRE(net.run_until([&] { return net.members[1]->status_now().snapshot_index.value() > 0; }));
+  net.members[1].reset();
+  quorum_member_config c;
+  c.raft.id = node_id{1};
+  c.raft.voters = {node_id{1}, node_id{2}, node_id{3}};
+  c.dir = net.dir / "member-1";
+  c.cluster_id = "another-cluster";
+  CHECK(quorum_member::open(c).code() == errc::inconsistent_cluster_id);
+}
