@@ -65,6 +65,9 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self, node_end
     [self](leaderisr_atom a, const capnp_frame& f) { return to_control(self, a, f); },
     [self](metadata_atom a, const capnp_frame& f) { return to_control(self, a, f); },
     [self](stopreplica_atom a, const capnp_frame& f) { return to_control(self, a, f); },
+    [self](raft_atom a, const capnp_frame& f) {
+      if (self->state.opts.raft) self->send(self->state.opts.raft, a, f);
+    },
   };
 }
 

@@ -4,7 +4,7 @@
 // nodes. A peer connects through the CAF middleman and gets this actor; everything it sends is a
 // capnp_frame of schema/replication.capnp or a plain registered value, so it crosses processes.
 // It opens fetch sessions for remote fetchers and hands the controller's requests to the local
-// replica manager.
+// replica manager, and hands the controller quorum's Raft messages to the local controller.
 //
 // peer_directory_actor is the other half: it finds the endpoints of other nodes (by node id, from
 // the addresses the controller publishes), connects once, reconnects after a peer restarts, and
@@ -23,8 +23,10 @@ namespace capstan {
 
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using endpoint_atom = caf::atom_constant<caf::atom("endpoint")>;
+using raft_atom = caf::atom_constant<caf::atom("raft")>;
 inline constexpr peers_atom peers_atom_v{};
 inline constexpr endpoint_atom endpoint_atom_v{};
+inline constexpr raft_atom raft_atom_v{};
 
 using node_endpoint_actor = caf::typed_actor<
   // A fetcher on node `follower` asks for a session here: replies the fetch session (a
@@ -34,7 +36,13 @@ using node_endpoint_actor = caf::typed_actor<
   // response frame (UpdateMetadata: the empty frame).
   caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
   caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>>;
+  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>,
+  // A controller quorum member's Raft message (schema/raft.capnp), for this node's member. One
+  // way: Raft tolerates loss, so nothing is answered or acknowledged.
+  caf::reacts_to<raft_atom, capnp_frame>>;
+
+// Where the endpoint hands Raft messages (the node's controller quorum actor).
+using raft_sink = caf::typed_actor<caf::reacts_to<raft_atom, capnp_frame>>;
 
 // Where the endpoint hands the controller's requests (the replica manager).
 using control_sink = caf::typed_actor<
@@ -47,6 +55,8 @@ struct node_endpoint_options {
   std::function<routing_table_ptr()> routes;
   // Empty: control requests are refused (a node that replicates only, in tests).
   control_sink control;
+  // Empty: Raft messages are dropped (a node that is no controller).
+  raft_sink raft;
   int32_t max_fetch_wait_ms = 30000;
 };
 

@@ -2,8 +2,9 @@
 
 // The fault switch for links between nodes: tests make the messages from one node to another
 // vanish or arrive late, in one direction or both, to play a slow follower, a cut-off leader or
-// a lossy network. The replica fetchers and fetch sessions ask it before each send (the
-// controller's requests and AlterPartition do not: a cut link still carries them); with no
+// a lossy network. The replica fetchers, fetch sessions and the controller quorum's Raft sends
+// ask it before each send (the controller's requests and AlterPartition do not: a cut link still
+// carries them); with no
 // fault set that costs one relaxed atomic load. Process-wide: in a cluster test every node's
 // actor system shares one process.
 //

@@ -1,0 +1,202 @@
+// The controller quorum actor: see quorum_actor.hpp.
+//
+// Spawned detached (its own thread), one per node: every ready is persisted with fsync before
+// its messages go out (Raft's "persist before you respond"), and that blocking wait must not
+// hold one of CAF's few shared scheduler threads, which the node's partitions run on.
+//
+// No timer holds the detached actor: CAF stops its clock before it waits for detached threads,
+// and a detached actor that a pending timer still references never lets its thread end, so
+// ~actor_system would hang. A linked ticker on the shared scheduler keeps the time instead, the
+// peer lookup waits without a timeout (the peer directory bounds its own connects), and delayed
+// sends (link_faults) go out anonymously.
+//
+// Peers are reached through their node endpoints, found by the peer directory. A message for a
+// peer whose endpoint is not known yet is dropped while the directory connects: Raft resends
+// (heartbeats, probes, votes at the next election), so a lost message only costs time.
+
+#include "actors/controller/quorum_actor.hpp"
+
+#include <map>
+#include <memory>
+#include <random>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/link_faults.hpp"
+
+namespace capstan {
+
+namespace {
+
+struct ticker_state {
+  static inline const char* name = "capstan.controller_quorum_ticker";
+  quorum_actor target;
+};
+
+caf::behavior ticker(caf::stateful_actor<ticker_state>* self, quorum_actor target,
+                     std::chrono::milliseconds interval) {
+  self->state.target = std::move(target);
+  self->delayed_send(self, interval, qtick_atom_v);
+  return {
+      [self, interval](qtick_atom) {
+        self->send(self->state.target, qtick_atom_v);
+        self->delayed_send(self, interval, qtick_atom_v);
+      },
+  };
+}
+
+struct peer_link {
+  node_endpoint_actor endpoint;
+  bool asking = false;
+  // After a failed lookup, not before this: a peer that is down is not dialled (and logged) at
+  // every message for it.
+  std::chrono::steady_clock::time_point retry_after;
+};
+
+struct quorum_state {
+  static inline const char* name = "capstan.controller_quorum";
+  quorum_options opts;
+  std::unique_ptr<controller::quorum_member> member;
+  std::map<node_id, peer_link> peers;
+  uint64_t next_token = 0;
+  std::map<uint64_t, caf::typed_response_promise<propose_reply>> waiting;
+};
+
+using quorum_ptr = quorum_actor::stateful_pointer<quorum_state>;
+
+void ask_endpoint(quorum_ptr self, node_id to) {
+  auto& link = self->state.peers[to];
+  if (link.asking || !self->state.opts.peers || std::chrono::steady_clock::now() < link.retry_after)
+    return;
+  link.asking = true;
+  self->request(self->state.opts.peers, caf::infinite, endpoint_atom_v, to)
+      .then(
+          [self, to](node_endpoint_actor& ep) {
+            auto& l = self->state.peers[to];
+            l.asking = false;
+            l.endpoint = ep;
+            self->monitor(ep);
+          },
+          [self, to](caf::error& err) {
+            auto& l = self->state.peers[to];
+            l.asking = false;
+            l.retry_after = std::chrono::steady_clock::now() + self->state.opts.heartbeat_interval;
+            spdlog::debug("controller {}: no endpoint for node {} yet: {}",
+                          self->state.opts.node.value(), to.value(), caf::to_string(err));
+          });
+}
+
+void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
+  const auto fault = link_faults::instance().check(self->state.opts.node, to);
+  if (fault.what == link_fault::kind::drop) return;
+  auto& link = self->state.peers[to];
+  if (!link.endpoint) {
+    ask_endpoint(self, to);
+    return;
+  }
+  if (fault.what == link_fault::kind::delay)
+    caf::delayed_anon_send(link.endpoint, fault.delay, raft_atom_v, std::move(frame));
+  else
+    self->send(link.endpoint, raft_atom_v, std::move(frame));
+}
+
+// Hands the member's readies to storage, peers and the image; answers settled proposals. A
+// storage failure stops the actor: it may not send what it could not make durable.
+void drain(quorum_ptr self) {
+  auto& st = self->state;
+  auto outcomes =
+      st.member->drain([self](node_id to, capnp_frame f) { send_frame(self, to, std::move(f)); });
+  if (!outcomes) {
+    spdlog::critical("controller {}: stopping: {}", st.opts.node.value(),
+                     outcomes.err().to_string());
+    self->quit(to_caf_error(outcomes.err()));
+    return;
+  }
+  const auto leader = st.member->core().leader();
+  for (auto& o : *outcomes) {
+    auto it = st.waiting.find(o.token);
+    if (it == st.waiting.end()) continue;
+    it->second.deliver(propose_reply{o.code, o.index.value(), leader ? leader->value() : -1,
+                                     std::move(o.message)});
+    st.waiting.erase(it);
+  }
+}
+
+uint32_t ticks(std::chrono::milliseconds d, std::chrono::milliseconds tick) {
+  return static_cast<uint32_t>(std::max<int64_t>(1, (d.count() + tick.count() - 1) / tick.count()));
+}
+
+quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts,
+                                            std::shared_ptr<controller::quorum_member> member) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  st.member = std::make_unique<controller::quorum_member>(std::move(*member));
+  self->set_down_handler([self](const caf::down_msg& msg) {
+    for (auto& [node, link] : self->state.peers)
+      if (link.endpoint && link.endpoint.address() == msg.source) link.endpoint = nullptr;
+  });
+  self->spawn<caf::linked>(ticker, caf::actor_cast<quorum_actor>(self), st.opts.tick_interval);
+  return {
+      [self](raft_atom, const capnp_frame& frame) {
+        if (auto s = self->state.member->receive(frame); !s) {
+          spdlog::warn("controller {}: dropped a raft message: {}", self->state.opts.node.value(),
+                       s.err().to_string());
+          return;
+        }
+        drain(self);
+      },
+      [self](propose_atom, const std::vector<controller::metadata_record>& records)
+          -> caf::result<propose_reply> {
+        auto& st = self->state;
+        const auto token = ++st.next_token;
+        auto p = st.member->propose(token, records);
+        if (!p.ok())
+          return propose_reply{p.code, 0, p.leader ? p.leader->value() : -1,
+                               p.code == errc::not_controller
+                                   ? "this controller does not lead the quorum"
+                                   : "a proposal needs records"};
+        auto rp = self->make_response_promise<propose_reply>();
+        st.waiting.emplace(token, rp);
+        drain(self);
+        return rp;
+      },
+      [self](status_atom) { return self->state.member->status_now(); },
+      [self](image_atom) { return self->state.member->image(); },
+      [self](qtick_atom) {
+        self->state.member->tick();
+        drain(self);
+      },
+  };
+}
+
+} // namespace
+
+result<quorum_actor> spawn_quorum_actor(caf::actor_system& sys, quorum_options options) {
+  const auto& v = options.voters;
+  if (std::count(v.begin(), v.end(), options.node) != 1)
+    return make_error(errc::invalid_request, "controller " + std::to_string(options.node.value()) +
+                                                 " is not among the quorum's voters once");
+  if (options.tick_interval.count() <= 0 || options.election_timeout < options.tick_interval ||
+      options.heartbeat_interval >= options.election_timeout)
+    return make_error(errc::invalid_request,
+                      "the quorum needs tick interval > 0, election timeout >= tick interval and "
+                      "heartbeat interval < election timeout");
+  controller::quorum_member_config mc;
+  mc.raft.id = options.node;
+  mc.raft.voters = v;
+  mc.raft.election_timeout_ticks = ticks(options.election_timeout, options.tick_interval);
+  mc.raft.heartbeat_ticks = ticks(options.heartbeat_interval, options.tick_interval);
+  mc.raft.seed = options.seed ? *options.seed
+                              : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+  mc.raft.snapshot_entries = options.snapshot_entries;
+  mc.dir = options.dir;
+  mc.cluster_id = options.cluster_id;
+  auto member = controller::quorum_member::open(std::move(mc));
+  if (!member) return member.err();
+  auto shared = std::make_shared<controller::quorum_member>(std::move(*member));
+  return sys.spawn<caf::detached>(quorum_behavior, std::move(options), std::move(shared));
+}
+
+} // namespace capstan

@@ -1,0 +1,155 @@
+#include "actors/controller/quorum_member.hpp"
+
+#include <span>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/controller/metadata/metadata_image_snapshot.hpp"
+#include "actors/controller/metadata/metadata_record_codec.hpp"
+#include "actors/controller/raft/raft_codec.hpp"
+
+namespace capstan::controller {
+
+namespace {
+
+std::string num(uint64_t v) {
+  return std::to_string(v);
+}
+
+} // namespace
+
+result<quorum_member> quorum_member::open(quorum_member_config config) {
+  auto storage = raft::raft_storage::open(config.dir);
+  if (!storage) return storage.err();
+  if (!storage->recovery().reason.empty())
+    spdlog::warn("controller {}: cut {} bytes off the raft log: {}", config.raft.id.value(),
+                 storage->recovery().truncated_bytes, storage->recovery().reason);
+  const auto& durable = storage->state();
+  metadata_image image(config.cluster_id);
+  if (durable.snap.meta.index.value() > 0) {
+    auto restored = read_image_snapshot(durable.snap.data);
+    if (!restored) return restored.err();
+    if (restored->cluster_id() != config.cluster_id)
+      return make_error(errc::inconsistent_cluster_id,
+                        "the raft snapshot in " + config.dir.string() + " is of cluster '" +
+                            restored->cluster_id() + "', not '" + config.cluster_id + "'");
+    image = std::move(*restored);
+  }
+  raft::raft_core core(config.raft, durable);
+  return quorum_member(std::move(config), std::move(*storage), std::move(core), std::move(image));
+}
+
+void quorum_member::tick() {
+  core_.tick();
+}
+
+status quorum_member::receive(const capnp_frame& frame) {
+  auto m = raft::decode(frame);
+  if (!m) return m.err();
+  core_.step(*m);
+  return {};
+}
+
+raft::proposal quorum_member::propose(uint64_t token, const std::vector<metadata_record>& records) {
+  if (records.empty()) return raft::proposal{errc::invalid_request, {}, core_.leader()};
+  auto p = core_.propose(encode_batch(records));
+  if (p.code == errc::not_leader_or_follower) p.code = errc::not_controller;
+  if (!p.ok()) return p;
+  // An index this member proposed at in an older term was truncated away since.
+  if (auto it = pending_.find(p.index); it != pending_.end())
+    settled_.push_back(
+        proposal_outcome{it->second.token, errc::not_controller, p.index,
+                         "lost leadership before entry " + num(p.index.value()) + " committed"});
+  pending_[p.index] = pending{token, core_.term()};
+  return p;
+}
+
+result<std::vector<proposal_outcome>> quorum_member::drain(const send_fn& send) {
+  std::vector<proposal_outcome> outcomes = std::move(settled_);
+  settled_.clear();
+  while (core_.has_ready()) {
+    raft::ready rd = core_.take_ready();
+    // 1. Durable first: the messages below promise what this made durable (a vote, an
+    // acknowledged entry). On failure nothing is sent or applied.
+    if (auto s = persist(rd); !s) return s.err();
+    // 2. Send.
+    for (const auto& m : rd.messages) send(m.to, raft::encode(m));
+    // 3. Apply.
+    apply(rd, outcomes);
+    // 4. Advance.
+    core_.advance();
+    if (rd.snapshot_due && core_.applied_index() > core_.log().snapshot_index()) {
+      auto s = core_.compact(core_.applied_index(), write_image_snapshot(image_));
+      if (!s)
+        spdlog::warn("controller {}: no snapshot: {}", core_.id().value(), s.err().to_string());
+    }
+  }
+  return outcomes;
+}
+
+status quorum_member::persist(const raft::ready& rd) {
+  if (rd.hard_state)
+    if (auto s = storage_.save_hard_state(*rd.hard_state); !s) return s;
+  if (rd.truncate_from)
+    if (auto s = storage_.truncate_from(*rd.truncate_from); !s) return s;
+  if (rd.snapshot)
+    if (auto s = storage_.save_snapshot(*rd.snapshot); !s) return s;
+  if (!rd.entries.empty())
+    if (auto s = storage_.append(std::span<const raft::entry>(rd.entries)); !s) return s;
+  return {};
+}
+
+void quorum_member::apply(const raft::ready& rd, std::vector<proposal_outcome>& outcomes) {
+  if (rd.apply_snapshot) {
+    const auto& snap = *rd.snapshot;
+    auto restored = read_image_snapshot(snap.data);
+    if (restored) {
+      image_ = std::move(*restored);
+    } else {
+      // The leader's image failed to rebuild here; every member reads a snapshot with the same
+      // code, so the leader's own would fail too. Keep the old image and say so loudly.
+      spdlog::error("controller {}: the snapshot at {} does not load: {}", core_.id().value(),
+                    snap.meta.index.value(), restored.err().to_string());
+    }
+    // What this member proposed up to the snapshot is decided, but not knowable from here.
+    for (auto it = pending_.begin(); it != pending_.end() && it->first <= snap.meta.index;) {
+      outcomes.push_back(proposal_outcome{it->second.token, errc::request_timed_out, it->first,
+                                          "replaced by the leader's snapshot at " +
+                                              num(snap.meta.index.value()) + ": outcome unknown"});
+      it = pending_.erase(it);
+    }
+  }
+  for (const auto& e : rd.committed) apply_entry(e, outcomes);
+}
+
+void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outcome>& outcomes) {
+  status applied;
+  if (!e.data.empty()) {
+    // A committed entry that fails to decode or apply fails the same way on every member (the
+    // image is deterministic, a batch applies all or nothing), so skipping it whole keeps the
+    // members in step (docs/controller.md, "How the actor is meant to use it").
+    auto records = decode_batch(e.data);
+    applied = records ? image_.apply(*records) : status(records.err());
+    if (!applied)
+      spdlog::error("controller {}: skipped entry {}: {}", core_.id().value(), e.index.value(),
+                    applied.err().to_string());
+  }
+  auto it = pending_.find(e.index);
+  if (it == pending_.end()) return;
+  if (it->second.term != e.term)
+    outcomes.push_back(
+        proposal_outcome{it->second.token, errc::not_controller, e.index,
+                         "lost leadership before entry " + num(e.index.value()) + " committed"});
+  else
+    outcomes.push_back(proposal_outcome{it->second.token, applied.code(), e.index,
+                                        applied ? std::string{} : applied.err().message});
+  pending_.erase(it);
+}
+
+quorum_status quorum_member::status_now() const {
+  return quorum_status{core_.id(),         core_.role(),          core_.term(),
+                       core_.voted_for(),  core_.leader(),        core_.commit_index(),
+                       core_.last_index(), core_.applied_index(), core_.log().snapshot_index()};
+}
+
+} // namespace capstan::controller

@@ -1,0 +1,49 @@
+// The node endpoint hands a peer's Raft frames to the node's controller quorum (its raft sink),
+// and drops them when the node runs no controller.
+
+#include "actors/replica/node_endpoint_actor.hpp"
+
+#include <memory>
+
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include "runtime/actor/caf_error.hpp"
+#include "tests/support/caf_fixture.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+
+namespace {
+
+raft_sink::behavior_type counting_sink(std::shared_ptr<int> frames) {
+  return {[frames](raft_atom, const capnp_frame&) { ++*frames; }};
+}
+
+} // namespace
+
+TEST_CASE("the node endpoint hands Raft frames to its raft sink", "[replica][endpoint]") {
+  caf_fixture fix;
+  auto frames = std::make_shared<int>(0);
+  node_endpoint_options o;
+  o.raft = fix.spawn(counting_sink, frames);
+  auto endpoint = spawn_node_endpoint(fix.sys(), o);
+  fix.track(endpoint);
+  caf::anon_send(endpoint, raft_atom_v, capnp_frame{});
+  caf::anon_send(endpoint, raft_atom_v, capnp_frame{});
+  fix.run();
+  CHECK(*frames == 2);
+}
+
+TEST_CASE("a node endpoint without a raft sink drops Raft frames and keeps serving",
+          "[replica][endpoint]") {
+  caf_fixture fix;
+  auto endpoint = spawn_node_endpoint(fix.sys(), node_endpoint_options{});
+  fix.track(endpoint);
+  caf::anon_send(endpoint, raft_atom_v, capnp_frame{});
+  fix.run();
+  // Still answering: a session request without a fetcher is refused, not lost.
+  auto r = fix.request<caf::actor>(endpoint, open_atom_v, int32_t{1}, caf::actor{});
+  REQUIRE(!r);
+  CHECK(from_caf_error(r.error()).code == errc::invalid_request);
+}
