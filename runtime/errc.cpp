@@ -39,6 +39,8 @@ std::string_view to_string(errc code) {
     case errc::stale_broker_epoch: return "STALE_BROKER_EPOCH";
     case errc::election_not_needed: return "ELECTION_NOT_NEEDED";
     case errc::preferred_leader_not_available: return "PREFERRED_LEADER_NOT_AVAILABLE";
+    case errc::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
+    case errc::invalid_producer_epoch: return "INVALID_PRODUCER_EPOCH";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -44,11 +44,14 @@ enum class errc : uint8_t {
   stale_broker_epoch,
   election_not_needed,
   preferred_leader_not_available,
+  // The idempotent producer's (docs/idempotence.md).
+  out_of_order_sequence_number,
+  invalid_producer_epoch,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::preferred_leader_not_available;
+inline constexpr errc last_errc = errc::invalid_producer_epoch;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);
