@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/cluster/link_faults.hpp"
+#include "tests/support/eventually.hpp"
 
 namespace capstan::test {
 
@@ -141,14 +142,8 @@ uint64_t quorum_harness::commit(std::vector<controller::metadata_record> records
   return 0;
 }
 
-bool quorum_harness::eventually(const std::function<bool()>& pred,
-                                std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
+bool quorum_harness::eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
+  return test::eventually(pred, limit);
 }
 
 } // namespace capstan::test

@@ -1,12 +1,12 @@
 #include "tests/support/replication_harness.hpp"
 
-#include <thread>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 #include <catch2/catch.hpp>
 
 #include "runtime/cluster/link_faults.hpp"
+#include "tests/support/eventually.hpp"
 
 namespace capstan::test {
 
@@ -194,12 +194,7 @@ std::vector<read_record> replication_harness::consumed(int id, const topic_parti
 }
 
 bool replication_harness::eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
+  return test::eventually(pred, limit);
 }
 
 } // namespace capstan::test

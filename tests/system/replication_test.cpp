@@ -26,6 +26,7 @@
 #include "schema/client.capnp.h"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/log_builder.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_controller.hpp"
@@ -49,15 +50,6 @@ std::string replication_settings(int64_t lag_ms) {
          "replica.socket.timeout.ms = 2000\n";
 }
 
-// Waits (bounded) until `pred` holds; false on timeout.
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return pred();
-}
 
 // One `capstan node` on its own data dir; each start takes fresh ephemeral ports.
 class node_process {
@@ -354,7 +346,7 @@ TEST_CASE("three nodes keep every acknowledged record when the leader is killed 
   first.start();
   ctl.connect(first);
   ctl.rejoin(1);
-  REQUIRE(eventually([&] { return ctl.in_isr(1); }));
+  REQUIRE(eventually([&] { return ctl.in_isr(1); }, 30s));
   for (int i = 0; i < 5; ++i)
     acked.push_back({"rejoined-" + std::to_string(i), produce_until_acked(new_leader.rpc_port(), "rejoined-" + std::to_string(i))});
   log = node_client(new_leader.rpc_port()).read_committed(&hw);
@@ -405,7 +397,7 @@ TEST_CASE("a stalled follower leaves the ISR after replica.lag.time.max.ms and r
   CHECK(ctl.committed().isr.size() == 2);
 
   stalled.signal(SIGCONT);
-  REQUIRE(eventually([&] { return ctl.in_isr(3); }));
+  REQUIRE(eventually([&] { return ctl.in_isr(3); }, 30s));
   for (int i = 0; i < 5; ++i)
     acked.push_back({"back-" + std::to_string(i), produce_until_acked(leader_port, "back-" + std::to_string(i))});
   int64_t hw = -1;
