@@ -72,12 +72,19 @@ struct partition_log_state {
 
 using self_ptr = partition_log_actor::stateful_pointer<partition_log_state>;
 
+// A storage failure takes the partition offline (Kafka takes the log dir offline): the log
+// answers the request at hand with the error, refuses whatever it is still handed, and quits
+// with the error as its exit reason once the current message is handled. Its replica is linked
+// and goes with it; the replica manager then serves the partition by an offline replica that
+// answers KAFKA_STORAGE_ERROR naming the partition and this failure. Nothing more is written, so
+// what is on disk stays as the failure left it; recovery on the next open cuts a torn tail.
 void fail(self_ptr self, const caf::error& e) {
   auto& st = self->state;
   if (st.failed) return;
   st.failed = from_caf_error(e);
-  spdlog::error("{}: storage failure, the log refuses further requests: {}", st.opts.log_name,
+  spdlog::error("{}: storage failure, the partition goes offline: {}", st.opts.log_name,
                 st.failed->to_string());
+  self->quit(to_caf_error(*st.failed));
 }
 
 caf::error refuse(const partition_log_state& st) { return to_caf_error(*st.failed); }

@@ -404,7 +404,7 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
     }
     for (auto& [tp, e] : st.replicas) {
       if (caf::actor_cast<caf::actor_addr>(e.actor) != em.source) continue;
-      e.actor = go_offline(self, tp, "its replica stopped: " + to_string(em.reason));
+      e.actor = go_offline(self, tp, "its replica stopped: " + from_caf_error(em.reason).message);
       e.offline = true;
       publish_routes(self);
       return;
