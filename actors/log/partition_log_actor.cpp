@@ -1,11 +1,15 @@
-// The partition log actor: owns the segment actors of one partition directory. It validates and
-// (as leader) stamps offsets on appends, routes appends to the active segment and reads to the
+// The partition log actor: owns the segments of one partition directory. It validates and (as
+// leader) stamps offsets on appends, routes appends to the active segment and reads to the
 // segment holding the offset, rolls, flushes, truncates, and runs retention and compaction
 // (docs/storage.md). It mirrors each segment's metadata so it can plan without asking.
 //
-// Ordering: appends and reads to one segment are processed in the order sent, so a read sent
-// after an append sees it. Structural changes that must finish before anything else (truncation)
-// use `await`, which holds back other messages until the segments answered.
+// It does no blocking file I/O itself: every segment operation (create, append, read, fsync,
+// seal, truncate, delete) and the leader-epoch checkpoint write go to the partition's I/O worker
+// (actors/log/io_worker_actor.hpp) by message, and the answers come back as messages.
+//
+// Ordering: the worker handles the log's requests in the order sent, so a read sent after an
+// append sees it. Structural changes that must finish before anything else (truncation) use
+// `await`, which holds back other messages until the worker answered.
 
 #include "actors/log/partition_log_actor.hpp"
 
@@ -18,7 +22,7 @@
 
 #include "actors/countdown.hpp"
 #include "actors/log/compaction_worker.hpp"
-#include "actors/log/segment_actor.hpp"
+#include "actors/log/io_worker_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
@@ -33,7 +37,7 @@ namespace capstan {
 namespace {
 
 struct segment_entry {
-  segment_actor actor;
+  segment_ref slot;
   segment_meta meta;
 };
 
@@ -42,6 +46,9 @@ struct partition_log_state {
 
   partition_log_options opts;
   segment_options seg_opts;
+  io_worker_actor worker;
+  // Whether `worker` is this log's own (no pool was given): it then stops with the log.
+  bool own_worker = false;
   std::map<offset, segment_entry> segments; // by base offset; the last one is active
   offset log_start{0};
   offset log_end{0};
@@ -90,40 +97,55 @@ void fail(self_ptr self, const caf::error& e) {
 caf::error refuse(const partition_log_state& st) { return to_caf_error(*st.failed); }
 
 // Persists the epoch cache; called after every change, before the batches it describes can be
-// flushed, so whatever survives below the recovery point has its epochs on disk.
-void save_epochs(self_ptr self) {
+// flushed (the worker writes it before any flush sent later), so whatever survives below the
+// recovery point has its epochs on disk. `done` runs once the file is written, or after a
+// failure took the log offline (st.failed is then set).
+void save_epochs(self_ptr self, std::function<void()> done = nullptr) {
   auto& st = self->state;
-  if (auto s = write_leader_epoch_checkpoint(st.opts.dir / leader_epoch_checkpoint_name,
-                                             st.epochs.entries());
-      !s)
-    fail(self, to_caf_error(s.err()));
+  self->request(st.worker, caf::infinite, epoch_atom_v,
+                epoch_checkpoint{st.opts.dir / leader_epoch_checkpoint_name, st.epochs.entries()})
+    .then(
+      [done](bool) {
+        if (done) done();
+      },
+      [self, done](caf::error& e) {
+        fail(self, e);
+        if (done) done();
+      });
 }
 
 void flush_all(self_ptr self, std::function<void(offset)> done);
 
-// Spawns a segment actor linked to the log: a log that dies takes its segments with it, and a
-// segment that fails takes down its log.
-segment_actor start_segment(self_ptr self, std::shared_ptr<segment> seg, timestamp_ms created) {
-  auto actor = spawn_segment(self->system(), std::move(seg), self->state.opts.log_name, created);
-  self->link_to(actor);
-  return actor;
+// A slot for `seg` (null: a segment the worker is yet to create).
+segment_ref make_slot(const partition_log_state& st, std::shared_ptr<segment> seg,
+                      timestamp_ms created) {
+  return std::make_shared<segment_slot>(segment_slot{std::move(seg), st.opts.log_name, created});
+}
+
+// Asks the worker to create the segment at `base` and adds it as the active one. Requests sent
+// after this one find it created (the worker keeps their order); if the creation fails they are
+// refused and the failure takes the log offline.
+segment_entry& create_segment(self_ptr self, offset base) {
+  auto& st = self->state;
+  const auto created = st.now();
+  auto slot = make_slot(st, nullptr, created);
+  self->request(st.worker, caf::infinite, roll_atom_v, slot,
+                segment_spec{st.opts.dir, base, st.seg_opts})
+    .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
+  return st.segments.insert_or_assign(base, segment_entry{slot, segment_meta{base, base, 0, no_timestamp, created}})
+    .first->second;
 }
 
 // Seals the active segment, starts a new one at `base`, and flushes the old one in the background
 // (Kafka flushes a rolled segment asynchronously; the recovery point then moves to `base`).
-status roll(self_ptr self, offset base) {
+void roll(self_ptr self, offset base) {
   auto& st = self->state;
-  auto old = st.active().actor;
-  auto seg = segment::open(st.opts.dir, base, segment_open_mode::create, st.seg_opts);
-  if (!seg) return seg.err();
-  const auto created = st.now();
-  std::shared_ptr<segment> shared = std::move(*seg);
-  auto actor = start_segment(self, shared, created);
-  st.segments.emplace(base, segment_entry{actor, segment_meta{base, base, 0, no_timestamp, created}});
+  auto old = st.active().slot;
+  create_segment(self, base);
   auto gen = st.generation;
-  self->request(old, caf::infinite, seal_atom_v).then([](const segment_meta&) {},
-                                                       [self](caf::error& e) { fail(self, e); });
-  self->request(old, caf::infinite, flush_atom_v)
+  self->request(st.worker, caf::infinite, seal_atom_v, old)
+    .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
+  self->request(st.worker, caf::infinite, flush_atom_v, old)
     .then(
       [self, gen, base](const segment_meta&) {
         auto& st = self->state;
@@ -131,7 +153,6 @@ status roll(self_ptr self, offset base) {
       },
       [self](caf::error& e) { fail(self, e); });
   spdlog::info("{}: rolled new segment at offset {}", st.opts.log_name, base.value());
-  return {};
 }
 
 // Keeps only the batches of `slice` whose last offset is below `upto` (batches are whole, so the
@@ -166,7 +187,7 @@ void read_from(self_ptr self, offset segment_base, read_request req,
     rp.deliver(log_slice{{}, nullptr, 0, req.from, req.from});
     return;
   }
-  self->request(it->second.actor, caf::infinite, read_atom_v, req.from, req.max_bytes)
+  self->request(st.worker, caf::infinite, read_atom_v, it->second.slot, req.from, req.max_bytes)
     .then(
       [self, segment_base, req, rp](log_slice& slice) mutable {
         auto& st = self->state;
@@ -212,7 +233,7 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
   auto send_run = [&](size_t run_begin, size_t run_end) {
     if (run_begin == run_end) return;
     ++pending->remaining;
-    self->request(st.active().actor, caf::infinite, append_atom_v,
+    self->request(st.worker, caf::infinite, append_atom_v, st.active().slot,
                   batch_buffer{buf.data, buf.begin + run_begin, buf.begin + run_end})
       .then([pending](const segment_meta&) { pending->arrive(); },
             [self, pending, failed](caf::error& e) {
@@ -228,11 +249,7 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
     if (should_roll(st.active().meta, size, view.last_offset(), st.now(), st.opts.config)) {
       send_run(run_begin, run_end);
       run_begin = pos;
-      if (auto s = roll(self, view.base_offset()); !s) {
-        fail(self, to_caf_error(s.err()));
-        *failed = to_caf_error(s.err());
-        break;
-      }
+      roll(self, view.base_offset());
     }
     auto& meta = st.active().meta;
     meta.size_bytes = static_cast<int64_t>(batch_format::align_up(meta.size_bytes)) + size;
@@ -240,7 +257,7 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
     meta.max_timestamp = std::max(meta.max_timestamp, view.max_timestamp());
     run_end = pos + view.size_bytes();
   }
-  if (!*failed) send_run(run_begin, run_end);
+  send_run(run_begin, run_end);
   pending->arrive();
   return rp;
 }
@@ -309,10 +326,7 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
   if (!leader)
     for (const auto& [pos, view] : frames)
       epochs_changed |= st.epochs.assign(view.partition_leader_epoch(), view.base_offset());
-  if (epochs_changed) {
-    save_epochs(self);
-    if (st.failed) return refuse(st);
-  }
+  if (epochs_changed) save_epochs(self);
   res.first = frames.front().second.base_offset();
   res.last = next - 1;
   st.log_end = next;
@@ -326,9 +340,9 @@ void flush_all(self_ptr self, std::function<void(offset)> done) {
   auto& st = self->state;
   const offset target = st.log_end;
   const auto gen = st.generation;
-  std::vector<segment_actor> dirty;
+  std::vector<segment_ref> dirty;
   for (const auto& [base, e] : st.segments)
-    if (e.meta.next > st.recovery_point || e.meta.base >= st.recovery_point) dirty.push_back(e.actor);
+    if (e.meta.next > st.recovery_point || e.meta.base >= st.recovery_point) dirty.push_back(e.slot);
   auto pending = std::make_shared<countdown>(countdown{dirty.size() + 1, nullptr});
   pending->done = [self, target, gen, done] {
     auto& st = self->state;
@@ -337,8 +351,8 @@ void flush_all(self_ptr self, std::function<void(offset)> done) {
     done(st.recovery_point);
   };
   st.unflushed_messages = 0;
-  for (const auto& a : dirty)
-    self->request(a, caf::infinite, flush_atom_v)
+  for (const auto& slot : dirty)
+    self->request(st.worker, caf::infinite, flush_atom_v, slot)
       .then([pending](const segment_meta&) { pending->arrive(); },
             [self, pending](caf::error& e) {
               fail(self, e);
@@ -356,7 +370,7 @@ int32_t run_retention(self_ptr self) {
     spdlog::info("{}: retention deletes segment {} (offsets {}..{}, {} bytes)", st.opts.log_name,
                  segment::file_stem(it->first), it->first.value(), it->second.meta.next.value() - 1,
                  it->second.meta.size_bytes);
-    self->request(it->second.actor, caf::infinite, delete_atom_v)
+    self->request(st.worker, caf::infinite, delete_atom_v, it->second.slot)
       .then([](bool) {}, [self](caf::error& e) { fail(self, e); });
     st.segments.erase(it);
   }
@@ -383,19 +397,11 @@ void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset>
   };
   if (st.segments.empty()) {
     st.log_start = to;
-    auto seg = segment::open(st.opts.dir, to, segment_open_mode::create, st.seg_opts);
-    if (!seg) {
-      fail(self, to_caf_error(seg.err()));
-      rp.deliver(refuse(st));
-      return;
-    }
-    const auto created = st.now();
-    st.segments.emplace(to, segment_entry{start_segment(self, std::move(*seg), created),
-                                          segment_meta{to, to, 0, no_timestamp, created}});
+    create_segment(self, to);
     finish(to);
     return;
   }
-  self->request(st.active().actor, caf::infinite, truncate_atom_v, to)
+  self->request(st.worker, caf::infinite, truncate_atom_v, st.active().slot, to)
     .await(
       [self, finish](const segment_meta& meta) mutable {
         auto& active = self->state.active().meta;
@@ -417,15 +423,15 @@ caf::result<offset> drop_segments_from(self_ptr self, offset first_dropped, offs
   auto& st = self->state;
   ++st.generation;
   auto rp = self->make_response_promise<offset>();
-  std::vector<segment_actor> dropped;
+  std::vector<segment_ref> dropped;
   for (auto it = st.segments.lower_bound(first_dropped); it != st.segments.end();) {
-    dropped.push_back(it->second.actor);
+    dropped.push_back(it->second.slot);
     it = st.segments.erase(it);
   }
   auto pending = std::make_shared<countdown>(countdown{dropped.size() + 1, nullptr});
   pending->done = [self, to, rp] { truncate_kept(self, to, rp); };
-  for (const auto& a : dropped)
-    self->request(a, caf::infinite, delete_atom_v)
+  for (const auto& slot : dropped)
+    self->request(st.worker, caf::infinite, delete_atom_v, slot)
       .await([pending](bool) { pending->arrive(); },
              [self, pending](caf::error& e) {
                fail(self, e);
@@ -465,7 +471,7 @@ void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
     return;
   }
   const offset base = it->first;
-  self->request(it->second.actor, caf::infinite, time_atom_v, target)
+  self->request(st.worker, caf::infinite, time_atom_v, it->second.slot, target)
     .then(
       [self, base, target, rp](int64_t found) mutable {
         if (found >= 0) {
@@ -549,11 +555,11 @@ caf::result<compaction_stats> compact(self_ptr self) {
               fail(self, to_caf_error(seg.err()));
               break;
             }
-            caf::anon_send(it->second.actor, close_atom_v);
+            caf::anon_send(st.worker, close_atom_v, it->second.slot);
             const auto created = it->second.meta.created_ms;
             std::shared_ptr<segment> shared = std::move(*seg);
             it->second.meta = meta_of(*shared, created);
-            it->second.actor = start_segment(self, shared, created);
+            it->second.slot = make_slot(st, shared, created);
             ++stats.segments_cleaned;
             stats.records_removed += cs.records_removed;
             stats.bytes_before += cs.size_before;
@@ -600,15 +606,22 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
   auto& st = self->state;
   st.opts = std::move(opts);
   st.epochs = std::move(epochs);
+  st.worker = st.opts.worker;
+  if (!st.worker) {
+    // No pool: a worker of its own, linked, so it goes when the log fails or is killed.
+    st.worker = spawn_io_worker(self->system());
+    st.own_worker = true;
+    self->link_to(st.worker);
+  }
   st.seg_opts.index_interval_bytes = static_cast<size_t>(st.opts.config.index_interval_bytes);
   st.seg_opts.max_batch_bytes = static_cast<size_t>(st.opts.config.max_message_bytes);
   const auto now = st.now();
   for (auto& seg : loaded->segments) {
     auto meta = meta_of(*seg, now);
-    st.segments.emplace(meta.base, segment_entry{start_segment(self, seg, now), meta});
+    st.segments.emplace(meta.base, segment_entry{make_slot(st, seg, now), meta});
   }
   for (auto it = st.segments.begin(); std::next(it) != st.segments.end(); ++it)
-    caf::anon_send(it->second.actor, seal_atom_v);
+    caf::anon_send(st.worker, seal_atom_v, it->second.slot);
   loaded.reset();
   st.log_start = st.segments.begin()->first;
   st.log_end = st.active().meta.next;
@@ -653,9 +666,13 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
     [self](newepoch_atom, leader_epoch epoch) -> caf::result<offset> {
       auto& st = self->state;
       if (st.failed) return refuse(st);
-      if (st.epochs.assign(epoch, st.log_end)) save_epochs(self);
-      if (st.failed) return refuse(st);
-      return st.log_end;
+      if (!st.epochs.assign(epoch, st.log_end)) return st.log_end;
+      auto rp = self->make_response_promise<offset>();
+      save_epochs(self, [self, rp, end = st.log_end]() mutable {
+        if (self->state.failed) rp.deliver(refuse(self->state));
+        else rp.deliver(end);
+      });
+      return rp;
     },
     [self](flush_atom) -> caf::result<offset> {
       if (self->state.failed) return refuse(self->state);
@@ -679,7 +696,10 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
     [self](close_atom) -> caf::result<offset> {
       auto rp = self->make_response_promise<offset>();
       auto finish = [self, rp](offset point) mutable {
-        for (auto& [base, e] : self->state.segments) caf::anon_send(e.actor, close_atom_v);
+        auto& st = self->state;
+        for (auto& [base, e] : st.segments) caf::anon_send(st.worker, close_atom_v, e.slot);
+        // Queued after the closes, so a worker of the log's own stops once they ran.
+        if (st.own_worker) caf::anon_send(st.worker, close_atom_v);
         spdlog::info("{}: closed at offset {}, recovery point {}", self->state.opts.log_name,
                      self->state.log_end.value(), point.value());
         rp.deliver(point);

@@ -10,6 +10,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/log/io_worker_actor.hpp"
 #include "actors/log/log_messages.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
@@ -28,6 +29,9 @@ struct partition_log_options {
   offset start{0};
   // Wall clock in ms; tests substitute their own to drive segment.ms and retention.ms.
   std::function<timestamp_ms()> clock;
+  // The I/O worker that runs this log's file operations (actors/log/io_worker_actor.hpp), shared
+  // with other logs of a pool. Empty: the log spawns a worker of its own, which stops with it.
+  io_worker_actor worker;
   // Whether to run retention, flush.ms and compaction on timers. Tests that drive them by
   // message turn it off.
   bool schedule_background_work = true;

@@ -196,6 +196,7 @@ result<partition_replica_actor> spawn_partition_replica(caf::actor_system& sys,
   log_opts.recovery_point = options.recovery_point;
   log_opts.clock = options.clock;
   log_opts.schedule_background_work = options.schedule_background_work;
+  log_opts.worker = options.io_worker;
   auto log = open_partition_log(sys, std::move(log_opts));
   if (!log) return log.err();
   return sys.spawn(partition_replica_behavior, std::move(options), *log);

@@ -12,6 +12,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/log/io_worker_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/result.hpp"
@@ -43,6 +44,8 @@ struct partition_replica_options {
   std::function<timestamp_ms()> clock;
   // Passed to the log (retention, flush.ms and compaction timers).
   bool schedule_background_work = true;
+  // The I/O worker of the replica's log (partition_log_options::worker); empty: one of its own.
+  io_worker_actor io_worker;
 };
 
 // Opens (recovers) the log synchronously on the calling thread, then spawns the replica, which

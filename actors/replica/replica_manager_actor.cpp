@@ -163,6 +163,7 @@ std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& t
   ro.alter_sink = caf::actor_cast<alter_partition_sink>(self);
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;
+  ro.io_worker = st.io_workers[st.next_io_worker++ % st.io_workers.size()];
   auto replica = spawn_partition_replica(self->system(), std::move(ro));
   if (!replica) {
     entry.actor = go_offline(self, tp, replica.err().message);
@@ -345,6 +346,8 @@ caf::result<bool> stop(self_ptr self) {
   pending->done = [self, rp]() mutable {
     if (auto s = write_checkpoints(self->state); !s) rp.deliver(to_caf_error(s.err()));
     else rp.deliver(true);
+    // Queued behind the closes of the logs, so the workers stop once those ran.
+    for (const auto& w : self->state.io_workers) caf::anon_send(w, close_atom_v);
     self->quit();
   };
   for (const auto& [tp, e] : replicas) {
@@ -379,6 +382,10 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
   st.routes = std::move(routes);
   st.recovery_points = std::move(recovery_points);
   st.high_watermarks = std::move(high_watermarks);
+  for (int32_t i = 0; i < std::max(st.opts.io_workers, 1); ++i) {
+    st.io_workers.push_back(spawn_io_worker(self->system()));
+    self->link_to(st.io_workers.back());
+  }
   peer_directory_options po;
   po.node = st.opts.node;
   po.self_endpoint = st.opts.endpoint;
@@ -397,7 +404,9 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
   // KAFKA_STORAGE_ERROR; its checkpoint entries keep their last values.
   self->set_exit_handler([self](caf::exit_msg& em) {
     auto& st = self->state;
-    if (em.source == st.peers.address() || em.source == st.fetchers.address()) {
+    const bool worker = std::any_of(st.io_workers.begin(), st.io_workers.end(),
+                                    [&](const auto& w) { return em.source == w.address(); });
+    if (worker || em.source == st.peers.address() || em.source == st.fetchers.address()) {
       spdlog::error("node {}: replication stopped: {}", st.opts.node.value(), to_string(em.reason));
       self->quit(em.reason);
       return;

@@ -11,9 +11,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/log/io_worker_actor.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "actors/replica/fetcher_manager_actor.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
@@ -56,6 +58,9 @@ struct replica_manager_state {
   // active controller, where leaders' ISR changes go).
   int32_t controller_epoch = -1;
   controller_sink controller;
+  // The I/O workers of the node's partition logs (linked), and the next to hand out.
+  std::vector<io_worker_actor> io_workers;
+  size_t next_io_worker = 0;
   // Topic configs and ids from the controller's UpdateMetadata, by name.
   std::map<std::string, topic_config_msg> topics;
 };

@@ -1,0 +1,88 @@
+#pragma once
+
+// The I/O worker: a detached actor (its own thread, off the scheduler) that runs the blocking
+// file work of the partition logs assigned to it: segment creation (roll), append, fsync, seal,
+// truncation, reads of the active segment, deletion, the leader-epoch checkpoint write. A
+// partition log sends every operation on its segments to its one worker, which handles them in
+// the order sent, so a read sent after an append sees it and a flush covers every append sent
+// before it. One stalled disk operation stalls only the partitions of its worker; the scheduler's
+// threads, and so the node's other partitions, fetches, produces and heartbeats, go on.
+//
+// A segment travels as a segment_ref. REQUIRES: once a segment_ref was sent to a worker, only
+// that worker touches its `seg` (the segment is single-threaded code, docs/storage.md).
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/log/log_messages.hpp"
+#include "runtime/storage/leader_epoch_cache.hpp"
+#include "runtime/storage/segment.hpp"
+
+namespace capstan {
+
+// One segment of a partition log, as the log and its worker share it.
+struct segment_slot {
+  // Empty until the worker created or was handed the segment, and again after close or delete.
+  std::shared_ptr<segment> seg;
+  // "topic-partition on node n", for log lines.
+  std::string log_name;
+  timestamp_ms created_ms = 0;
+};
+using segment_ref = std::shared_ptr<segment_slot>;
+
+// What a roll asks the worker to create.
+struct segment_spec {
+  std::filesystem::path dir;
+  offset base{0};
+  segment_options options;
+};
+
+// The leader-epoch checkpoint to write.
+struct epoch_checkpoint {
+  std::filesystem::path file;
+  std::vector<epoch_entry> entries;
+};
+
+using roll_atom = caf::atom_constant<caf::atom("roll")>;
+inline constexpr roll_atom roll_atom_v{};
+
+using io_worker_actor = caf::typed_actor<
+  // Creates the slot's segment (segment_open_mode::create).
+  caf::replies_to<roll_atom, segment_ref, segment_spec>::with<segment_meta>,
+  // Appends a padded sequence of batches the partition log validated and stamped.
+  caf::replies_to<append_atom, segment_ref, batch_buffer>::with<segment_meta>,
+  caf::replies_to<read_atom, segment_ref, offset, int64_t>::with<log_slice>,
+  // First offset in the segment with a record timestamp >= the given one; -1 if none.
+  caf::replies_to<time_atom, segment_ref, timestamp_ms>::with<int64_t>,
+  caf::replies_to<truncate_atom, segment_ref, offset>::with<segment_meta>,
+  caf::replies_to<flush_atom, segment_ref>::with<segment_meta>,
+  caf::replies_to<seal_atom, segment_ref>::with<segment_meta>,
+  // Removes the segment's files.
+  caf::replies_to<delete_atom, segment_ref>::with<bool>,
+  // Closes the segment (its destructor writes buffered index entries).
+  caf::replies_to<close_atom, segment_ref>::with<bool>,
+  // Writes the leader-epoch checkpoint file atomically.
+  caf::replies_to<epoch_atom, epoch_checkpoint>::with<bool>,
+  // Quits once everything sent before it ran (a log's own worker, when the log closes).
+  caf::reacts_to<close_atom>>;
+
+// Spawns one worker on its own thread. It quits with its links (the replica manager for a
+// pool's workers, the log for a log's private worker).
+io_worker_actor spawn_io_worker(caf::actor_system& sys);
+
+// What the partition log mirrors of a segment.
+segment_meta meta_of(const segment& seg, timestamp_ms created_ms);
+
+} // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::segment_ref)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::segment_spec)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::epoch_checkpoint)
