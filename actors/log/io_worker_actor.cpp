@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/countdown.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
@@ -105,11 +106,35 @@ io_worker_actor::behavior_type io_worker(io_worker_actor::pointer self) {
       if (auto s = write_leader_epoch_checkpoint(c.file, c.entries); !s) return to_caf_error(s.err());
       return true;
     },
+    [](run_atom, const io_task& task) {
+      task.fn();
+      return true;
+    },
     [self](close_atom) { self->quit(); },
   };
 }
 
+caf::behavior io_fan_out(caf::event_based_actor* self) {
+  return {
+    [self](run_atom, io_batch& batch) {
+      auto rp = self->make_response_promise();
+      auto pending = std::make_shared<countdown>(countdown{batch.jobs.size() + 1, nullptr});
+      pending->done = [self, rp]() mutable {
+        rp.deliver(true);
+        self->quit();
+      };
+      for (auto& [worker, task] : batch.jobs)
+        self->request(worker, caf::infinite, run_atom_v, std::move(task))
+          .then([pending](bool) { pending->arrive(); }, [pending](caf::error&) { pending->arrive(); });
+      pending->arrive();
+      return rp;
+    },
+  };
+}
+
 } // namespace
+
+caf::actor spawn_io_fan_out(caf::actor_system& sys) { return sys.spawn(io_fan_out); }
 
 io_worker_actor spawn_io_worker(caf::actor_system& sys) {
   return sys.spawn<caf::detached>(io_worker);

@@ -12,8 +12,10 @@
 // that worker touches its `seg` (the segment is single-threaded code, docs/storage.md).
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -51,8 +53,16 @@ struct epoch_checkpoint {
   std::vector<epoch_entry> entries;
 };
 
+// A blocking job for a worker, such as loading a partition directory at start-up. It reports
+// through what `fn` captured; the worker replies once `fn` returned. REQUIRES: `fn` throws not.
+struct io_task {
+  std::function<void()> fn;
+};
+
 using roll_atom = caf::atom_constant<caf::atom("roll")>;
 inline constexpr roll_atom roll_atom_v{};
+using run_atom = caf::atom_constant<caf::atom("run")>;
+inline constexpr run_atom run_atom_v{};
 
 using io_worker_actor = caf::typed_actor<
   // Creates the slot's segment (segment_open_mode::create).
@@ -71,12 +81,26 @@ using io_worker_actor = caf::typed_actor<
   caf::replies_to<close_atom, segment_ref>::with<bool>,
   // Writes the leader-epoch checkpoint file atomically.
   caf::replies_to<epoch_atom, epoch_checkpoint>::with<bool>,
+  // Runs a blocking job.
+  caf::replies_to<run_atom, io_task>::with<bool>,
   // Quits once everything sent before it ran (a log's own worker, when the log closes).
   caf::reacts_to<close_atom>>;
+
+// Jobs to run, each on the worker named beside it.
+struct io_batch {
+  std::vector<std::pair<io_worker_actor, io_task>> jobs;
+};
 
 // Spawns one worker on its own thread. It quits with its links (the replica manager for a
 // pool's workers, the log for a log's private worker).
 io_worker_actor spawn_io_worker(caf::actor_system& sys);
+
+// Spawns a one-shot actor (on the scheduler: it only sends and counts) that takes
+// (run_atom, io_batch), sends each job to its worker, replies true once every job ran (or its
+// worker was gone), and quits. Jobs on different workers run in parallel, those on one worker
+// in turn, so the parallelism is bounded by the number of workers. A caller that awaits the
+// reply holds back its other messages without holding a thread.
+caf::actor spawn_io_fan_out(caf::actor_system& sys);
 
 // What the partition log mirrors of a segment.
 segment_meta meta_of(const segment& seg, timestamp_ms created_ms);
@@ -86,3 +110,5 @@ segment_meta meta_of(const segment& seg, timestamp_ms created_ms);
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::segment_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::segment_spec)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::epoch_checkpoint)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::io_task)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::io_batch)

@@ -743,18 +743,12 @@ result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
 
 } // namespace
 
-result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {
+result<loaded_partition_log> load_partition_log(const partition_log_options& opts) {
   std::error_code ec;
   std::filesystem::create_directories(opts.dir, ec);
   if (ec)
     return make_error(errc::kafka_storage_error,
                       "cannot create " + opts.dir.string() + ": " + ec.message());
-  if (!opts.clock)
-    opts.clock = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-    };
   segment_options seg_opts;
   seg_opts.index_interval_bytes = static_cast<size_t>(opts.config.index_interval_bytes);
   seg_opts.max_batch_bytes = static_cast<size_t>(opts.config.max_message_bytes);
@@ -762,8 +756,25 @@ result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition
   if (!loaded) return loaded.err();
   auto epochs = load_epochs(opts, loaded->segments);
   if (!epochs) return epochs.err();
-  auto shared = std::make_shared<loaded_log>(std::move(*loaded));
-  return sys.spawn(partition_log_behavior, std::move(opts), std::move(shared), std::move(*epochs));
+  return loaded_partition_log{std::make_shared<loaded_log>(std::move(*loaded)), std::move(*epochs)};
+}
+
+partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_options opts,
+                                        loaded_partition_log loaded) {
+  if (!opts.clock)
+    opts.clock = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+    };
+  return sys.spawn(partition_log_behavior, std::move(opts), std::move(loaded.log),
+                   std::move(loaded.epochs));
+}
+
+result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {
+  auto loaded = load_partition_log(opts);
+  if (!loaded) return loaded.err();
+  return spawn_partition_log(sys, std::move(opts), std::move(*loaded));
 }
 
 } // namespace capstan

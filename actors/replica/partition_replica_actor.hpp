@@ -13,6 +13,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/log/io_worker_actor.hpp"
+#include "actors/log/partition_log_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/result.hpp"
@@ -48,9 +49,18 @@ struct partition_replica_options {
   io_worker_actor io_worker;
 };
 
+// The options of the replica's log.
+partition_log_options log_options_of(const partition_replica_options& options);
+
 // Opens (recovers) the log synchronously on the calling thread, then spawns the replica, which
 // links itself to its log. Errors: KAFKA_STORAGE_ERROR from opening the log.
 result<partition_replica_actor> spawn_partition_replica(caf::actor_system& sys,
                                                         partition_replica_options options);
+
+// Spawns the replica over a log loaded beforehand (load_partition_log with log_options_of, on an
+// I/O worker); does no file I/O on the calling thread.
+partition_replica_actor spawn_partition_replica(caf::actor_system& sys,
+                                                partition_replica_options options,
+                                                loaded_partition_log log);
 
 } // namespace capstan

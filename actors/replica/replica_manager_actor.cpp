@@ -110,111 +110,186 @@ partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, con
   return actor;
 }
 
-std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
-                                          const partition_assignment& a, bool& checkpoints_changed,
-                                          bool lead_alone) {
+// Opening a partition in three steps: plan_open decides on the manager what can be decided
+// without a file (config, checkpoints, worker); load_partition does the file work (the
+// directory's check against the checkpoints, then loading and recovering the log) and runs on
+// the partition's I/O worker; finish_open spawns the replica, or an offline one, on the manager.
+struct open_plan {
+  topic_partition tp;
+  replica_entry entry;
+  // Set when the outcome is known without loading (a bad config: nullopt entry; an offline one).
+  bool decided = false;
+  std::optional<replica_entry> outcome;
+  bool lead_alone = false;
+  leader_epoch epoch{0};
+  topic_id id{};
+  checkpointed_offsets known;
+  segment_options seg_opts;
+  partition_replica_options ro;
+  // Filled by load_partition.
+  std::optional<result<prepared_dir>> prepared;
+  std::optional<result<loaded_partition_log>> loaded;
+};
+
+std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
+                                     const partition_assignment& a, bool lead_alone) {
   auto& st = self->state;
-  const topic_partition tp{topic.name, a.partition};
+  auto plan = std::make_shared<open_plan>();
+  plan->tp = topic_partition{topic.name, a.partition};
+  const auto& tp = plan->tp;
   auto cfg = effective_replica_config(topic.configs, st.opts.log_defaults, st.opts.min_insync_replicas);
   if (!cfg) {
     spdlog::error("node {}: cannot open {}-{}: {}", st.opts.node.value(), topic.name, a.partition,
                   cfg.err().to_string());
-    return std::nullopt;
+    plan->decided = true;
+    return plan;
   }
-  replica_entry entry{partition_replica_actor{}, topic.id, topic.configs, true};
+  plan->entry = replica_entry{partition_replica_actor{}, topic.id, topic.configs, true};
   if (st.unrecorded_deletions.count(tp) != 0) {
     if (auto s = write_checkpoints(st); !s) {
-      entry.actor = go_offline(self, tp, "the deletion of its previous directory is not in the "
-                                         "checkpoints yet: " + s.err().message);
-      return entry;
+      plan->entry.actor = go_offline(self, tp, "the deletion of its previous directory is not in the "
+                                               "checkpoints yet: " + s.err().message);
+      plan->decided = true;
+      plan->outcome = plan->entry;
+      return plan;
     }
   }
-  checkpointed_offsets known;
-  if (auto it = st.recovery_points.find(tp); it != st.recovery_points.end()) known.recovery_point = it->second;
-  if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) known.high_watermark = it->second;
-  segment_options seg_opts;
-  seg_opts.index_interval_bytes = static_cast<size_t>(cfg->log.index_interval_bytes);
-  seg_opts.max_batch_bytes = static_cast<size_t>(cfg->log.max_message_bytes);
-  const auto dir = partition_dir(st, tp);
-  auto prepared = prepare_partition_dir(dir, tp.first + "-" + std::to_string(tp.second), topic.id,
-                                        known, seg_opts);
-  if (!prepared) {
-    entry.actor = go_offline(self, tp, prepared.err().message);
-    return entry;
-  }
-  if (prepared->state == dir_state::replaced)
-    spdlog::warn("{}: {} belonged to an earlier topic of that name; moved it to {}",
-                 log_name(st, tp), dir.string(), prepared->moved_to.string());
-  if (prepared->state != dir_state::intact) {
-    record(st, tp, replica_checkpoint{});
-    checkpoints_changed = true;
-  }
-  partition_replica_options ro;
+  if (auto it = st.recovery_points.find(tp); it != st.recovery_points.end()) plan->known.recovery_point = it->second;
+  if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) plan->known.high_watermark = it->second;
+  plan->seg_opts.index_interval_bytes = static_cast<size_t>(cfg->log.index_interval_bytes);
+  plan->seg_opts.max_batch_bytes = static_cast<size_t>(cfg->log.max_message_bytes);
+  plan->id = topic.id;
+  plan->lead_alone = lead_alone;
+  plan->epoch = leader_epoch{a.leader_epoch};
+  auto& ro = plan->ro;
   ro.topic = topic.name;
   ro.partition = a.partition;
   ro.node = st.opts.node;
-  ro.dir = dir;
+  ro.dir = partition_dir(st, tp);
   ro.config = cfg->log;
   ro.id = topic.id;
   ro.min_insync_replicas = cfg->min_insync_replicas;
-  ro.recovery_point = prepared->recovery_point;
   if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) ro.high_watermark = it->second;
   ro.replica_lag_time_max_ms = st.opts.replica_lag_time_max_ms;
   ro.alter_sink = caf::actor_cast<alter_partition_sink>(self);
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;
   ro.io_worker = st.io_workers[st.next_io_worker++ % st.io_workers.size()];
-  auto replica = spawn_partition_replica(self->system(), std::move(ro));
-  if (!replica) {
-    entry.actor = go_offline(self, tp, replica.err().message);
+  return plan;
+}
+
+// Blocks on file I/O; touches nothing but the plan. REQUIRES: !plan.decided.
+void load_partition(open_plan& plan) {
+  plan.prepared = prepare_partition_dir(plan.ro.dir, plan.tp.first + "-" + std::to_string(plan.tp.second),
+                                        plan.id, plan.known, plan.seg_opts);
+  if (!*plan.prepared) return;
+  plan.ro.recovery_point = (*plan.prepared)->recovery_point;
+  plan.loaded = load_partition_log(log_options_of(plan.ro));
+}
+
+std::optional<replica_entry> finish_open(self_ptr self, open_plan& plan, bool& checkpoints_changed) {
+  auto& st = self->state;
+  if (plan.decided) return plan.outcome;
+  const auto& tp = plan.tp;
+  auto& entry = plan.entry;
+  if (!plan.prepared) {
+    entry.actor = go_offline(self, tp, "its directory was not loaded: the I/O worker stopped");
     return entry;
   }
-  self->link_to(*replica);
-  entry.actor = *replica;
+  if (!*plan.prepared) {
+    entry.actor = go_offline(self, tp, plan.prepared->err().message);
+    return entry;
+  }
+  const auto& prepared = **plan.prepared;
+  if (prepared.state == dir_state::replaced)
+    spdlog::warn("{}: {} belonged to an earlier topic of that name; moved it to {}",
+                 log_name(st, tp), plan.ro.dir.string(), prepared.moved_to.string());
+  if (prepared.state != dir_state::intact) {
+    record(st, tp, replica_checkpoint{});
+    checkpoints_changed = true;
+  }
+  if (!plan.loaded || !*plan.loaded) {
+    entry.actor = go_offline(self, tp, plan.loaded ? plan.loaded->err().message
+                                                   : std::string("its log was not loaded"));
+    return entry;
+  }
+  auto replica = spawn_partition_replica(self->system(), std::move(plan.ro), std::move(**plan.loaded));
+  self->link_to(replica);
+  entry.actor = replica;
   entry.offline = false;
-  if (lead_alone) {
+  if (plan.lead_alone) {
     // One node: this node leads every partition it hosts, alone in the ISR.
     replica_role role;
     role.leader = st.opts.node;
-    role.epoch = leader_epoch{a.leader_epoch};
+    role.epoch = plan.epoch;
     role.replicas = {st.opts.node};
     role.isr = {st.opts.node};
     entry.epoch = role.epoch;
-    caf::anon_send(*replica, become_atom_v, role);
+    caf::anon_send(replica, become_atom_v, role);
   }
   return entry;
 }
 
-// Opens the replicas of `snapshot` that this node hosts and does not have yet; returns those of
-// its partitions on this node that do not serve (offline, or not opened).
-std::vector<topic_partition> open_new_replicas(self_ptr self, const cluster_metadata& snapshot) {
+std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
+                                          const partition_assignment& a, bool& checkpoints_changed,
+                                          bool lead_alone) {
+  auto plan = plan_open(self, topic, a, lead_alone);
+  if (!plan->decided) load_partition(*plan);
+  return finish_open(self, *plan, checkpoints_changed);
+}
+
+// Opens the replicas of `snapshot` that this node hosts and does not have yet, loading their
+// directories on the I/O workers in parallel (one at a time per worker) while the manager holds
+// back its other messages; then calls done with those of its partitions on this node that do not
+// serve (offline, or not opened).
+void open_new_replicas(self_ptr self, const metadata_snapshot& snapshot,
+                       std::function<void(std::vector<topic_partition>)> done) {
   auto& st = self->state;
-  std::vector<topic_partition> unserved;
-  bool checkpoints_changed = false;
-  for (const auto& [name, topic] : snapshot.topics) {
+  std::vector<std::shared_ptr<open_plan>> plans;
+  io_batch batch;
+  for (const auto& [name, topic] : snapshot->topics) {
     for (const auto& a : topic.partitions) {
       if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node.value()) == a.replicas.end())
         continue;
-      const topic_partition tp{name, a.partition};
-      if (st.replicas.count(tp) == 0) {
-        auto entry = open_replica(self, topic, a, checkpoints_changed, true);
-        if (entry) st.replicas.emplace(tp, std::move(*entry));
-      }
-      auto it = st.replicas.find(tp);
-      if (it == st.replicas.end() || it->second.offline) unserved.push_back(tp);
+      if (st.replicas.count(topic_partition{name, a.partition}) != 0) continue;
+      auto plan = plan_open(self, topic, a, true);
+      if (!plan->decided) batch.jobs.emplace_back(plan->ro.io_worker, io_task{[plan] { load_partition(*plan); }});
+      plans.push_back(std::move(plan));
     }
   }
-  // New partitions are in the checkpoints from the start, so a directory lost later is noticed.
-  if (checkpoints_changed) (void) write_checkpoints(st);
-  publish_routes(self);
-  std::string offline;
-  for (const auto& [tp, e] : st.replicas)
-    if (e.offline) offline += (offline.empty() ? "" : ", ") + tp.first + "-" + std::to_string(tp.second);
-  if (!offline.empty())
-    spdlog::warn("node {}: offline partitions (they answer KAFKA_STORAGE_ERROR until repaired, "
-                 "see the errors above): {}",
-                 st.opts.node.value(), offline);
-  return unserved;
+  auto finish = [self, snapshot, plans, done] {
+    auto& st = self->state;
+    bool checkpoints_changed = false;
+    for (const auto& plan : plans) {
+      auto entry = finish_open(self, *plan, checkpoints_changed);
+      if (entry) st.replicas.emplace(plan->tp, std::move(*entry));
+    }
+    std::vector<topic_partition> unserved;
+    for (const auto& [name, topic] : snapshot->topics)
+      for (const auto& a : topic.partitions) {
+        if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node.value()) == a.replicas.end())
+          continue;
+        auto it = st.replicas.find(topic_partition{name, a.partition});
+        if (it == st.replicas.end() || it->second.offline) unserved.emplace_back(name, a.partition);
+      }
+    // New partitions are in the checkpoints from the start, so a directory lost later is noticed.
+    if (checkpoints_changed) (void) write_checkpoints(st);
+    publish_routes(self);
+    std::string offline;
+    for (const auto& [tp, e] : st.replicas)
+      if (e.offline) offline += (offline.empty() ? "" : ", ") + tp.first + "-" + std::to_string(tp.second);
+    if (!offline.empty())
+      spdlog::warn("node {}: offline partitions (they answer KAFKA_STORAGE_ERROR until repaired, "
+                   "see the errors above): {}",
+                   st.opts.node.value(), offline);
+    done(std::move(unserved));
+  };
+  if (batch.jobs.empty()) {
+    finish();
+    return;
+  }
+  self->request(spawn_io_fan_out(self->system()), caf::infinite, run_atom_v, std::move(batch))
+    .await([finish](bool) { finish(); }, [finish](caf::error&) { finish(); });
 }
 
 // Replicas this node must drop: their topic is gone, was re-created (another id), or no longer
@@ -305,7 +380,8 @@ caf::result<std::vector<topic_partition>> apply(self_ptr self, const metadata_sn
   pending->done = [self, snapshot, rp, deleted = !stale.empty()]() mutable {
     // A failed write leaves the partitions in unrecorded_deletions: open_replica retries it.
     if (deleted) (void) write_checkpoints(self->state);
-    rp.deliver(open_new_replicas(self, *snapshot));
+    open_new_replicas(self, snapshot,
+                      [rp](std::vector<topic_partition> unserved) mutable { rp.deliver(std::move(unserved)); });
   };
   for (const auto& tp : stale) drop_replica(self, tp, true, [pending] { pending->arrive(); });
   for (const auto& tp : reconfigured) {

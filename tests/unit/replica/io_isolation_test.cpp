@@ -116,3 +116,54 @@ TEST_CASE("a partition stalled in fsync holds up neither the scheduler nor anoth
   CHECK(slow->base_offset == offset{1});
   REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
 }
+
+TEST_CASE("partitions load on the I/O workers in parallel, as many at once as there are workers",
+          "[replica][io]") {
+  temp_dir dir{"io-isolation"};
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys(one_scheduler_thread());
+  replica_manager_options opts;
+  opts.node = node_id{1};
+  opts.data_dir = dir.path();
+  opts.schedule_background_work = false;
+  opts.checkpoint_interval_ms = 0;
+  opts.io_workers = 2;
+  auto manager = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
+  REQUIRE(manager);
+  sys.track(*manager);
+  // Each partition's first file operation (its partition.metadata) stalls.
+  for (const char* p : {"/a-0/", "/b-0/", "/c-0/"}) faults.stall(p, storage_op::open);
+  auto applied = std::async(std::launch::async, [&] {
+    return sys.request<std::vector<topic_partition>>(
+      *manager, 60s, apply_atom_v,
+      snapshot_of({topic_of("a", 1, {}), topic_of("b", 2, {}), topic_of("c", 3, {})}));
+  });
+  struct release_on_exit {
+    fault_injection_env& faults;
+    ~release_on_exit() { faults.release(); }
+  } release_guard{faults};
+
+  // Two loads are in progress at once; the third waits for a worker, since both are held.
+  REQUIRE(faults.wait_stalled(2, 10s));
+  CHECK(faults.stalled() == 2);
+  // The one scheduler thread is free meanwhile: another actor still answers.
+  auto echo = sys.sys().spawn([]() -> caf::behavior { return {[](int32_t x) { return x + 1; }}; });
+  sys.track(echo);
+  auto answered = sys.request<int32_t>(echo, timeout, int32_t{41});
+  REQUIRE(answered);
+  CHECK(*answered == 42);
+  CHECK(applied.wait_for(0s) == std::future_status::timeout);
+
+  faults.release();
+  REQUIRE(applied.wait_for(30s) == std::future_status::ready);
+  auto unserved = applied.get();
+  REQUIRE(unserved);
+  CHECK(unserved->empty());
+  for (const char* t : {"a", "b", "c"}) {
+    auto r = sys.request<partition_replica_actor>(*manager, timeout, lookup_atom_v, std::string(t), 0);
+    REQUIRE(r);
+    CHECK(sys.request<produce_result>(*r, timeout, produce_atom_v, produce_of(make_batch(1, t, 1000))));
+  }
+  REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
+}
