@@ -483,22 +483,61 @@ void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
       [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
 }
 
-// Records in <dir>/offset-gaps the offsets that the staged copies no longer hold at their ends
-// ([new end, next segment base)), before any install makes them visible: start-up then tells them
-// from lost data (docs/storage.md, "Damage").
-status record_compaction_gaps(const partition_log_state& st, const compaction_output& out) {
-  auto gaps = read_offset_gaps(st.opts.dir);
-  if (!gaps) return gaps.err();
-  const auto before = *gaps;
-  for (const auto& cs : out.segments) {
-    auto it = st.segments.find(cs.base);
-    if (it == st.segments.end() || cs.records_removed == 0 || std::next(it) == st.segments.end())
-      continue;
-    gaps->add(cs.next_after, std::next(it)->first);
+// A compaction's cleaned copies to make live, decided by the log against its current layout and
+// carried out by its I/O worker (install_compaction); the worker fills in what it opened.
+struct compaction_install {
+  std::filesystem::path dir;
+  segment_options seg_opts;
+  offset log_start{0};
+  // [new end, next segment base) of every cleaned segment but the last: offsets the cleaned copy
+  // no longer holds at its end.
+  std::vector<std::pair<offset, offset>> gaps;
+  std::vector<compacted_segment> segments;
+  // Filled by the worker, in the order of `segments`, up to the first failure.
+  std::vector<std::shared_ptr<segment>> opened;
+  std::vector<segment_meta> metas;
+  std::optional<error> failure;
+};
+
+// Runs on the worker. Records the gaps in <dir>/offset-gaps before any install makes them
+// visible, so start-up tells them from lost data (docs/storage.md, "Damage"); then renames each
+// cleaned copy over its segment and opens and seals it; then drops the staging directory.
+void install_compaction(compaction_install& job) {
+  auto record_gaps = [&]() -> status {
+    auto gaps = read_offset_gaps(job.dir);
+    if (!gaps) return gaps.err();
+    const auto before = *gaps;
+    for (const auto& [from, to] : job.gaps) gaps->add(from, to);
+    gaps->drop_below(job.log_start);
+    if (*gaps == before) return {};
+    return write_offset_gaps(job.dir, *gaps);
+  };
+  if (auto s = record_gaps(); !s) {
+    job.failure = s.err();
+  } else {
+    for (const auto& cs : job.segments) {
+      if (auto s = install_compacted_segment(job.dir, cs); !s) {
+        job.failure = s.err();
+        break;
+      }
+      auto seg = segment::open(job.dir, cs.base, segment_open_mode::open_trusted, job.seg_opts);
+      if (seg) {
+        if (auto s = (*seg)->seal(); !s) seg = s.err();
+      }
+      if (!seg) {
+        job.failure = seg.err();
+        break;
+      }
+      job.metas.push_back(meta_of(**seg, 0));
+      job.opened.push_back(std::move(*seg));
+    }
   }
-  gaps->drop_below(st.log_start);
-  if (*gaps == before) return {};
-  return write_offset_gaps(st.opts.dir, *gaps);
+  discard_compaction(job.dir);
+}
+
+void discard_on_worker(self_ptr self) {
+  caf::anon_send(self->state.worker, run_atom_v,
+                 io_task{[dir = self->state.opts.dir] { discard_compaction(dir); }});
 }
 
 caf::result<compaction_stats> compact(self_ptr self) {
@@ -527,55 +566,62 @@ caf::result<compaction_stats> compact(self_ptr self) {
         [self, gen, dirty_end, rp](compaction_output& out) mutable {
           auto& st = self->state;
           st.compacting = false;
-          compaction_stats stats;
           if (gen != st.generation || st.failed) {
-            discard_compaction(st.opts.dir);
-            rp.deliver(stats);
+            discard_on_worker(self);
+            rp.deliver(compaction_stats{});
             return;
           }
-          if (auto s = record_compaction_gaps(st, out); !s) {
-            discard_compaction(st.opts.dir);
-            fail(self, to_caf_error(s.err()));
-            rp.deliver(refuse(st));
-            return;
-          }
+          auto job = std::make_shared<compaction_install>();
+          job->dir = st.opts.dir;
+          job->seg_opts = st.seg_opts;
+          job->log_start = st.log_start;
           for (const auto& cs : out.segments) {
             auto it = st.segments.find(cs.base);
             // A segment with nothing removed stays as it is: swapping it would only cost I/O.
             if (it == st.segments.end() || cs.records_removed == 0) continue;
-            if (auto s = install_compacted_segment(st.opts.dir, cs); !s) {
-              fail(self, to_caf_error(s.err()));
-              break;
-            }
-            auto seg = segment::open(st.opts.dir, cs.base, segment_open_mode::open_trusted, st.seg_opts);
-            if (seg) {
-              if (auto s = (*seg)->seal(); !s) seg = s.err();
-            }
-            if (!seg) {
-              fail(self, to_caf_error(seg.err()));
-              break;
-            }
-            caf::anon_send(st.worker, close_atom_v, it->second.slot);
-            const auto created = it->second.meta.created_ms;
-            std::shared_ptr<segment> shared = std::move(*seg);
-            it->second.meta = meta_of(*shared, created);
-            it->second.slot = make_slot(st, shared, created);
-            ++stats.segments_cleaned;
-            stats.records_removed += cs.records_removed;
-            stats.bytes_before += cs.size_before;
-            stats.bytes_after += cs.size_after;
+            if (std::next(it) != st.segments.end())
+              job->gaps.emplace_back(cs.next_after, std::next(it)->first);
+            job->segments.push_back(cs);
           }
-          discard_compaction(st.opts.dir);
-          ++st.generation;
-          st.cleaned_upto = std::max(st.cleaned_upto, dirty_end);
-          spdlog::info("{}: compacted {} segments, removed {} records, {} -> {} bytes",
-                       st.opts.log_name, stats.segments_cleaned, stats.records_removed,
-                       stats.bytes_before, stats.bytes_after);
-          rp.deliver(stats);
+          // `await`: nothing else touches the segments until the swap is done.
+          self->request(st.worker, caf::infinite, run_atom_v, io_task{[job] { install_compaction(*job); }})
+            .await(
+              [self, job, dirty_end, rp](bool) mutable {
+                auto& st = self->state;
+                compaction_stats stats;
+                for (size_t i = 0; i < job->opened.size(); ++i) {
+                  const auto& cs = job->segments[i];
+                  auto it = st.segments.find(cs.base);
+                  caf::anon_send(st.worker, close_atom_v, it->second.slot);
+                  const auto created = it->second.meta.created_ms;
+                  it->second.meta = job->metas[i];
+                  it->second.meta.created_ms = created;
+                  it->second.slot = make_slot(st, job->opened[i], created);
+                  ++stats.segments_cleaned;
+                  stats.records_removed += cs.records_removed;
+                  stats.bytes_before += cs.size_before;
+                  stats.bytes_after += cs.size_after;
+                }
+                ++st.generation;
+                st.cleaned_upto = std::max(st.cleaned_upto, dirty_end);
+                spdlog::info("{}: compacted {} segments, removed {} records, {} -> {} bytes",
+                             st.opts.log_name, stats.segments_cleaned, stats.records_removed,
+                             stats.bytes_before, stats.bytes_after);
+                if (job->failure) {
+                  fail(self, to_caf_error(*job->failure));
+                  rp.deliver(refuse(st));
+                  return;
+                }
+                rp.deliver(stats);
+              },
+              [self, rp](caf::error& e) mutable {
+                fail(self, e);
+                rp.deliver(std::move(e));
+              });
         },
         [self, rp](caf::error& e) mutable {
           self->state.compacting = false;
-          discard_compaction(self->state.opts.dir);
+          discard_on_worker(self);
           spdlog::error("{}: compaction failed: {}", self->state.opts.log_name, to_string(e));
           rp.deliver(std::move(e));
         });
