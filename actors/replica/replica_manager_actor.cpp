@@ -54,19 +54,41 @@ void publish_routes(self_ptr self) {
 }
 
 // Writes both checkpoint files from the maps; afterwards no deleted partition is left in them.
-status write_checkpoints(replica_manager_state& st) {
-  for (const auto& [name, offsets] :
-       {std::pair{recovery_point_checkpoint_name, &st.recovery_points},
-        std::pair{high_watermark_checkpoint_name, &st.high_watermarks}}) {
-    const auto file = st.opts.data_dir / name;
+status write_checkpoint_files(const std::filesystem::path& data_dir, node_id node,
+                              const offset_map& recovery_points, const offset_map& high_watermarks) {
+  for (const auto& [name, offsets] : {std::pair{recovery_point_checkpoint_name, &recovery_points},
+                                      std::pair{high_watermark_checkpoint_name, &high_watermarks}}) {
+    const auto file = data_dir / name;
     if (auto s = write_offset_checkpoint(file, *offsets); !s) {
-      spdlog::error("node {}: cannot write {}: {}", st.opts.node.value(), file.string(),
-                    s.err().to_string());
+      spdlog::error("node {}: cannot write {}: {}", node.value(), file.string(), s.err().to_string());
       return s;
     }
   }
-  st.unrecorded_deletions.clear();
   return {};
+}
+
+status write_checkpoints(replica_manager_state& st) {
+  auto s = write_checkpoint_files(st.opts.data_dir, st.opts.node, st.recovery_points, st.high_watermarks);
+  if (s) st.unrecorded_deletions.clear();
+  return s;
+}
+
+// write_checkpoints on an I/O worker (two files, each fsynced, and the data dir): the manager
+// awaits it, handling nothing else meanwhile, without holding a scheduler thread.
+void write_checkpoints_on_worker(self_ptr self, std::function<void(status)> done) {
+  auto& st = self->state;
+  auto written = std::make_shared<status>();
+  self->request(st.io_workers.front(), caf::infinite, run_atom_v,
+                io_task{[written, dir = st.opts.data_dir, node = st.opts.node,
+                         rps = st.recovery_points, hws = st.high_watermarks] {
+                  *written = write_checkpoint_files(dir, node, rps, hws);
+                }})
+    .await(
+      [self, written, done](bool) {
+        if (*written) self->state.unrecorded_deletions.clear();
+        done(*written);
+      },
+      [done](caf::error& e) { done(from_caf_error(e)); });
 }
 
 void record(replica_manager_state& st, const topic_partition& tp, const replica_checkpoint& c) {
@@ -87,7 +109,7 @@ void checkpoint_all(self_ptr self, std::function<void(bool)> done) {
   for (const auto& [tp, e] : st.replicas)
     if (!e.offline) live.emplace_back(tp, e.actor);
   auto pending = std::make_shared<countdown>(countdown{live.size() + 1, nullptr});
-  pending->done = [self, done] { done(write_checkpoints(self->state).ok()); };
+  pending->done = [self, done] { write_checkpoints_on_worker(self, [done](status s) { done(s.ok()); }); };
   for (const auto& [tp, actor] : live) {
     self->request(actor, checkpoint_query_timeout, checkpoint_atom_v)
       .then(
@@ -420,11 +442,13 @@ caf::result<bool> stop(self_ptr self) {
   publish_routes(self);
   auto pending = std::make_shared<countdown>(countdown{replicas.size() + 1, nullptr});
   pending->done = [self, rp]() mutable {
-    if (auto s = write_checkpoints(self->state); !s) rp.deliver(to_caf_error(s.err()));
-    else rp.deliver(true);
-    // Queued behind the closes of the logs, so the workers stop once those ran.
-    for (const auto& w : self->state.io_workers) caf::anon_send(w, close_atom_v);
-    self->quit();
+    write_checkpoints_on_worker(self, [self, rp](status s) mutable {
+      if (!s) rp.deliver(to_caf_error(s.err()));
+      else rp.deliver(true);
+      // Queued behind the closes of the logs, so the workers stop once those ran.
+      for (const auto& w : self->state.io_workers) caf::anon_send(w, close_atom_v);
+      self->quit();
+    });
   };
   for (const auto& [tp, e] : replicas) {
     self->request(e.actor, caf::infinite, close_atom_v)

@@ -167,3 +167,42 @@ TEST_CASE("partitions load on the I/O workers in parallel, as many at once as th
   }
   REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
 }
+
+TEST_CASE("the replica manager writes its checkpoints on an I/O worker", "[replica][io]") {
+  temp_dir dir{"io-isolation"};
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys(one_scheduler_thread());
+  replica_manager_options opts;
+  opts.node = node_id{1};
+  opts.data_dir = dir.path();
+  opts.schedule_background_work = false;
+  opts.checkpoint_interval_ms = 0;
+  auto manager = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
+  REQUIRE(manager);
+  sys.track(*manager);
+  REQUIRE(sys.request<std::vector<topic_partition>>(*manager, timeout, apply_atom_v,
+                                                     snapshot_of({topic_of("a", 1, {})})));
+
+  faults.stall("recovery-point-offset-checkpoint", storage_op::sync);
+  auto written = std::async(std::launch::async, [&] {
+    return sys.request<bool>(*manager, 60s, checkpoint_atom_v);
+  });
+  struct release_on_exit {
+    fault_injection_env& faults;
+    ~release_on_exit() { faults.release(); }
+  } release_guard{faults};
+  REQUIRE(faults.wait_stalled(1, 10s));
+  auto echo = sys.sys().spawn([]() -> caf::behavior { return {[](int32_t x) { return x + 1; }}; });
+  sys.track(echo);
+  auto answered = sys.request<int32_t>(echo, timeout, int32_t{41});
+  REQUIRE(answered);
+  CHECK(*answered == 42);
+
+  faults.release();
+  REQUIRE(written.wait_for(30s) == std::future_status::ready);
+  auto ok = written.get();
+  REQUIRE(ok);
+  CHECK(*ok);
+  REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
+}
