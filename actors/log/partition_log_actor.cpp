@@ -80,18 +80,21 @@ struct partition_log_state {
 using self_ptr = partition_log_actor::stateful_pointer<partition_log_state>;
 
 // A storage failure takes the partition offline (Kafka takes the log dir offline): the log
-// answers the request at hand with the error, refuses whatever it is still handed, and quits
-// with the error as its exit reason once the current message is handled. Its replica is linked
-// and goes with it; the replica manager then serves the partition by an offline replica that
-// answers KAFKA_STORAGE_ERROR naming the partition and this failure. Nothing more is written, so
-// what is on disk stays as the failure left it; recovery on the next open cuts a torn tail.
+// refuses every new request with the error, lets the requests already sent to its worker answer
+// (the worker replies in order, so a no-op sent now answers after all of them), then quits with
+// the error as its exit reason. Its replica is linked and goes with it; the replica manager then
+// serves the partition by an offline replica that answers KAFKA_STORAGE_ERROR naming the
+// partition and this failure. Nothing new is written, so what is on disk stays as the failure
+// left it; recovery on the next open cuts a torn tail.
 void fail(self_ptr self, const caf::error& e) {
   auto& st = self->state;
   if (st.failed) return;
   st.failed = from_caf_error(e);
   spdlog::error("{}: storage failure, the partition goes offline: {}", st.opts.log_name,
                 st.failed->to_string());
-  self->quit(to_caf_error(*st.failed));
+  auto quit = [self] { self->quit(to_caf_error(*self->state.failed)); };
+  self->request(st.worker, caf::infinite, run_atom_v, io_task{[] {}})
+    .then([quit](bool) { quit(); }, [quit](caf::error&) { quit(); });
 }
 
 caf::error refuse(const partition_log_state& st) { return to_caf_error(*st.failed); }
@@ -238,7 +241,8 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
       .then([pending](const segment_meta&) { pending->arrive(); },
             [self, pending, failed](caf::error& e) {
               fail(self, e);
-              *failed = e;
+              // The first failure (a roll's, say), not a follow-up "segment is not open".
+              *failed = refuse(self->state);
               pending->arrive();
             });
   };

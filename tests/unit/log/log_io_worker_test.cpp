@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 
 #include "actors/log/partition_log_actor.hpp"
+#include "runtime/actor/caf_error.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/log_builder.hpp"
@@ -82,4 +83,34 @@ TEST_CASE("a compaction whose install stalls holds no scheduler thread", "[log][
   CHECK(stats->segments_cleaned > 0);
   CHECK(stats->records_removed > 0);
   REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
+}
+
+TEST_CASE("an append whose roll cannot create the new segment gets the roll's error", "[log][io]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys;
+  const timestamp_ms now = 1'700'000'000'000;
+  partition_log_options opts;
+  opts.dir = dir.path();
+  opts.log_name = "test-0";
+  opts.config.segment_bytes = 200;
+  opts.clock = [now] { return now; };
+  opts.schedule_background_work = false;
+  auto log = open_partition_log(sys.sys(), opts);
+  REQUIRE(log);
+  sys.track(*log);
+  auto append = [&](const std::string& prefix) {
+    return sys.request<append_result>(
+      *log, timeout, append_atom_v,
+      append_request{to_buffer(make_batch(10, prefix, now, 0, 20)), append_origin::leader, leader_epoch{0}});
+  };
+  REQUIRE(append("first"));
+  faults.fail("00000000000000000010.log", storage_op::open, ENOSPC);
+  auto refused = append("second");
+  REQUIRE_FALSE(refused);
+  const auto e = from_caf_error(refused.error());
+  CHECK(e.code == errc::kafka_storage_error);
+  CHECK(e.message.find("00000000000000000010.log") != std::string::npos);
+  CHECK(e.message.find("No space left on device") != std::string::npos);
 }
