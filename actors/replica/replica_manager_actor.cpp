@@ -132,27 +132,6 @@ partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, con
   return actor;
 }
 
-// Opening a partition in three steps: plan_open decides on the manager what can be decided
-// without a file (config, checkpoints, worker); load_partition does the file work (the
-// directory's check against the checkpoints, then loading and recovering the log) and runs on
-// the partition's I/O worker; finish_open spawns the replica, or an offline one, on the manager.
-struct open_plan {
-  topic_partition tp;
-  replica_entry entry;
-  // Set when the outcome is known without loading (a bad config: nullopt entry; an offline one).
-  bool decided = false;
-  std::optional<replica_entry> outcome;
-  bool lead_alone = false;
-  leader_epoch epoch{0};
-  topic_id id{};
-  checkpointed_offsets known;
-  segment_options seg_opts;
-  partition_replica_options ro;
-  // Filled by load_partition.
-  std::optional<result<prepared_dir>> prepared;
-  std::optional<result<loaded_partition_log>> loaded;
-};
-
 std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
                                      const partition_assignment& a, bool lead_alone) {
   auto& st = self->state;
@@ -252,14 +231,6 @@ std::optional<replica_entry> finish_open(self_ptr self, open_plan& plan, bool& c
   return entry;
 }
 
-std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
-                                          const partition_assignment& a, bool& checkpoints_changed,
-                                          bool lead_alone) {
-  auto plan = plan_open(self, topic, a, lead_alone);
-  if (!plan->decided) load_partition(*plan);
-  return finish_open(self, *plan, checkpoints_changed);
-}
-
 // Opens the replicas of `snapshot` that this node hosts and does not have yet, loading their
 // directories on the I/O workers in parallel (one at a time per worker) while the manager holds
 // back its other messages; then calls done with those of its partitions on this node that do not
@@ -268,15 +239,12 @@ void open_new_replicas(self_ptr self, const metadata_snapshot& snapshot,
                        std::function<void(std::vector<topic_partition>)> done) {
   auto& st = self->state;
   std::vector<std::shared_ptr<open_plan>> plans;
-  io_batch batch;
   for (const auto& [name, topic] : snapshot->topics) {
     for (const auto& a : topic.partitions) {
       if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node.value()) == a.replicas.end())
         continue;
       if (st.replicas.count(topic_partition{name, a.partition}) != 0) continue;
-      auto plan = plan_open(self, topic, a, true);
-      if (!plan->decided) batch.jobs.emplace_back(plan->ro.io_worker, io_task{[plan] { load_partition(*plan); }});
-      plans.push_back(std::move(plan));
+      plans.push_back(plan_open(self, topic, a, true));
     }
   }
   auto finish = [self, snapshot, plans, done] {
@@ -306,12 +274,20 @@ void open_new_replicas(self_ptr self, const metadata_snapshot& snapshot,
                    st.opts.node.value(), offline);
     done(std::move(unserved));
   };
+  load_plans(self, plans, finish);
+}
+
+void load_plans(self_ptr self, const std::vector<std::shared_ptr<open_plan>>& plans,
+                std::function<void()> done) {
+  io_batch batch;
+  for (const auto& plan : plans)
+    if (!plan->decided) batch.jobs.emplace_back(plan->ro.io_worker, io_task{[plan] { load_partition(*plan); }});
   if (batch.jobs.empty()) {
-    finish();
+    done();
     return;
   }
   self->request(spawn_io_fan_out(self->system()), caf::infinite, run_atom_v, std::move(batch))
-    .await([finish](bool) { finish(); }, [finish](caf::error&) { finish(); });
+    .await([done](bool) { done(); }, [done](caf::error&) { done(); });
 }
 
 // Replicas this node must drop: their topic is gone, was re-created (another id), or no longer
@@ -400,7 +376,7 @@ caf::result<std::vector<topic_partition>> apply(self_ptr self, const metadata_sn
   auto pending =
     std::make_shared<countdown>(countdown{stale.size() + reconfigured.size() + 1, nullptr});
   pending->done = [self, snapshot, rp, deleted = !stale.empty()]() mutable {
-    // A failed write leaves the partitions in unrecorded_deletions: open_replica retries it.
+    // A failed write leaves the partitions in unrecorded_deletions: plan_open retries it.
     if (deleted) (void) write_checkpoints(self->state);
     open_new_replicas(self, snapshot,
                       [rp](std::vector<topic_partition> unserved) mutable { rp.deliver(std::move(unserved)); });

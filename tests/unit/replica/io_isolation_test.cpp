@@ -9,6 +9,8 @@
 
 #include <caf/all.hpp>
 
+#include "actors/replica/control_codec.hpp"
+#include "actors/replica/node_endpoint_actor.hpp"
 #include "actors/replica/replica_manager_actor.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/caf_fixture.hpp"
@@ -204,5 +206,60 @@ TEST_CASE("the replica manager writes its checkpoints on an I/O worker", "[repli
   auto ok = written.get();
   REQUIRE(ok);
   CHECK(*ok);
+  REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
+}
+
+TEST_CASE("LeaderAndIsr loads a partition new to the node on an I/O worker", "[replica][io]") {
+  temp_dir dir{"io-isolation"};
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys(one_scheduler_thread());
+  replica_manager_options opts;
+  opts.node = node_id{1};
+  opts.data_dir = dir.path();
+  opts.schedule_background_work = false;
+  opts.checkpoint_interval_ms = 0;
+  auto manager = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
+  REQUIRE(manager);
+  sys.track(*manager);
+  leader_and_isr_msg req;
+  req.controller_id = 1;
+  req.controller_epoch = 1;
+  partition_state_msg state;
+  state.tp = {"a", 0};
+  state.id[0] = 1;
+  state.leader = node_id{1};
+  state.epoch = leader_epoch{1};
+  state.isr = {node_id{1}};
+  state.replicas = {node_id{1}};
+  req.partitions.push_back(state);
+
+  faults.stall("/a-0/", storage_op::open);
+  auto answered_req = std::async(std::launch::async, [&] {
+    return sys.request<capnp_frame>(caf::actor_cast<control_sink>(*manager), 60s, leaderisr_atom_v,
+                                    encode(req));
+  });
+  struct release_on_exit {
+    fault_injection_env& faults;
+    ~release_on_exit() { faults.release(); }
+  } release_guard{faults};
+  REQUIRE(faults.wait_stalled(1, 10s));
+  auto echo = sys.sys().spawn([]() -> caf::behavior { return {[](int32_t x) { return x + 1; }}; });
+  sys.track(echo);
+  auto answered = sys.request<int32_t>(echo, timeout, int32_t{41});
+  REQUIRE(answered);
+  CHECK(*answered == 42);
+
+  faults.release();
+  REQUIRE(answered_req.wait_for(30s) == std::future_status::ready);
+  auto frame = answered_req.get();
+  REQUIRE(frame);
+  auto response = decode_control_response(*frame, false);
+  REQUIRE(response);
+  CHECK(response->error == errc::none);
+  CHECK(response->partitions.empty());
+  auto a = sys.request<partition_replica_actor>(*manager, timeout, lookup_atom_v, std::string("a"), 0);
+  REQUIRE(a);
+  CHECK(sys.request<produce_result>(*a, timeout, produce_atom_v, produce_of(make_batch(1, "a", 1000))));
   REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
 }
