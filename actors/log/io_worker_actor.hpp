@@ -1,11 +1,12 @@
 #pragma once
 
 // The I/O worker: a detached actor (its own thread, off the scheduler) that runs the blocking
-// file work of the partition logs assigned to it: segment creation (roll), append, fsync, seal,
-// truncation, reads of the active segment, deletion, the leader-epoch checkpoint write. A
-// partition log sends every operation on its segments to its one worker, which handles them in
-// the order sent, so a read sent after an append sees it and a flush covers every append sent
-// before it. One stalled disk operation stalls only the partitions of its worker; the scheduler's
+// file work of the partition logs assigned to it: segment creation (roll), append, read, fsync,
+// seal, truncation, deletion, the leader-epoch checkpoint write, compaction's install, and
+// (through run_atom) the replica manager's loading of partition directories and its checkpoint
+// writes. A partition log sends every operation on its segments to its one worker, which handles
+// them in the order sent, so a read sent after an append sees it and a flush covers every append
+// sent before it. One stalled disk operation stalls only the partitions of its worker; the scheduler's
 // threads, and so the node's other partitions, fetches, produces and heartbeats, go on.
 //
 // A segment travels as a segment_ref. REQUIRES: once a segment_ref was sent to a worker, only
