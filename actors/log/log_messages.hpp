@@ -1,8 +1,9 @@
 #pragma once
 
-// The messages of the log actors (segment_actor, partition_log_actor) and their typed
-// interfaces. These actors are local to a node: buffers and slices travel by shared pointer and
-// are never serialized (the replication path turns Cap'n Proto frames into them on arrival).
+// The messages of the partition log actor and its typed interface (its I/O worker's are in
+// actors/log/io_worker_actor.hpp). These actors are local to a node: buffers and slices travel
+// by shared pointer and are never serialized (the replication path turns Cap'n Proto frames into
+// them on arrival).
 
 #include <memory>
 
@@ -140,17 +141,6 @@ typename Inspector::result_type inspect(Inspector& f, segment_meta& x) {
   return f(caf::meta::type_name("segment_meta"), x.base, x.next, x.size_bytes, x.max_timestamp,
            x.created_ms);
 }
-
-// One segment: the active one appends, sealed ones serve reads (actors/log/segment_actor.cpp).
-using segment_actor = caf::typed_actor<
-  caf::replies_to<append_atom, batch_buffer>::with<segment_meta>,
-  caf::replies_to<read_atom, offset, int64_t>::with<log_slice>,
-  caf::replies_to<time_atom, timestamp_ms>::with<int64_t>,
-  caf::replies_to<truncate_atom, offset>::with<segment_meta>,
-  caf::replies_to<flush_atom>::with<segment_meta>,
-  caf::replies_to<seal_atom>::with<segment_meta>,
-  caf::replies_to<delete_atom>::with<bool>,
-  caf::replies_to<close_atom>::with<bool>>;
 
 // One partition's log (actors/log/partition_log_actor.cpp).
 using partition_log_actor = caf::typed_actor<

@@ -1,11 +1,15 @@
-// The partition log actor: owns the segment actors of one partition directory. It validates and
-// (as leader) stamps offsets on appends, routes appends to the active segment and reads to the
+// The partition log actor: owns the segments of one partition directory. It validates and (as
+// leader) stamps offsets on appends, routes appends to the active segment and reads to the
 // segment holding the offset, rolls, flushes, truncates, and runs retention and compaction
 // (docs/storage.md). It mirrors each segment's metadata so it can plan without asking.
 //
-// Ordering: appends and reads to one segment are processed in the order sent, so a read sent
-// after an append sees it. Structural changes that must finish before anything else (truncation)
-// use `await`, which holds back other messages until the segments answered.
+// It does no blocking file I/O itself: every segment operation (create, append, read, fsync,
+// seal, truncate, delete) and the leader-epoch checkpoint write go to the partition's I/O worker
+// (actors/log/io_worker_actor.hpp) by message, and the answers come back as messages.
+//
+// Ordering: the worker handles the log's requests in the order sent, so a read sent after an
+// append sees it. Structural changes that must finish before anything else (truncation) use
+// `await`, which holds back other messages until the worker answered.
 
 #include "actors/log/partition_log_actor.hpp"
 
@@ -18,7 +22,7 @@
 
 #include "actors/countdown.hpp"
 #include "actors/log/compaction_worker.hpp"
-#include "actors/log/segment_actor.hpp"
+#include "actors/log/io_worker_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
@@ -33,7 +37,7 @@ namespace capstan {
 namespace {
 
 struct segment_entry {
-  segment_actor actor;
+  segment_ref slot;
   segment_meta meta;
 };
 
@@ -42,6 +46,9 @@ struct partition_log_state {
 
   partition_log_options opts;
   segment_options seg_opts;
+  io_worker_actor worker;
+  // Whether `worker` is this log's own (no pool was given): it then stops with the log.
+  bool own_worker = false;
   std::map<offset, segment_entry> segments; // by base offset; the last one is active
   offset log_start{0};
   offset log_end{0};
@@ -72,51 +79,76 @@ struct partition_log_state {
 
 using self_ptr = partition_log_actor::stateful_pointer<partition_log_state>;
 
+// A storage failure takes the partition offline (Kafka takes the log dir offline): the log
+// refuses every new request with the error, lets the requests already sent to its worker answer
+// (the worker replies in order, so a no-op sent now answers after all of them), then quits with
+// the error as its exit reason. Its replica is linked and goes with it; the replica manager then
+// serves the partition by an offline replica that answers KAFKA_STORAGE_ERROR naming the
+// partition and this failure. Nothing new is written, so what is on disk stays as the failure
+// left it; recovery on the next open cuts a torn tail.
 void fail(self_ptr self, const caf::error& e) {
   auto& st = self->state;
   if (st.failed) return;
   st.failed = from_caf_error(e);
-  spdlog::error("{}: storage failure, the log refuses further requests: {}", st.opts.log_name,
+  spdlog::error("{}: storage failure, the partition goes offline: {}", st.opts.log_name,
                 st.failed->to_string());
+  auto quit = [self] { self->quit(to_caf_error(*self->state.failed)); };
+  self->request(st.worker, caf::infinite, run_atom_v, io_task{[] {}})
+    .then([quit](bool) { quit(); }, [quit](caf::error&) { quit(); });
 }
 
 caf::error refuse(const partition_log_state& st) { return to_caf_error(*st.failed); }
 
 // Persists the epoch cache; called after every change, before the batches it describes can be
-// flushed, so whatever survives below the recovery point has its epochs on disk.
-void save_epochs(self_ptr self) {
+// flushed (the worker writes it before any flush sent later), so whatever survives below the
+// recovery point has its epochs on disk. `done` runs once the file is written, or after a
+// failure took the log offline (st.failed is then set).
+void save_epochs(self_ptr self, std::function<void()> done = nullptr) {
   auto& st = self->state;
-  if (auto s = write_leader_epoch_checkpoint(st.opts.dir / leader_epoch_checkpoint_name,
-                                             st.epochs.entries());
-      !s)
-    fail(self, to_caf_error(s.err()));
+  self->request(st.worker, caf::infinite, epoch_atom_v,
+                epoch_checkpoint{st.opts.dir / leader_epoch_checkpoint_name, st.epochs.entries()})
+    .then(
+      [done](bool) {
+        if (done) done();
+      },
+      [self, done](caf::error& e) {
+        fail(self, e);
+        if (done) done();
+      });
 }
 
 void flush_all(self_ptr self, std::function<void(offset)> done);
 
-// Spawns a segment actor linked to the log: a log that dies takes its segments with it, and a
-// segment that fails takes down its log.
-segment_actor start_segment(self_ptr self, std::shared_ptr<segment> seg, timestamp_ms created) {
-  auto actor = spawn_segment(self->system(), std::move(seg), self->state.opts.log_name, created);
-  self->link_to(actor);
-  return actor;
+// A slot for `seg` (null: a segment the worker is yet to create).
+segment_ref make_slot(const partition_log_state& st, std::shared_ptr<segment> seg,
+                      timestamp_ms created) {
+  return std::make_shared<segment_slot>(segment_slot{std::move(seg), st.opts.log_name, created});
+}
+
+// Asks the worker to create the segment at `base` and adds it as the active one. Requests sent
+// after this one find it created (the worker keeps their order); if the creation fails they are
+// refused and the failure takes the log offline.
+segment_entry& create_segment(self_ptr self, offset base) {
+  auto& st = self->state;
+  const auto created = st.now();
+  auto slot = make_slot(st, nullptr, created);
+  self->request(st.worker, caf::infinite, roll_atom_v, slot,
+                segment_spec{st.opts.dir, base, st.seg_opts})
+    .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
+  return st.segments.insert_or_assign(base, segment_entry{slot, segment_meta{base, base, 0, no_timestamp, created}})
+    .first->second;
 }
 
 // Seals the active segment, starts a new one at `base`, and flushes the old one in the background
 // (Kafka flushes a rolled segment asynchronously; the recovery point then moves to `base`).
-status roll(self_ptr self, offset base) {
+void roll(self_ptr self, offset base) {
   auto& st = self->state;
-  auto old = st.active().actor;
-  auto seg = segment::open(st.opts.dir, base, segment_open_mode::create, st.seg_opts);
-  if (!seg) return seg.err();
-  const auto created = st.now();
-  std::shared_ptr<segment> shared = std::move(*seg);
-  auto actor = start_segment(self, shared, created);
-  st.segments.emplace(base, segment_entry{actor, segment_meta{base, base, 0, no_timestamp, created}});
+  auto old = st.active().slot;
+  create_segment(self, base);
   auto gen = st.generation;
-  self->request(old, caf::infinite, seal_atom_v).then([](const segment_meta&) {},
-                                                       [self](caf::error& e) { fail(self, e); });
-  self->request(old, caf::infinite, flush_atom_v)
+  self->request(st.worker, caf::infinite, seal_atom_v, old)
+    .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
+  self->request(st.worker, caf::infinite, flush_atom_v, old)
     .then(
       [self, gen, base](const segment_meta&) {
         auto& st = self->state;
@@ -124,7 +156,6 @@ status roll(self_ptr self, offset base) {
       },
       [self](caf::error& e) { fail(self, e); });
   spdlog::info("{}: rolled new segment at offset {}", st.opts.log_name, base.value());
-  return {};
 }
 
 // Keeps only the batches of `slice` whose last offset is below `upto` (batches are whole, so the
@@ -159,7 +190,7 @@ void read_from(self_ptr self, offset segment_base, read_request req,
     rp.deliver(log_slice{{}, nullptr, 0, req.from, req.from});
     return;
   }
-  self->request(it->second.actor, caf::infinite, read_atom_v, req.from, req.max_bytes)
+  self->request(st.worker, caf::infinite, read_atom_v, it->second.slot, req.from, req.max_bytes)
     .then(
       [self, segment_base, req, rp](log_slice& slice) mutable {
         auto& st = self->state;
@@ -205,12 +236,13 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
   auto send_run = [&](size_t run_begin, size_t run_end) {
     if (run_begin == run_end) return;
     ++pending->remaining;
-    self->request(st.active().actor, caf::infinite, append_atom_v,
+    self->request(st.worker, caf::infinite, append_atom_v, st.active().slot,
                   batch_buffer{buf.data, buf.begin + run_begin, buf.begin + run_end})
       .then([pending](const segment_meta&) { pending->arrive(); },
             [self, pending, failed](caf::error& e) {
               fail(self, e);
-              *failed = e;
+              // The first failure (a roll's, say), not a follow-up "segment is not open".
+              *failed = refuse(self->state);
               pending->arrive();
             });
   };
@@ -221,11 +253,7 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
     if (should_roll(st.active().meta, size, view.last_offset(), st.now(), st.opts.config)) {
       send_run(run_begin, run_end);
       run_begin = pos;
-      if (auto s = roll(self, view.base_offset()); !s) {
-        fail(self, to_caf_error(s.err()));
-        *failed = to_caf_error(s.err());
-        break;
-      }
+      roll(self, view.base_offset());
     }
     auto& meta = st.active().meta;
     meta.size_bytes = static_cast<int64_t>(batch_format::align_up(meta.size_bytes)) + size;
@@ -233,7 +261,7 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
     meta.max_timestamp = std::max(meta.max_timestamp, view.max_timestamp());
     run_end = pos + view.size_bytes();
   }
-  if (!*failed) send_run(run_begin, run_end);
+  send_run(run_begin, run_end);
   pending->arrive();
   return rp;
 }
@@ -302,10 +330,7 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
   if (!leader)
     for (const auto& [pos, view] : frames)
       epochs_changed |= st.epochs.assign(view.partition_leader_epoch(), view.base_offset());
-  if (epochs_changed) {
-    save_epochs(self);
-    if (st.failed) return refuse(st);
-  }
+  if (epochs_changed) save_epochs(self);
   res.first = frames.front().second.base_offset();
   res.last = next - 1;
   st.log_end = next;
@@ -319,9 +344,9 @@ void flush_all(self_ptr self, std::function<void(offset)> done) {
   auto& st = self->state;
   const offset target = st.log_end;
   const auto gen = st.generation;
-  std::vector<segment_actor> dirty;
+  std::vector<segment_ref> dirty;
   for (const auto& [base, e] : st.segments)
-    if (e.meta.next > st.recovery_point || e.meta.base >= st.recovery_point) dirty.push_back(e.actor);
+    if (e.meta.next > st.recovery_point || e.meta.base >= st.recovery_point) dirty.push_back(e.slot);
   auto pending = std::make_shared<countdown>(countdown{dirty.size() + 1, nullptr});
   pending->done = [self, target, gen, done] {
     auto& st = self->state;
@@ -330,8 +355,8 @@ void flush_all(self_ptr self, std::function<void(offset)> done) {
     done(st.recovery_point);
   };
   st.unflushed_messages = 0;
-  for (const auto& a : dirty)
-    self->request(a, caf::infinite, flush_atom_v)
+  for (const auto& slot : dirty)
+    self->request(st.worker, caf::infinite, flush_atom_v, slot)
       .then([pending](const segment_meta&) { pending->arrive(); },
             [self, pending](caf::error& e) {
               fail(self, e);
@@ -349,7 +374,7 @@ int32_t run_retention(self_ptr self) {
     spdlog::info("{}: retention deletes segment {} (offsets {}..{}, {} bytes)", st.opts.log_name,
                  segment::file_stem(it->first), it->first.value(), it->second.meta.next.value() - 1,
                  it->second.meta.size_bytes);
-    self->request(it->second.actor, caf::infinite, delete_atom_v)
+    self->request(st.worker, caf::infinite, delete_atom_v, it->second.slot)
       .then([](bool) {}, [self](caf::error& e) { fail(self, e); });
     st.segments.erase(it);
   }
@@ -376,19 +401,11 @@ void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset>
   };
   if (st.segments.empty()) {
     st.log_start = to;
-    auto seg = segment::open(st.opts.dir, to, segment_open_mode::create, st.seg_opts);
-    if (!seg) {
-      fail(self, to_caf_error(seg.err()));
-      rp.deliver(refuse(st));
-      return;
-    }
-    const auto created = st.now();
-    st.segments.emplace(to, segment_entry{start_segment(self, std::move(*seg), created),
-                                          segment_meta{to, to, 0, no_timestamp, created}});
+    create_segment(self, to);
     finish(to);
     return;
   }
-  self->request(st.active().actor, caf::infinite, truncate_atom_v, to)
+  self->request(st.worker, caf::infinite, truncate_atom_v, st.active().slot, to)
     .await(
       [self, finish](const segment_meta& meta) mutable {
         auto& active = self->state.active().meta;
@@ -410,15 +427,15 @@ caf::result<offset> drop_segments_from(self_ptr self, offset first_dropped, offs
   auto& st = self->state;
   ++st.generation;
   auto rp = self->make_response_promise<offset>();
-  std::vector<segment_actor> dropped;
+  std::vector<segment_ref> dropped;
   for (auto it = st.segments.lower_bound(first_dropped); it != st.segments.end();) {
-    dropped.push_back(it->second.actor);
+    dropped.push_back(it->second.slot);
     it = st.segments.erase(it);
   }
   auto pending = std::make_shared<countdown>(countdown{dropped.size() + 1, nullptr});
   pending->done = [self, to, rp] { truncate_kept(self, to, rp); };
-  for (const auto& a : dropped)
-    self->request(a, caf::infinite, delete_atom_v)
+  for (const auto& slot : dropped)
+    self->request(st.worker, caf::infinite, delete_atom_v, slot)
       .await([pending](bool) { pending->arrive(); },
              [self, pending](caf::error& e) {
                fail(self, e);
@@ -458,7 +475,7 @@ void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
     return;
   }
   const offset base = it->first;
-  self->request(it->second.actor, caf::infinite, time_atom_v, target)
+  self->request(st.worker, caf::infinite, time_atom_v, it->second.slot, target)
     .then(
       [self, base, target, rp](int64_t found) mutable {
         if (found >= 0) {
@@ -470,22 +487,61 @@ void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
       [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
 }
 
-// Records in <dir>/offset-gaps the offsets that the staged copies no longer hold at their ends
-// ([new end, next segment base)), before any install makes them visible: start-up then tells them
-// from lost data (docs/storage.md, "Damage").
-status record_compaction_gaps(const partition_log_state& st, const compaction_output& out) {
-  auto gaps = read_offset_gaps(st.opts.dir);
-  if (!gaps) return gaps.err();
-  const auto before = *gaps;
-  for (const auto& cs : out.segments) {
-    auto it = st.segments.find(cs.base);
-    if (it == st.segments.end() || cs.records_removed == 0 || std::next(it) == st.segments.end())
-      continue;
-    gaps->add(cs.next_after, std::next(it)->first);
+// A compaction's cleaned copies to make live, decided by the log against its current layout and
+// carried out by its I/O worker (install_compaction); the worker fills in what it opened.
+struct compaction_install {
+  std::filesystem::path dir;
+  segment_options seg_opts;
+  offset log_start{0};
+  // [new end, next segment base) of every cleaned segment but the last: offsets the cleaned copy
+  // no longer holds at its end.
+  std::vector<std::pair<offset, offset>> gaps;
+  std::vector<compacted_segment> segments;
+  // Filled by the worker, in the order of `segments`, up to the first failure.
+  std::vector<std::shared_ptr<segment>> opened;
+  std::vector<segment_meta> metas;
+  std::optional<error> failure;
+};
+
+// Runs on the worker. Records the gaps in <dir>/offset-gaps before any install makes them
+// visible, so start-up tells them from lost data (docs/storage.md, "Damage"); then renames each
+// cleaned copy over its segment and opens and seals it; then drops the staging directory.
+void install_compaction(compaction_install& job) {
+  auto record_gaps = [&]() -> status {
+    auto gaps = read_offset_gaps(job.dir);
+    if (!gaps) return gaps.err();
+    const auto before = *gaps;
+    for (const auto& [from, to] : job.gaps) gaps->add(from, to);
+    gaps->drop_below(job.log_start);
+    if (*gaps == before) return {};
+    return write_offset_gaps(job.dir, *gaps);
+  };
+  if (auto s = record_gaps(); !s) {
+    job.failure = s.err();
+  } else {
+    for (const auto& cs : job.segments) {
+      if (auto s = install_compacted_segment(job.dir, cs); !s) {
+        job.failure = s.err();
+        break;
+      }
+      auto seg = segment::open(job.dir, cs.base, segment_open_mode::open_trusted, job.seg_opts);
+      if (seg) {
+        if (auto s = (*seg)->seal(); !s) seg = s.err();
+      }
+      if (!seg) {
+        job.failure = seg.err();
+        break;
+      }
+      job.metas.push_back(meta_of(**seg, 0));
+      job.opened.push_back(std::move(*seg));
+    }
   }
-  gaps->drop_below(st.log_start);
-  if (*gaps == before) return {};
-  return write_offset_gaps(st.opts.dir, *gaps);
+  discard_compaction(job.dir);
+}
+
+void discard_on_worker(self_ptr self) {
+  caf::anon_send(self->state.worker, run_atom_v,
+                 io_task{[dir = self->state.opts.dir] { discard_compaction(dir); }});
 }
 
 caf::result<compaction_stats> compact(self_ptr self) {
@@ -514,55 +570,62 @@ caf::result<compaction_stats> compact(self_ptr self) {
         [self, gen, dirty_end, rp](compaction_output& out) mutable {
           auto& st = self->state;
           st.compacting = false;
-          compaction_stats stats;
           if (gen != st.generation || st.failed) {
-            discard_compaction(st.opts.dir);
-            rp.deliver(stats);
+            discard_on_worker(self);
+            rp.deliver(compaction_stats{});
             return;
           }
-          if (auto s = record_compaction_gaps(st, out); !s) {
-            discard_compaction(st.opts.dir);
-            fail(self, to_caf_error(s.err()));
-            rp.deliver(refuse(st));
-            return;
-          }
+          auto job = std::make_shared<compaction_install>();
+          job->dir = st.opts.dir;
+          job->seg_opts = st.seg_opts;
+          job->log_start = st.log_start;
           for (const auto& cs : out.segments) {
             auto it = st.segments.find(cs.base);
             // A segment with nothing removed stays as it is: swapping it would only cost I/O.
             if (it == st.segments.end() || cs.records_removed == 0) continue;
-            if (auto s = install_compacted_segment(st.opts.dir, cs); !s) {
-              fail(self, to_caf_error(s.err()));
-              break;
-            }
-            auto seg = segment::open(st.opts.dir, cs.base, segment_open_mode::open_trusted, st.seg_opts);
-            if (seg) {
-              if (auto s = (*seg)->seal(); !s) seg = s.err();
-            }
-            if (!seg) {
-              fail(self, to_caf_error(seg.err()));
-              break;
-            }
-            caf::anon_send(it->second.actor, close_atom_v);
-            const auto created = it->second.meta.created_ms;
-            std::shared_ptr<segment> shared = std::move(*seg);
-            it->second.meta = meta_of(*shared, created);
-            it->second.actor = start_segment(self, shared, created);
-            ++stats.segments_cleaned;
-            stats.records_removed += cs.records_removed;
-            stats.bytes_before += cs.size_before;
-            stats.bytes_after += cs.size_after;
+            if (std::next(it) != st.segments.end())
+              job->gaps.emplace_back(cs.next_after, std::next(it)->first);
+            job->segments.push_back(cs);
           }
-          discard_compaction(st.opts.dir);
-          ++st.generation;
-          st.cleaned_upto = std::max(st.cleaned_upto, dirty_end);
-          spdlog::info("{}: compacted {} segments, removed {} records, {} -> {} bytes",
-                       st.opts.log_name, stats.segments_cleaned, stats.records_removed,
-                       stats.bytes_before, stats.bytes_after);
-          rp.deliver(stats);
+          // `await`: nothing else touches the segments until the swap is done.
+          self->request(st.worker, caf::infinite, run_atom_v, io_task{[job] { install_compaction(*job); }})
+            .await(
+              [self, job, dirty_end, rp](bool) mutable {
+                auto& st = self->state;
+                compaction_stats stats;
+                for (size_t i = 0; i < job->opened.size(); ++i) {
+                  const auto& cs = job->segments[i];
+                  auto it = st.segments.find(cs.base);
+                  caf::anon_send(st.worker, close_atom_v, it->second.slot);
+                  const auto created = it->second.meta.created_ms;
+                  it->second.meta = job->metas[i];
+                  it->second.meta.created_ms = created;
+                  it->second.slot = make_slot(st, job->opened[i], created);
+                  ++stats.segments_cleaned;
+                  stats.records_removed += cs.records_removed;
+                  stats.bytes_before += cs.size_before;
+                  stats.bytes_after += cs.size_after;
+                }
+                ++st.generation;
+                st.cleaned_upto = std::max(st.cleaned_upto, dirty_end);
+                spdlog::info("{}: compacted {} segments, removed {} records, {} -> {} bytes",
+                             st.opts.log_name, stats.segments_cleaned, stats.records_removed,
+                             stats.bytes_before, stats.bytes_after);
+                if (job->failure) {
+                  fail(self, to_caf_error(*job->failure));
+                  rp.deliver(refuse(st));
+                  return;
+                }
+                rp.deliver(stats);
+              },
+              [self, rp](caf::error& e) mutable {
+                fail(self, e);
+                rp.deliver(std::move(e));
+              });
         },
         [self, rp](caf::error& e) mutable {
           self->state.compacting = false;
-          discard_compaction(self->state.opts.dir);
+          discard_on_worker(self);
           spdlog::error("{}: compaction failed: {}", self->state.opts.log_name, to_string(e));
           rp.deliver(std::move(e));
         });
@@ -593,15 +656,22 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
   auto& st = self->state;
   st.opts = std::move(opts);
   st.epochs = std::move(epochs);
+  st.worker = st.opts.worker;
+  if (!st.worker) {
+    // No pool: a worker of its own, linked, so it goes when the log fails or is killed.
+    st.worker = spawn_io_worker(self->system());
+    st.own_worker = true;
+    self->link_to(st.worker);
+  }
   st.seg_opts.index_interval_bytes = static_cast<size_t>(st.opts.config.index_interval_bytes);
   st.seg_opts.max_batch_bytes = static_cast<size_t>(st.opts.config.max_message_bytes);
   const auto now = st.now();
   for (auto& seg : loaded->segments) {
     auto meta = meta_of(*seg, now);
-    st.segments.emplace(meta.base, segment_entry{start_segment(self, seg, now), meta});
+    st.segments.emplace(meta.base, segment_entry{make_slot(st, seg, now), meta});
   }
   for (auto it = st.segments.begin(); std::next(it) != st.segments.end(); ++it)
-    caf::anon_send(it->second.actor, seal_atom_v);
+    caf::anon_send(st.worker, seal_atom_v, it->second.slot);
   loaded.reset();
   st.log_start = st.segments.begin()->first;
   st.log_end = st.active().meta.next;
@@ -646,9 +716,13 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
     [self](newepoch_atom, leader_epoch epoch) -> caf::result<offset> {
       auto& st = self->state;
       if (st.failed) return refuse(st);
-      if (st.epochs.assign(epoch, st.log_end)) save_epochs(self);
-      if (st.failed) return refuse(st);
-      return st.log_end;
+      if (!st.epochs.assign(epoch, st.log_end)) return st.log_end;
+      auto rp = self->make_response_promise<offset>();
+      save_epochs(self, [self, rp, end = st.log_end]() mutable {
+        if (self->state.failed) rp.deliver(refuse(self->state));
+        else rp.deliver(end);
+      });
+      return rp;
     },
     [self](flush_atom) -> caf::result<offset> {
       if (self->state.failed) return refuse(self->state);
@@ -672,7 +746,10 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
     [self](close_atom) -> caf::result<offset> {
       auto rp = self->make_response_promise<offset>();
       auto finish = [self, rp](offset point) mutable {
-        for (auto& [base, e] : self->state.segments) caf::anon_send(e.actor, close_atom_v);
+        auto& st = self->state;
+        for (auto& [base, e] : st.segments) caf::anon_send(st.worker, close_atom_v, e.slot);
+        // Queued after the closes, so a worker of the log's own stops once they ran.
+        if (st.own_worker) caf::anon_send(st.worker, close_atom_v);
         spdlog::info("{}: closed at offset {}, recovery point {}", self->state.opts.log_name,
                      self->state.log_end.value(), point.value());
         rp.deliver(point);
@@ -716,18 +793,12 @@ result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
 
 } // namespace
 
-result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {
+result<loaded_partition_log> load_partition_log(const partition_log_options& opts) {
   std::error_code ec;
   std::filesystem::create_directories(opts.dir, ec);
   if (ec)
     return make_error(errc::kafka_storage_error,
                       "cannot create " + opts.dir.string() + ": " + ec.message());
-  if (!opts.clock)
-    opts.clock = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-    };
   segment_options seg_opts;
   seg_opts.index_interval_bytes = static_cast<size_t>(opts.config.index_interval_bytes);
   seg_opts.max_batch_bytes = static_cast<size_t>(opts.config.max_message_bytes);
@@ -735,8 +806,25 @@ result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition
   if (!loaded) return loaded.err();
   auto epochs = load_epochs(opts, loaded->segments);
   if (!epochs) return epochs.err();
-  auto shared = std::make_shared<loaded_log>(std::move(*loaded));
-  return sys.spawn(partition_log_behavior, std::move(opts), std::move(shared), std::move(*epochs));
+  return loaded_partition_log{std::make_shared<loaded_log>(std::move(*loaded)), std::move(*epochs)};
+}
+
+partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_options opts,
+                                        loaded_partition_log loaded) {
+  if (!opts.clock)
+    opts.clock = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+    };
+  return sys.spawn(partition_log_behavior, std::move(opts), std::move(loaded.log),
+                   std::move(loaded.epochs));
+}
+
+result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {
+  auto loaded = load_partition_log(opts);
+  if (!loaded) return loaded.err();
+  return spawn_partition_log(sys, std::move(opts), std::move(*loaded));
 }
 
 } // namespace capstan

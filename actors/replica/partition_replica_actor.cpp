@@ -186,8 +186,7 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
 
 } // namespace
 
-result<partition_replica_actor> spawn_partition_replica(caf::actor_system& sys,
-                                                        partition_replica_options options) {
+partition_log_options log_options_of(const partition_replica_options& options) {
   partition_log_options log_opts;
   log_opts.dir = options.dir;
   log_opts.log_name = options.topic + "-" + std::to_string(options.partition) + " on node " +
@@ -196,9 +195,22 @@ result<partition_replica_actor> spawn_partition_replica(caf::actor_system& sys,
   log_opts.recovery_point = options.recovery_point;
   log_opts.clock = options.clock;
   log_opts.schedule_background_work = options.schedule_background_work;
-  auto log = open_partition_log(sys, std::move(log_opts));
+  log_opts.worker = options.io_worker;
+  return log_opts;
+}
+
+result<partition_replica_actor> spawn_partition_replica(caf::actor_system& sys,
+                                                        partition_replica_options options) {
+  auto log = open_partition_log(sys, log_options_of(options));
   if (!log) return log.err();
   return sys.spawn(partition_replica_behavior, std::move(options), *log);
+}
+
+partition_replica_actor spawn_partition_replica(caf::actor_system& sys,
+                                                partition_replica_options options,
+                                                loaded_partition_log log) {
+  auto actor = spawn_partition_log(sys, log_options_of(options), std::move(log));
+  return sys.spawn(partition_replica_behavior, std::move(options), actor);
 }
 
 } // namespace capstan

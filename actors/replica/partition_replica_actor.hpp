@@ -12,6 +12,8 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/log/io_worker_actor.hpp"
+#include "actors/log/partition_log_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/result.hpp"
@@ -43,11 +45,22 @@ struct partition_replica_options {
   std::function<timestamp_ms()> clock;
   // Passed to the log (retention, flush.ms and compaction timers).
   bool schedule_background_work = true;
+  // The I/O worker of the replica's log (partition_log_options::worker); empty: one of its own.
+  io_worker_actor io_worker;
 };
+
+// The options of the replica's log.
+partition_log_options log_options_of(const partition_replica_options& options);
 
 // Opens (recovers) the log synchronously on the calling thread, then spawns the replica, which
 // links itself to its log. Errors: KAFKA_STORAGE_ERROR from opening the log.
 result<partition_replica_actor> spawn_partition_replica(caf::actor_system& sys,
                                                         partition_replica_options options);
+
+// Spawns the replica over a log loaded beforehand (load_partition_log with log_options_of, on an
+// I/O worker); does no file I/O on the calling thread.
+partition_replica_actor spawn_partition_replica(caf::actor_system& sys,
+                                                partition_replica_options options,
+                                                loaded_partition_log log);
 
 } // namespace capstan

@@ -54,19 +54,41 @@ void publish_routes(self_ptr self) {
 }
 
 // Writes both checkpoint files from the maps; afterwards no deleted partition is left in them.
-status write_checkpoints(replica_manager_state& st) {
-  for (const auto& [name, offsets] :
-       {std::pair{recovery_point_checkpoint_name, &st.recovery_points},
-        std::pair{high_watermark_checkpoint_name, &st.high_watermarks}}) {
-    const auto file = st.opts.data_dir / name;
+status write_checkpoint_files(const std::filesystem::path& data_dir, node_id node,
+                              const offset_map& recovery_points, const offset_map& high_watermarks) {
+  for (const auto& [name, offsets] : {std::pair{recovery_point_checkpoint_name, &recovery_points},
+                                      std::pair{high_watermark_checkpoint_name, &high_watermarks}}) {
+    const auto file = data_dir / name;
     if (auto s = write_offset_checkpoint(file, *offsets); !s) {
-      spdlog::error("node {}: cannot write {}: {}", st.opts.node.value(), file.string(),
-                    s.err().to_string());
+      spdlog::error("node {}: cannot write {}: {}", node.value(), file.string(), s.err().to_string());
       return s;
     }
   }
-  st.unrecorded_deletions.clear();
   return {};
+}
+
+status write_checkpoints(replica_manager_state& st) {
+  auto s = write_checkpoint_files(st.opts.data_dir, st.opts.node, st.recovery_points, st.high_watermarks);
+  if (s) st.unrecorded_deletions.clear();
+  return s;
+}
+
+// write_checkpoints on an I/O worker (two files, each fsynced, and the data dir): the manager
+// awaits it, handling nothing else meanwhile, without holding a scheduler thread.
+void write_checkpoints_on_worker(self_ptr self, std::function<void(status)> done) {
+  auto& st = self->state;
+  auto written = std::make_shared<status>();
+  self->request(st.io_workers.front(), caf::infinite, run_atom_v,
+                io_task{[written, dir = st.opts.data_dir, node = st.opts.node,
+                         rps = st.recovery_points, hws = st.high_watermarks] {
+                  *written = write_checkpoint_files(dir, node, rps, hws);
+                }})
+    .await(
+      [self, written, done](bool) {
+        if (*written) self->state.unrecorded_deletions.clear();
+        done(*written);
+      },
+      [done](caf::error& e) { done(from_caf_error(e)); });
 }
 
 void record(replica_manager_state& st, const topic_partition& tp, const replica_checkpoint& c) {
@@ -87,7 +109,7 @@ void checkpoint_all(self_ptr self, std::function<void(bool)> done) {
   for (const auto& [tp, e] : st.replicas)
     if (!e.offline) live.emplace_back(tp, e.actor);
   auto pending = std::make_shared<countdown>(countdown{live.size() + 1, nullptr});
-  pending->done = [self, done] { done(write_checkpoints(self->state).ok()); };
+  pending->done = [self, done] { write_checkpoints_on_worker(self, [done](status s) { done(s.ok()); }); };
   for (const auto& [tp, actor] : live) {
     self->request(actor, checkpoint_query_timeout, checkpoint_atom_v)
       .then(
@@ -110,110 +132,162 @@ partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, con
   return actor;
 }
 
-std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
-                                          const partition_assignment& a, bool& checkpoints_changed,
-                                          bool lead_alone) {
+std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
+                                     const partition_assignment& a, bool lead_alone) {
   auto& st = self->state;
-  const topic_partition tp{topic.name, a.partition};
+  auto plan = std::make_shared<open_plan>();
+  plan->tp = topic_partition{topic.name, a.partition};
+  const auto& tp = plan->tp;
   auto cfg = effective_replica_config(topic.configs, st.opts.log_defaults, st.opts.min_insync_replicas);
   if (!cfg) {
     spdlog::error("node {}: cannot open {}-{}: {}", st.opts.node.value(), topic.name, a.partition,
                   cfg.err().to_string());
-    return std::nullopt;
+    plan->decided = true;
+    return plan;
   }
-  replica_entry entry{partition_replica_actor{}, topic.id, topic.configs, true};
+  plan->entry = replica_entry{partition_replica_actor{}, topic.id, topic.configs, true};
   if (st.unrecorded_deletions.count(tp) != 0) {
     if (auto s = write_checkpoints(st); !s) {
-      entry.actor = go_offline(self, tp, "the deletion of its previous directory is not in the "
-                                         "checkpoints yet: " + s.err().message);
-      return entry;
+      plan->entry.actor = go_offline(self, tp, "the deletion of its previous directory is not in the "
+                                               "checkpoints yet: " + s.err().message);
+      plan->decided = true;
+      plan->outcome = plan->entry;
+      return plan;
     }
   }
-  checkpointed_offsets known;
-  if (auto it = st.recovery_points.find(tp); it != st.recovery_points.end()) known.recovery_point = it->second;
-  if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) known.high_watermark = it->second;
-  segment_options seg_opts;
-  seg_opts.index_interval_bytes = static_cast<size_t>(cfg->log.index_interval_bytes);
-  seg_opts.max_batch_bytes = static_cast<size_t>(cfg->log.max_message_bytes);
-  const auto dir = partition_dir(st, tp);
-  auto prepared = prepare_partition_dir(dir, tp.first + "-" + std::to_string(tp.second), topic.id,
-                                        known, seg_opts);
-  if (!prepared) {
-    entry.actor = go_offline(self, tp, prepared.err().message);
-    return entry;
-  }
-  if (prepared->state == dir_state::replaced)
-    spdlog::warn("{}: {} belonged to an earlier topic of that name; moved it to {}",
-                 log_name(st, tp), dir.string(), prepared->moved_to.string());
-  if (prepared->state != dir_state::intact) {
-    record(st, tp, replica_checkpoint{});
-    checkpoints_changed = true;
-  }
-  partition_replica_options ro;
+  if (auto it = st.recovery_points.find(tp); it != st.recovery_points.end()) plan->known.recovery_point = it->second;
+  if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) plan->known.high_watermark = it->second;
+  plan->seg_opts.index_interval_bytes = static_cast<size_t>(cfg->log.index_interval_bytes);
+  plan->seg_opts.max_batch_bytes = static_cast<size_t>(cfg->log.max_message_bytes);
+  plan->id = topic.id;
+  plan->lead_alone = lead_alone;
+  plan->epoch = leader_epoch{a.leader_epoch};
+  auto& ro = plan->ro;
   ro.topic = topic.name;
   ro.partition = a.partition;
   ro.node = st.opts.node;
-  ro.dir = dir;
+  ro.dir = partition_dir(st, tp);
   ro.config = cfg->log;
   ro.id = topic.id;
   ro.min_insync_replicas = cfg->min_insync_replicas;
-  ro.recovery_point = prepared->recovery_point;
   if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) ro.high_watermark = it->second;
   ro.replica_lag_time_max_ms = st.opts.replica_lag_time_max_ms;
   ro.alter_sink = caf::actor_cast<alter_partition_sink>(self);
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;
-  auto replica = spawn_partition_replica(self->system(), std::move(ro));
-  if (!replica) {
-    entry.actor = go_offline(self, tp, replica.err().message);
+  ro.io_worker = st.io_workers[st.next_io_worker++ % st.io_workers.size()];
+  return plan;
+}
+
+// Blocks on file I/O; touches nothing but the plan. REQUIRES: !plan.decided.
+void load_partition(open_plan& plan) {
+  plan.prepared = prepare_partition_dir(plan.ro.dir, plan.tp.first + "-" + std::to_string(plan.tp.second),
+                                        plan.id, plan.known, plan.seg_opts);
+  if (!*plan.prepared) return;
+  plan.ro.recovery_point = (*plan.prepared)->recovery_point;
+  plan.loaded = load_partition_log(log_options_of(plan.ro));
+}
+
+std::optional<replica_entry> finish_open(self_ptr self, open_plan& plan, bool& checkpoints_changed) {
+  auto& st = self->state;
+  if (plan.decided) return plan.outcome;
+  const auto& tp = plan.tp;
+  auto& entry = plan.entry;
+  if (!plan.prepared) {
+    entry.actor = go_offline(self, tp, "its directory was not loaded: the I/O worker stopped");
     return entry;
   }
-  self->link_to(*replica);
-  entry.actor = *replica;
+  if (!*plan.prepared) {
+    entry.actor = go_offline(self, tp, plan.prepared->err().message);
+    return entry;
+  }
+  const auto& prepared = **plan.prepared;
+  if (prepared.state == dir_state::replaced)
+    spdlog::warn("{}: {} belonged to an earlier topic of that name; moved it to {}",
+                 log_name(st, tp), plan.ro.dir.string(), prepared.moved_to.string());
+  if (prepared.state != dir_state::intact) {
+    record(st, tp, replica_checkpoint{});
+    checkpoints_changed = true;
+  }
+  if (!plan.loaded || !*plan.loaded) {
+    entry.actor = go_offline(self, tp, plan.loaded ? plan.loaded->err().message
+                                                   : std::string("its log was not loaded"));
+    return entry;
+  }
+  auto replica = spawn_partition_replica(self->system(), std::move(plan.ro), std::move(**plan.loaded));
+  self->link_to(replica);
+  entry.actor = replica;
   entry.offline = false;
-  if (lead_alone) {
+  if (plan.lead_alone) {
     // One node: this node leads every partition it hosts, alone in the ISR.
     replica_role role;
     role.leader = st.opts.node;
-    role.epoch = leader_epoch{a.leader_epoch};
+    role.epoch = plan.epoch;
     role.replicas = {st.opts.node};
     role.isr = {st.opts.node};
     entry.epoch = role.epoch;
-    caf::anon_send(*replica, become_atom_v, role);
+    caf::anon_send(replica, become_atom_v, role);
   }
   return entry;
 }
 
-// Opens the replicas of `snapshot` that this node hosts and does not have yet; returns those of
-// its partitions on this node that do not serve (offline, or not opened).
-std::vector<topic_partition> open_new_replicas(self_ptr self, const cluster_metadata& snapshot) {
+// Opens the replicas of `snapshot` that this node hosts and does not have yet, loading their
+// directories on the I/O workers in parallel (one at a time per worker) while the manager holds
+// back its other messages; then calls done with those of its partitions on this node that do not
+// serve (offline, or not opened).
+void open_new_replicas(self_ptr self, const metadata_snapshot& snapshot,
+                       std::function<void(std::vector<topic_partition>)> done) {
   auto& st = self->state;
-  std::vector<topic_partition> unserved;
-  bool checkpoints_changed = false;
-  for (const auto& [name, topic] : snapshot.topics) {
+  std::vector<std::shared_ptr<open_plan>> plans;
+  for (const auto& [name, topic] : snapshot->topics) {
     for (const auto& a : topic.partitions) {
       if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node.value()) == a.replicas.end())
         continue;
-      const topic_partition tp{name, a.partition};
-      if (st.replicas.count(tp) == 0) {
-        auto entry = open_replica(self, topic, a, checkpoints_changed, true);
-        if (entry) st.replicas.emplace(tp, std::move(*entry));
-      }
-      auto it = st.replicas.find(tp);
-      if (it == st.replicas.end() || it->second.offline) unserved.push_back(tp);
+      if (st.replicas.count(topic_partition{name, a.partition}) != 0) continue;
+      plans.push_back(plan_open(self, topic, a, true));
     }
   }
-  // New partitions are in the checkpoints from the start, so a directory lost later is noticed.
-  if (checkpoints_changed) (void) write_checkpoints(st);
-  publish_routes(self);
-  std::string offline;
-  for (const auto& [tp, e] : st.replicas)
-    if (e.offline) offline += (offline.empty() ? "" : ", ") + tp.first + "-" + std::to_string(tp.second);
-  if (!offline.empty())
-    spdlog::warn("node {}: offline partitions (they answer KAFKA_STORAGE_ERROR until repaired, "
-                 "see the errors above): {}",
-                 st.opts.node.value(), offline);
-  return unserved;
+  auto finish = [self, snapshot, plans, done] {
+    auto& st = self->state;
+    bool checkpoints_changed = false;
+    for (const auto& plan : plans) {
+      auto entry = finish_open(self, *plan, checkpoints_changed);
+      if (entry) st.replicas.emplace(plan->tp, std::move(*entry));
+    }
+    std::vector<topic_partition> unserved;
+    for (const auto& [name, topic] : snapshot->topics)
+      for (const auto& a : topic.partitions) {
+        if (std::find(a.replicas.begin(), a.replicas.end(), st.opts.node.value()) == a.replicas.end())
+          continue;
+        auto it = st.replicas.find(topic_partition{name, a.partition});
+        if (it == st.replicas.end() || it->second.offline) unserved.emplace_back(name, a.partition);
+      }
+    // New partitions are in the checkpoints from the start, so a directory lost later is noticed.
+    if (checkpoints_changed) (void) write_checkpoints(st);
+    publish_routes(self);
+    std::string offline;
+    for (const auto& [tp, e] : st.replicas)
+      if (e.offline) offline += (offline.empty() ? "" : ", ") + tp.first + "-" + std::to_string(tp.second);
+    if (!offline.empty())
+      spdlog::warn("node {}: offline partitions (they answer KAFKA_STORAGE_ERROR until repaired, "
+                   "see the errors above): {}",
+                   st.opts.node.value(), offline);
+    done(std::move(unserved));
+  };
+  load_plans(self, plans, finish);
+}
+
+void load_plans(self_ptr self, const std::vector<std::shared_ptr<open_plan>>& plans,
+                std::function<void()> done) {
+  io_batch batch;
+  for (const auto& plan : plans)
+    if (!plan->decided) batch.jobs.emplace_back(plan->ro.io_worker, io_task{[plan] { load_partition(*plan); }});
+  if (batch.jobs.empty()) {
+    done();
+    return;
+  }
+  self->request(spawn_io_fan_out(self->system()), caf::infinite, run_atom_v, std::move(batch))
+    .await([done](bool) { done(); }, [done](caf::error&) { done(); });
 }
 
 // Replicas this node must drop: their topic is gone, was re-created (another id), or no longer
@@ -304,9 +378,10 @@ caf::result<std::vector<topic_partition>> apply(self_ptr self, const metadata_sn
   auto pending =
     std::make_shared<countdown>(countdown{stale.size() + reconfigured.size() + 1, nullptr});
   pending->done = [self, snapshot, rp, deleted = !stale.empty()]() mutable {
-    // A failed write leaves the partitions in unrecorded_deletions: open_replica retries it.
+    // A failed write leaves the partitions in unrecorded_deletions: plan_open retries it.
     if (deleted) (void) write_checkpoints(self->state);
-    rp.deliver(open_new_replicas(self, *snapshot));
+    open_new_replicas(self, snapshot,
+                      [rp](std::vector<topic_partition> unserved) mutable { rp.deliver(std::move(unserved)); });
   };
   for (const auto& tp : stale) drop_replica(self, tp, true, [pending] { pending->arrive(); });
   for (const auto& tp : reconfigured) {
@@ -345,9 +420,13 @@ caf::result<bool> stop(self_ptr self) {
   publish_routes(self);
   auto pending = std::make_shared<countdown>(countdown{replicas.size() + 1, nullptr});
   pending->done = [self, rp]() mutable {
-    if (auto s = write_checkpoints(self->state); !s) rp.deliver(to_caf_error(s.err()));
-    else rp.deliver(true);
-    self->quit();
+    write_checkpoints_on_worker(self, [self, rp](status s) mutable {
+      if (!s) rp.deliver(to_caf_error(s.err()));
+      else rp.deliver(true);
+      // Queued behind the closes of the logs, so the workers stop once those ran.
+      for (const auto& w : self->state.io_workers) caf::anon_send(w, close_atom_v);
+      self->quit();
+    });
   };
   for (const auto& [tp, e] : replicas) {
     self->request(e.actor, caf::infinite, close_atom_v)
@@ -381,6 +460,10 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
   st.routes = std::move(routes);
   st.recovery_points = std::move(recovery_points);
   st.high_watermarks = std::move(high_watermarks);
+  for (int32_t i = 0; i < std::max(st.opts.io_workers, 1); ++i) {
+    st.io_workers.push_back(spawn_io_worker(self->system()));
+    self->link_to(st.io_workers.back());
+  }
   peer_directory_options po;
   po.node = st.opts.node;
   po.self_endpoint = st.opts.endpoint;
@@ -399,14 +482,16 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
   // KAFKA_STORAGE_ERROR; its checkpoint entries keep their last values.
   self->set_exit_handler([self](caf::exit_msg& em) {
     auto& st = self->state;
-    if (em.source == st.peers.address() || em.source == st.fetchers.address()) {
+    const bool worker = std::any_of(st.io_workers.begin(), st.io_workers.end(),
+                                    [&](const auto& w) { return em.source == w.address(); });
+    if (worker || em.source == st.peers.address() || em.source == st.fetchers.address()) {
       spdlog::error("node {}: replication stopped: {}", st.opts.node.value(), to_string(em.reason));
       self->quit(em.reason);
       return;
     }
     for (auto& [tp, e] : st.replicas) {
       if (caf::actor_cast<caf::actor_addr>(e.actor) != em.source) continue;
-      e.actor = go_offline(self, tp, "its replica stopped: " + to_string(em.reason));
+      e.actor = go_offline(self, tp, "its replica stopped: " + from_caf_error(em.reason).message);
       e.offline = true;
       publish_routes(self);
       return;

@@ -69,6 +69,10 @@ struct replica_manager_options {
   int64_t checkpoint_interval_ms = 60000;
   // replica.lag.time.max.ms for every leader on this node.
   int64_t replica_lag_time_max_ms = 30000;
+  // How many I/O workers (detached actors, each its own thread) run the blocking file work of
+  // this node's partition logs; each partition is given one, round robin in opening order
+  // (actors/log/io_worker_actor.hpp). At least 1.
+  int32_t io_workers = 2;
   // num.replica.fetchers and the fetchers' settings (replica.fetch.*).
   int32_t num_replica_fetchers = 1;
   replica_fetcher_config fetcher_config;

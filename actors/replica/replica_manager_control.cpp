@@ -73,10 +73,34 @@ struct applied_states {
   std::vector<partition_state_msg> followers;
 };
 
-// Checks each partition state and opens missing replicas; what passes is sorted into leaders and
-// followers, what does not gets its error in `errors`.
+using plans_by_partition = std::map<topic_partition, std::shared_ptr<open_plan>>;
+
+partition_assignment assignment_of(const partition_state_msg& p) {
+  partition_assignment a;
+  a.partition = p.tp.second;
+  a.replicas.clear();
+  for (auto r : p.replicas) a.replicas.push_back(r.value());
+  return a;
+}
+
+// The openings sort_states will need: one plan per partition of `states` this node hosts and has
+// no replica of yet.
+plans_by_partition plan_missing(self_ptr self, const std::vector<partition_state_msg>& states) {
+  auto& st = self->state;
+  plans_by_partition plans;
+  for (const auto& p : states) {
+    if (std::find(p.replicas.begin(), p.replicas.end(), st.opts.node) == p.replicas.end() ||
+        st.replicas.count(p.tp) != 0 || plans.count(p.tp) != 0)
+      continue;
+    plans.emplace(p.tp, plan_open(self, topic_of(st, p), assignment_of(p), false));
+  }
+  return plans;
+}
+
+// Checks each partition state and opens missing replicas from their loaded `plans`; what passes
+// is sorted into leaders and followers, what does not gets its error in `errors`.
 applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>& states,
-                           std::vector<partition_error_msg>& errors) {
+                           const plans_by_partition& plans, std::vector<partition_error_msg>& errors) {
   auto& st = self->state;
   applied_states out;
   bool checkpoints_changed = false;
@@ -111,11 +135,7 @@ applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>
         continue;
       }
     } else {
-      partition_assignment a;
-      a.partition = p.tp.second;
-      a.replicas.clear();
-      for (auto r : p.replicas) a.replicas.push_back(r.value());
-      auto entry = open_replica(self, topic_of(st, p), a, checkpoints_changed, false);
+      auto entry = finish_open(self, *plans.at(p.tp), checkpoints_changed);
       if (!entry) {
         refuse(errc::invalid_config, "the topic's configs do not open " + tp_name(p.tp));
         continue;
@@ -186,25 +206,13 @@ void make_followers(self_ptr self, std::vector<partition_state_msg> followers,
   pending->arrive();
 }
 
-} // namespace
-
-caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame) {
+// The rest of LeaderAndIsr once the new partitions are loaded: opens them, sorts the states,
+// and changes roles; answers `rp`.
+void apply_states(self_ptr self, const std::vector<partition_state_msg>& states,
+                  const plans_by_partition& plans, caf::typed_response_promise<capnp_frame> rp) {
   auto& st = self->state;
-  auto req = decode_leader_and_isr(frame);
-  if (!req) {
-    spdlog::warn("node {}: malformed LeaderAndIsr: {}", st.opts.node.value(), req.err().to_string());
-    return encode(control_response_msg{req.code(), req.err().message, {}}, false);
-  }
-  if (st.stopping)
-    return encode(control_response_msg{errc::not_leader_or_follower, "the node is stopping", {}}, false);
-  if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) {
-    auto err = from_caf_error(e);
-    return encode(control_response_msg{err.code, err.message, {}}, false);
-  }
-  learn_peers(self, req->leaders);
   auto errors = std::make_shared<std::vector<partition_error_msg>>();
-  auto sorted = sort_states(self, req->partitions, *errors);
-  auto rp = self->make_response_promise<capnp_frame>();
+  auto sorted = sort_states(self, states, plans, *errors);
   std::vector<topic_partition> moving;
   for (const auto& p : sorted.leaders) moving.push_back(p.tp);
   for (const auto& p : sorted.followers) moving.push_back(p.tp);
@@ -235,6 +243,32 @@ caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame)
         auto err = from_caf_error(e);
         rp.deliver(encode(control_response_msg{err.code, "fetchers: " + err.message, {}}, false));
       });
+}
+
+} // namespace
+
+caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame) {
+  auto& st = self->state;
+  auto req = decode_leader_and_isr(frame);
+  if (!req) {
+    spdlog::warn("node {}: malformed LeaderAndIsr: {}", st.opts.node.value(), req.err().to_string());
+    return encode(control_response_msg{req.code(), req.err().message, {}}, false);
+  }
+  if (st.stopping)
+    return encode(control_response_msg{errc::not_leader_or_follower, "the node is stopping", {}}, false);
+  if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) {
+    auto err = from_caf_error(e);
+    return encode(control_response_msg{err.code, err.message, {}}, false);
+  }
+  learn_peers(self, req->leaders);
+  auto rp = self->make_response_promise<capnp_frame>();
+  // Partitions new to this node load on the I/O workers first (the manager awaits them).
+  auto plans = std::make_shared<plans_by_partition>(plan_missing(self, req->partitions));
+  std::vector<std::shared_ptr<open_plan>> to_load;
+  for (const auto& [tp, plan] : *plans) to_load.push_back(plan);
+  load_plans(self, to_load, [self, req = std::move(*req), plans, rp]() mutable {
+    apply_states(self, req.partitions, *plans, rp);
+  });
   return rp;
 }
 

@@ -8,16 +8,21 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/log/io_worker_actor.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "actors/replica/fetcher_manager_actor.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
+#include "actors/replica/partition_replica_actor.hpp"
 #include "actors/replica/replica_manager_actor.hpp"
+#include "runtime/storage/partition_check.hpp"
 
 namespace capstan::replica_manager_detail {
 
@@ -59,6 +64,9 @@ struct replica_manager_state {
   // active controller, where leaders' ISR changes go).
   int32_t controller_epoch = -1;
   controller_sink controller;
+  // The I/O workers of the node's partition logs (linked), and the next to hand out.
+  std::vector<io_worker_actor> io_workers;
+  size_t next_io_worker = 0;
   // Topic configs and ids from the controller's UpdateMetadata, by name.
   std::map<std::string, topic_config_msg> topics;
 };
@@ -72,12 +80,38 @@ status write_checkpoints(replica_manager_state& st);
 void record(replica_manager_state& st, const topic_partition& tp, const replica_checkpoint& c);
 void forget(replica_manager_state& st, const topic_partition& tp);
 partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, const std::string& why);
-// Checks the partition's directory against the checkpoints, then opens it; a damaged or
-// unreadable directory gets an offline replica instead. nullopt: a bad topic config (skipped).
-// With `lead_alone` the replica becomes the leader of an ISR of itself at once (one node).
-std::optional<replica_entry> open_replica(self_ptr self, const topic_metadata& topic,
-                                          const partition_assignment& a, bool& checkpoints_changed,
-                                          bool lead_alone);
+// Opening a partition in three steps: plan_open decides on the manager what can be decided
+// without a file (config, checkpoints, worker); load_partition does the file work (the
+// directory's check against the checkpoints, then loading and recovering the log) and runs on
+// the partition's I/O worker; finish_open spawns the replica, or an offline one, on the manager.
+struct open_plan {
+  topic_partition tp;
+  replica_entry entry;
+  // Set when the outcome is known without loading (a bad config: nullopt entry; an offline one).
+  bool decided = false;
+  std::optional<replica_entry> outcome;
+  bool lead_alone = false;
+  leader_epoch epoch{0};
+  topic_id id{};
+  checkpointed_offsets known;
+  segment_options seg_opts;
+  partition_replica_options ro;
+  // Filled by load_partition.
+  std::optional<result<prepared_dir>> prepared;
+  std::optional<result<loaded_partition_log>> loaded;
+};
+
+// REQUIRES: the partition has no replica yet. Picks its I/O worker.
+std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
+                                     const partition_assignment& a, bool lead_alone);
+// Runs load_partition for every plan that needs it on the plan's I/O worker, in parallel across
+// workers, while the manager awaits (handles nothing else); then `done`.
+void load_plans(self_ptr self, const std::vector<std::shared_ptr<open_plan>>& plans,
+                std::function<void()> done);
+// Spawns the replica of a loaded plan, or an offline one for a damaged or unreadable directory.
+// nullopt: a bad topic config (skipped). With `lead_alone` (in the plan) the replica becomes the
+// leader of an ISR of itself at once (one node).
+std::optional<replica_entry> finish_open(self_ptr self, open_plan& plan, bool& checkpoints_changed);
 // Closes the replica of `tp` (and with `remove` deletes its directory, out of the checkpoints
 // first); `done` runs afterwards.
 void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::function<void()> done);

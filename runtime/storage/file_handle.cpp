@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/storage/storage_env.hpp"
+
 namespace capstan {
 
 error storage_error(std::string_view op, const std::filesystem::path& path, int err) {
@@ -37,11 +39,8 @@ result<file_handle> file_handle::open(const std::filesystem::path& path, file_mo
   case file_mode::open_existing:
     break;
   }
-  int fd;
-  do {
-    fd = ::open(path.c_str(), flags, 0644);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return storage_error("open", path, errno);
+  int fd = -1;
+  if (int err = storage_env::current().open(path, flags, 0644, fd)) return storage_error("open", path, err);
   return file_handle(fd, path);
 }
 
@@ -80,14 +79,13 @@ status file_handle::pwritev_all(std::span<const bytes_view> parts, uint64_t posi
   size_t first = 0;
   while (first < iov.size()) {
     const int count = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
-    const ssize_t n = ::pwritev(fd_, iov.data() + first, count, static_cast<off_t>(position));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return storage_error("pwrite", path_, errno);
-    }
+    size_t n = 0;
+    if (int err = storage_env::current().pwritev(path_, fd_, iov.data() + first, count,
+                                                 static_cast<off_t>(position), n))
+      return storage_error("pwrite", path_, err);
     if (n == 0) return storage_error("pwrite", path_, EIO);
-    position += static_cast<uint64_t>(n);
-    auto left = static_cast<size_t>(n);
+    position += n;
+    auto left = n;
     while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
     if (left > 0) {
       iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
@@ -116,16 +114,13 @@ status file_handle::pread_all(std::span<uint8_t> out, uint64_t position) const {
 }
 
 status file_handle::sync() {
-  if (::fsync(fd_) != 0) return storage_error("fsync", path_, errno);
+  if (int err = storage_env::current().sync(path_, fd_)) return storage_error("fsync", path_, err);
   return {};
 }
 
 status file_handle::truncate(uint64_t size) {
-  int rc;
-  do {
-    rc = ::ftruncate(fd_, static_cast<off_t>(size));
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) return storage_error("ftruncate", path_, errno);
+  if (int err = storage_env::current().truncate(path_, fd_, static_cast<off_t>(size)))
+    return storage_error("ftruncate", path_, err);
   return {};
 }
 
@@ -138,22 +133,25 @@ status file_handle::close() {
 }
 
 status sync_directory(const std::filesystem::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return storage_error("open directory", dir, errno);
+  auto& env = storage_env::current();
+  int fd = -1;
+  if (int err = env.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, fd))
+    return storage_error("open directory", dir, err);
   status s;
-  if (::fsync(fd) != 0) s = storage_error("fsync directory", dir, errno);
+  if (int err = env.sync(dir, fd)) s = storage_error("fsync directory", dir, err);
   ::close(fd);
   return s;
 }
 
 status rename_file(const std::filesystem::path& from, const std::filesystem::path& to) {
-  if (::rename(from.c_str(), to.c_str()) != 0)
-    return storage_error(fmt::format("rename to {}", to.string()), from, errno);
+  if (int err = storage_env::current().rename(from, to))
+    return storage_error(fmt::format("rename to {}", to.string()), from, err);
   return {};
 }
 
 status remove_file(const std::filesystem::path& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return storage_error("unlink", path, errno);
+  if (int err = storage_env::current().remove(path); err != 0 && err != ENOENT)
+    return storage_error("unlink", path, err);
   return {};
 }
 

@@ -1,0 +1,165 @@
+#include "runtime/storage/fault_injection_env.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "runtime/batch/record_batch_view.hpp"
+#include "runtime/storage/file_handle.hpp"
+#include "runtime/storage/segment.hpp"
+#include "tests/support/log_builder.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+bytes_view text(std::string_view s) {
+  return bytes_view(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+std::string contents(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+} // namespace
+
+TEST_CASE("the process uses the POSIX env unless a test installs another", "[storage][env]") {
+  CHECK(&storage_env::current() == &storage_env::posix());
+  fault_injection_env faults;
+  {
+    scoped_storage_env installed(faults);
+    CHECK(&storage_env::current() == &faults);
+  }
+  CHECK(&storage_env::current() == &storage_env::posix());
+}
+
+TEST_CASE("a failing write rule fails writes to matching paths only, and leaves the file as it was",
+          "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  auto a = file_handle::open(dir / "a-0.log", file_mode::create_new);
+  auto b = file_handle::open(dir / "b-0.log", file_mode::create_new);
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE(a->pwrite_all(text("before"), 0));
+  faults.fail("a-0", storage_op::write, EIO);
+
+  auto failed = a->pwrite_all(text("after!"), 0);
+  REQUIRE_FALSE(failed);
+  CHECK(failed.err().code == errc::kafka_storage_error);
+  CHECK(failed.err().message.find("a-0.log") != std::string::npos);
+  CHECK(failed.err().message.find("Input/output error") != std::string::npos);
+  CHECK(contents(dir / "a-0.log") == "before");
+  CHECK(a->sync());
+  CHECK(b->pwrite_all(text("fine"), 0));
+  CHECK(contents(dir / "b-0.log") == "fine");
+  CHECK(faults.injected() == 1);
+
+  faults.clear();
+  CHECK(a->pwrite_all(text("again!"), 0));
+  CHECK(contents(dir / "a-0.log") == "again!");
+}
+
+TEST_CASE("each operation can be failed with the errno a full or broken disk gives",
+          "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  auto f = file_handle::open(dir / "p-0.log", file_mode::create_new);
+  REQUIRE(f);
+  REQUIRE(f->pwrite_all(text("data"), 0));
+  faults.fail("p-0", storage_op::sync, ENOSPC);
+  faults.fail("p-0", storage_op::truncate, EIO);
+  faults.fail("p-0", storage_op::rename, EIO);
+  faults.fail("p-0", storage_op::remove, EIO);
+  faults.fail("q-0", storage_op::open, ENOSPC);
+
+  auto synced = f->sync();
+  REQUIRE_FALSE(synced);
+  CHECK(synced.err().message.find("No space left on device") != std::string::npos);
+  CHECK_FALSE(f->truncate(0));
+  CHECK_FALSE(rename_file(dir / "p-0.log", dir / "p-0.old"));
+  CHECK_FALSE(remove_file(dir / "p-0.log"));
+  CHECK(contents(dir / "p-0.log") == "data");
+  auto opened = file_handle::open(dir / "q-0.log", file_mode::create_new);
+  REQUIRE_FALSE(opened);
+  CHECK(opened.err().code == errc::kafka_storage_error);
+  CHECK_FALSE(std::filesystem::exists(dir / "q-0.log"));
+  CHECK(faults.injected() == 5);
+}
+
+TEST_CASE("a stalled fsync blocks its caller until the test releases it, then runs",
+          "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  auto f = file_handle::open(dir / "slow-0.log", file_mode::create_new);
+  auto other = file_handle::open(dir / "fast-0.log", file_mode::create_new);
+  REQUIRE(f);
+  REQUIRE(other);
+  faults.stall("slow-0", storage_op::sync);
+
+  std::atomic<bool> done{false};
+  auto synced = std::async(std::launch::async, [&] {
+    auto s = f->sync();
+    done = true;
+    return s.ok();
+  });
+  REQUIRE(faults.wait_stalled(1, 10s));
+  CHECK_FALSE(done);
+  // Other files are not held up by the stall.
+  CHECK(other->sync());
+
+  faults.release();
+  REQUIRE(synced.wait_for(10s) == std::future_status::ready);
+  CHECK(synced.get());
+  CHECK(faults.stalled() == 0);
+  // The stall rule is gone: the next fsync goes straight through.
+  CHECK(f->sync());
+}
+
+TEST_CASE("destroying the env lets a stalled call go on", "[storage][env]") {
+  temp_dir dir;
+  auto f = file_handle::open(dir / "slow-0.log", file_mode::create_new);
+  REQUIRE(f);
+  std::future<bool> synced;
+  {
+    fault_injection_env faults;
+    scoped_storage_env installed(faults);
+    faults.stall("slow-0", storage_op::sync);
+    synced = std::async(std::launch::async, [&] { return f->sync().ok(); });
+    REQUIRE(faults.wait_stalled(1, 10s));
+  }
+  REQUIRE(synced.wait_for(10s) == std::future_status::ready);
+  CHECK(synced.get());
+}
+
+TEST_CASE("a segment whose log write fails keeps its offsets and its bytes", "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  auto seg = segment::open(dir.path(), offset{0}, segment_open_mode::create, {});
+  REQUIRE(seg);
+  REQUIRE((*seg)->append(make_batch(2, "a", 1000)));
+  const auto size = (*seg)->size_bytes();
+  faults.fail(".log", storage_op::write, EIO);
+  auto batch = make_batch(2, "b", 1000);
+  set_base_offset(batch, offset{2});
+  auto s = (*seg)->append(batch);
+  REQUIRE_FALSE(s);
+  CHECK(s.err().code == errc::kafka_storage_error);
+  CHECK((*seg)->next_offset() == offset{2});
+  CHECK((*seg)->size_bytes() == size);
+  CHECK(std::filesystem::file_size(dir / "00000000000000000000.log") == size);
+}
