@@ -12,45 +12,23 @@
 #include "runtime/client/cluster_client.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 #include "tests/support/log_builder.hpp"
+#include "tests/support/loopback_node.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
 using namespace capstan::test;
 
-namespace {
-
-node_config test_config(const std::filesystem::path& data_dir, int32_t node_id = 1) {
-  node_config c;
-  c.node_id = node_id;
-  c.data_dir = data_dir;
-  c.listen = "127.0.0.1:0";
-  c.cluster_listen = "127.0.0.1:0";
-  c.metrics_listen = "127.0.0.1:0";
-  return c;
-}
-
-std::unique_ptr<client::cluster_client> connect(const node& n) {
-  client::client_config cc;
-  cc.bootstrap = {"127.0.0.1:" + std::to_string(n.rpc_port())};
-  auto c = client::cluster_client::connect(cc);
-  INFO((c ? std::string() : c.err().to_string()));
-  REQUIRE(c);
-  return std::move(*c);
-}
-
-} // namespace
-
 TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets and stops",
           "[cluster][node]") {
   temp_dir dir;
-  auto n = node::start(test_config(dir.path()));
+  auto n = node::start(loopback_node_config(dir.path()));
   INFO((n ? std::string() : n.err().to_string()));
   REQUIRE(n);
   CHECK((*n)->rpc_port() != 0);
   CHECK((*n)->metrics_port() != 0);
   CHECK((*n)->cluster_port() != 0);
   {
-    auto client = connect(**n);
+    auto client = connect_client(**n);
     auto md = client->metadata();
     REQUIRE(md);
     CHECK(md->controller_id == 1);
@@ -69,13 +47,13 @@ TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets and stop
 
 TEST_CASE("a second node on a data dir in use is refused", "[cluster][node]") {
   temp_dir dir;
-  auto first = node::start(test_config(dir.path()));
+  auto first = node::start(loopback_node_config(dir.path()));
   REQUIRE(first);
-  auto second = node::start(test_config(dir.path()));
+  auto second = node::start(loopback_node_config(dir.path()));
   REQUIRE_FALSE(second);
   CHECK(second.err().message.find("in use by another capstan node") != std::string::npos);
   (*first)->stop();
-  auto third = node::start(test_config(dir.path()));
+  auto third = node::start(loopback_node_config(dir.path()));
   CHECK(third);
 }
 
@@ -83,17 +61,17 @@ TEST_CASE("a data dir of another node id or cluster is refused", "[cluster][node
   temp_dir dir;
   std::string cluster;
   {
-    auto n = node::start(test_config(dir.path(), 1));
+    auto n = node::start(loopback_node_config(dir.path(), 1));
     REQUIRE(n);
   }
   auto meta = read_meta_properties(dir.path());
   REQUIRE(meta);
   REQUIRE(*meta);
-  auto other_node = node::start(test_config(dir.path(), 2));
+  auto other_node = node::start(loopback_node_config(dir.path(), 2));
   REQUIRE_FALSE(other_node);
   CHECK(other_node.code() == errc::invalid_config);
   CHECK(other_node.err().message.find("belongs to node 1, not node 2") != std::string::npos);
-  auto c = test_config(dir.path(), 1);
+  auto c = loopback_node_config(dir.path(), 1);
   c.cluster_id = "AnotherClusterIdAAAAAA";
   auto other_cluster = node::start(c);
   REQUIRE_FALSE(other_cluster);
@@ -106,9 +84,9 @@ TEST_CASE("a restarted node keeps its topics, their ids and their records", "[cl
   temp_dir dir;
   topic_id id{};
   {
-    auto n = node::start(test_config(dir.path()));
+    auto n = node::start(loopback_node_config(dir.path()));
     REQUIRE(n);
-    auto client = connect(**n);
+    auto client = connect_client(**n);
     auto created = client->create_topic(topic_spec{"orders", 2, 1, {{"retention.ms", "-1"}}});
     INFO((created ? std::string() : created.err().to_string()));
     REQUIRE(created);
@@ -120,9 +98,9 @@ TEST_CASE("a restarted node keeps its topics, their ids and their records", "[cl
     client.reset();
     (*n)->stop();
   }
-  auto n = node::start(test_config(dir.path()));
+  auto n = node::start(loopback_node_config(dir.path()));
   REQUIRE(n);
-  auto client = connect(**n);
+  auto client = connect_client(**n);
   auto md = client->metadata();
   REQUIRE(md);
   REQUIRE(md->topics.count("orders") == 1);
@@ -139,11 +117,11 @@ TEST_CASE("a restarted node keeps its topics, their ids and their records", "[cl
 TEST_CASE("a topic whose partitions cannot all be opened is not created, and the error names them",
           "[cluster][node]") {
   temp_dir dir;
-  auto n = node::start(test_config(dir.path()));
+  auto n = node::start(loopback_node_config(dir.path()));
   REQUIRE(n);
   // A file where orders-1's directory should go: that partition cannot be opened.
   { std::ofstream blocker(dir / "orders-1"); }
-  auto client = connect(**n);
+  auto client = connect_client(**n);
   auto created = client->create_topic(topic_spec{"orders", 3, 1, {}});
   REQUIRE_FALSE(created);
   INFO(created.err().to_string());
@@ -161,9 +139,9 @@ TEST_CASE("a topic whose partitions cannot all be opened is not created, and the
   client.reset();
   (*n)->stop();
   std::filesystem::remove(dir / "orders-1");
-  n = node::start(test_config(dir.path()));
+  n = node::start(loopback_node_config(dir.path()));
   REQUIRE(n);
-  client = connect(**n);
+  client = connect_client(**n);
   md = client->metadata();
   REQUIRE(md);
   CHECK(md->topics.count("orders") == 0);
@@ -174,11 +152,11 @@ TEST_CASE("a topic whose partitions cannot all be opened is not created, and the
 
 TEST_CASE("a client gets the admin and produce refusals by their Kafka names", "[cluster][node]") {
   temp_dir dir;
-  auto config = test_config(dir.path());
+  auto config = loopback_node_config(dir.path());
   config.max_broker_partitions = 8; // __consumer_offsets takes one
   auto n = node::start(config);
   REQUIRE(n);
-  auto client = connect(**n);
+  auto client = connect_client(**n);
 
   CHECK(client->create_topic(topic_spec{"t", 0, 1, {}}).code() == errc::invalid_partitions);
   CHECK(client->create_topic(topic_spec{"t", 10001, 1, {}}).code() == errc::policy_violation);
@@ -205,9 +183,9 @@ TEST_CASE("a client gets the admin and produce refusals by their Kafka names", "
 TEST_CASE("stopping a node fails the calls in flight instead of finishing them", "[cluster][node]") {
   using namespace std::chrono_literals;
   temp_dir dir;
-  auto n = node::start(test_config(dir.path()));
+  auto n = node::start(loopback_node_config(dir.path()));
   REQUIRE(n);
-  auto client = connect(**n);
+  auto client = connect_client(**n);
   REQUIRE(client->create_topic(topic_spec{"t", 1, 1, {}}));
   // A fetch at the log end that may wait a minute: finishing it would answer it, empty, then.
   std::promise<result<client::fetch_response>> answered;

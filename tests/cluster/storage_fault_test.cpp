@@ -12,6 +12,7 @@
 #include "runtime/client/cluster_client.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/log_builder.hpp"
+#include "tests/support/loopback_node.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
@@ -19,25 +20,6 @@ using namespace capstan::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-node_config test_config(const std::filesystem::path& data_dir) {
-  node_config c;
-  c.node_id = 1;
-  c.data_dir = data_dir;
-  c.listen = "127.0.0.1:0";
-  c.cluster_listen = "127.0.0.1:0";
-  c.metrics_listen = "127.0.0.1:0";
-  return c;
-}
-
-std::unique_ptr<client::cluster_client> connect(const node& n) {
-  client::client_config cc;
-  cc.bootstrap = {"127.0.0.1:" + std::to_string(n.rpc_port())};
-  auto c = client::cluster_client::connect(cc);
-  INFO((c ? std::string() : c.err().to_string()));
-  REQUIRE(c);
-  return std::move(*c);
-}
 
 std::vector<read_record> fetch_all(client::cluster_client& c, const std::string& topic) {
   auto f = c.fetch_sync(topic, 0, offset{0}, 1 << 20, 1, 0);
@@ -69,9 +51,9 @@ void check_partition_goes_offline(std::map<std::string, std::string> a_configs, 
   fault_injection_env faults;
   scoped_storage_env installed(faults);
   {
-    auto n = node::start(test_config(dir.path()));
+    auto n = node::start(loopback_node_config(dir.path()));
     REQUIRE(n);
-    auto client = connect(**n);
+    auto client = connect_client(**n);
     REQUIRE(client->create_topic(topic_spec{"a", 1, 1, a_configs}));
     REQUIRE(client->create_topic(topic_spec{"b", 1, 1, {}}));
     REQUIRE(client->produce_sync("a", 0, -1, make_batch(2, "a-kept", 1000)));
@@ -104,9 +86,9 @@ void check_partition_goes_offline(std::map<std::string, std::string> a_configs, 
     (*n)->stop();
   }
   faults.clear();
-  auto n = node::start(test_config(dir.path()));
+  auto n = node::start(loopback_node_config(dir.path()));
   REQUIRE(n);
-  auto client = connect(**n);
+  auto client = connect_client(**n);
   // A failed write left nothing; a failed fsync may leave the unacknowledged record (it was
   // written, only its durability is unknown), as Kafka may.
   auto a_records = fetch_all(*client, "a");

@@ -54,32 +54,43 @@ produce_request produce_of(bytes batch) {
   return produce_request{batch_buffer::of(std::move(batch)), -1, 30000};
 }
 
+// One node's replica manager with the fault injector installed, on a single scheduler thread.
+struct isolated_manager {
+  temp_dir dir{"io-isolation"};
+  fault_injection_env faults;
+  scoped_storage_env installed{faults};
+  threaded_system sys{one_scheduler_thread()};
+  replica_manager_actor manager;
+
+  explicit isolated_manager(int32_t io_workers = 2) {
+    replica_manager_options opts;
+    opts.node = node_id{1};
+    opts.data_dir = dir.path();
+    opts.schedule_background_work = false;
+    opts.checkpoint_interval_ms = 0;
+    opts.io_workers = io_workers;
+    auto spawned = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
+    REQUIRE(spawned);
+    manager = *spawned;
+    sys.track(manager);
+  }
+};
+
 } // namespace
 
 TEST_CASE("a partition stalled in fsync holds up neither the scheduler nor another partition",
           "[replica][io]") {
-  temp_dir dir{"io-isolation"};
-  fault_injection_env faults;
-  scoped_storage_env installed(faults);
-  threaded_system sys(one_scheduler_thread());
-  replica_manager_options opts;
-  opts.node = node_id{1};
-  opts.data_dir = dir.path();
-  opts.schedule_background_work = false;
-  opts.checkpoint_interval_ms = 0;
-  opts.io_workers = 2;
-  auto manager = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
-  REQUIRE(manager);
-  sys.track(*manager);
+  isolated_manager node;
+  auto& [dir, faults, installed, sys, manager] = node;
   // a-0 fsyncs every append (flush.messages=1); a and b are opened in that order and so get
   // different workers.
   auto applied = sys.request<std::vector<topic_partition>>(
-    *manager, timeout, apply_atom_v,
+    manager, timeout, apply_atom_v,
     snapshot_of({topic_of("a", 1, {{"flush.messages", "1"}}), topic_of("b", 2, {})}));
   REQUIRE(applied);
   REQUIRE(applied->empty());
-  auto a = sys.request<partition_replica_actor>(*manager, timeout, lookup_atom_v, std::string("a"), 0);
-  auto b = sys.request<partition_replica_actor>(*manager, timeout, lookup_atom_v, std::string("b"), 0);
+  auto a = sys.request<partition_replica_actor>(manager, timeout, lookup_atom_v, std::string("a"), 0);
+  auto b = sys.request<partition_replica_actor>(manager, timeout, lookup_atom_v, std::string("b"), 0);
   REQUIRE(a);
   REQUIRE(b);
   REQUIRE(sys.request<produce_result>(*a, timeout, produce_atom_v, produce_of(make_batch(1, "a", 1000))));
@@ -116,29 +127,18 @@ TEST_CASE("a partition stalled in fsync holds up neither the scheduler nor anoth
   INFO((slow ? std::string() : caf::to_string(slow.error())));
   REQUIRE(slow);
   CHECK(slow->base_offset == offset{1});
-  REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
+  REQUIRE(sys.request<bool>(manager, timeout, stop_atom_v));
 }
 
 TEST_CASE("partitions load on the I/O workers in parallel, as many at once as there are workers",
           "[replica][io]") {
-  temp_dir dir{"io-isolation"};
-  fault_injection_env faults;
-  scoped_storage_env installed(faults);
-  threaded_system sys(one_scheduler_thread());
-  replica_manager_options opts;
-  opts.node = node_id{1};
-  opts.data_dir = dir.path();
-  opts.schedule_background_work = false;
-  opts.checkpoint_interval_ms = 0;
-  opts.io_workers = 2;
-  auto manager = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
-  REQUIRE(manager);
-  sys.track(*manager);
+  isolated_manager node;
+  auto& [dir, faults, installed, sys, manager] = node;
   // Each partition's first file operation (its partition.metadata) stalls.
   for (const char* p : {"/a-0/", "/b-0/", "/c-0/"}) faults.stall(p, storage_op::open);
   auto applied = std::async(std::launch::async, [&] {
     return sys.request<std::vector<topic_partition>>(
-      *manager, 60s, apply_atom_v,
+      manager, 60s, apply_atom_v,
       snapshot_of({topic_of("a", 1, {}), topic_of("b", 2, {}), topic_of("c", 3, {})}));
   });
   struct release_on_exit {
@@ -163,32 +163,22 @@ TEST_CASE("partitions load on the I/O workers in parallel, as many at once as th
   REQUIRE(unserved);
   CHECK(unserved->empty());
   for (const char* t : {"a", "b", "c"}) {
-    auto r = sys.request<partition_replica_actor>(*manager, timeout, lookup_atom_v, std::string(t), 0);
+    auto r = sys.request<partition_replica_actor>(manager, timeout, lookup_atom_v, std::string(t), 0);
     REQUIRE(r);
     CHECK(sys.request<produce_result>(*r, timeout, produce_atom_v, produce_of(make_batch(1, t, 1000))));
   }
-  REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
+  REQUIRE(sys.request<bool>(manager, timeout, stop_atom_v));
 }
 
 TEST_CASE("the replica manager writes its checkpoints on an I/O worker", "[replica][io]") {
-  temp_dir dir{"io-isolation"};
-  fault_injection_env faults;
-  scoped_storage_env installed(faults);
-  threaded_system sys(one_scheduler_thread());
-  replica_manager_options opts;
-  opts.node = node_id{1};
-  opts.data_dir = dir.path();
-  opts.schedule_background_work = false;
-  opts.checkpoint_interval_ms = 0;
-  auto manager = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
-  REQUIRE(manager);
-  sys.track(*manager);
-  REQUIRE(sys.request<std::vector<topic_partition>>(*manager, timeout, apply_atom_v,
+  isolated_manager node;
+  auto& [dir, faults, installed, sys, manager] = node;
+  REQUIRE(sys.request<std::vector<topic_partition>>(manager, timeout, apply_atom_v,
                                                      snapshot_of({topic_of("a", 1, {})})));
 
   faults.stall("recovery-point-offset-checkpoint", storage_op::sync);
   auto written = std::async(std::launch::async, [&] {
-    return sys.request<bool>(*manager, 60s, checkpoint_atom_v);
+    return sys.request<bool>(manager, 60s, checkpoint_atom_v);
   });
   struct release_on_exit {
     fault_injection_env& faults;
@@ -206,22 +196,12 @@ TEST_CASE("the replica manager writes its checkpoints on an I/O worker", "[repli
   auto ok = written.get();
   REQUIRE(ok);
   CHECK(*ok);
-  REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
+  REQUIRE(sys.request<bool>(manager, timeout, stop_atom_v));
 }
 
 TEST_CASE("LeaderAndIsr loads a partition new to the node on an I/O worker", "[replica][io]") {
-  temp_dir dir{"io-isolation"};
-  fault_injection_env faults;
-  scoped_storage_env installed(faults);
-  threaded_system sys(one_scheduler_thread());
-  replica_manager_options opts;
-  opts.node = node_id{1};
-  opts.data_dir = dir.path();
-  opts.schedule_background_work = false;
-  opts.checkpoint_interval_ms = 0;
-  auto manager = spawn_replica_manager(sys.sys(), opts, std::make_shared<routing_registry>());
-  REQUIRE(manager);
-  sys.track(*manager);
+  isolated_manager node;
+  auto& [dir, faults, installed, sys, manager] = node;
   leader_and_isr_msg req;
   req.controller_id = 1;
   req.controller_epoch = 1;
@@ -236,7 +216,7 @@ TEST_CASE("LeaderAndIsr loads a partition new to the node on an I/O worker", "[r
 
   faults.stall("/a-0/", storage_op::open);
   auto answered_req = std::async(std::launch::async, [&] {
-    return sys.request<capnp_frame>(caf::actor_cast<control_sink>(*manager), 60s, leaderisr_atom_v,
+    return sys.request<capnp_frame>(caf::actor_cast<control_sink>(manager), 60s, leaderisr_atom_v,
                                     encode(req));
   });
   struct release_on_exit {
@@ -258,8 +238,8 @@ TEST_CASE("LeaderAndIsr loads a partition new to the node on an I/O worker", "[r
   REQUIRE(response);
   CHECK(response->error == errc::none);
   CHECK(response->partitions.empty());
-  auto a = sys.request<partition_replica_actor>(*manager, timeout, lookup_atom_v, std::string("a"), 0);
+  auto a = sys.request<partition_replica_actor>(manager, timeout, lookup_atom_v, std::string("a"), 0);
   REQUIRE(a);
   CHECK(sys.request<produce_result>(*a, timeout, produce_atom_v, produce_of(make_batch(1, "a", 1000))));
-  REQUIRE(sys.request<bool>(*manager, timeout, stop_atom_v));
+  REQUIRE(sys.request<bool>(manager, timeout, stop_atom_v));
 }
