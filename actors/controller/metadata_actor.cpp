@@ -10,6 +10,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/log/io_worker_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 #include "runtime/cluster/topic_validation.hpp"
@@ -23,6 +24,8 @@ struct metadata_state {
 
   metadata_actor_options opts;
   replica_manager_actor replicas;
+  // Writes the store, off the scheduler's threads.
+  io_worker_actor worker;
   // Cluster id and topics as persisted; brokers are filled in per snapshot.
   cluster_metadata current;
   // The last snapshot handed out; rebuilt after a change or when the live brokers change.
@@ -91,15 +94,30 @@ topic_id new_topic_id(metadata_state& st) {
   }
 }
 
-// Persists `next` and makes it current. On failure nothing changes.
-status commit(metadata_state& st, cluster_metadata next) {
-  if (auto s = write_metadata_store(st.opts.store_file, next); !s) {
-    spdlog::error("metadata: cannot persist: {}", s.err().to_string());
-    return s;
-  }
-  st.current = std::move(next);
-  st.cached.reset();
-  return {};
+// Persists `next` on the actor's I/O worker (the store write fsyncs the file and the directory,
+// which must not hold a scheduler thread), then makes it current and calls `done`; on failure
+// nothing changes and `done` gets the error. The actor awaits the write, handling nothing else
+// meanwhile, so each change is validated against the one before it. Not bounded by a timeout: a
+// write that timed out could still land, and the store must never differ from `current`.
+void commit_then(self_ptr self, cluster_metadata next, std::function<void(status)> done) {
+  auto& st = self->state;
+  auto written = std::make_shared<status>();
+  auto staged = std::make_shared<cluster_metadata>(std::move(next));
+  self->request(st.worker, caf::infinite, run_atom_v,
+                io_task{[written, staged, file = st.opts.store_file] {
+                  *written = write_metadata_store(file, *staged);
+                }})
+    .await(
+      [self, written, staged, done](bool) {
+        if (!*written) {
+          spdlog::error("metadata: cannot persist: {}", written->err().to_string());
+          return done(*written);
+        }
+        self->state.current = std::move(*staged);
+        self->state.cached.reset();
+        done({});
+      },
+      [done](caf::error& e) { done(from_caf_error(e)); });
 }
 
 // Applies the current snapshot to the replica manager, then delivers `value` (or the failure).
@@ -147,16 +165,19 @@ void roll_back_create(self_ptr self, caf::typed_response_promise<topic_metadata>
   auto next = st.current;
   if (auto it = next.topics.find(topic.name); it != next.topics.end() && it->second.id == topic.id)
     next.topics.erase(it);
-  if (auto s = commit(st, std::move(next)); !s)
-    return fail(why + "; removing the topic again failed (" + s.err().message +
-                "), so it stays with those partitions offline");
-  spdlog::warn("metadata: {}; removed topic {} again", why, topic.name);
-  self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
-    .then([fail, why](const std::vector<topic_partition>&) mutable { fail(why + "; the topic was not created"); },
-          [fail, why](caf::error& e) mutable {
-            fail(why + "; the topic was removed, but closing its other partitions failed: " +
-                 caf::to_string(e));
-          });
+  commit_then(self, std::move(next), [self, fail, why, name = topic.name](status s) mutable {
+    if (!s)
+      return fail(why + "; removing the topic again failed (" + s.err().message +
+                  "), so it stays with those partitions offline");
+    spdlog::warn("metadata: {}; removed topic {} again", why, name);
+    auto& st = self->state;
+    self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
+      .then([fail, why](const std::vector<topic_partition>&) mutable { fail(why + "; the topic was not created"); },
+            [fail, why](caf::error& e) mutable {
+              fail(why + "; the topic was removed, but closing its other partitions failed: " +
+                   caf::to_string(e));
+            });
+  });
 }
 
 // Applies a new topic to the replica manager, then answers with it, or rolls it back when some
@@ -198,6 +219,8 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
   self->state.opts = std::move(opts);
   self->state.replicas = std::move(replicas);
   self->state.current = std::move(loaded);
+  self->state.worker = spawn_io_worker(self->system());
+  self->link_to(self->state.worker);
   return {
     [self](create_atom, topic_spec spec) -> caf::result<topic_metadata> {
       auto& st = self->state;
@@ -223,11 +246,16 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       topic.configs = spec.configs;
       auto next = st.current;
       next.topics.emplace(spec.name, topic);
-      if (auto s = commit(st, std::move(next)); !s) return to_caf_error(s.err());
-      spdlog::info("metadata: created topic {} (id {}, {} partitions, replication factor {})",
-                   spec.name, to_hex(topic.id), spec.partitions, spec.replication_factor);
       auto rp = self->make_response_promise<topic_metadata>();
-      apply_created(self, rp, std::move(topic));
+      commit_then(self, std::move(next), [self, rp, spec, topic = std::move(topic)](status s) mutable {
+        if (!s) {
+          rp.deliver(to_caf_error(s.err()));
+          return;
+        }
+        spdlog::info("metadata: created topic {} (id {}, {} partitions, replication factor {})",
+                     spec.name, to_hex(topic.id), spec.partitions, spec.replication_factor);
+        apply_created(self, rp, std::move(topic));
+      });
       return rp;
     },
     [self](delete_atom, const std::string& name) -> caf::result<bool> {
@@ -240,10 +268,15 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
                                        "internal topic '" + name + "' cannot be deleted"));
       auto next = st.current;
       next.topics.erase(name);
-      if (auto s = commit(st, std::move(next)); !s) return to_caf_error(s.err());
-      spdlog::info("metadata: deleted topic {}", name);
       auto rp = self->make_response_promise<bool>();
-      apply_then_reply(self, rp, true);
+      commit_then(self, std::move(next), [self, rp, name](status s) mutable {
+        if (!s) {
+          rp.deliver(to_caf_error(s.err()));
+          return;
+        }
+        spdlog::info("metadata: deleted topic {}", name);
+        apply_then_reply(self, rp, true);
+      });
       return rp;
     },
     [self](snapshot_atom) -> metadata_snapshot { return snapshot(self->state); },
@@ -266,10 +299,15 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       if (auto s = validate_topic_configs(overrides); !s) return to_caf_error(s.err());
       auto next = st.current;
       next.topics[name].configs = std::move(overrides);
-      if (auto s = commit(st, std::move(next)); !s) return to_caf_error(s.err());
-      spdlog::info("metadata: altered {} config(s) of topic {}", changes.size(), name);
       auto rp = self->make_response_promise<bool>();
-      apply_then_reply(self, rp, true);
+      commit_then(self, std::move(next), [self, rp, name, count = changes.size()](status s) mutable {
+        if (!s) {
+          rp.deliver(to_caf_error(s.err()));
+          return;
+        }
+        spdlog::info("metadata: altered {} config(s) of topic {}", count, name);
+        apply_then_reply(self, rp, true);
+      });
       return rp;
     },
   };

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <set>
 
 #include <caf/all.hpp>
@@ -9,6 +11,7 @@
 #include "actors/replica/replica_atoms.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -57,7 +60,9 @@ stub_replica_manager(replica_manager_actor::pointer,
   };
 }
 
-struct metadata_fixture : caf_fixture {
+// A real actor system: the actor writes its store on an I/O worker (a detached actor, its own
+// thread), which the testing scheduler does not drive.
+struct metadata_fixture : threaded_system {
   temp_dir dir;
   std::shared_ptr<std::vector<metadata_snapshot>> applied =
     std::make_shared<std::vector<metadata_snapshot>>();
@@ -84,6 +89,11 @@ struct metadata_fixture : caf_fixture {
       return out;
     };
     return o;
+  }
+
+  template <class... Rs, class Handle, class... Ts>
+  auto request(const Handle& dest, Ts&&... xs) {
+    return threaded_system::request<Rs...>(dest, std::chrono::seconds(30), std::forward<Ts>(xs)...);
   }
 
   metadata_actor start() {
@@ -280,7 +290,6 @@ TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics,
     REQUIRE(created);
     id = created->id;
     caf::anon_send_exit(meta, caf::exit_reason::user_shutdown);
-    run();
   }
   auto meta = start();
   auto snap = request<metadata_snapshot>(meta, snapshot_atom_v);
@@ -380,4 +389,51 @@ TEST_CASE_METHOD(metadata_fixture, "create and alter refuse configs below Kafka'
   REQUIRE(configs);
   CHECK(configs->count("log.cleaner.backoff.ms") == 0);
   CHECK(configs->at("message.timestamp.after.max.ms") == "3600000");
+}
+
+TEST_CASE("a metadata store write stalled in fsync holds up no scheduler thread",
+          "[controller][metadata][io]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  actor_config_options one_thread;
+  one_thread.load_middleman = false;
+  one_thread.max_threads = 1;
+  threaded_system sys(one_thread);
+  auto replicas = sys.sys().spawn(stub_replica_manager,
+                                  std::make_shared<std::vector<metadata_snapshot>>(),
+                                  std::make_shared<stub_routes>());
+  sys.track(replicas);
+  metadata_actor_options opts;
+  opts.store_file = dir / metadata_store_file;
+  opts.cluster_id = "cluster-a";
+  auto meta = spawn_metadata_actor(sys.sys(), opts, replicas);
+  REQUIRE(meta);
+  sys.track(*meta);
+
+  faults.stall(metadata_store_file, storage_op::sync);
+  struct release_on_exit {
+    fault_injection_env& faults;
+    ~release_on_exit() { faults.release(); }
+  } release_guard{faults};
+  auto created = std::async(std::launch::async, [&] {
+    return sys.request<topic_metadata>(*meta, std::chrono::seconds(60), create_atom_v,
+                                       topic_spec{"orders", 1, 1, {}});
+  });
+  REQUIRE(faults.wait_stalled(1, std::chrono::seconds(10)));
+  // The only scheduler thread is free: another actor still answers.
+  auto echo = sys.sys().spawn([]() -> caf::behavior { return {[](int32_t x) { return x + 1; }}; });
+  sys.track(echo);
+  auto answered = sys.request<int32_t>(echo, std::chrono::seconds(10), int32_t{41});
+  REQUIRE(answered);
+  CHECK(*answered == 42);
+
+  faults.release();
+  REQUIRE(created.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  auto topic = created.get();
+  REQUIRE(topic);
+  CHECK(topic->name == "orders");
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  CHECK(stored->topics.count("orders") == 1);
 }
