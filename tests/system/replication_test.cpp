@@ -1,10 +1,10 @@
 // Replication between real `capstan node` processes. The nodes have no controller of their own
 // yet, so the test binary plays it (tests/support/test_controller): it connects to each node's
 // published node endpoint, sends UpdateMetadata and LeaderAndIsr, answers the leaders'
-// AlterPartition, and elects a new leader from the committed ISR when one dies. Clients talk to a
-// node directly over the client RPC (produce and fetch go to the node's routing table; the node's
-// Metadata does not list partitions placed by LeaderAndIsr, so the routing client library cannot
-// find them).
+// AlterPartition, and elects a new leader from the committed ISR when one dies. The first two
+// tests talk to the leader directly over the client RPC; the last runs the `capstan produce` and
+// `capstan consume` commands against any node, which answers Metadata from the controller's
+// UpdateMetadata, so the client library finds the leader itself.
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <caf/all.hpp>
@@ -124,7 +125,7 @@ public:
     INFO("node " << n.id() << ": " << (endpoint ? std::string() : caf::to_string(endpoint.error())));
     REQUIRE(endpoint);
     auto ok = system_.request<bool>(controller_, control_timeout, connect_node_atom::value, n.id(),
-                                    caf::actor_cast<caf::actor>(*endpoint), n.cluster_port());
+                                    caf::actor_cast<caf::actor>(*endpoint), n.cluster_port(), n.rpc_port());
     REQUIRE(ok);
     REQUIRE(system_.request<bool>(controller_, control_timeout, topics_atom::value, topics_));
   }
@@ -265,6 +266,28 @@ int64_t produce_until_acked(uint16_t port, const std::string& value) {
   FAIL("produce of " << value << " never acknowledged: " << to_string(last.code) << " " << last.message);
   return -1;
 }
+
+// Runs the capstan CLI with `input` on its stdin (through /bin/sh, as a user's pipe would); its
+// exit code, with stdout and stderr in the out-parameters.
+int run_cli(const temp_dir& dir, const std::string& input, const std::vector<std::string>& args,
+            std::string* out, std::string* err) {
+  static int inputs = 0;
+  const auto in = dir / ("stdin-" + std::to_string(++inputs));
+  std::ofstream(in) << input;
+  std::string command = "'" + binary + "'";
+  for (const auto& a : args) command += " '" + a + "'";
+  command += " < '" + in.string() + "'";
+  return run_to_end("/bin/sh", {"-c", command}, dir.path(), out, err, 60s);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::string bootstrap(const node_process& n) { return "127.0.0.1:" + std::to_string(n.rpc_port()); }
 
 struct acked_record {
   std::string value;
@@ -410,4 +433,55 @@ TEST_CASE("a stalled follower leaves the ISR after replica.lag.time.max.ms and r
     INFO("node " << n->id());
     CHECK(partition_dir_records(n->partition_dir()) == log);
   }
+}
+
+TEST_CASE("capstan produce --acks all and capstan consume work through any node of three on an RF=3 "
+          "topic, bootstrapped at a follower, before and after a failover",
+          "[system][replication][cli]") {
+  temp_dir dir("capstan-replication");
+  controller ctl;
+  std::vector<std::unique_ptr<node_process>> nodes;
+  for (int id = 1; id <= 3; ++id) {
+    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.back()->start();
+  }
+  ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
+  for (auto& n : nodes) ctl.connect(*n);
+  ctl.elect(1, 1, {1, 2, 3}, {1, 2, 3});
+
+  std::string out, err;
+  // Node 2 follows: the client learns from its Metadata that node 1 leads.
+  int code = run_cli(dir, "one\ntwo\nthree\n",
+                     {"produce", tp.first, "--acks", "all", "--bootstrap", bootstrap(*nodes[1])}, &out, &err);
+  INFO(err);
+  REQUIRE(code == 0);
+  for (auto& n : nodes) {
+    INFO("consumed through node " << n->id());
+    code = run_cli(dir, "",
+                   {"consume", tp.first, "--from-beginning", "--max-messages", "3", "--timeout-ms", "20000",
+                    "--print-offset", "--bootstrap", bootstrap(*n)},
+                   &out, &err);
+    INFO(err);
+    REQUIRE(code == 0);
+    CHECK(lines_of(out) == std::vector<std::string>{"0\tone", "1\ttwo", "2\tthree"});
+  }
+
+  // The leader dies; the controller elects node 2 from the ISR and tells every node. Clients
+  // bootstrapped at node 3 find the new leader through its Metadata.
+  nodes[0]->kill();
+  ctl.elect(2, 2, {1, 2, 3}, {2, 3}, {2, 3});
+  code = run_cli(dir, "four\nfive\n",
+                 {"produce", tp.first, "--acks", "all", "--bootstrap", bootstrap(*nodes[2])}, &out, &err);
+  INFO(err);
+  REQUIRE(code == 0);
+  code = run_cli(dir, "",
+                 {"consume", tp.first, "--from-beginning", "--max-messages", "5", "--timeout-ms", "20000",
+                  "--bootstrap", bootstrap(*nodes[2])},
+                 &out, &err);
+  INFO(err);
+  REQUIRE(code == 0);
+  CHECK(lines_of(out) == std::vector<std::string>{"one", "two", "three", "four", "five"});
+
+  nodes[1]->stop();
+  nodes[2]->stop();
 }
