@@ -453,7 +453,7 @@ update_metadata_msg placed_by_controller(int32_t controller_epoch, int32_t leade
 
 } // namespace
 
-TEST_CASE("an accepted UpdateMetadata becomes the node's metadata cache; a stale controller epoch's "
+TEST_CASE("an accepted UpdateMetadata becomes the node's metadata cache, and a stale controller epoch's "
           "changes nothing",
           "[replica][manager][metadata_cache]") {
   manager_fixture f;
