@@ -2,16 +2,19 @@
 // yet, so the test binary plays it (tests/support/test_controller): it connects to each node's
 // published node endpoint, sends UpdateMetadata and LeaderAndIsr, answers the leaders'
 // AlterPartition, and elects a new leader from the committed ISR when one dies. The first two
-// tests talk to the leader directly over the client RPC; the last runs the `capstan produce` and
-// `capstan consume` commands against any node, which answers Metadata from the controller's
-// UpdateMetadata, so the client library finds the leader itself.
+// tests talk to the leader directly over the client RPC; the last two use the client library (the
+// `capstan produce` and `capstan consume` commands, and a producer kept busy while its leader is
+// killed) against any node, which answers Metadata from the controller's UpdateMetadata, so the
+// client finds the leader itself.
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -24,6 +27,8 @@
 
 #include "actors/gateway/request_validation.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/client/consumer.hpp"
+#include "runtime/client/producer.hpp"
 #include "schema/client.capnp.h"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/child_process.hpp"
@@ -482,6 +487,103 @@ TEST_CASE("capstan produce --acks all and capstan consume work through any node 
   REQUIRE(code == 0);
   CHECK(lines_of(out) == std::vector<std::string>{"one", "two", "three", "four", "five"});
 
+  nodes[1]->stop();
+  nodes[2]->stop();
+}
+
+TEST_CASE("the client library's acks=all producer goes on at the new leader when its leader is killed "
+          "mid-stream, losing no acknowledged record",
+          "[system][replication][client]") {
+  temp_dir dir("capstan-replication");
+  controller ctl;
+  std::vector<std::unique_ptr<node_process>> nodes;
+  for (int id = 1; id <= 3; ++id) {
+    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.back()->start();
+  }
+  ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
+  for (auto& n : nodes) ctl.connect(*n);
+  ctl.elect(1, 1, {1, 2, 3}, {1, 2, 3});
+
+  client::client_config config;
+  config.bootstrap = {bootstrap(*nodes[1]), bootstrap(*nodes[2])};
+  config.acks = -1;
+  config.linger_ms = 1;
+  config.batch_size = 2048;
+  config.request_timeout_ms = 5000;
+  // Long enough for the failover: what is in flight when the leader dies is retried until the
+  // controller names the new leader.
+  config.delivery_timeout_ms = 60000;
+  config.retry_backoff_ms = 50;
+  config.buffer_memory = 1 << 20;
+
+  std::mutex mu;
+  std::map<int64_t, std::string> acknowledged;
+  std::vector<std::string> failures;
+  std::atomic<uint64_t> acked{0};
+  std::atomic<bool> stop{false};
+  auto connected = client::cluster_client::connect(config);
+  INFO((connected ? std::string() : connected.err().to_string()));
+  REQUIRE(connected);
+  {
+    std::thread writer([&] {
+      client::producer producer(**connected, config);
+      for (int i = 0; !stop && i < 1000000; ++i) {
+        auto value = std::make_shared<std::string>("record-" + std::to_string(i));
+        producer.send(tp.first, std::nullopt,
+                      bytes_view(reinterpret_cast<const uint8_t*>(value->data()), value->size()), tp.second,
+                      [&, value](result<client::record_metadata> r) {
+                        std::lock_guard lock(mu);
+                        if (!r) {
+                          failures.push_back(*value + ": " + r.err().to_string());
+                          return;
+                        }
+                        acknowledged[r->off.value()] = *value;
+                        ++acked;
+                      });
+      }
+      producer.flush();
+    });
+    auto acked_at_least = [&](uint64_t n) {
+      return eventually([&] { return acked >= n; }, 30s);
+    };
+    const bool before = acked_at_least(2000);
+    // The leader dies with batches in flight; the controller elects node 2 from the ISR.
+    nodes[0]->kill();
+    ctl.elect(2, 2, {1, 2, 3}, {2, 3}, {2, 3});
+    const auto at_failover = acked.load();
+    const bool after = acked_at_least(at_failover + 2000);
+    stop = true;
+    writer.join();
+    REQUIRE(before);
+    REQUIRE(after);
+  }
+  {
+    std::lock_guard lock(mu);
+    INFO((failures.empty() ? std::string() : failures.front()));
+    CHECK(failures.empty());
+  }
+
+  // Read back through node 3: every acknowledged record at the offset it was acknowledged with.
+  client::consumer consumer(**connected, config);
+  REQUIRE(consumer.assign(tp.first));
+  REQUIRE(consumer.seek_to_beginning());
+  std::map<int64_t, std::string> stored;
+  for (;;) {
+    auto n = consumer.poll_each(2000ms, [&](const client::record_ref& r) {
+      stored[r.off.value()] = std::string(reinterpret_cast<const char*>(r.record.value->data()), r.record.value->size());
+    });
+    REQUIRE(n);
+    if (*n == 0) break;
+  }
+  std::lock_guard lock(mu);
+  INFO("acknowledged " << acknowledged.size() << ", stored " << stored.size());
+  size_t missing = 0;
+  for (const auto& [at, value] : acknowledged) {
+    auto it = stored.find(at);
+    if (it == stored.end() || it->second != value) ++missing;
+  }
+  CHECK(missing == 0);
   nodes[1]->stop();
   nodes[2]->stop();
 }
