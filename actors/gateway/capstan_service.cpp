@@ -165,6 +165,53 @@ void fill_topic(rpc::TopicInfo::Builder out, const topic_metadata& t,
   }
 }
 
+void fill_metadata(rpc::Capstan::MetadataResults::Builder results, const cluster_metadata& md,
+                   const std::vector<std::string>& wanted, bool all) {
+  auto brokers = results.initBrokers(static_cast<unsigned>(md.brokers.size()));
+  for (size_t i = 0; i < md.brokers.size(); ++i) {
+    auto b = brokers[static_cast<unsigned>(i)];
+    b.setNodeId(md.brokers[i].node_id);
+    b.setHost(md.brokers[i].host);
+    b.setPort(md.brokers[i].port);
+  }
+  results.setControllerId(md.controller_id);
+  results.setClusterId(md.cluster_id);
+  if (all) {
+    auto topics = results.initTopics(static_cast<unsigned>(md.topics.size()));
+    unsigned i = 0;
+    for (const auto& [name, t] : md.topics) fill_topic(topics[i++], t, md.brokers);
+    return;
+  }
+  auto topics = results.initTopics(static_cast<unsigned>(wanted.size()));
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    auto out = topics[static_cast<unsigned>(i)];
+    auto it = md.topics.find(wanted[i]);
+    if (it != md.topics.end()) {
+      fill_topic(out, it->second, md.brokers);
+      continue;
+    }
+    out.setName(wanted[i]);
+    auto valid = validate_topic_name(wanted[i]);
+    auto code = valid ? errc::unknown_topic_or_partition : valid.code();
+    out.setErrorCode(static_cast<uint8_t>(code));
+    out.setErrorMessage(valid ? "unknown topic " + wanted[i] : valid.err().message);
+  }
+}
+
+// The controller's metadata cache once this node accepted an UpdateMetadata; null before.
+metadata_cache_ptr controller_cache(const service_context& ctx) {
+  return ctx.targets.controller_metadata ? ctx.targets.controller_metadata() : nullptr;
+}
+
+// Topics of a controller's cluster change through the controller, not through one node's own
+// single-node metadata (which no other node and no Metadata answer would see).
+error not_controller(const metadata_cache& cache) {
+  return make_error(errc::not_controller,
+                    "this node's topics are managed by controller " +
+                      std::to_string(cache.cluster().controller_id) + " (controller epoch " +
+                      std::to_string(cache.controller_epoch()) + "); change them through it");
+}
+
 } // namespace
 
 // ---- gateway_metrics ----
@@ -283,6 +330,10 @@ kj::Promise<void> capstan_service::metadata(MetadataContext call) {
   for (auto t : params.getTopics()) wanted.emplace_back(t);
   const bool all = params.getAllTopics() || wanted.empty();
   call.releaseParams();
+  if (auto cache = controller_cache(*ctx_)) {
+    fill_metadata(call.getResults(results_size_hint), cache->cluster(), wanted, all);
+    return kj::READY_NOW;
+  }
   return answered_later(
       ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
       .then([call, ctx = ctx_, wanted = std::move(wanted),
@@ -294,42 +345,17 @@ kj::Promise<void> capstan_service::metadata(MetadataContext call) {
           fail_call("metadata unavailable: " +
                     (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
         }
-        const cluster_metadata& md = **snap;
-        auto brokers = results.initBrokers(static_cast<unsigned>(md.brokers.size()));
-        for (size_t i = 0; i < md.brokers.size(); ++i) {
-          auto b = brokers[static_cast<unsigned>(i)];
-          b.setNodeId(md.brokers[i].node_id);
-          b.setHost(md.brokers[i].host);
-          b.setPort(md.brokers[i].port);
-        }
-        results.setControllerId(md.controller_id);
-        results.setClusterId(md.cluster_id);
-        if (all) {
-          auto topics = results.initTopics(static_cast<unsigned>(md.topics.size()));
-          unsigned i = 0;
-          for (const auto& [name, t] : md.topics) fill_topic(topics[i++], t, md.brokers);
-          return;
-        }
-        auto topics = results.initTopics(static_cast<unsigned>(wanted.size()));
-        for (size_t i = 0; i < wanted.size(); ++i) {
-          auto out = topics[static_cast<unsigned>(i)];
-          auto it = md.topics.find(wanted[i]);
-          if (it != md.topics.end()) {
-            fill_topic(out, it->second, md.brokers);
-            continue;
-          }
-          out.setName(wanted[i]);
-          auto valid = validate_topic_name(wanted[i]);
-          auto code = valid ? errc::unknown_topic_or_partition : valid.code();
-          out.setErrorCode(static_cast<uint8_t>(code));
-          out.setErrorMessage(valid ? "unknown topic " + wanted[i] : valid.err().message);
-        }
+        fill_metadata(results, **snap, wanted, all);
       }));
 }
 
 kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
   static constexpr const char* method = "createTopic";
   ctx_->metrics.count_request(method);
+  if (auto cache = controller_cache(*ctx_)) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
+    return kj::READY_NOW;
+  }
   auto params = call.getParams();
   if (auto s = validate_list_length(params.getConfigs().size(), "configs"); !s) {
     set_error(call.getResults(), ctx_->metrics, method, s.err());
@@ -358,6 +384,10 @@ kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
 kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
   static constexpr const char* method = "deleteTopic";
   ctx_->metrics.count_request(method);
+  if (auto cache = controller_cache(*ctx_)) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
+    return kj::READY_NOW;
+  }
   std::string name = call.getParams().getName();
   call.releaseParams();
   if (auto s = validate_topic_name(name); !s) {
@@ -374,6 +404,13 @@ kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
 
 kj::Promise<void> capstan_service::listTopics(ListTopicsContext call) {
   ctx_->metrics.count_request("listTopics");
+  if (auto cache = controller_cache(*ctx_)) {
+    const auto& topics = cache->cluster().topics;
+    auto out = call.getResults(results_size_hint).initTopics(static_cast<unsigned>(topics.size()));
+    unsigned i = 0;
+    for (const auto& [name, t] : topics) out.set(i++, name);
+    return kj::READY_NOW;
+  }
   return answered_later(
       ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
       .then([call, ctx = ctx_](reply<metadata_snapshot>&& reply_) mutable {
@@ -400,25 +437,35 @@ kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) 
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
+  auto answer = [](DescribeConfigsContext& call, const service_context& ctx, result<config_map> r) {
+    auto results = call.getResults(results_size_hint);
+    if (!r) return set_error(results, ctx.metrics, method, r.err());
+    auto out = results.initConfigs(static_cast<unsigned>(r->size()));
+    unsigned i = 0;
+    for (const auto& [k, v] : *r) {
+      out[i].setName(k);
+      out[i].setValue(v);
+      ++i;
+    }
+  };
+  if (auto cache = controller_cache(*ctx_)) {
+    answer(call, *ctx_, cache->describe(topic));
+    return kj::READY_NOW;
+  }
   return answered_later(ask<config_map>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
                                         describe_atom_v, std::move(topic))
-      .then([call, ctx = ctx_](reply<config_map>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        if (!r) return set_error(results, ctx->metrics, method, r.err());
-        auto out = results.initConfigs(static_cast<unsigned>(r->size()));
-        unsigned i = 0;
-        for (const auto& [k, v] : *r) {
-          out[i].setName(k);
-          out[i].setValue(v);
-          ++i;
-        }
+      .then([call, ctx = ctx_, answer](reply<config_map>&& reply_) mutable {
+        answer(call, *ctx, std::move(reply_).take());
       }));
 }
 
 kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
   static constexpr const char* method = "alterConfigs";
   ctx_->metrics.count_request(method);
+  if (auto cache = controller_cache(*ctx_)) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
+    return kj::READY_NOW;
+  }
   auto params = call.getParams();
   if (auto s = validate_list_length(params.getConfigs().size(), "configs"); !s) {
     set_error(call.getResults(), ctx_->metrics, method, s.err());

@@ -21,6 +21,7 @@
 #include "actors/controller/metadata_actor.hpp"
 #include "actors/gateway/rpc_limits.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
+#include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/replica_messages.hpp"
 #include "runtime/result.hpp"
 
@@ -35,6 +36,11 @@ struct rpc_targets {
   std::function<routing_table_ptr()> routes;
   // Counters and histograms the server updates (may be null in tests).
   std::shared_ptr<metrics_registry> metrics;
+  // The node's metadata cache from the controller's UpdateMetadata (metadata_cache_registry::
+  // current). While it gives a cache, metadata, listTopics and describeConfigs are answered from
+  // it and the topic admin calls are refused with NOT_CONTROLLER; empty or null: every call goes
+  // to `metadata`, the node's own single-node metadata.
+  std::function<metadata_cache_ptr()> controller_metadata;
 };
 
 class rpc_server {

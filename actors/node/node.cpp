@@ -66,6 +66,9 @@ struct node::impl {
   std::unique_ptr<actor_config> actor_cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::shared_ptr<routing_registry> routes = std::make_shared<routing_registry>();
+  // The controller's UpdateMetadata as the replica manager last accepted it; the gateway answers
+  // clients from it once there is one.
+  std::shared_ptr<metadata_cache_registry> controller_metadata = std::make_shared<metadata_cache_registry>();
   std::shared_ptr<metrics_registry> metrics = std::make_shared<metrics_registry>();
   // The client listener's port once bound; the metadata actor reads it for every snapshot.
   std::shared_ptr<std::atomic<uint16_t>> advertised_port = std::make_shared<std::atomic<uint16_t>>(0);
@@ -145,6 +148,7 @@ status node::impl::start_actors() {
   rm.replica_lag_time_max_ms = config.replica_lag_time_max_ms;
   rm.num_replica_fetchers = config.num_replica_fetchers;
   rm.fetcher_config = config.replica_fetcher;
+  rm.metadata_registry = controller_metadata;
   // rm.endpoint stays empty: the endpoint hands controller requests to this manager, so it can
   // only be spawned after it. The manager's peer directory would use it only for a follower
   // whose leader is this node, which LeaderAndIsr never makes (the leader leads).
@@ -200,6 +204,7 @@ status node::impl::start_actors() {
   targets.metadata = metadata;
   targets.groups = groups;
   targets.routes = [r = routes] { return r->current(); };
+  targets.controller_metadata = [m = controller_metadata] { return m->current(); };
   targets.metrics = metrics;
   auto server =
     rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port, config.client_limits);

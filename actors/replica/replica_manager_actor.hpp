@@ -18,6 +18,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
 #include "actors/replica/replica_fetcher_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
@@ -79,6 +80,9 @@ struct replica_manager_options {
   // This node's endpoint (its peer directory opens local sessions there without a hop); may be
   // empty.
   node_endpoint_actor endpoint;
+  // Where every accepted UpdateMetadata is published as the node's metadata cache, for the
+  // client gateway; may be null (no one answers clients from it).
+  std::shared_ptr<metadata_cache_registry> metadata_registry;
 };
 
 // Creates the data dir if missing and reads its checkpoints, then spawns the manager. A malformed

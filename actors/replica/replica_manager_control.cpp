@@ -1,7 +1,7 @@
 // The replica manager's side of the controller protocol (Kafka's ReplicaManager.
 // becomeLeaderOrFollower, stopReplicas, maybeUpdateMetadataCache, and the AlterPartition manager):
 // LeaderAndIsr turns this node's replicas into leaders or followers, UpdateMetadata keeps the
-// topic configs and peer addresses, StopReplica closes (and deletes) replicas, and leaders' ISR
+// topic configs and peer addresses and becomes the metadata cache clients are answered from, StopReplica closes (and deletes) replicas, and leaders' ISR
 // changes go to the active controller as AlterPartition.
 //
 // Order for followers, as in the seeds' makeFollowers: stop their fetchers, make each replica a
@@ -16,6 +16,7 @@
 #include "actors/countdown.hpp"
 #include "actors/replica/replica_manager_state.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/topic_validation.hpp"
 
 namespace capstan::replica_manager_detail {
 
@@ -281,6 +282,11 @@ caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame
   }
   if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) return e;
   learn_peers(self, req->nodes);
+  if (st.opts.metadata_registry) {
+    auto defaults = st.opts.log_defaults.to_map();
+    defaults[min_insync_replicas_key] = std::to_string(st.opts.min_insync_replicas);
+    st.opts.metadata_registry->publish(std::make_shared<const metadata_cache>(*req, std::move(defaults)));
+  }
   st.topics.clear();
   for (auto& t : req->topics) st.topics[t.name] = std::move(t);
   return capnp_frame{};

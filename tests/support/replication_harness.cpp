@@ -42,7 +42,9 @@ replication_harness::replication_harness(harness_options options) : opts_(std::m
     n->data_dir = dir_.path() / ("node-" + std::to_string(i));
     n->system = std::make_unique<threaded_system>();
     n->routes = std::make_shared<routing_registry>();
+    n->metadata = std::make_shared<metadata_cache_registry>();
     replica_manager_options ro;
+    ro.metadata_registry = n->metadata;
     ro.node = n->id;
     ro.data_dir = n->data_dir;
     ro.min_insync_replicas = opts_.min_insync_replicas;
@@ -75,7 +77,7 @@ void replication_harness::connect_nodes(const test_controller_actor& controller)
     auto endpoint = controller_system_->remote_actor<node_endpoint_actor>(n->port);
     if (!endpoint) FAIL("the controller cannot reach node " << n->id.value() << ": " << caf::to_string(endpoint.error()));
     auto ok = controller_system_->request<bool>(controller, timeout, connect_node_atom::value, n->id.value(),
-                                                caf::actor_cast<caf::actor>(*endpoint), n->port);
+                                                caf::actor_cast<caf::actor>(*endpoint), n->port, uint16_t{0});
     if (!ok) FAIL("connect_node: " << caf::to_string(ok.error()));
   }
 }

@@ -37,6 +37,8 @@ struct harness_node {
   std::filesystem::path data_dir;
   std::unique_ptr<threaded_system> system;
   std::shared_ptr<routing_registry> routes;
+  // The controller's UpdateMetadata as this node accepted it (null before the first).
+  std::shared_ptr<metadata_cache_registry> metadata;
   replica_manager_actor replicas;
   node_endpoint_actor endpoint;
   uint16_t port = 0;

@@ -1,6 +1,7 @@
 #include "tests/support/test_controller.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -13,11 +14,19 @@ namespace capstan::test {
 namespace {
 
 constexpr auto request_timeout = std::chrono::seconds(30);
+// A node that dies while its UpdateMetadata is on the way never answers (CAF drops what reaches
+// a dead proxy); this bounds how long an election waits for it.
+constexpr auto metadata_timeout = std::chrono::seconds(5);
 
 struct controller_state {
   static inline const char* name = "test_controller";
   int32_t epoch = 1;
-  std::map<int32_t, std::pair<node_endpoint_actor, uint16_t>> nodes;
+  struct node_entry {
+    node_endpoint_actor endpoint;
+    uint16_t cluster_port = 0;
+    uint16_t client_port = 0;
+  };
+  std::map<int32_t, node_entry> nodes;
   std::map<topic_partition, partition_state_msg> partitions;
   std::vector<topic_config_msg> topics;
 };
@@ -32,7 +41,8 @@ std::vector<node_id> ids(const std::vector<int32_t>& v) {
 
 node_endpoint_msg endpoint_of(const controller_state& st, int32_t node) {
   auto it = st.nodes.find(node);
-  return node_endpoint_msg{node_id{node}, "127.0.0.1", 0, it == st.nodes.end() ? uint16_t{0} : it->second.second, ""};
+  if (it == st.nodes.end()) return node_endpoint_msg{node_id{node}, "127.0.0.1", 0, 0, ""};
+  return node_endpoint_msg{node_id{node}, "127.0.0.1", it->second.client_port, it->second.cluster_port, ""};
 }
 
 update_metadata_msg metadata_of(const controller_state& st) {
@@ -44,6 +54,18 @@ update_metadata_msg metadata_of(const controller_state& st) {
   m.topics = st.topics;
   for (const auto& [tp, p] : st.partitions) m.partitions.push_back(p);
   return m;
+}
+
+// UpdateMetadata of the whole state to every node; `done` once each answered or failed.
+void broadcast_metadata(self_ptr self, std::function<void()> done) {
+  auto& st = self->state;
+  auto frame = encode(metadata_of(st));
+  auto pending = std::make_shared<countdown>(countdown{st.nodes.size() + 1, std::move(done)});
+  for (const auto& [n, e] : st.nodes)
+    self->request(e.endpoint, metadata_timeout, metadata_atom_v, frame)
+      .then([pending](const capnp_frame&) { pending->arrive(); },
+            [pending](caf::error&) { pending->arrive(); });
+  pending->arrive();
 }
 
 caf::result<std::vector<partition_error_msg>> elect(self_ptr self, const election& e) {
@@ -72,14 +94,16 @@ caf::result<std::vector<partition_error_msg>> elect(self_ptr self, const electio
   auto rp = self->make_response_promise<std::vector<partition_error_msg>>();
   auto errors = std::make_shared<std::vector<partition_error_msg>>();
   auto pending = std::make_shared<countdown>(countdown{targets.size() + 1, nullptr});
-  pending->done = [rp, errors]() mutable { rp.deliver(*errors); };
+  pending->done = [self, rp, errors]() mutable {
+    broadcast_metadata(self, [rp, errors]() mutable { rp.deliver(*errors); });
+  };
   for (auto n : targets) {
     auto it = st.nodes.find(n);
     if (it == st.nodes.end()) {
       pending->arrive();
       continue;
     }
-    self->request(it->second.first, request_timeout, leaderisr_atom_v, frame)
+    self->request(it->second.endpoint, request_timeout, leaderisr_atom_v, frame)
       .then(
         [errors, pending](const capnp_frame& reply) {
           auto r = decode_control_response(reply, false);
@@ -101,6 +125,7 @@ caf::result<std::vector<partition_error_msg>> elect(self_ptr self, const electio
 capnp_frame alter(self_ptr self, const capnp_frame& frame) {
   auto& st = self->state;
   alter_partition_response_msg out;
+  bool committed = false;
   auto req = decode_alter_partition(frame);
   if (!req) {
     out.error = req.code();
@@ -128,6 +153,7 @@ capnp_frame alter(self_ptr self, const capnp_frame& frame) {
       } else {
         p.isr = item.new_isr;
         ++p.partition_epoch;
+        committed = true;
       }
       r.leader = p.leader;
       r.epoch = p.epoch;
@@ -136,27 +162,36 @@ capnp_frame alter(self_ptr self, const capnp_frame& frame) {
     }
     out.partitions.push_back(std::move(r));
   }
+  // The nodes learn the new ISR; the leader does not wait for them.
+  if (committed) broadcast_metadata(self, [] {});
   return encode(out);
 }
 
 test_controller_actor::behavior_type controller_behavior(self_ptr self, int32_t epoch) {
   self->state.epoch = epoch;
+  // A node whose endpoint went away (its process died) is no longer live: later UpdateMetadata
+  // leave it out and nothing more is sent to it, until it is connected again.
+  self->set_down_handler([self](const caf::down_msg& down) {
+    auto& nodes = self->state.nodes;
+    for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+      if (caf::actor_cast<caf::actor_addr>(it->second.endpoint) == down.source) {
+        nodes.erase(it);
+        return;
+      }
+    }
+  });
   return {
-    [self](connect_node_atom, int32_t node, const caf::actor& endpoint, uint16_t port) {
-      self->state.nodes[node] = {caf::actor_cast<node_endpoint_actor>(endpoint), port};
+    [self](connect_node_atom, int32_t node, const caf::actor& endpoint, uint16_t cluster_port,
+           uint16_t client_port) {
+      auto handle = caf::actor_cast<node_endpoint_actor>(endpoint);
+      self->monitor(handle);
+      self->state.nodes[node] = {handle, cluster_port, client_port};
       return true;
     },
     [self](topics_atom, std::vector<topic_config_msg>& topics) -> caf::result<bool> {
-      auto& st = self->state;
-      st.topics = std::move(topics);
-      auto frame = encode(metadata_of(st));
+      self->state.topics = std::move(topics);
       auto rp = self->make_response_promise<bool>();
-      auto pending = std::make_shared<countdown>(countdown{st.nodes.size() + 1, [rp]() mutable { rp.deliver(true); }});
-      for (const auto& [n, e] : st.nodes)
-        self->request(e.first, request_timeout, metadata_atom_v, frame)
-          .then([pending](const capnp_frame&) { pending->arrive(); },
-                [pending](caf::error&) { pending->arrive(); });
-      pending->arrive();
+      broadcast_metadata(self, [rp]() mutable { rp.deliver(true); });
       return rp;
     },
     [self](elect_atom, const election& e) { return elect(self, e); },
@@ -169,7 +204,7 @@ test_controller_actor::behavior_type controller_behavior(self_ptr self, int32_t 
       msg.controller_epoch = st.epoch;
       msg.partitions.push_back(stop_partition_msg{tp, {}, leader_epoch{-2}});
       auto rp = self->make_response_promise<bool>();
-      self->request(it->second.first, request_timeout, stopreplica_atom_v, encode(msg))
+      self->request(it->second.endpoint, request_timeout, stopreplica_atom_v, encode(msg))
         .then([rp](const capnp_frame&) mutable { rp.deliver(true); },
               [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
       return rp;

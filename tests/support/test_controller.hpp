@@ -4,7 +4,10 @@
 // (leader, epochs, ISR), sends LeaderAndIsr, UpdateMetadata and StopReplica frames to nodes'
 // endpoints over the middleman, and answers leaders' AlterPartition the way a controller does
 // (checks the leader and partition epochs, commits the new ISR with the partition epoch bumped).
-// Everything goes through the same frames a real controller sends.
+// Every change it makes (topics, an election, a committed ISR) is followed by an UpdateMetadata
+// of the whole state to every live node, which the nodes answer clients' Metadata from; a node
+// whose endpoint went down is not live until it is connected again. Everything
+// goes through the same frames a real controller sends.
 
 #include <map>
 #include <string>
@@ -35,12 +38,14 @@ struct election {
 
 // The controller's test interface (from the test thread) and its controller_sink side.
 using test_controller_actor = caf::typed_actor<
-  // Adds a node: its id, its endpoint (connected by the caller), and its cluster port (for the
-  // endpoints LeaderAndIsr names).
-  caf::replies_to<connect_node_atom, int32_t, caf::actor, uint16_t>::with<bool>,
+  // Adds a node: its id, its endpoint (connected by the caller), its cluster port (for the
+  // endpoints LeaderAndIsr names) and its client port (for UpdateMetadata, which clients are
+  // answered from; 0 when the node serves no clients).
+  caf::replies_to<connect_node_atom, int32_t, caf::actor, uint16_t, uint16_t>::with<bool>,
   // Topic configs for UpdateMetadata (sent to every node right away).
   caf::replies_to<topics_atom, std::vector<topic_config_msg>>::with<bool>,
-  // Records the new state and sends LeaderAndIsr; replies the nodes' errors, if any.
+  // Records the new state and sends LeaderAndIsr, then UpdateMetadata to every node (as Kafka's
+  // controller follows a leader change); replies the nodes' LeaderAndIsr errors, if any.
   caf::replies_to<elect_atom, election>::with<std::vector<partition_error_msg>>,
   // StopReplica (keeping the data) for `tp` on one node.
   caf::replies_to<stopat_atom, topic_partition, int32_t>::with<bool>,

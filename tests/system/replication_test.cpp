@@ -1,19 +1,23 @@
 // Replication between real `capstan node` processes. The nodes have no controller of their own
 // yet, so the test binary plays it (tests/support/test_controller): it connects to each node's
 // published node endpoint, sends UpdateMetadata and LeaderAndIsr, answers the leaders'
-// AlterPartition, and elects a new leader from the committed ISR when one dies. Clients talk to a
-// node directly over the client RPC (produce and fetch go to the node's routing table; the node's
-// Metadata does not list partitions placed by LeaderAndIsr, so the routing client library cannot
-// find them).
+// AlterPartition, and elects a new leader from the committed ISR when one dies. The first two
+// tests talk to the leader directly over the client RPC; the last two use the client library (the
+// `capstan produce` and `capstan consume` commands, and a producer kept busy while its leader is
+// killed) against any node, which answers Metadata from the controller's UpdateMetadata, so the
+// client finds the leader itself.
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <caf/all.hpp>
@@ -23,6 +27,8 @@
 
 #include "actors/gateway/request_validation.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/client/consumer.hpp"
+#include "runtime/client/producer.hpp"
 #include "schema/client.capnp.h"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/child_process.hpp"
@@ -124,7 +130,7 @@ public:
     INFO("node " << n.id() << ": " << (endpoint ? std::string() : caf::to_string(endpoint.error())));
     REQUIRE(endpoint);
     auto ok = system_.request<bool>(controller_, control_timeout, connect_node_atom::value, n.id(),
-                                    caf::actor_cast<caf::actor>(*endpoint), n.cluster_port());
+                                    caf::actor_cast<caf::actor>(*endpoint), n.cluster_port(), n.rpc_port());
     REQUIRE(ok);
     REQUIRE(system_.request<bool>(controller_, control_timeout, topics_atom::value, topics_));
   }
@@ -265,6 +271,28 @@ int64_t produce_until_acked(uint16_t port, const std::string& value) {
   FAIL("produce of " << value << " never acknowledged: " << to_string(last.code) << " " << last.message);
   return -1;
 }
+
+// Runs the capstan CLI with `input` on its stdin (through /bin/sh, as a user's pipe would); its
+// exit code, with stdout and stderr in the out-parameters.
+int run_cli(const temp_dir& dir, const std::string& input, const std::vector<std::string>& args,
+            std::string* out, std::string* err) {
+  static int inputs = 0;
+  const auto in = dir / ("stdin-" + std::to_string(++inputs));
+  std::ofstream(in) << input;
+  std::string command = "'" + binary + "'";
+  for (const auto& a : args) command += " '" + a + "'";
+  command += " < '" + in.string() + "'";
+  return run_to_end("/bin/sh", {"-c", command}, dir.path(), out, err, 60s);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::string bootstrap(const node_process& n) { return "127.0.0.1:" + std::to_string(n.rpc_port()); }
 
 struct acked_record {
   std::string value;
@@ -410,4 +438,152 @@ TEST_CASE("a stalled follower leaves the ISR after replica.lag.time.max.ms and r
     INFO("node " << n->id());
     CHECK(partition_dir_records(n->partition_dir()) == log);
   }
+}
+
+TEST_CASE("capstan produce --acks all and capstan consume work through any node of three on an RF=3 "
+          "topic, bootstrapped at a follower, before and after a failover",
+          "[system][replication][cli]") {
+  temp_dir dir("capstan-replication");
+  controller ctl;
+  std::vector<std::unique_ptr<node_process>> nodes;
+  for (int id = 1; id <= 3; ++id) {
+    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.back()->start();
+  }
+  ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
+  for (auto& n : nodes) ctl.connect(*n);
+  ctl.elect(1, 1, {1, 2, 3}, {1, 2, 3});
+
+  std::string out, err;
+  // Node 2 follows: the client learns from its Metadata that node 1 leads.
+  int code = run_cli(dir, "one\ntwo\nthree\n",
+                     {"produce", tp.first, "--acks", "all", "--bootstrap", bootstrap(*nodes[1])}, &out, &err);
+  INFO(err);
+  REQUIRE(code == 0);
+  for (auto& n : nodes) {
+    INFO("consumed through node " << n->id());
+    code = run_cli(dir, "",
+                   {"consume", tp.first, "--from-beginning", "--max-messages", "3", "--timeout-ms", "20000",
+                    "--print-offset", "--bootstrap", bootstrap(*n)},
+                   &out, &err);
+    INFO(err);
+    REQUIRE(code == 0);
+    CHECK(lines_of(out) == std::vector<std::string>{"0\tone", "1\ttwo", "2\tthree"});
+  }
+
+  // The leader dies; the controller elects node 2 from the ISR and tells every node. Clients
+  // bootstrapped at node 3 find the new leader through its Metadata.
+  nodes[0]->kill();
+  ctl.elect(2, 2, {1, 2, 3}, {2, 3}, {2, 3});
+  code = run_cli(dir, "four\nfive\n",
+                 {"produce", tp.first, "--acks", "all", "--bootstrap", bootstrap(*nodes[2])}, &out, &err);
+  INFO(err);
+  REQUIRE(code == 0);
+  code = run_cli(dir, "",
+                 {"consume", tp.first, "--from-beginning", "--max-messages", "5", "--timeout-ms", "20000",
+                  "--bootstrap", bootstrap(*nodes[2])},
+                 &out, &err);
+  INFO(err);
+  REQUIRE(code == 0);
+  CHECK(lines_of(out) == std::vector<std::string>{"one", "two", "three", "four", "five"});
+
+  nodes[1]->stop();
+  nodes[2]->stop();
+}
+
+TEST_CASE("the client library's acks=all producer goes on at the new leader when its leader is killed "
+          "mid-stream, losing no acknowledged record",
+          "[system][replication][client]") {
+  temp_dir dir("capstan-replication");
+  controller ctl;
+  std::vector<std::unique_ptr<node_process>> nodes;
+  for (int id = 1; id <= 3; ++id) {
+    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.back()->start();
+  }
+  ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
+  for (auto& n : nodes) ctl.connect(*n);
+  ctl.elect(1, 1, {1, 2, 3}, {1, 2, 3});
+
+  client::client_config config;
+  config.bootstrap = {bootstrap(*nodes[1]), bootstrap(*nodes[2])};
+  config.acks = -1;
+  config.linger_ms = 1;
+  config.batch_size = 2048;
+  config.request_timeout_ms = 5000;
+  // Long enough for the failover: what is in flight when the leader dies is retried until the
+  // controller names the new leader.
+  config.delivery_timeout_ms = 60000;
+  config.retry_backoff_ms = 50;
+  config.buffer_memory = 1 << 20;
+
+  std::mutex mu;
+  std::map<int64_t, std::string> acknowledged;
+  std::vector<std::string> failures;
+  std::atomic<uint64_t> acked{0};
+  std::atomic<bool> stop{false};
+  auto connected = client::cluster_client::connect(config);
+  INFO((connected ? std::string() : connected.err().to_string()));
+  REQUIRE(connected);
+  {
+    std::thread writer([&] {
+      client::producer producer(**connected, config);
+      for (int i = 0; !stop && i < 1000000; ++i) {
+        auto value = std::make_shared<std::string>("record-" + std::to_string(i));
+        producer.send(tp.first, std::nullopt,
+                      bytes_view(reinterpret_cast<const uint8_t*>(value->data()), value->size()), tp.second,
+                      [&, value](result<client::record_metadata> r) {
+                        std::lock_guard lock(mu);
+                        if (!r) {
+                          failures.push_back(*value + ": " + r.err().to_string());
+                          return;
+                        }
+                        acknowledged[r->off.value()] = *value;
+                        ++acked;
+                      });
+      }
+      producer.flush();
+    });
+    auto acked_at_least = [&](uint64_t n) {
+      return eventually([&] { return acked >= n; }, 30s);
+    };
+    const bool before = acked_at_least(2000);
+    // The leader dies with batches in flight; the controller elects node 2 from the ISR.
+    nodes[0]->kill();
+    ctl.elect(2, 2, {1, 2, 3}, {2, 3}, {2, 3});
+    const auto at_failover = acked.load();
+    const bool after = acked_at_least(at_failover + 2000);
+    stop = true;
+    writer.join();
+    REQUIRE(before);
+    REQUIRE(after);
+  }
+  {
+    std::lock_guard lock(mu);
+    INFO((failures.empty() ? std::string() : failures.front()));
+    CHECK(failures.empty());
+  }
+
+  // Read back through node 3: every acknowledged record at the offset it was acknowledged with.
+  client::consumer consumer(**connected, config);
+  REQUIRE(consumer.assign(tp.first));
+  REQUIRE(consumer.seek_to_beginning());
+  std::map<int64_t, std::string> stored;
+  for (;;) {
+    auto n = consumer.poll_each(2000ms, [&](const client::record_ref& r) {
+      stored[r.off.value()] = std::string(reinterpret_cast<const char*>(r.record.value->data()), r.record.value->size());
+    });
+    REQUIRE(n);
+    if (*n == 0) break;
+  }
+  std::lock_guard lock(mu);
+  INFO("acknowledged " << acknowledged.size() << ", stored " << stored.size());
+  size_t missing = 0;
+  for (const auto& [at, value] : acknowledged) {
+    auto it = stored.find(at);
+    if (it == stored.end() || it->second != value) ++missing;
+  }
+  CHECK(missing == 0);
+  nodes[1]->stop();
+  nodes[2]->stop();
 }

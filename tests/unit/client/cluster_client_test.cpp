@@ -22,6 +22,7 @@
 #include "runtime/client/consumer.hpp"
 #include "runtime/client/producer.hpp"
 #include "schema/client.capnp.h"
+#include "tests/support/eventually.hpp"
 
 using namespace capstan;
 using namespace capstan::client;
@@ -34,6 +35,8 @@ constexpr int32_t partitions = 3;
 // What the fake broker holds; touched only on its kj thread, read by the test after stop().
 struct fake_state {
   uint16_t port = 0;
+  // The client port Metadata names for node 1, the leader of every partition (0: this server's).
+  std::atomic<uint16_t> leader_port{0};
   std::atomic<int> not_leader_remaining{0};
   std::atomic<int> metadata_calls{0};
   std::atomic<int> produce_calls{0};
@@ -59,7 +62,7 @@ public:
     auto brokers = r.initBrokers(1);
     brokers[0].setNodeId(1);
     brokers[0].setHost("127.0.0.1");
-    brokers[0].setPort(s_.port);
+    brokers[0].setPort(s_.leader_port != 0 ? s_.leader_port.load() : s_.port);
     r.setControllerId(1);
     r.setClusterId("fake");
     auto topics = r.initTopics(static_cast<unsigned>(wanted.size()));
@@ -290,6 +293,57 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER is retried after a metadata
   CHECK(r->base_offset == offset{0});
   CHECK(server.state.produce_calls == 3);
   CHECK(server.state.metadata_calls >= metadata_before + 2);
+}
+
+TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to the leader the refreshed metadata names",
+          "[client][cluster_client]") {
+  fake_server old_leader;
+  fake_server new_leader;
+  old_leader.state.leader_port = old_leader.state.port;
+  new_leader.state.leader_port = old_leader.state.port;
+  auto client = cluster_client::connect(config_for(new_leader));
+  REQUIRE(client);
+  // The leadership moved after the client read its metadata.
+  new_leader.state.leader_port = new_leader.state.port;
+  old_leader.state.not_leader_remaining = 1000000;
+  auto r = (*client)->produce_sync("t", 0, -1, one_batch("v"));
+  REQUIRE(r);
+  CHECK(r->base_offset == offset{0});
+  CHECK(old_leader.state.produce_calls == 1);
+  CHECK(new_leader.state.produce_calls == 1);
+}
+
+TEST_CASE("a produce in flight when its leader dies is retried at the leader the metadata names next, "
+          "within delivery.timeout.ms",
+          "[client][cluster_client]") {
+  fake_server survivor;
+  auto leader = std::make_unique<fake_server>();
+  const uint16_t leader_port = leader->state.port;
+  leader->state.leader_port = leader_port;
+  survivor.state.leader_port = leader_port;
+  auto config = config_for(survivor);
+  config.delivery_timeout_ms = 20000;
+  auto client = cluster_client::connect(config);
+  REQUIRE(client);
+  leader->state.produce_never_answers = true;
+  auto outcome = std::make_shared<std::promise<result<produce_response>>>();
+  auto answered = outcome->get_future();
+  (*client)->produce("t", 0, -1, one_batch("v"),
+                     [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
+  REQUIRE(test::eventually([&] { return leader->state.produce_calls == 1; }, 10s));
+  // The leader dies with the produce in flight; until the controller names another leader, the
+  // survivor's metadata still names the dead one and the client keeps retrying.
+  const int metadata_before = survivor.state.metadata_calls;
+  leader.reset();
+  REQUIRE(test::eventually([&] { return survivor.state.metadata_calls >= metadata_before + 2; }, 10s));
+  CHECK(answered.wait_for(0s) == std::future_status::timeout);
+  survivor.state.leader_port = survivor.state.port;
+  REQUIRE(answered.wait_for(15s) == std::future_status::ready);
+  auto r = answered.get();
+  INFO((r ? std::string() : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(r->base_offset == offset{0});
+  CHECK(survivor.state.produce_calls == 1);
 }
 
 TEST_CASE("retries stop at delivery.timeout.ms with the last error", "[client][cluster_client]") {

@@ -49,10 +49,12 @@ struct manager_fixture {
   temp_dir dir{"replica-manager"};
   std::unique_ptr<threaded_system> sys;
   std::shared_ptr<routing_registry> routes;
+  std::shared_ptr<metadata_cache_registry> metadata = std::make_shared<metadata_cache_registry>();
   replica_manager_actor manager;
   replica_manager_options opts;
 
   manager_fixture() {
+    opts.metadata_registry = metadata;
     opts.node = node_id{1};
     opts.data_dir = dir.path();
     opts.schedule_background_work = false;
@@ -431,4 +433,53 @@ TEST_CASE("issue 10 case 2: a lost active segment is offline and its directory l
   CHECK(from_caf_error(p.error()).message.find("offset 3 missing") != std::string::npos);
   f.stop();
   CHECK(snapshot_tree(f.dir / "c-0") == before);
+}
+
+namespace {
+
+update_metadata_msg placed_by_controller(int32_t controller_epoch, int32_t leader, int32_t epoch) {
+  update_metadata_msg m;
+  m.controller_id = 0;
+  m.controller_epoch = controller_epoch;
+  m.cluster_id = "controlled";
+  for (int32_t n = 1; n <= 3; ++n)
+    m.nodes.push_back(node_endpoint_msg{node_id{n}, "127.0.0.1", static_cast<uint16_t>(9000 + n), 0, ""});
+  m.topics.push_back(topic_config_msg{"placed", {}, false, {{"min.insync.replicas", "2"}}});
+  m.partitions.push_back(partition_state_msg{{"placed", 0}, {}, node_id{leader}, leader_epoch{epoch},
+                                             {node_id{1}, node_id{2}, node_id{3}}, 0,
+                                             {node_id{1}, node_id{2}, node_id{3}}});
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("an accepted UpdateMetadata becomes the node's metadata cache, and a stale controller epoch's "
+          "changes nothing",
+          "[replica][manager][metadata_cache]") {
+  manager_fixture f;
+  CHECK(f.metadata->current() == nullptr);
+
+  auto ok = f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v, encode(placed_by_controller(2, 2, 5)));
+  REQUIRE(ok);
+  auto cache = f.metadata->current();
+  REQUIRE(cache);
+  CHECK(cache->controller_epoch() == 2);
+  const auto& placed = cache->cluster().topics.at("placed");
+  CHECK(placed.partitions.at(0).leader == 2);
+  CHECK(placed.partitions.at(0).leader_epoch == 5);
+  CHECK(cache->cluster().brokers.at(2).port == 9003);
+  auto configs = cache->describe("placed");
+  REQUIRE(configs);
+  CHECK(configs->at("min.insync.replicas") == "2");
+  CHECK(configs->count("retention.ms") == 1);
+
+  auto stale = f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v, encode(placed_by_controller(1, 3, 6)));
+  REQUIRE_FALSE(stale);
+  CHECK(code_of(stale.error()) == errc::stale_controller_epoch);
+  CHECK(f.metadata->current() == cache);
+
+  auto same_epoch = f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v, encode(placed_by_controller(2, 3, 6)));
+  REQUIRE(same_epoch);
+  REQUIRE(f.metadata->current() != cache);
+  CHECK(f.metadata->current()->cluster().topics.at("placed").partitions.at(0).leader == 3);
 }
