@@ -144,6 +144,7 @@ void drain_outbox(controller_ptr self, node_id to) {
 
 void dispatch(controller_ptr self, std::vector<outgoing_message> messages) {
   auto& st = self->state;
+  if (messages.empty()) return;
   std::vector<peer_address> where;
   for (const auto& [id, b] : st.core->image().brokers())
     if (id != st.opts.node) where.push_back(peer_address{id, b.cluster_host, b.cluster_port});

@@ -48,7 +48,7 @@ std::vector<int> others(int not_this) {
 
 } // namespace
 
-TEST_CASE("three nodes register and are unfenced; a created topic is hosted by every replica under "
+TEST_CASE("three nodes register and are unfenced, and a created topic is hosted by every replica under "
           "the controller's leader and acks=all produce succeeds",
           "[controller][active]") {
   controller_harness h({});
@@ -145,7 +145,7 @@ TEST_CASE("when the active controller's node stops, another member becomes activ
 }
 
 TEST_CASE("a second registration of a node id by another incarnation is refused while the first "
-          "heartbeats; a voter that is not active names the active one",
+          "heartbeats, and a voter that is not active names the active one",
           "[controller][active]") {
   controller_harness h({});
   auto img = h.await_image([](const auto& i) { return i.brokers().size() == 3 && all_unfenced(i, {1, 2, 3}); });

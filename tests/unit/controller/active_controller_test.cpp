@@ -141,7 +141,7 @@ TEST_CASE("an expired session fences the node and its partitions get new leaders
   }
 }
 
-TEST_CASE("a created topic reaches every replica after its configs; a deleted one is stopped",
+TEST_CASE("a created topic reaches every replica after its configs, and a deleted one is stopped",
           "[controller][active]") {
   auto c = make_controller();
   (void) c.activate(image_builder().nodes({1, 2, 3}).image(), 3, 0);
@@ -174,4 +174,30 @@ TEST_CASE("a refusal keeps the request's shape and names the leader", "[controll
   CHECK(std::get<broker_heartbeat_response_msg>(hb).leader_hint == 3);
   auto t = active_controller::refuse(topic_spec{}, why, -1);
   CHECK(std::get<topic_response_msg>(t).leader_hint == -1);
+}
+
+TEST_CASE("a leader's AlterPartition is answered from the committed image and the new ISR reaches "
+          "the replicas",
+          "[controller][active]") {
+  auto c = make_controller();
+  (void) c.activate(image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image(), 2, 0);
+  alter_partition_msg shrink;
+  shrink.broker = node_id{1};
+  shrink.partitions.push_back(alter_partition_item{{"orders", 0}, make_topic_id(1), leader_epoch{0}, 0, ids({1, 2})});
+  auto settled = run(c, shrink, 10);
+  auto& answer = std::get<alter_partition_response_msg>(settled.answer);
+  REQUIRE(answer.error == errc::none);
+  REQUIRE(answer.partitions.size() == 1);
+  CHECK(answer.partitions[0].error == errc::none);
+  CHECK(answer.partitions[0].isr == ids({1, 2}));
+  CHECK(answer.partitions[0].partition_epoch == 1);
+  for (int32_t n : {1, 2, 3}) {
+    auto lai = leader_and_isr_to(settled.messages, n);
+    REQUIRE(lai.partitions.size() == 1);
+    CHECK(lai.partitions[0].isr == ids({1, 2}));
+  }
+
+  // The same request again builds on a partition epoch that is gone.
+  auto stale = run(c, shrink, 20);
+  CHECK(std::get<alter_partition_response_msg>(stale.answer).partitions[0].error == errc::invalid_update_version);
 }
