@@ -48,6 +48,11 @@ void active_controller::deactivate() {
   sessions_ = broker_sessions(opts_.session_timeout_ms);
 }
 
+void active_controller::heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms) {
+  if (check_broker_epoch(image_, heartbeat.node, broker_epoch{heartbeat.broker_epoch}))
+    sessions_.heartbeat(heartbeat.node, now_ms);
+}
+
 prepared_request active_controller::prepare(controller_request request, int64_t now_ms) {
   prepared_request p{std::move(request), {}, {}, {}};
   std::visit(overloaded{

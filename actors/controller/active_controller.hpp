@@ -96,6 +96,11 @@ public:
   int32_t epoch() const { return epoch_; }
   const metadata_image& image() const { return image_; }
 
+  // A heartbeat just arrived: renews the node's session if it names the current registration,
+  // so a heartbeat waiting in the queue behind proposals does not let its session run out.
+  // REQUIRES: active().
+  void heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms);
+
   // Decides `request` against the committed image; a heartbeat of the current registration
   // renews its session. REQUIRES: active().
   prepared_request prepare(controller_request request, int64_t now_ms);

@@ -224,6 +224,7 @@ caf::result<capnp_frame> enqueue(controller_ptr self, result<controller_request>
       *request,
       make_error(errc::not_controller, "controller " + std::to_string(st.opts.node.value()) + " is not active"),
       st.leader_hint));
+  if (auto hb = std::get_if<broker_heartbeat_msg>(&*request)) st.core->heartbeat_arrived(*hb, now_ms());
   auto rp = self->make_response_promise<capnp_frame>();
   st.queue.push_back(queued_request{std::move(*request), rp});
   pump(self);

@@ -201,3 +201,14 @@ TEST_CASE("a leader's AlterPartition is answered from the committed image and th
   auto stale = run(c, shrink, 20);
   CHECK(std::get<alter_partition_response_msg>(stale.answer).partitions[0].error == errc::invalid_update_version);
 }
+
+TEST_CASE("a heartbeat renews its session when it arrives, before it is decided", "[controller][active]") {
+  auto c = make_controller();
+  (void) c.activate(image_builder().nodes({1, 2}).image(), 2, 0);
+  c.heartbeat_arrived(broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(), false}, 5000);
+  // A heartbeat of another registration renews nothing.
+  c.heartbeat_arrived(broker_heartbeat_msg{node_id{1}, 99, false}, 5000);
+  auto expired = c.expired_sessions(session_ms + 1);
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0].node == node_id{1});
+}
