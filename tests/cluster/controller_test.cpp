@@ -169,3 +169,39 @@ TEST_CASE("a second registration of a node id by another incarnation is refused 
   CHECK(refused.error == errc::not_controller);
   CHECK(refused.leader_hint == active);
 }
+
+TEST_CASE("a leader's ISR shrink goes to the active controller as AlterPartition and commits "
+          "while the lagging node is still unfenced",
+          "[controller][active]") {
+  controller_harness_options o;
+  o.session_timeout = std::chrono::seconds(60);
+  o.replica_lag_time_max_ms = 500;
+  controller_harness h(o);
+  h.await_image([](const auto& img) { return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3}); });
+  REQUIRE(h.create_topic(topic_spec{"orders", 1, 3, {}}).error == errc::none);
+  auto img = h.await_image([](const auto& i) { return partition_of(i, "orders", 0) != nullptr; });
+  const auto& p = *partition_of(img, "orders", 0);
+  const int leader = p.leader.value();
+  const topic_partition tp{"orders", 0};
+  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, {1, 2, 3}, leader, p.leader_epoch.value()); }));
+  int controller = 0;
+  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
+  int follower = 0;
+  for (int n = 1; n <= 3; ++n)
+    if (n != leader && n != controller) follower = n;
+  REQUIRE(follower != 0);
+
+  h.stop(follower);
+  REQUIRE(h.produce(leader, tp, batch_of(0), 1));
+  auto shrunk = h.await_image([&](const auto& i) { return !partition_of(i, "orders", 0)->in_isr(node_id{follower}); });
+  const auto& after = *partition_of(shrunk, "orders", 0);
+  // An ISR change by AlterPartition: same leader and leader epoch, a newer partition epoch.
+  CHECK(shrunk.is_unfenced(node_id{follower}));
+  CHECK(after.leader == node_id{leader});
+  CHECK(after.leader_epoch == p.leader_epoch);
+  CHECK(after.partition_epoch.value() > p.partition_epoch.value());
+  REQUIRE(h.eventually([&] {
+    auto s = h.status(leader, tp);
+    return s && s->isr == 2 && s->partition_epoch == after.partition_epoch.value();
+  }));
+}

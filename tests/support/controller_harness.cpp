@@ -65,6 +65,7 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     ro.node = n->id;
     ro.data_dir = n->data_dir / "data";
     ro.min_insync_replicas = opts_.min_insync_replicas;
+    ro.replica_lag_time_max_ms = opts_.replica_lag_time_max_ms;
     ro.schedule_background_work = false;
     ro.checkpoint_interval_ms = 0;
     ro.fetcher_config.max_wait_ms = 200;

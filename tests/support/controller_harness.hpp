@@ -30,6 +30,8 @@ struct controller_harness_options {
   std::chrono::milliseconds session_timeout{3000};
   std::chrono::milliseconds heartbeat_interval{200};
   int32_t min_insync_replicas = 1;
+  // replica.lag.time.max.ms of every leader.
+  int64_t replica_lag_time_max_ms = 30000;
 };
 
 struct controller_node {
