@@ -45,13 +45,14 @@ struct session_expiry {
   broker_epoch epoch;
 };
 
-using controller_request = std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec,
-                                        delete_topic_msg, alter_partition_msg, session_expiry>;
+using controller_request =
+    std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
+                 alter_partition_msg, session_expiry>;
 
 // The answer to a request; std::monostate for a session expiry, which nobody asked for.
 using controller_answer =
-  std::variant<std::monostate, broker_registration_response_msg, broker_heartbeat_response_msg,
-               topic_response_msg, alter_partition_response_msg>;
+    std::variant<std::monostate, broker_registration_response_msg, broker_heartbeat_response_msg,
+                 topic_response_msg, alter_partition_response_msg>;
 
 // A request decided against the image: refused (refused.code != none), or the records to propose
 // (empty: nothing to change, answer at once).
@@ -113,7 +114,8 @@ public:
                          const error& applied, int64_t now_ms);
 
   // Refusal of `request` (NOT_CONTROLLER, REQUEST_TIMED_OUT, CORRUPT_MESSAGE) with a leader hint.
-  static controller_answer refuse(const controller_request& request, const error& why, int32_t leader_hint);
+  static controller_answer refuse(const controller_request& request, const error& why,
+                                  int32_t leader_hint);
 
   // Sessions that ran out by `now_ms`, of unfenced nodes, as requests to fence them; each is
   // reported once (a heartbeat starts a new session). REQUIRES: active().

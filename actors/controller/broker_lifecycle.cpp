@@ -11,7 +11,8 @@ broker_lifecycle::broker_lifecycle(std::vector<node_id> voters, broker_lifecycle
   target_ = voters_.front();
 }
 
-std::chrono::milliseconds broker_lifecycle::registered(const broker_registration_response_msg& answer) {
+std::chrono::milliseconds
+broker_lifecycle::registered(const broker_registration_response_msg& answer) {
   if (answer.error != errc::none) return refused(answer.error, answer.leader_hint);
   epoch_ = answer.broker_epoch;
   fenced_ = true;
@@ -19,13 +20,16 @@ std::chrono::milliseconds broker_lifecycle::registered(const broker_registration
   return succeeded(std::chrono::milliseconds{0});
 }
 
-std::chrono::milliseconds broker_lifecycle::heartbeated(const broker_heartbeat_response_msg& answer) {
+std::chrono::milliseconds
+broker_lifecycle::heartbeated(const broker_heartbeat_response_msg& answer) {
   if (answer.error != errc::none) return refused(answer.error, answer.leader_hint);
   fenced_ = answer.is_fenced;
   return succeeded(timing_.heartbeat_interval);
 }
 
-std::chrono::milliseconds broker_lifecycle::failed() { return next_voter(); }
+std::chrono::milliseconds broker_lifecycle::failed() {
+  return next_voter();
+}
 
 std::chrono::milliseconds broker_lifecycle::refused(errc code, int32_t leader_hint) {
   if (code == errc::not_controller) {

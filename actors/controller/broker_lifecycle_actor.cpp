@@ -24,13 +24,16 @@ struct lifecycle_state {
 using lifecycle_ptr = broker_lifecycle_actor::stateful_pointer<lifecycle_state>;
 
 void schedule(lifecycle_ptr self, std::chrono::milliseconds wait) {
-  if (wait.count() <= 0) self->send(self, lctick_atom_v);
-  else self->delayed_send(self, wait, lctick_atom_v);
+  if (wait.count() <= 0)
+    self->send(self, lctick_atom_v);
+  else
+    self->delayed_send(self, wait, lctick_atom_v);
 }
 
 void no_answer(lifecycle_ptr self, const std::string& why) {
   auto& st = self->state;
-  spdlog::debug("node {}: no answer from controller {}: {}", st.opts.node.value(), st.core->target().value(), why);
+  spdlog::debug("node {}: no answer from controller {}: {}", st.opts.node.value(),
+                st.core->target().value(), why);
   schedule(self, st.core->failed());
 }
 
@@ -41,8 +44,8 @@ void answered(lifecycle_ptr self, bool registering, const capnp_frame& f) {
     auto r = decode_broker_registration_response(f);
     if (!r) return no_answer(self, r.err().to_string());
     if (r->error == errc::none)
-      spdlog::info("node {}: registered with controller {} at broker epoch {}", node, st.core->target().value(),
-                   r->broker_epoch);
+      spdlog::info("node {}: registered with controller {} at broker epoch {}", node,
+                   st.core->target().value(), r->broker_epoch);
     else if (r->error != errc::not_controller)
       spdlog::warn("node {}: registration refused: {}: {}", node, to_string(r->error), r->message);
     schedule(self, st.core->registered(*r));
@@ -77,11 +80,14 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
   }
   auto ok = [self, registering](const capnp_frame& f) { answered(self, registering, f); };
   auto failed = [self](caf::error& err) { no_answer(self, caf::to_string(err)); };
-  if (registering) self->request(ep, st.opts.request_timeout, brokerreg_atom_v, frame).then(ok, failed);
-  else self->request(ep, st.opts.request_timeout, brokerhb_atom_v, frame).then(ok, failed);
+  if (registering)
+    self->request(ep, st.opts.request_timeout, brokerreg_atom_v, frame).then(ok, failed);
+  else
+    self->request(ep, st.opts.request_timeout, brokerhb_atom_v, frame).then(ok, failed);
 }
 
-broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self, broker_lifecycle_options opts) {
+broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
+                                                         broker_lifecycle_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
   std::vector<node_id> voters;
@@ -93,28 +99,30 @@ broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self, bro
   if (!others.empty()) self->send(st.opts.peers, peers_atom_v, std::move(others));
   self->send(self, lctick_atom_v);
   return {
-    [self](status_atom) {
-      auto& c = *self->state.core;
-      return broker_lifecycle_status{c.epoch(), c.fenced(), c.target()};
-    },
-    [self](lctick_atom) {
-      auto& st = self->state;
-      const auto target = st.core->target();
-      if (target == st.opts.node && st.opts.self_endpoint) {
-        step(self, st.opts.self_endpoint);
-        return;
-      }
-      self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, target)
-        .then([self](node_endpoint_actor& ep) { step(self, ep); },
-              [self](caf::error& err) { no_answer(self, caf::to_string(err)); });
-    },
+      [self](status_atom) {
+        auto& c = *self->state.core;
+        return broker_lifecycle_status{c.epoch(), c.fenced(), c.target()};
+      },
+      [self](lctick_atom) {
+        auto& st = self->state;
+        const auto target = st.core->target();
+        if (target == st.opts.node && st.opts.self_endpoint) {
+          step(self, st.opts.self_endpoint);
+          return;
+        }
+        self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, target)
+            .then([self](node_endpoint_actor& ep) { step(self, ep); },
+                  [self](caf::error& err) { no_answer(self, caf::to_string(err)); });
+      },
   };
 }
 
 } // namespace
 
-broker_lifecycle_actor spawn_broker_lifecycle(caf::actor_system& sys, broker_lifecycle_options options) {
-  const bool none = std::all_of(options.incarnation.begin(), options.incarnation.end(), [](uint8_t b) { return b == 0; });
+broker_lifecycle_actor spawn_broker_lifecycle(caf::actor_system& sys,
+                                              broker_lifecycle_options options) {
+  const bool none = std::all_of(options.incarnation.begin(), options.incarnation.end(),
+                                [](uint8_t b) { return b == 0; });
   if (none) {
     std::random_device rd;
     for (auto& b : options.incarnation) b = static_cast<uint8_t>(rd());

@@ -34,10 +34,10 @@ struct broker_lifecycle_status {
   node_id controller{-1}; // where the last request went
 };
 
-using broker_lifecycle_actor = caf::typed_actor<
-  caf::replies_to<status_atom>::with<broker_lifecycle_status>,
-  // The next request is due (its own timer).
-  caf::reacts_to<lctick_atom>>;
+using broker_lifecycle_actor =
+    caf::typed_actor<caf::replies_to<status_atom>::with<broker_lifecycle_status>,
+                     // The next request is due (its own timer).
+                     caf::reacts_to<lctick_atom>>;
 
 struct broker_lifecycle_options {
   node_id node{0};
@@ -60,7 +60,8 @@ struct broker_lifecycle_options {
 };
 
 // REQUIRES: options.voters non-empty.
-broker_lifecycle_actor spawn_broker_lifecycle(caf::actor_system& sys, broker_lifecycle_options options);
+broker_lifecycle_actor spawn_broker_lifecycle(caf::actor_system& sys,
+                                              broker_lifecycle_options options);
 
 } // namespace capstan
 

@@ -52,17 +52,19 @@ using controller_ptr = controller_actor::stateful_pointer<controller_state>;
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::steady_clock::now().time_since_epoch())
-    .count();
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 capnp_frame encode_answer(const controller_answer& a) {
   return std::visit(
-    [](const auto& x) -> capnp_frame {
-      if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return capnp_frame{};
-      else return encode(x);
-    },
-    a);
+      [](const auto& x) -> capnp_frame {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>)
+          return capnp_frame{};
+        else
+          return encode(x);
+      },
+      a);
 }
 
 void reply(queued_request& q, const controller_answer& a) {
@@ -73,7 +75,8 @@ void refuse_all(controller_ptr self, errc code, const std::string& why) {
   auto& st = self->state;
   auto queue = std::move(st.queue);
   st.queue.clear();
-  for (auto& q : queue) reply(q, active_controller::refuse(q.request, make_error(code, why), st.leader_hint));
+  for (auto& q : queue)
+    reply(q, active_controller::refuse(q.request, make_error(code, why), st.leader_hint));
 }
 
 void deactivate(controller_ptr self, const std::string& why) {
@@ -85,7 +88,8 @@ void deactivate(controller_ptr self, const std::string& why) {
   st.busy = false;
   st.outboxes.clear();
   st.sending.clear();
-  refuse_all(self, errc::not_controller, "controller " + std::to_string(st.opts.node.value()) + " is not active");
+  refuse_all(self, errc::not_controller,
+             "controller " + std::to_string(st.opts.node.value()) + " is not active");
 }
 
 void drain_outbox(controller_ptr self, node_id to);
@@ -105,8 +109,8 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
   const auto& m = st.outboxes[to].front();
   auto timeout = st.opts.request_timeout;
   auto failed = [self, to, generation](caf::error& err) {
-    spdlog::warn("controller {}: a control message to node {} failed: {}", self->state.opts.node.value(),
-                 to.value(), caf::to_string(err));
+    spdlog::warn("controller {}: a control message to node {} failed: {}",
+                 self->state.opts.node.value(), to.value(), caf::to_string(err));
     sent(self, to, generation);
   };
   auto ok = [self, to, generation](const capnp_frame&) { sent(self, to, generation); };
@@ -134,12 +138,12 @@ void drain_outbox(controller_ptr self, node_id to) {
     return;
   }
   self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, to)
-    .then([self, to, generation](node_endpoint_actor& ep) { send_one(self, to, ep, generation); },
-          [self, to, generation](caf::error& err) {
-            spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(), to.value(),
-                         caf::to_string(err));
-            sent(self, to, generation);
-          });
+      .then([self, to, generation](node_endpoint_actor& ep) { send_one(self, to, ep, generation); },
+            [self, to, generation](caf::error& err) {
+              spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
+                           to.value(), caf::to_string(err));
+              sent(self, to, generation);
+            });
 }
 
 void dispatch(controller_ptr self, std::vector<outgoing_message> messages) {
@@ -180,51 +184,62 @@ void pump(controller_ptr self) {
     settle(self, std::move(q), p, std::nullopt, error{});
     return;
   }
-  for (const auto& w : p.changes.warnings) spdlog::warn("controller {}: {}", st.opts.node.value(), w);
+  for (const auto& w : p.changes.warnings)
+    spdlog::warn("controller {}: {}", st.opts.node.value(), w);
   st.busy = true;
   const auto generation = st.generation;
-  auto shared = std::make_shared<std::pair<queued_request, controller::prepared_request>>(std::move(q), std::move(p));
+  auto shared = std::make_shared<std::pair<queued_request, controller::prepared_request>>(
+      std::move(q), std::move(p));
   auto lost = [self, shared, generation](errc code, const std::string& why) {
-    reply(shared->first, active_controller::refuse(shared->first.request, make_error(code, why), self->state.leader_hint));
+    reply(shared->first, active_controller::refuse(shared->first.request, make_error(code, why),
+                                                   self->state.leader_hint));
     if (generation == self->state.generation) deactivate(self, why);
   };
-  self->request(st.opts.quorum, st.opts.propose_timeout, propose_atom_v, shared->second.changes.records)
-    .then(
-      [self, shared, generation, lost](const propose_reply& r) {
-        if (generation != self->state.generation) {
-          lost(errc::not_controller, "the controller changed while the proposal was out");
-          return;
-        }
-        if (r.code == errc::not_controller || r.code == errc::request_timed_out) {
-          self->state.leader_hint = r.leader;
-          lost(r.code, r.message);
-          return;
-        }
-        const error applied = r.code == errc::none ? error{} : make_error(r.code, r.message);
-        self->request(self->state.opts.quorum, self->state.opts.request_timeout, image_atom_v)
-          .then(
-            [self, shared, generation, applied, lost](controller::metadata_image& image) {
-              if (generation != self->state.generation) {
-                lost(errc::not_controller, "the controller changed while the proposal was out");
-                return;
-              }
-              settle(self, std::move(shared->first), shared->second, std::move(image), applied);
-            },
-            [lost](caf::error& err) { lost(errc::request_timed_out, caf::to_string(err)); });
-      },
-      [lost](caf::error& err) { lost(errc::request_timed_out, caf::to_string(err)); });
+  self->request(st.opts.quorum, st.opts.propose_timeout, propose_atom_v,
+                shared->second.changes.records)
+      .then(
+          [self, shared, generation, lost](const propose_reply& r) {
+            if (generation != self->state.generation) {
+              lost(errc::not_controller, "the controller changed while the proposal was out");
+              return;
+            }
+            if (r.code == errc::not_controller || r.code == errc::request_timed_out) {
+              self->state.leader_hint = r.leader;
+              lost(r.code, r.message);
+              return;
+            }
+            const error applied = r.code == errc::none ? error{} : make_error(r.code, r.message);
+            self->request(self->state.opts.quorum, self->state.opts.request_timeout, image_atom_v)
+                .then(
+                    [self, shared, generation, applied, lost](controller::metadata_image& image) {
+                      if (generation != self->state.generation) {
+                        lost(errc::not_controller,
+                             "the controller changed while the proposal was out");
+                        return;
+                      }
+                      settle(self, std::move(shared->first), shared->second, std::move(image),
+                             applied);
+                    },
+                    [lost](caf::error& err) {
+                      lost(errc::request_timed_out, caf::to_string(err));
+                    });
+          },
+          [lost](caf::error& err) { lost(errc::request_timed_out, caf::to_string(err)); });
 }
 
 caf::result<capnp_frame> enqueue(controller_ptr self, result<controller_request> request,
                                  const controller_request& shape) {
   auto& st = self->state;
-  if (!request) return encode_answer(active_controller::refuse(shape, request.err(), st.leader_hint));
+  if (!request)
+    return encode_answer(active_controller::refuse(shape, request.err(), st.leader_hint));
   if (!st.core->active())
     return encode_answer(active_controller::refuse(
-      *request,
-      make_error(errc::not_controller, "controller " + std::to_string(st.opts.node.value()) + " is not active"),
-      st.leader_hint));
-  if (auto hb = std::get_if<broker_heartbeat_msg>(&*request)) st.core->heartbeat_arrived(*hb, now_ms());
+        *request,
+        make_error(errc::not_controller,
+                   "controller " + std::to_string(st.opts.node.value()) + " is not active"),
+        st.leader_hint));
+  if (auto hb = std::get_if<broker_heartbeat_msg>(&*request))
+    st.core->heartbeat_arrived(*hb, now_ms());
   auto rp = self->make_response_promise<capnp_frame>();
   st.queue.push_back(queued_request{std::move(*request), rp});
   pump(self);
@@ -241,23 +256,24 @@ void activate(controller_ptr self, int32_t term) {
   auto& st = self->state;
   st.activating = true;
   self->request(st.opts.quorum, st.opts.request_timeout, image_atom_v)
-    .then(
-      [self, term](controller::metadata_image& image) {
-        auto& st = self->state;
-        st.activating = false;
-        ++st.generation;
-        st.outboxes.clear();
-        st.sending.clear();
-        st.busy = false;
-        auto messages = st.core->activate(std::move(image), term, now_ms());
-        spdlog::info("controller {}: active in term {}, {} registered nodes", st.opts.node.value(), term,
-                     st.core->image().brokers().size());
-        dispatch(self, std::move(messages));
-      },
-      [self](caf::error& err) {
-        self->state.activating = false;
-        spdlog::warn("controller {}: cannot read the image: {}", self->state.opts.node.value(), caf::to_string(err));
-      });
+      .then(
+          [self, term](controller::metadata_image& image) {
+            auto& st = self->state;
+            st.activating = false;
+            ++st.generation;
+            st.outboxes.clear();
+            st.sending.clear();
+            st.busy = false;
+            auto messages = st.core->activate(std::move(image), term, now_ms());
+            spdlog::info("controller {}: active in term {}, {} registered nodes",
+                         st.opts.node.value(), term, st.core->image().brokers().size());
+            dispatch(self, std::move(messages));
+          },
+          [self](caf::error& err) {
+            self->state.activating = false;
+            spdlog::warn("controller {}: cannot read the image: {}", self->state.opts.node.value(),
+                         caf::to_string(err));
+          });
 }
 
 void poll(controller_ptr self) {
@@ -265,32 +281,34 @@ void poll(controller_ptr self) {
   if (st.polling) return;
   st.polling = true;
   self->request(st.opts.quorum, st.opts.request_timeout, status_atom_v)
-    .then(
-      [self](const controller::quorum_status& s) {
-        auto& st = self->state;
-        st.polling = false;
-        st.leader_hint = s.leader ? s.leader->value() : -1;
-        const auto term = static_cast<int32_t>(s.term.value());
-        const bool leads = s.role == raft::role::leader;
-        if (st.core->active() && (!leads || term != st.core->epoch()))
-          deactivate(self, "the quorum member no longer leads term " + std::to_string(st.core->epoch()));
-        // Active only once the member applied its whole log (its own no-op included), so the image
-        // holds every entry earlier leaders committed.
-        if (leads && !st.core->active() && !st.activating && s.applied_index == s.last_index)
-          activate(self, term);
-        if (st.core->active() && !st.busy) {
-          for (auto& e : st.core->expired_sessions(now_ms())) {
-            spdlog::info("controller {}: the session of node {} expired", st.opts.node.value(), e.node.value());
-            st.queue.push_back(queued_request{e, std::nullopt});
-          }
-          pump(self);
-        }
-      },
-      [self](caf::error& err) {
-        self->state.polling = false;
-        spdlog::warn("controller {}: no status from the quorum: {}", self->state.opts.node.value(),
-                     caf::to_string(err));
-      });
+      .then(
+          [self](const controller::quorum_status& s) {
+            auto& st = self->state;
+            st.polling = false;
+            st.leader_hint = s.leader ? s.leader->value() : -1;
+            const auto term = static_cast<int32_t>(s.term.value());
+            const bool leads = s.role == raft::role::leader;
+            if (st.core->active() && (!leads || term != st.core->epoch()))
+              deactivate(self, "the quorum member no longer leads term " +
+                                   std::to_string(st.core->epoch()));
+            // Active only once the member applied its whole log (its own no-op included), so the
+            // image holds every entry earlier leaders committed.
+            if (leads && !st.core->active() && !st.activating && s.applied_index == s.last_index)
+              activate(self, term);
+            if (st.core->active() && !st.busy) {
+              for (auto& e : st.core->expired_sessions(now_ms())) {
+                spdlog::info("controller {}: the session of node {} expired", st.opts.node.value(),
+                             e.node.value());
+                st.queue.push_back(queued_request{e, std::nullopt});
+              }
+              pump(self);
+            }
+          },
+          [self](caf::error& err) {
+            self->state.polling = false;
+            spdlog::warn("controller {}: no status from the quorum: {}",
+                         self->state.opts.node.value(), caf::to_string(err));
+          });
 }
 
 controller_actor::behavior_type controller_behavior(controller_ptr self, controller_options opts) {
@@ -300,28 +318,32 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
   co.node = st.opts.node;
   co.decisions = st.opts.decisions;
   co.session_timeout_ms = st.opts.session_timeout.count();
-  co.seed = st.opts.seed ? *st.opts.seed : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+  co.seed = st.opts.seed ? *st.opts.seed
+                         : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
   st.core = std::make_unique<active_controller>(co);
   self->send(self, ctick_atom_v);
   return {
-    [self](brokerreg_atom, const capnp_frame& f) {
-      return enqueue(self, widen(decode_broker_registration(f)), controller::broker_registration_request{});
-    },
-    [self](brokerhb_atom, const capnp_frame& f) {
-      return enqueue(self, widen(decode_broker_heartbeat(f)), broker_heartbeat_msg{});
-    },
-    [self](mktopic_atom, const capnp_frame& f) { return enqueue(self, widen(decode_create_topic(f)), topic_spec{}); },
-    [self](rmtopic_atom, const capnp_frame& f) {
-      return enqueue(self, widen(decode_delete_topic(f)), delete_topic_msg{});
-    },
-    [self](alterisr_atom, const capnp_frame& f) {
-      return enqueue(self, widen(decode_alter_partition(f)), alter_partition_msg{});
-    },
-    [self](endpoint_atom, const node_endpoint_actor& ep) { self->state.own_endpoint = ep; },
-    [self](ctick_atom) {
-      poll(self);
-      self->delayed_send(self, self->state.opts.poll_interval, ctick_atom_v);
-    },
+      [self](brokerreg_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_broker_registration(f)),
+                       controller::broker_registration_request{});
+      },
+      [self](brokerhb_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_broker_heartbeat(f)), broker_heartbeat_msg{});
+      },
+      [self](mktopic_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_create_topic(f)), topic_spec{});
+      },
+      [self](rmtopic_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_delete_topic(f)), delete_topic_msg{});
+      },
+      [self](alterisr_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_alter_partition(f)), alter_partition_msg{});
+      },
+      [self](endpoint_atom, const node_endpoint_actor& ep) { self->state.own_endpoint = ep; },
+      [self](ctick_atom) {
+        poll(self);
+        self->delayed_send(self, self->state.opts.poll_interval, ctick_atom_v);
+      },
   };
 }
 

@@ -31,19 +31,19 @@ using ctick_atom = caf::atom_constant<caf::atom("ctick")>;
 inline constexpr ctick_atom ctick_atom_v{};
 
 using controller_actor = caf::typed_actor<
-  // Nodes' requests (schema/controller.capnp), from a node endpoint.
-  caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
-  // A leader's AlterPartition, from its replica manager (which sends it to whoever sent it the
-  // latest LeaderAndIsr: this actor, while active).
-  caf::replies_to<alterisr_atom, capnp_frame>::with<capnp_frame>,
-  // This node's own endpoint, where its control messages go (the peer directory reaches only
-  // other nodes); spawned after this actor, so it comes as a message.
-  caf::reacts_to<endpoint_atom, node_endpoint_actor>,
-  // The poll timer.
-  caf::reacts_to<ctick_atom>>;
+    // Nodes' requests (schema/controller.capnp), from a node endpoint.
+    caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
+    // A leader's AlterPartition, from its replica manager (which sends it to whoever sent it the
+    // latest LeaderAndIsr: this actor, while active).
+    caf::replies_to<alterisr_atom, capnp_frame>::with<capnp_frame>,
+    // This node's own endpoint, where its control messages go (the peer directory reaches only
+    // other nodes); spawned after this actor, so it comes as a message.
+    caf::reacts_to<endpoint_atom, node_endpoint_actor>,
+    // The poll timer.
+    caf::reacts_to<ctick_atom>>;
 
 struct controller_options {
   node_id node{0};

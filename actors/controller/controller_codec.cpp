@@ -10,7 +10,9 @@ namespace capstan {
 
 namespace {
 
-error invalid(std::string what) { return make_error(errc::invalid_request, std::move(what)); }
+error invalid(std::string what) {
+  return make_error(errc::invalid_request, std::move(what));
+}
 
 template <class T, class F>
 auto decode(const capnp_frame& frame, F&& f) -> decltype(f(std::declval<typename T::Reader>())) {
@@ -111,84 +113,94 @@ capnp_frame encode(const topic_response_msg& m) {
   return capnp_frame::from_builder(b);
 }
 
-result<controller::broker_registration_request> decode_broker_registration(const capnp_frame& frame) {
+result<controller::broker_registration_request>
+decode_broker_registration(const capnp_frame& frame) {
   return decode<schema::BrokerRegistration>(
-    frame, [](schema::BrokerRegistration::Reader r) -> result<controller::broker_registration_request> {
-      controller::broker_registration_request m;
-      if (r.getNodeId() < 0) return invalid("registration of node " + std::to_string(r.getNodeId()));
-      m.node = node_id{r.getNodeId()};
-      auto inc = read_id16(r.getIncarnationId(), false, "an incarnation id");
-      if (!inc) return inc.err();
-      m.incarnation = *inc;
-      m.cluster_id = r.getClusterId();
-      m.client_host = r.getClientHost();
-      m.client_port = r.getClientPort();
-      m.cluster_host = r.getClusterHost();
-      m.cluster_port = r.getClusterPort();
-      m.rack = r.getRack();
-      return m;
-    });
+      frame,
+      [](schema::BrokerRegistration::Reader r) -> result<controller::broker_registration_request> {
+        controller::broker_registration_request m;
+        if (r.getNodeId() < 0)
+          return invalid("registration of node " + std::to_string(r.getNodeId()));
+        m.node = node_id{r.getNodeId()};
+        auto inc = read_id16(r.getIncarnationId(), false, "an incarnation id");
+        if (!inc) return inc.err();
+        m.incarnation = *inc;
+        m.cluster_id = r.getClusterId();
+        m.client_host = r.getClientHost();
+        m.client_port = r.getClientPort();
+        m.cluster_host = r.getClusterHost();
+        m.cluster_port = r.getClusterPort();
+        m.rack = r.getRack();
+        return m;
+      });
 }
 
-result<broker_registration_response_msg> decode_broker_registration_response(const capnp_frame& frame) {
+result<broker_registration_response_msg>
+decode_broker_registration_response(const capnp_frame& frame) {
   return decode<schema::BrokerRegistrationResponse>(
-    frame, [](schema::BrokerRegistrationResponse::Reader r) -> result<broker_registration_response_msg> {
-      broker_registration_response_msg m;
-      m.error = errc_from_code(r.getErrorCode());
-      m.message = r.getErrorMessage();
-      m.broker_epoch = r.getBrokerEpoch();
-      m.leader_hint = r.getLeaderHint();
-      return m;
-    });
+      frame,
+      [](schema::BrokerRegistrationResponse::Reader r) -> result<broker_registration_response_msg> {
+        broker_registration_response_msg m;
+        m.error = errc_from_code(r.getErrorCode());
+        m.message = r.getErrorMessage();
+        m.broker_epoch = r.getBrokerEpoch();
+        m.leader_hint = r.getLeaderHint();
+        return m;
+      });
 }
 
 result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame) {
-  return decode<schema::BrokerHeartbeat>(frame, [](schema::BrokerHeartbeat::Reader r) -> result<broker_heartbeat_msg> {
-    if (r.getNodeId() < 0) return invalid("heartbeat of node " + std::to_string(r.getNodeId()));
-    return broker_heartbeat_msg{node_id{r.getNodeId()}, r.getBrokerEpoch(), r.getWantFence()};
-  });
+  return decode<schema::BrokerHeartbeat>(
+      frame, [](schema::BrokerHeartbeat::Reader r) -> result<broker_heartbeat_msg> {
+        if (r.getNodeId() < 0) return invalid("heartbeat of node " + std::to_string(r.getNodeId()));
+        return broker_heartbeat_msg{node_id{r.getNodeId()}, r.getBrokerEpoch(), r.getWantFence()};
+      });
 }
 
 result<broker_heartbeat_response_msg> decode_broker_heartbeat_response(const capnp_frame& frame) {
   return decode<schema::BrokerHeartbeatResponse>(
-    frame, [](schema::BrokerHeartbeatResponse::Reader r) -> result<broker_heartbeat_response_msg> {
-      return broker_heartbeat_response_msg{errc_from_code(r.getErrorCode()), r.getErrorMessage(),
-                                           r.getIsFenced(), r.getLeaderHint()};
-    });
+      frame,
+      [](schema::BrokerHeartbeatResponse::Reader r) -> result<broker_heartbeat_response_msg> {
+        return broker_heartbeat_response_msg{errc_from_code(r.getErrorCode()), r.getErrorMessage(),
+                                             r.getIsFenced(), r.getLeaderHint()};
+      });
 }
 
 result<topic_spec> decode_create_topic(const capnp_frame& frame) {
-  return decode<schema::CreateTopic>(frame, [](schema::CreateTopic::Reader r) -> result<topic_spec> {
-    topic_spec m;
-    m.name = r.getName();
-    m.partitions = r.getPartitions();
-    m.replication_factor = r.getReplicationFactor();
-    for (auto c : r.getConfigs()) {
-      std::string name = c.getName();
-      if (!m.configs.emplace(name, c.getValue()).second)
-        return invalid("CreateTopic names config '" + name + "' twice");
-    }
-    return m;
-  });
+  return decode<schema::CreateTopic>(
+      frame, [](schema::CreateTopic::Reader r) -> result<topic_spec> {
+        topic_spec m;
+        m.name = r.getName();
+        m.partitions = r.getPartitions();
+        m.replication_factor = r.getReplicationFactor();
+        for (auto c : r.getConfigs()) {
+          std::string name = c.getName();
+          if (!m.configs.emplace(name, c.getValue()).second)
+            return invalid("CreateTopic names config '" + name + "' twice");
+        }
+        return m;
+      });
 }
 
 result<delete_topic_msg> decode_delete_topic(const capnp_frame& frame) {
-  return decode<schema::DeleteTopic>(frame, [](schema::DeleteTopic::Reader r) -> result<delete_topic_msg> {
-    return delete_topic_msg{r.getName()};
-  });
+  return decode<schema::DeleteTopic>(frame,
+                                     [](schema::DeleteTopic::Reader r) -> result<delete_topic_msg> {
+                                       return delete_topic_msg{r.getName()};
+                                     });
 }
 
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame) {
-  return decode<schema::TopicResponse>(frame, [](schema::TopicResponse::Reader r) -> result<topic_response_msg> {
-    topic_response_msg m;
-    m.error = errc_from_code(r.getErrorCode());
-    m.message = r.getErrorMessage();
-    auto id = read_id16(r.getTopicId(), true, "a topic id");
-    if (!id) return id.err();
-    m.id = *id;
-    m.leader_hint = r.getLeaderHint();
-    return m;
-  });
+  return decode<schema::TopicResponse>(
+      frame, [](schema::TopicResponse::Reader r) -> result<topic_response_msg> {
+        topic_response_msg m;
+        m.error = errc_from_code(r.getErrorCode());
+        m.message = r.getErrorMessage();
+        auto id = read_id16(r.getTopicId(), true, "a topic id");
+        if (!id) return id.err();
+        m.id = *id;
+        m.leader_hint = r.getLeaderHint();
+        return m;
+      });
 }
 
 } // namespace capstan

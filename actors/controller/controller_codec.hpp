@@ -61,8 +61,10 @@ capnp_frame encode(const delete_topic_msg& m);
 capnp_frame encode(const topic_response_msg& m);
 
 // INVALID_REQUEST: a negative node id, an incarnation id that is not 16 bytes.
-result<controller::broker_registration_request> decode_broker_registration(const capnp_frame& frame);
-result<broker_registration_response_msg> decode_broker_registration_response(const capnp_frame& frame);
+result<controller::broker_registration_request>
+decode_broker_registration(const capnp_frame& frame);
+result<broker_registration_response_msg>
+decode_broker_registration_response(const capnp_frame& frame);
 // INVALID_REQUEST: a negative node id.
 result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame);
 result<broker_heartbeat_response_msg> decode_broker_heartbeat_response(const capnp_frame& frame);

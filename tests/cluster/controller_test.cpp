@@ -13,7 +13,9 @@ using namespace capstan::test;
 
 namespace {
 
-bytes batch_of(int i) { return make_batch(3, "r" + std::to_string(i), 1000 + i); }
+bytes batch_of(int i) {
+  return make_batch(3, "r" + std::to_string(i), 1000 + i);
+}
 
 bool all_unfenced(const controller::metadata_image& img, std::vector<int> ids) {
   for (int id : ids)
@@ -21,16 +23,16 @@ bool all_unfenced(const controller::metadata_image& img, std::vector<int> ids) {
   return true;
 }
 
-const controller::partition_state* partition_of(const controller::metadata_image& img, const std::string& topic,
-                                                int32_t p) {
+const controller::partition_state* partition_of(const controller::metadata_image& img,
+                                                const std::string& topic, int32_t p) {
   auto t = img.topic_by_name(topic);
   if (t == nullptr || static_cast<size_t>(p) >= t->partitions.size()) return nullptr;
   return &t->partitions[static_cast<size_t>(p)];
 }
 
 // Every running replica of `tp` follows (or is) `leader` at `epoch`.
-bool replicas_agree(controller_harness& h, const topic_partition& tp, std::vector<int> nodes, int leader,
-                    int32_t epoch) {
+bool replicas_agree(controller_harness& h, const topic_partition& tp, std::vector<int> nodes,
+                    int leader, int32_t epoch) {
   for (int n : nodes) {
     auto s = h.status(n, tp);
     if (!s || s->epoch.value() != epoch) return false;
@@ -48,11 +50,14 @@ std::vector<int> others(int not_this) {
 
 } // namespace
 
-TEST_CASE("three nodes register and are unfenced, and a created topic is hosted by every replica under "
-          "the controller's leader and acks=all produce succeeds",
-          "[controller][active]") {
+TEST_CASE(
+    "three nodes register and are unfenced, and a created topic is hosted by every replica under "
+    "the controller's leader and acks=all produce succeeds",
+    "[controller][active]") {
   controller_harness h({});
-  h.await_image([](const auto& img) { return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3}); });
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
 
   auto created = h.create_topic(topic_spec{"orders", 1, 3, {}});
   REQUIRE(created.error == errc::none);
@@ -63,7 +68,9 @@ TEST_CASE("three nodes register and are unfenced, and a created topic is hosted 
   CHECK(p.replicas.size() == 3);
 
   const topic_partition tp{"orders", 0};
-  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, {1, 2, 3}, leader, p.leader_epoch.value()); }));
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, tp, {1, 2, 3}, leader, p.leader_epoch.value());
+  }));
   for (int i = 0; i < 5; ++i) {
     auto r = h.produce(leader, tp, batch_of(i));
     REQUIRE(r);
@@ -83,9 +90,12 @@ TEST_CASE("a node whose heartbeats stop is fenced after its session timeout and 
           "new leaders",
           "[controller][active]") {
   controller_harness h({});
-  h.await_image([](const auto& img) { return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3}); });
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
   REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
-  auto before = h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
+  auto before =
+      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
 
   // A node that is not the quorum leader and leads a partition (each node leads one of three).
   int controller = 0;
@@ -110,7 +120,9 @@ TEST_CASE("a node whose heartbeats stop is fenced after its session timeout and 
 
   // The survivors got the LeaderAndIsr with the bumped epoch, and the new leader takes acks=all.
   const int new_leader = moved.leader.value();
-  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, others(victim), new_leader, moved.leader_epoch.value()); }));
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, tp, others(victim), new_leader, moved.leader_epoch.value());
+  }));
   REQUIRE(h.produce(new_leader, tp, batch_of(1)));
 }
 
@@ -118,7 +130,9 @@ TEST_CASE("when the active controller's node stops, another member becomes activ
           "state, and topics can be created again",
           "[controller][active]") {
   controller_harness h({});
-  h.await_image([](const auto& img) { return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3}); });
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
   REQUIRE(h.create_topic(topic_spec{"orders", 1, 3, {}}).error == errc::none);
   int old = 0;
   REQUIRE(h.eventually([&] { return (old = h.quorum_leader()) != 0; }));
@@ -130,16 +144,19 @@ TEST_CASE("when the active controller's node stops, another member becomes activ
   CHECK(orders.leader != node_id{old});
   const topic_partition orders_tp{"orders", 0};
   REQUIRE(h.eventually([&] {
-    return replicas_agree(h, orders_tp, others(old), orders.leader.value(), orders.leader_epoch.value());
+    return replicas_agree(h, orders_tp, others(old), orders.leader.value(),
+                          orders.leader_epoch.value());
   }));
 
   auto created = h.create_topic(topic_spec{"events", 1, 2, {}});
   REQUIRE(created.error == errc::none);
-  auto with_events = h.await_image([](const auto& i) { return partition_of(i, "events", 0) != nullptr; });
+  auto with_events =
+      h.await_image([](const auto& i) { return partition_of(i, "events", 0) != nullptr; });
   const auto& events = *partition_of(with_events, "events", 0);
   const topic_partition events_tp{"events", 0};
   REQUIRE(h.eventually([&] {
-    return replicas_agree(h, events_tp, others(old), events.leader.value(), events.leader_epoch.value());
+    return replicas_agree(h, events_tp, others(old), events.leader.value(),
+                          events.leader_epoch.value());
   }));
   REQUIRE(h.produce(events.leader.value(), events_tp, batch_of(0)));
 }
@@ -148,7 +165,9 @@ TEST_CASE("a second registration of a node id by another incarnation is refused 
           "heartbeats, and a voter that is not active names the active one",
           "[controller][active]") {
   controller_harness h({});
-  auto img = h.await_image([](const auto& i) { return i.brokers().size() == 3 && all_unfenced(i, {1, 2, 3}); });
+  auto img = h.await_image([](const auto& i) {
+    return i.brokers().size() == 3 && all_unfenced(i, {1, 2, 3});
+  });
   const auto first = *img.broker(node_id{2});
   int active = 0;
   REQUIRE(h.eventually([&] { return (active = h.quorum_leader()) != 0; }));
@@ -177,13 +196,17 @@ TEST_CASE("a leader's ISR shrink goes to the active controller as AlterPartition
   o.session_timeout = std::chrono::seconds(60);
   o.replica_lag_time_max_ms = 500;
   controller_harness h(o);
-  h.await_image([](const auto& img) { return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3}); });
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
   REQUIRE(h.create_topic(topic_spec{"orders", 1, 3, {}}).error == errc::none);
   auto img = h.await_image([](const auto& i) { return partition_of(i, "orders", 0) != nullptr; });
   const auto& p = *partition_of(img, "orders", 0);
   const int leader = p.leader.value();
   const topic_partition tp{"orders", 0};
-  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, {1, 2, 3}, leader, p.leader_epoch.value()); }));
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, tp, {1, 2, 3}, leader, p.leader_epoch.value());
+  }));
   int controller = 0;
   REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
   int follower = 0;
@@ -193,7 +216,8 @@ TEST_CASE("a leader's ISR shrink goes to the active controller as AlterPartition
 
   h.stop(follower);
   REQUIRE(h.produce(leader, tp, batch_of(0), 1));
-  auto shrunk = h.await_image([&](const auto& i) { return !partition_of(i, "orders", 0)->in_isr(node_id{follower}); });
+  auto shrunk = h.await_image(
+      [&](const auto& i) { return !partition_of(i, "orders", 0)->in_isr(node_id{follower}); });
   const auto& after = *partition_of(shrunk, "orders", 0);
   // An ISR change by AlterPartition: same leader and leader epoch, a newer partition epoch.
   CHECK(shrunk.is_unfenced(node_id{follower}));

@@ -117,8 +117,9 @@ controller_harness::~controller_harness() {
   // another, so no system may be torn down while another still runs.
   for (auto& n : nodes_) {
     if (!n->system) continue;
-    for (auto hdl : {caf::actor_cast<caf::actor>(n->lifecycle), caf::actor_cast<caf::actor>(n->controller),
-                     caf::actor_cast<caf::actor>(n->replicas), caf::actor_cast<caf::actor>(n->endpoint)})
+    for (auto hdl :
+         {caf::actor_cast<caf::actor>(n->lifecycle), caf::actor_cast<caf::actor>(n->controller),
+          caf::actor_cast<caf::actor>(n->replicas), caf::actor_cast<caf::actor>(n->endpoint)})
       caf::anon_send_exit(hdl, caf::exit_reason::kill);
   }
   for (int i = 1; i <= opts_.nodes; ++i) stop(i);
@@ -142,7 +143,8 @@ int controller_harness::quorum_leader() {
   uint64_t best_term = 0;
   for (int i = 1; i <= opts_.nodes; ++i) {
     if (!running(i)) continue;
-    auto s = node(i).system->request<controller::quorum_status>(node(i).quorum, request_timeout, status_atom_v);
+    auto s = node(i).system->request<controller::quorum_status>(node(i).quorum, request_timeout,
+                                                                status_atom_v);
     if (s && s->role == raft::role::leader && s->term.value() > best_term) {
       best = i;
       best_term = s->term.value();
@@ -152,11 +154,12 @@ int controller_harness::quorum_leader() {
 }
 
 caf::expected<controller::metadata_image> controller_harness::image(int id) {
-  return node(id).system->request<controller::metadata_image>(node(id).quorum, request_timeout, image_atom_v);
+  return node(id).system->request<controller::metadata_image>(node(id).quorum, request_timeout,
+                                                              image_atom_v);
 }
 
-controller::metadata_image
-controller_harness::await_image(const std::function<bool(const controller::metadata_image&)>& pred) {
+controller::metadata_image controller_harness::await_image(
+    const std::function<bool(const controller::metadata_image&)>& pred) {
   std::optional<controller::metadata_image> last;
   const bool ok = eventually([&] {
     const int l = quorum_leader();
@@ -176,7 +179,8 @@ topic_response_msg controller_harness::create_topic(const topic_spec& spec) {
   const bool answered = eventually([&] {
     for (int i = 1; i <= opts_.nodes; ++i) {
       if (!running(i)) continue;
-      auto r = node(i).system->request<capnp_frame>(node(i).endpoint, request_timeout, mktopic_atom_v, frame);
+      auto r = node(i).system->request<capnp_frame>(node(i).endpoint, request_timeout,
+                                                    mktopic_atom_v, frame);
       if (!r) continue;
       auto d = decode_topic_response(*r);
       if (!d) FAIL("a malformed CreateTopic answer: " << d.err().to_string());
@@ -189,16 +193,19 @@ topic_response_msg controller_harness::create_topic(const topic_spec& spec) {
   return last;
 }
 
-broker_registration_response_msg controller_harness::register_at(int via,
-                                                                 const controller::broker_registration_request& r) {
-  auto answer = node(via).system->request<capnp_frame>(node(via).endpoint, request_timeout, brokerreg_atom_v, encode(r));
-  if (!answer) FAIL("registration at node " << via << " failed: " << caf::to_string(answer.error()));
+broker_registration_response_msg
+controller_harness::register_at(int via, const controller::broker_registration_request& r) {
+  auto answer = node(via).system->request<capnp_frame>(node(via).endpoint, request_timeout,
+                                                       brokerreg_atom_v, encode(r));
+  if (!answer)
+    FAIL("registration at node " << via << " failed: " << caf::to_string(answer.error()));
   auto d = decode_broker_registration_response(*answer);
   if (!d) FAIL("a malformed registration answer: " << d.err().to_string());
   return *d;
 }
 
-controller::broker_registration_request controller_harness::registration_of(int id, uint8_t incarnation) {
+controller::broker_registration_request controller_harness::registration_of(int id,
+                                                                            uint8_t incarnation) {
   controller::broker_registration_request r;
   r.node = node_id{id};
   r.incarnation.fill(incarnation);
@@ -218,14 +225,16 @@ bool controller_harness::hosts(int id, const topic_partition& tp) {
 partition_replica_actor controller_harness::replica(int id, const topic_partition& tp) {
   auto table = node(id).routes->current();
   auto it = table->find(tp);
-  if (it == table->end()) FAIL("node " << id << " has no replica of " << tp.first << "-" << tp.second);
+  if (it == table->end())
+    FAIL("node " << id << " has no replica of " << tp.first << "-" << tp.second);
   return it->second;
 }
 
-caf::expected<produce_result> controller_harness::produce(int id, const topic_partition& tp, bytes batch,
-                                                          int16_t acks) {
-  return node(id).system->request<produce_result>(replica(id, tp), request_timeout, produce_atom_v,
-                                                  produce_request{batch_buffer::of(std::move(batch)), acks, 10000});
+caf::expected<produce_result> controller_harness::produce(int id, const topic_partition& tp,
+                                                          bytes batch, int16_t acks) {
+  return node(id).system->request<produce_result>(
+      replica(id, tp), request_timeout, produce_atom_v,
+      produce_request{batch_buffer::of(std::move(batch)), acks, 10000});
 }
 
 caf::expected<replica_status> controller_harness::status(int id, const topic_partition& tp) {
@@ -233,7 +242,8 @@ caf::expected<replica_status> controller_harness::status(int id, const topic_par
   return node(id).system->request<replica_status>(replica(id, tp), request_timeout, status_atom_v);
 }
 
-bool controller_harness::eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
+bool controller_harness::eventually(const std::function<bool()>& pred,
+                                    std::chrono::milliseconds limit) {
   return test::eventually(pred, limit);
 }
 

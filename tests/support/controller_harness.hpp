@@ -68,22 +68,26 @@ public:
   // The committed metadata image of node `id`'s quorum member.
   caf::expected<controller::metadata_image> image(int id);
   // The image of the quorum leader once `pred` holds for it (bounded); fails the test otherwise.
-  controller::metadata_image await_image(const std::function<bool(const controller::metadata_image&)>& pred);
+  controller::metadata_image
+  await_image(const std::function<bool(const controller::metadata_image&)>& pred);
 
   // Creates a topic through the active controller, as a node would: asks the running voters,
   // following NOT_CONTROLLER, until one answers otherwise (bounded). Returns that answer.
   topic_response_msg create_topic(const topic_spec& spec);
   // A registration sent to node `via`'s endpoint.
-  broker_registration_response_msg register_at(int via, const controller::broker_registration_request& r);
+  broker_registration_response_msg register_at(int via,
+                                               const controller::broker_registration_request& r);
   // node `id`'s registration as its lifecycle sends it, with another incarnation id.
   controller::broker_registration_request registration_of(int id, uint8_t incarnation);
 
   partition_replica_actor replica(int node, const topic_partition& tp);
   bool hosts(int node, const topic_partition& tp);
-  caf::expected<produce_result> produce(int node, const topic_partition& tp, bytes batch, int16_t acks = -1);
+  caf::expected<produce_result> produce(int node, const topic_partition& tp, bytes batch,
+                                        int16_t acks = -1);
   caf::expected<replica_status> status(int node, const topic_partition& tp);
 
-  bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit = std::chrono::seconds(30));
+  bool eventually(const std::function<bool()>& pred,
+                  std::chrono::milliseconds limit = std::chrono::seconds(30));
 
 private:
   controller_harness_options opts_;

@@ -26,7 +26,8 @@ active_controller make_controller() {
 // Decides, applies the records as the quorum would, and settles.
 settled_request run(active_controller& c, controller_request request, int64_t now) {
   auto p = c.prepare(std::move(request), now);
-  if (p.refused.code != errc::none || p.changes.records.empty()) return c.commit(p, std::nullopt, {}, now);
+  if (p.refused.code != errc::none || p.changes.records.empty())
+    return c.commit(p, std::nullopt, {}, now);
   return c.commit(p, applied(c.image(), p.changes.records), {}, now);
 }
 
@@ -36,7 +37,8 @@ broker_registration_request registration_of(int32_t node, uint8_t incarnation) {
                                      r.client_port, r.cluster_host, r.cluster_port, r.rack};
 }
 
-std::vector<outgoing_message::kind> kinds_to(const std::vector<outgoing_message>& ms, int32_t node) {
+std::vector<outgoing_message::kind> kinds_to(const std::vector<outgoing_message>& ms,
+                                             int32_t node) {
   std::vector<outgoing_message::kind> out;
   for (const auto& m : ms)
     if (m.to == node_id{node}) out.push_back(m.what);
@@ -87,11 +89,14 @@ TEST_CASE("a registered node is unfenced by its first heartbeat that says it is 
 TEST_CASE("another incarnation of a node is refused while the first one's session lives",
           "[controller][active]") {
   auto c = make_controller();
-  (void) c.activate(metadata_image(test_cluster_id), 1, 0);
-  REQUIRE(std::get<broker_registration_response_msg>(run(c, registration_of(2, 1), 0).answer).error == errc::none);
+  (void)c.activate(metadata_image(test_cluster_id), 1, 0);
+  REQUIRE(
+      std::get<broker_registration_response_msg>(run(c, registration_of(2, 1), 0).answer).error ==
+      errc::none);
 
   auto dup = run(c, registration_of(2, 2), 100);
-  CHECK(std::get<broker_registration_response_msg>(dup.answer).error == errc::duplicate_broker_registration);
+  CHECK(std::get<broker_registration_response_msg>(dup.answer).error ==
+        errc::duplicate_broker_registration);
   CHECK(dup.messages.empty());
 
   // Once its session ran out, the new process takes the node id over.
@@ -117,9 +122,11 @@ TEST_CASE("an expired session fences the node and its partitions get new leaders
           "[controller][active]") {
   auto c = make_controller();
   auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image();
-  (void) c.activate(image, 2, 0);
+  (void)c.activate(image, 2, 0);
   for (int32_t n : {2, 3}) {
-    auto hb = run(c, broker_heartbeat_msg{node_id{n}, c.image().broker(node_id{n})->epoch.value(), false}, 5000);
+    auto hb =
+        run(c, broker_heartbeat_msg{node_id{n}, c.image().broker(node_id{n})->epoch.value(), false},
+            5000);
     REQUIRE(std::get<broker_heartbeat_response_msg>(hb.answer).error == errc::none);
   }
   CHECK(c.expired_sessions(session_ms - 1).empty());
@@ -144,7 +151,7 @@ TEST_CASE("an expired session fences the node and its partitions get new leaders
 TEST_CASE("a created topic reaches every replica after its configs, and a deleted one is stopped",
           "[controller][active]") {
   auto c = make_controller();
-  (void) c.activate(image_builder().nodes({1, 2, 3}).image(), 3, 0);
+  (void)c.activate(image_builder().nodes({1, 2, 3}).image(), 3, 0);
   auto created = run(c, topic_spec{"orders", 2, 3, {{"min.insync.replicas", "2"}}}, 10);
   auto& answer = std::get<topic_response_msg>(created.answer);
   REQUIRE(answer.error == errc::none);
@@ -152,7 +159,8 @@ TEST_CASE("a created topic reaches every replica after its configs, and a delete
   REQUIRE(t != nullptr);
   CHECK(answer.id == t->id);
   for (int32_t n : {1, 2, 3}) {
-    CHECK(kinds_to(created.messages, n) == std::vector<kind>{kind::update_metadata, kind::leader_and_isr});
+    CHECK(kinds_to(created.messages, n) ==
+          std::vector<kind>{kind::update_metadata, kind::leader_and_isr});
     auto lai = leader_and_isr_to(created.messages, n);
     REQUIRE(lai.partitions.size() == 2);
     for (const auto& p : lai.partitions) CHECK(p.leader == t->partitions[p.tp.second].leader);
@@ -164,7 +172,8 @@ TEST_CASE("a created topic reaches every replica after its configs, and a delete
   auto deleted = run(c, delete_topic_msg{"orders"}, 30);
   CHECK(std::get<topic_response_msg>(deleted.answer).id == answer.id);
   for (int32_t n : {1, 2, 3})
-    CHECK(kinds_to(deleted.messages, n) == std::vector<kind>{kind::update_metadata, kind::stop_replica});
+    CHECK(kinds_to(deleted.messages, n) ==
+          std::vector<kind>{kind::update_metadata, kind::stop_replica});
 }
 
 TEST_CASE("a refusal keeps the request's shape and names the leader", "[controller][active]") {
@@ -180,10 +189,12 @@ TEST_CASE("a leader's AlterPartition is answered from the committed image and th
           "the replicas",
           "[controller][active]") {
   auto c = make_controller();
-  (void) c.activate(image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image(), 2, 0);
+  (void)c.activate(image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image(), 2,
+                   0);
   alter_partition_msg shrink;
   shrink.broker = node_id{1};
-  shrink.partitions.push_back(alter_partition_item{{"orders", 0}, make_topic_id(1), leader_epoch{0}, 0, ids({1, 2})});
+  shrink.partitions.push_back(
+      alter_partition_item{{"orders", 0}, make_topic_id(1), leader_epoch{0}, 0, ids({1, 2})});
   auto settled = run(c, shrink, 10);
   auto& answer = std::get<alter_partition_response_msg>(settled.answer);
   REQUIRE(answer.error == errc::none);
@@ -199,13 +210,16 @@ TEST_CASE("a leader's AlterPartition is answered from the committed image and th
 
   // The same request again builds on a partition epoch that is gone.
   auto stale = run(c, shrink, 20);
-  CHECK(std::get<alter_partition_response_msg>(stale.answer).partitions[0].error == errc::invalid_update_version);
+  CHECK(std::get<alter_partition_response_msg>(stale.answer).partitions[0].error ==
+        errc::invalid_update_version);
 }
 
-TEST_CASE("a heartbeat renews its session when it arrives, before it is decided", "[controller][active]") {
+TEST_CASE("a heartbeat renews its session when it arrives, before it is decided",
+          "[controller][active]") {
   auto c = make_controller();
-  (void) c.activate(image_builder().nodes({1, 2}).image(), 2, 0);
-  c.heartbeat_arrived(broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(), false}, 5000);
+  (void)c.activate(image_builder().nodes({1, 2}).image(), 2, 0);
+  c.heartbeat_arrived(
+      broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(), false}, 5000);
   // A heartbeat of another registration renews nothing.
   c.heartbeat_arrived(broker_heartbeat_msg{node_id{1}, 99, false}, 5000);
   auto expired = c.expired_sessions(session_ms + 1);

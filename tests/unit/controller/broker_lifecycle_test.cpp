@@ -10,7 +10,8 @@ using namespace std::chrono_literals;
 namespace {
 
 broker_lifecycle make() {
-  return broker_lifecycle({node_id{1}, node_id{2}, node_id{3}}, broker_lifecycle_timing{2000ms, 100ms, 400ms});
+  return broker_lifecycle({node_id{1}, node_id{2}, node_id{3}},
+                          broker_lifecycle_timing{2000ms, 100ms, 400ms});
 }
 
 } // namespace
@@ -48,7 +49,7 @@ TEST_CASE("a node follows leader hints, tries the next voter with a bounded back
 TEST_CASE("a node registers again when its broker epoch is stale", "[controller][lifecycle]") {
   auto l = make();
   REQUIRE(l.registered({errc::none, {}, 4, 1}) == 0ms);
-  (void) l.heartbeated({errc::stale_broker_epoch, "gone", true, 1});
+  (void)l.heartbeated({errc::stale_broker_epoch, "gone", true, 1});
   CHECK(l.registering());
   CHECK(l.epoch() == -1);
 }

@@ -32,8 +32,8 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   CHECK(r->cluster_port == 9093);
   CHECK(r->rack == "r1");
 
-  auto rr = decode_broker_registration_response(
-    encode(broker_registration_response_msg{errc::duplicate_broker_registration, "taken", 12, 2}));
+  auto rr = decode_broker_registration_response(encode(
+      broker_registration_response_msg{errc::duplicate_broker_registration, "taken", 12, 2}));
   REQUIRE(rr);
   CHECK(rr->error == errc::duplicate_broker_registration);
   CHECK(rr->message == "taken");
@@ -46,7 +46,8 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   CHECK(hb->broker_epoch == 17);
   CHECK(hb->want_fence);
 
-  auto hr = decode_broker_heartbeat_response(encode(broker_heartbeat_response_msg{errc::none, {}, false, 1}));
+  auto hr = decode_broker_heartbeat_response(
+      encode(broker_heartbeat_response_msg{errc::none, {}, false, 1}));
   REQUIRE(hr);
   CHECK(hr->error == errc::none);
   CHECK_FALSE(hr->is_fenced);
@@ -70,13 +71,15 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   REQUIRE(tr);
   CHECK(tr->id == id);
   CHECK(tr->leader_hint == 3);
-  auto refused = decode_topic_response(encode(topic_response_msg{errc::not_controller, "no", id, -1}));
+  auto refused =
+      decode_topic_response(encode(topic_response_msg{errc::not_controller, "no", id, -1}));
   REQUIRE(refused);
   CHECK(refused->error == errc::not_controller);
   CHECK(refused->id == topic_id{});
 }
 
-TEST_CASE("a malformed or out-of-range node request decodes to an error value", "[controller][codec]") {
+TEST_CASE("a malformed or out-of-range node request decodes to an error value",
+          "[controller][codec]") {
   // A frame of another type whose first pointer is a struct, where these requests hold a Text
   // (the topic's name) or Data (the incarnation id).
   capnp::MallocMessageBuilder other;
@@ -98,7 +101,8 @@ TEST_CASE("a malformed or out-of-range node request decodes to an error value", 
   r.setNodeId(1);
   uint8_t five[5] = {1, 2, 3, 4, 5};
   r.setIncarnationId(capnp::Data::Reader(five, 5));
-  CHECK(decode_broker_registration(capnp_frame::from_builder(short_id)).code() == errc::invalid_request);
+  CHECK(decode_broker_registration(capnp_frame::from_builder(short_id)).code() ==
+        errc::invalid_request);
 
   capnp::MallocMessageBuilder twice;
   auto c = twice.initRoot<schema::CreateTopic>();
