@@ -40,6 +40,15 @@ caf::result<capnp_frame> to_control(endpoint_ptr self, Atom atom, const capnp_fr
   return self->delegate(st.opts.control, atom, frame);
 }
 
+template <class Atom>
+caf::result<capnp_frame> to_controller(endpoint_ptr self, Atom atom, const capnp_frame& frame) {
+  auto& st = self->state;
+  if (!st.opts.controller)
+    return refusal(errc::not_controller,
+                   "node " + std::to_string(st.opts.node.value()) + " runs no controller");
+  return self->delegate(st.opts.controller, atom, frame);
+}
+
 node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self, node_endpoint_options opts) {
   self->state.opts = std::move(opts);
   // A session that ends (its fetcher went away, or it failed) does not take the endpoint along.
@@ -68,6 +77,10 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self, node_end
     [self](raft_atom a, const capnp_frame& f) {
       if (self->state.opts.raft) self->send(self->state.opts.raft, a, f);
     },
+    [self](brokerreg_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+    [self](brokerhb_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+    [self](mktopic_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+    [self](rmtopic_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
   };
 }
 

@@ -4,7 +4,8 @@
 // nodes. A peer connects through the CAF middleman and gets this actor; everything it sends is a
 // capnp_frame of schema/replication.capnp or a plain registered value, so it crosses processes.
 // It opens fetch sessions for remote fetchers and hands the controller's requests to the local
-// replica manager, and hands the controller quorum's Raft messages to the local controller.
+// replica manager, the controller quorum's Raft messages to the local quorum member, and nodes'
+// requests to the controller (registration, heartbeats, topic changes) to the local controller.
 //
 // peer_directory_actor is the other half: it finds the endpoints of other nodes (by node id, from
 // the addresses the controller publishes), connects once, reconnects after a peer restarts, and
@@ -24,9 +25,25 @@ namespace capstan {
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using endpoint_atom = caf::atom_constant<caf::atom("endpoint")>;
 using raft_atom = caf::atom_constant<caf::atom("raft")>;
+using brokerreg_atom = caf::atom_constant<caf::atom("brokerreg")>;
+using brokerhb_atom = caf::atom_constant<caf::atom("brokerhb")>;
+using mktopic_atom = caf::atom_constant<caf::atom("mktopic")>;
+using rmtopic_atom = caf::atom_constant<caf::atom("rmtopic")>;
 inline constexpr peers_atom peers_atom_v{};
 inline constexpr endpoint_atom endpoint_atom_v{};
 inline constexpr raft_atom raft_atom_v{};
+inline constexpr brokerreg_atom brokerreg_atom_v{};
+inline constexpr brokerhb_atom brokerhb_atom_v{};
+inline constexpr mktopic_atom mktopic_atom_v{};
+inline constexpr rmtopic_atom rmtopic_atom_v{};
+
+// A node's requests to the active controller (schema/controller.capnp): BrokerRegistration,
+// BrokerHeartbeat, CreateTopic, DeleteTopic, each answered with its response frame.
+using controller_request_sink = caf::typed_actor<
+  caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>>;
 
 using node_endpoint_actor = caf::typed_actor<
   // A fetcher on node `follower` asks for a session here: replies the fetch session (a
@@ -39,7 +56,13 @@ using node_endpoint_actor = caf::typed_actor<
   caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>,
   // A controller quorum member's Raft message (schema/raft.capnp), for this node's member. One
   // way: Raft tolerates loss, so nothing is answered or acknowledged.
-  caf::reacts_to<raft_atom, capnp_frame>>;
+  caf::reacts_to<raft_atom, capnp_frame>,
+  // A node's request to the controller, for this node's controller actor: answered by it, or
+  // refused with NOT_CONTROLLER (a caf::error) when this node runs none.
+  caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
+  caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>>;
 
 // Where the endpoint hands Raft messages (the node's controller quorum actor).
 using raft_sink = caf::typed_actor<caf::reacts_to<raft_atom, capnp_frame>>;
@@ -57,6 +80,9 @@ struct node_endpoint_options {
   control_sink control;
   // Empty: Raft messages are dropped (a node that is no controller).
   raft_sink raft;
+  // Empty: nodes' controller requests are refused with NOT_CONTROLLER (a node that is no
+  // controller quorum voter).
+  controller_request_sink controller;
   int32_t max_fetch_wait_ms = 30000;
 };
 

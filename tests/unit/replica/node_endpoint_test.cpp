@@ -1,5 +1,6 @@
 // The node endpoint hands a peer's Raft frames to the node's controller quorum (its raft sink),
-// and drops them when the node runs no controller.
+// and drops them when the node runs no controller; nodes' requests to the controller go to the
+// node's controller actor, or are refused with NOT_CONTROLLER when it runs none.
 
 #include "actors/replica/node_endpoint_actor.hpp"
 
@@ -18,6 +19,16 @@ namespace {
 
 raft_sink::behavior_type counting_sink(std::shared_ptr<int> frames) {
   return {[frames](raft_atom, const capnp_frame&) { ++*frames; }};
+}
+
+// Answers every controller request with its own frame, marked by the atom it came with.
+controller_request_sink::behavior_type echo_controller() {
+  return {
+    [](brokerreg_atom, const capnp_frame& f) { return f; },
+    [](brokerhb_atom, const capnp_frame& f) { return f; },
+    [](mktopic_atom, const capnp_frame& f) { return f; },
+    [](rmtopic_atom, const capnp_frame& f) { return f; },
+  };
 }
 
 } // namespace
@@ -46,4 +57,22 @@ TEST_CASE("a node endpoint without a raft sink drops Raft frames and keeps servi
   auto r = fix.request<caf::actor>(endpoint, open_atom_v, int32_t{1}, caf::actor{});
   REQUIRE(!r);
   CHECK(from_caf_error(r.error()).code == errc::invalid_request);
+}
+
+TEST_CASE("the node endpoint hands nodes' controller requests to its controller, and refuses them "
+          "with NOT_CONTROLLER without one",
+          "[replica][endpoint]") {
+  caf_fixture fix;
+  node_endpoint_options with;
+  with.controller = fix.spawn(echo_controller);
+  auto voter = spawn_node_endpoint(fix.sys(), with);
+  fix.track(voter);
+  auto answered = fix.request<capnp_frame>(voter, brokerhb_atom_v, capnp_frame{});
+  CHECK(answered);
+
+  auto plain = spawn_node_endpoint(fix.sys(), node_endpoint_options{});
+  fix.track(plain);
+  auto refused = fix.request<capnp_frame>(plain, brokerreg_atom_v, capnp_frame{});
+  REQUIRE(!refused);
+  CHECK(from_caf_error(refused.error()).code == errc::not_controller);
 }

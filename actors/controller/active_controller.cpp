@@ -1,0 +1,216 @@
+#include "actors/controller/active_controller.hpp"
+
+#include "actors/controller/metadata/partition_decisions.hpp"
+#include "actors/controller/metadata/topic_decisions.hpp"
+
+namespace capstan::controller {
+
+namespace {
+
+template <class... F>
+struct overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
+
+void take(prepared_request& p, result<decision> d) {
+  if (d)
+    p.changes = std::move(*d);
+  else
+    p.refused = d.err();
+}
+
+} // namespace
+
+active_controller::active_controller(active_controller_options options)
+    : opts_(std::move(options)), rng_(opts_.seed), sessions_(opts_.session_timeout_ms) {}
+
+std::vector<outgoing_message> active_controller::activate(metadata_image committed, int32_t term,
+                                                          int64_t now_ms) {
+  image_ = std::move(committed);
+  epoch_ = term;
+  active_ = true;
+  sessions_ = broker_sessions(opts_.session_timeout_ms);
+  std::vector<node_id> registered;
+  for (const auto& [id, b] : image_.brokers()) registered.push_back(id);
+  sessions_.start_all(registered, now_ms);
+  std::vector<outgoing_message> out;
+  for (auto id : registered) {
+    out.push_back(
+        {id, outgoing_message::kind::update_metadata, encode(update_metadata(image_, stamp()))});
+    auto full = full_control_messages(image_, id);
+    if (!full.leader_and_isr.empty())
+      out.push_back(
+          {id, outgoing_message::kind::leader_and_isr, encode(leader_and_isr(full, stamp()))});
+  }
+  return out;
+}
+
+void active_controller::deactivate() {
+  active_ = false;
+  sessions_ = broker_sessions(opts_.session_timeout_ms);
+}
+
+void active_controller::heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms) {
+  if (check_broker_epoch(image_, heartbeat.node, broker_epoch{heartbeat.broker_epoch}))
+    sessions_.heartbeat(heartbeat.node, now_ms);
+}
+
+prepared_request active_controller::prepare(controller_request request, int64_t now_ms) {
+  prepared_request p{std::move(request), {}, {}, {}};
+  std::visit(overloaded{
+                 [&](const broker_registration_request& r) {
+                   const bool alive =
+                       image_.broker(r.node) != nullptr && sessions_.alive(r.node, now_ms);
+                   take(p, register_broker(image_, r, alive, opts_.decisions));
+                 },
+                 [&](const broker_heartbeat_msg& h) {
+                   const broker_epoch epoch{h.broker_epoch};
+                   if (auto s = check_broker_epoch(image_, h.node, epoch); !s) {
+                     p.refused = s.err();
+                     return;
+                   }
+                   sessions_.heartbeat(h.node, now_ms);
+                   if (!h.want_fence && !image_.is_unfenced(h.node))
+                     take(p, unfence_broker(image_, h.node, epoch, opts_.decisions));
+                 },
+                 [&](const topic_spec& spec) {
+                   take(p, create_topic(image_, spec, opts_.decisions, rng_));
+                 },
+                 [&](const delete_topic_msg& d) { take(p, delete_topic(image_, d.name)); },
+                 [&](const alter_partition_msg& a) {
+                   auto d = alter_partition(image_, a);
+                   p.changes = std::move(d.changes);
+                   p.outcomes = std::move(d.outcomes);
+                 },
+                 [&](const session_expiry& e) {
+                   // A heartbeat that arrived after the expiry was reported keeps the node.
+                   if (sessions_.alive(e.node, now_ms)) return;
+                   take(p, fence_broker(image_, e.node, e.epoch, opts_.decisions));
+                 },
+             },
+             p.request);
+  return p;
+}
+
+settled_request active_controller::commit(const prepared_request& prepared,
+                                          std::optional<metadata_image> committed,
+                                          const error& applied, int64_t now_ms) {
+  settled_request out;
+  std::optional<node_id> registered;
+  if (committed) {
+    if (auto r = std::get_if<broker_registration_request>(&prepared.request);
+        r != nullptr && applied.code == errc::none && prepared.refused.code == errc::none) {
+      // The new registration's session starts now; the node needs everything it hosts.
+      sessions_.heartbeat(r->node, now_ms);
+      registered = r->node;
+    }
+    out.messages = messages(plan_control_messages(image_, *committed), *committed, registered);
+    image_ = std::move(*committed);
+  }
+  if (applied.code != errc::none)
+    out.answer = refuse(prepared.request, applied, opts_.node.value());
+  else if (prepared.refused.code != errc::none)
+    out.answer = refuse(prepared.request, prepared.refused, opts_.node.value());
+  else
+    out.answer = answer(prepared, image_);
+  return out;
+}
+
+controller_answer active_controller::refuse(const controller_request& request, const error& why,
+                                            int32_t leader_hint) {
+  return std::visit(
+      overloaded{
+          [&](const broker_registration_request&) -> controller_answer {
+            return broker_registration_response_msg{why.code, why.message, -1, leader_hint};
+          },
+          [&](const broker_heartbeat_msg&) -> controller_answer {
+            return broker_heartbeat_response_msg{why.code, why.message, true, leader_hint};
+          },
+          [&](const topic_spec&) -> controller_answer {
+            return topic_response_msg{why.code, why.message, {}, leader_hint};
+          },
+          [&](const delete_topic_msg&) -> controller_answer {
+            return topic_response_msg{why.code, why.message, {}, leader_hint};
+          },
+          [&](const alter_partition_msg&) -> controller_answer {
+            return alter_partition_response_msg{why.code, why.message, {}};
+          },
+          [&](const session_expiry&) -> controller_answer { return std::monostate{}; },
+      },
+      request);
+}
+
+controller_answer active_controller::answer(const prepared_request& prepared,
+                                            const metadata_image& committed) const {
+  const int32_t hint = opts_.node.value();
+  return std::visit(
+      overloaded{
+          [&](const broker_registration_request& r) -> controller_answer {
+            auto b = committed.broker(r.node);
+            return broker_registration_response_msg{
+                errc::none, {}, b ? b->epoch.value() : -1, hint};
+          },
+          [&](const broker_heartbeat_msg& h) -> controller_answer {
+            return broker_heartbeat_response_msg{
+                errc::none, {}, !committed.is_unfenced(h.node), hint};
+          },
+          [&](const topic_spec& spec) -> controller_answer {
+            auto t = committed.topic_by_name(spec.name);
+            if (t == nullptr)
+              return topic_response_msg{
+                  errc::unknown_topic_or_partition, spec.name + " is gone again", {}, hint};
+            return topic_response_msg{errc::none, {}, t->id, hint};
+          },
+          [&](const delete_topic_msg&) -> controller_answer {
+            topic_response_msg out{errc::none, {}, {}, hint};
+            for (const auto& rec : prepared.changes.records)
+              if (auto r = std::get_if<remove_topic_record>(&rec)) out.id = r->topic;
+            return out;
+          },
+          [&](const alter_partition_msg& a) -> controller_answer {
+            return answer_alter_partition(committed, a, prepared.outcomes);
+          },
+          [&](const session_expiry&) -> controller_answer { return std::monostate{}; },
+      },
+      prepared.request);
+}
+
+std::vector<session_expiry> active_controller::expired_sessions(int64_t now_ms) {
+  std::vector<session_expiry> out;
+  for (auto n : sessions_.expired(now_ms)) {
+    sessions_.remove(n);
+    if (auto b = image_.broker(n); b != nullptr && !b->fenced)
+      out.push_back(session_expiry{n, b->epoch});
+  }
+  return out;
+}
+
+std::vector<outgoing_message> active_controller::messages(const control_plan& plan,
+                                                          const metadata_image& after,
+                                                          std::optional<node_id> full_for) const {
+  std::vector<outgoing_message> out;
+  for (const auto& [id, b] : after.brokers()) {
+    const bool full = full_for == id;
+    if (plan.update_metadata || full)
+      out.push_back(
+          {id, outgoing_message::kind::update_metadata, encode(update_metadata(after, stamp()))});
+    node_control control;
+    if (auto it = plan.nodes.find(id); it != plan.nodes.end()) control = it->second;
+    if (full) {
+      auto all = full_control_messages(after, id);
+      control.leader_and_isr = std::move(all.leader_and_isr);
+      control.leaders = std::move(all.leaders);
+    }
+    if (!control.leader_and_isr.empty())
+      out.push_back(
+          {id, outgoing_message::kind::leader_and_isr, encode(leader_and_isr(control, stamp()))});
+    if (!control.stop_and_delete.empty())
+      out.push_back(
+          {id, outgoing_message::kind::stop_replica, encode(stop_replica(control, stamp()))});
+  }
+  return out;
+}
+
+} // namespace capstan::controller

@@ -1,0 +1,141 @@
+#pragma once
+
+// The active controller's logic, without actors (docs/controller.md, "The active controller"):
+// what a node's request decides against the committed image, what to answer once the decision's
+// records committed, and which control messages the change sends to which node. The controller
+// actor feeds it requests one at a time, proposes the records through its quorum actor, and hands
+// it the committed image afterwards.
+//
+// One request at a time: prepare() decides against the committed image, so the actor must not
+// prepare the next request before the previous one's records committed (or failed) and commit()
+// saw the image they built. KRaft pipelines decisions over a speculative image; capstan does not
+// yet.
+//
+// Times are milliseconds of any monotonic clock; the class never reads a clock. Not thread-safe.
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <variant>
+#include <vector>
+
+#include "actors/controller/controller_codec.hpp"
+#include "actors/controller/metadata/broker_decisions.hpp"
+#include "actors/controller/metadata/broker_sessions.hpp"
+#include "actors/controller/metadata/control_messages.hpp"
+#include "actors/controller/metadata/decision.hpp"
+#include "actors/controller/metadata/metadata_image.hpp"
+#include "actors/replica/control_codec.hpp"
+
+namespace capstan::controller {
+
+struct active_controller_options {
+  // This controller's node: the controller id on its messages and the leader hint it gives.
+  node_id node{0};
+  decision_options decisions;
+  // broker.session.timeout.ms
+  int64_t session_timeout_ms = default_broker_session_timeout_ms;
+  // Seeds topic ids and replica placement.
+  uint64_t seed = 0;
+};
+
+// A node's session ran out: fence the registration with this epoch (unless it heartbeated since).
+struct session_expiry {
+  node_id node;
+  broker_epoch epoch;
+};
+
+using controller_request =
+    std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
+                 alter_partition_msg, session_expiry>;
+
+// The answer to a request; std::monostate for a session expiry, which nobody asked for.
+using controller_answer =
+    std::variant<std::monostate, broker_registration_response_msg, broker_heartbeat_response_msg,
+                 topic_response_msg, alter_partition_response_msg>;
+
+// A request decided against the image: refused (refused.code != none), or the records to propose
+// (empty: nothing to change, answer at once).
+struct prepared_request {
+  controller_request request;
+  error refused;
+  decision changes;
+  // alter_partition's outcome per item.
+  std::vector<error> outcomes;
+};
+
+// One control message for one node, encoded; a node's messages go out in the order given.
+struct outgoing_message {
+  enum class kind { update_metadata, leader_and_isr, stop_replica };
+  node_id to;
+  kind what = kind::update_metadata;
+  capnp_frame frame;
+};
+
+struct settled_request {
+  controller_answer answer;
+  std::vector<outgoing_message> messages;
+};
+
+class active_controller {
+public:
+  explicit active_controller(active_controller_options options);
+
+  active_controller(const active_controller&) = delete;
+  active_controller& operator=(const active_controller&) = delete;
+  active_controller(active_controller&&) = default;
+  active_controller& operator=(active_controller&&) = default;
+  ~active_controller() = default;
+
+  // Becomes active as the quorum leader of `term` (the controller epoch its messages carry) over
+  // the committed image: every registered node's session starts at `now_ms` (as KRaft does on
+  // activation), and every registered node gets UpdateMetadata and LeaderAndIsr of all it hosts.
+  std::vector<outgoing_message> activate(metadata_image committed, int32_t term, int64_t now_ms);
+  // Forgets the sessions; prepare() and commit() need activate() again.
+  void deactivate();
+  bool active() const { return active_; }
+  int32_t epoch() const { return epoch_; }
+  const metadata_image& image() const { return image_; }
+
+  // A heartbeat just arrived: renews the node's session if it names the current registration,
+  // so a heartbeat waiting in the queue behind proposals does not let its session run out.
+  // REQUIRES: active().
+  void heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms);
+
+  // Decides `request` against the committed image; a heartbeat of the current registration
+  // renews its session. REQUIRES: active().
+  prepared_request prepare(controller_request request, int64_t now_ms);
+
+  // The request's answer from `committed`, the image once its records are applied (nullopt: it
+  // had none, the image is unchanged), and the messages the change sends. `applied`: the error
+  // the records failed to apply with (answered as such). `committed` becomes the image.
+  // REQUIRES: active().
+  settled_request commit(const prepared_request& prepared, std::optional<metadata_image> committed,
+                         const error& applied, int64_t now_ms);
+
+  // Refusal of `request` (NOT_CONTROLLER, REQUEST_TIMED_OUT, CORRUPT_MESSAGE) with a leader hint.
+  static controller_answer refuse(const controller_request& request, const error& why,
+                                  int32_t leader_hint);
+
+  // Sessions that ran out by `now_ms`, of unfenced nodes, as requests to fence them; each is
+  // reported once (a heartbeat starts a new session). REQUIRES: active().
+  std::vector<session_expiry> expired_sessions(int64_t now_ms);
+
+  // True iff `node`'s session is alive (tests and the duplicate-registration check).
+  bool session_alive(node_id node, int64_t now_ms) const { return sessions_.alive(node, now_ms); }
+
+private:
+  controller_stamp stamp() const { return controller_stamp{opts_.node, epoch_}; }
+  std::vector<outgoing_message> messages(const control_plan& plan, const metadata_image& after,
+                                         std::optional<node_id> full_for) const;
+  controller_answer answer(const prepared_request& prepared, const metadata_image& committed) const;
+
+  active_controller_options opts_;
+  std::mt19937_64 rng_;
+  bool active_ = false;
+  int32_t epoch_ = 0;
+  metadata_image image_;
+  broker_sessions sessions_;
+};
+
+} // namespace capstan::controller

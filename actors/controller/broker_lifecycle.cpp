@@ -1,0 +1,67 @@
+#include "actors/controller/broker_lifecycle.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace capstan {
+
+broker_lifecycle::broker_lifecycle(std::vector<node_id> voters, broker_lifecycle_timing timing)
+    : voters_(std::move(voters)), timing_(timing), backoff_(timing.min_backoff) {
+  assert(!voters_.empty());
+  target_ = voters_.front();
+}
+
+std::chrono::milliseconds
+broker_lifecycle::registered(const broker_registration_response_msg& answer) {
+  if (answer.error != errc::none) return refused(answer.error, answer.leader_hint);
+  epoch_ = answer.broker_epoch;
+  fenced_ = true;
+  if (answer.leader_hint >= 0) target_ = node_id{answer.leader_hint};
+  return succeeded(std::chrono::milliseconds{0});
+}
+
+std::chrono::milliseconds
+broker_lifecycle::heartbeated(const broker_heartbeat_response_msg& answer) {
+  if (answer.error != errc::none) return refused(answer.error, answer.leader_hint);
+  fenced_ = answer.is_fenced;
+  return succeeded(timing_.heartbeat_interval);
+}
+
+std::chrono::milliseconds broker_lifecycle::failed() {
+  return next_voter();
+}
+
+std::chrono::milliseconds broker_lifecycle::refused(errc code, int32_t leader_hint) {
+  if (code == errc::not_controller) {
+    if (leader_hint >= 0 && node_id{leader_hint} != target_) {
+      target_ = node_id{leader_hint};
+      return timing_.min_backoff;
+    }
+    return next_voter();
+  }
+  if (code == errc::stale_broker_epoch) {
+    epoch_ = -1;
+    fenced_ = true;
+    return timing_.min_backoff;
+  }
+  // Refused for another reason (DUPLICATE_BROKER_REGISTRATION while an older process's session
+  // lasts, INCONSISTENT_CLUSTER_ID, ...): ask again later, as KRaft does.
+  auto wait = backoff_;
+  backoff_ = std::min(backoff_ * 2, timing_.max_backoff);
+  return wait;
+}
+
+std::chrono::milliseconds broker_lifecycle::next_voter() {
+  voter_index_ = (voter_index_ + 1) % voters_.size();
+  target_ = voters_[voter_index_];
+  auto wait = backoff_;
+  backoff_ = std::min(backoff_ * 2, timing_.max_backoff);
+  return wait;
+}
+
+std::chrono::milliseconds broker_lifecycle::succeeded(std::chrono::milliseconds wait) {
+  backoff_ = timing_.min_backoff;
+  return wait;
+}
+
+} // namespace capstan

@@ -1,0 +1,68 @@
+#pragma once
+
+// A node's registration with the active controller: registers, then heartbeats every
+// broker.heartbeat.interval.ms, finding the active controller among the quorum's voters and
+// following their leader hints (broker_lifecycle.hpp has the rules). Requests go to the voters'
+// node endpoints (schema/controller.capnp frames); each waits at most request_timeout.
+//
+// The node's AlterPartition needs nothing from it: the replica manager sends those to whoever
+// sent it the latest LeaderAndIsr, which is the active controller.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/controller/broker_lifecycle.hpp"
+#include "actors/controller/metadata/metadata_types.hpp"
+#include "actors/replica/node_endpoint_actor.hpp"
+#include "actors/replica/replica_atoms.hpp"
+
+namespace capstan {
+
+using lctick_atom = caf::atom_constant<caf::atom("lctick")>;
+inline constexpr lctick_atom lctick_atom_v{};
+
+struct broker_lifecycle_status {
+  int64_t broker_epoch = -1; // -1: not registered
+  bool fenced = true;
+  node_id controller{-1}; // where the last request went
+};
+
+using broker_lifecycle_actor =
+    caf::typed_actor<caf::replies_to<status_atom>::with<broker_lifecycle_status>,
+                     // The next request is due (its own timer).
+                     caf::reacts_to<lctick_atom>>;
+
+struct broker_lifecycle_options {
+  node_id node{0};
+  // All zeros: drawn at spawn (a new process is a new incarnation).
+  controller::incarnation_id incarnation{};
+  std::string cluster_id;
+  std::string client_host;
+  uint16_t client_port = 0;
+  std::string cluster_host;
+  uint16_t cluster_port = 0;
+  std::string rack;
+  // The controller quorum's voters and where their node endpoints are.
+  std::vector<peer_address> voters;
+  // Reaches the voters' endpoints (told their addresses at spawn).
+  peer_directory_actor peers;
+  // This node's own endpoint, for when it is a voter itself.
+  node_endpoint_actor self_endpoint;
+  broker_lifecycle_timing timing;
+  std::chrono::milliseconds request_timeout{2000};
+};
+
+// REQUIRES: options.voters non-empty.
+broker_lifecycle_actor spawn_broker_lifecycle(caf::actor_system& sys,
+                                              broker_lifecycle_options options);
+
+} // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::broker_lifecycle_status)

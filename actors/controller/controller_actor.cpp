@@ -1,0 +1,356 @@
+// The controller actor: see controller_actor.hpp.
+//
+// Runs on the shared scheduler: it never blocks (the quorum actor, which fsyncs, is detached).
+// Every wait is bounded: requests to the quorum member by request_timeout / propose_timeout, each
+// control message by request_timeout. A generation number, bumped whenever the actor becomes
+// active or stops being so, tells late answers of an earlier activity from current ones.
+
+#include "actors/controller/controller_actor.hpp"
+
+#include <deque>
+#include <map>
+#include <random>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/controller/active_controller.hpp"
+#include "actors/replica/control_codec.hpp"
+#include "runtime/actor/caf_error.hpp"
+
+namespace capstan {
+
+namespace {
+
+using controller::active_controller;
+using controller::controller_answer;
+using controller::controller_request;
+using controller::outgoing_message;
+
+struct queued_request {
+  controller_request request;
+  // Empty for the actor's own requests (session expiries).
+  std::optional<caf::typed_response_promise<capnp_frame>> reply;
+};
+
+struct controller_state {
+  static inline const char* name = "capstan.controller";
+  controller_options opts;
+  std::unique_ptr<active_controller> core;
+  node_endpoint_actor own_endpoint;
+  int32_t leader_hint = -1;
+  uint64_t generation = 0;
+  bool polling = false;
+  bool activating = false;
+  bool busy = false;
+  std::deque<queued_request> queue;
+  std::map<node_id, std::deque<outgoing_message>> outboxes;
+  std::map<node_id, bool> sending;
+};
+
+using controller_ptr = controller_actor::stateful_pointer<controller_state>;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+capnp_frame encode_answer(const controller_answer& a) {
+  return std::visit(
+      [](const auto& x) -> capnp_frame {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>)
+          return capnp_frame{};
+        else
+          return encode(x);
+      },
+      a);
+}
+
+void reply(queued_request& q, const controller_answer& a) {
+  if (q.reply) q.reply->deliver(encode_answer(a));
+}
+
+void refuse_all(controller_ptr self, errc code, const std::string& why) {
+  auto& st = self->state;
+  auto queue = std::move(st.queue);
+  st.queue.clear();
+  for (auto& q : queue)
+    reply(q, active_controller::refuse(q.request, make_error(code, why), st.leader_hint));
+}
+
+void deactivate(controller_ptr self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.core->active()) return;
+  spdlog::info("controller {}: no longer active: {}", st.opts.node.value(), why);
+  st.core->deactivate();
+  ++st.generation;
+  st.busy = false;
+  st.outboxes.clear();
+  st.sending.clear();
+  refuse_all(self, errc::not_controller,
+             "controller " + std::to_string(st.opts.node.value()) + " is not active");
+}
+
+void drain_outbox(controller_ptr self, node_id to);
+
+void sent(controller_ptr self, node_id to, uint64_t generation) {
+  auto& st = self->state;
+  if (generation != st.generation) return;
+  auto& box = st.outboxes[to];
+  if (!box.empty()) box.pop_front();
+  st.sending[to] = false;
+  drain_outbox(self, to);
+}
+
+void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, uint64_t generation) {
+  auto& st = self->state;
+  if (generation != st.generation || st.outboxes[to].empty()) return;
+  const auto& m = st.outboxes[to].front();
+  auto timeout = st.opts.request_timeout;
+  auto failed = [self, to, generation](caf::error& err) {
+    spdlog::warn("controller {}: a control message to node {} failed: {}",
+                 self->state.opts.node.value(), to.value(), caf::to_string(err));
+    sent(self, to, generation);
+  };
+  auto ok = [self, to, generation](const capnp_frame&) { sent(self, to, generation); };
+  switch (m.what) {
+  case outgoing_message::kind::update_metadata:
+    self->request(ep, timeout, metadata_atom_v, m.frame).then(ok, failed);
+    break;
+  case outgoing_message::kind::leader_and_isr:
+    self->request(ep, timeout, leaderisr_atom_v, m.frame).then(ok, failed);
+    break;
+  case outgoing_message::kind::stop_replica:
+    self->request(ep, timeout, stopreplica_atom_v, m.frame).then(ok, failed);
+    break;
+  }
+}
+
+// Sends `to`'s messages one after the other, so a node gets them in the order decided.
+void drain_outbox(controller_ptr self, node_id to) {
+  auto& st = self->state;
+  if (st.sending[to] || st.outboxes[to].empty()) return;
+  st.sending[to] = true;
+  const auto generation = st.generation;
+  if (to == st.opts.node && st.own_endpoint) {
+    send_one(self, to, st.own_endpoint, generation);
+    return;
+  }
+  self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, to)
+      .then([self, to, generation](node_endpoint_actor& ep) { send_one(self, to, ep, generation); },
+            [self, to, generation](caf::error& err) {
+              spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
+                           to.value(), caf::to_string(err));
+              sent(self, to, generation);
+            });
+}
+
+void dispatch(controller_ptr self, std::vector<outgoing_message> messages) {
+  auto& st = self->state;
+  if (messages.empty()) return;
+  std::vector<peer_address> where;
+  for (const auto& [id, b] : st.core->image().brokers())
+    if (id != st.opts.node) where.push_back(peer_address{id, b.cluster_host, b.cluster_port});
+  if (!where.empty()) self->send(st.opts.peers, peers_atom_v, std::move(where));
+  std::vector<node_id> touched;
+  for (auto& m : messages) {
+    touched.push_back(m.to);
+    st.outboxes[m.to].push_back(std::move(m));
+  }
+  for (auto n : touched) drain_outbox(self, n);
+}
+
+void pump(controller_ptr self);
+
+void settle(controller_ptr self, queued_request q, const controller::prepared_request& p,
+            std::optional<controller::metadata_image> image, const error& applied) {
+  auto settled = self->state.core->commit(p, std::move(image), applied, now_ms());
+  reply(q, settled.answer);
+  dispatch(self, std::move(settled.messages));
+  self->state.busy = false;
+  pump(self);
+}
+
+// Decides the next queued request; proposes its records and waits for them to commit.
+void pump(controller_ptr self) {
+  auto& st = self->state;
+  if (st.busy || st.queue.empty() || !st.core->active()) return;
+  auto q = std::move(st.queue.front());
+  st.queue.pop_front();
+  auto p = st.core->prepare(q.request, now_ms());
+  if (p.refused.code != errc::none || p.changes.records.empty()) {
+    st.busy = true;
+    settle(self, std::move(q), p, std::nullopt, error{});
+    return;
+  }
+  for (const auto& w : p.changes.warnings)
+    spdlog::warn("controller {}: {}", st.opts.node.value(), w);
+  st.busy = true;
+  const auto generation = st.generation;
+  auto shared = std::make_shared<std::pair<queued_request, controller::prepared_request>>(
+      std::move(q), std::move(p));
+  auto lost = [self, shared, generation](errc code, const std::string& why) {
+    reply(shared->first, active_controller::refuse(shared->first.request, make_error(code, why),
+                                                   self->state.leader_hint));
+    if (generation == self->state.generation) deactivate(self, why);
+  };
+  self->request(st.opts.quorum, st.opts.propose_timeout, propose_atom_v,
+                shared->second.changes.records)
+      .then(
+          [self, shared, generation, lost](const propose_reply& r) {
+            if (generation != self->state.generation) {
+              lost(errc::not_controller, "the controller changed while the proposal was out");
+              return;
+            }
+            if (r.code == errc::not_controller || r.code == errc::request_timed_out) {
+              self->state.leader_hint = r.leader;
+              lost(r.code, r.message);
+              return;
+            }
+            const error applied = r.code == errc::none ? error{} : make_error(r.code, r.message);
+            self->request(self->state.opts.quorum, self->state.opts.request_timeout, image_atom_v)
+                .then(
+                    [self, shared, generation, applied, lost](controller::metadata_image& image) {
+                      if (generation != self->state.generation) {
+                        lost(errc::not_controller,
+                             "the controller changed while the proposal was out");
+                        return;
+                      }
+                      settle(self, std::move(shared->first), shared->second, std::move(image),
+                             applied);
+                    },
+                    [lost](caf::error& err) {
+                      lost(errc::request_timed_out, caf::to_string(err));
+                    });
+          },
+          [lost](caf::error& err) { lost(errc::request_timed_out, caf::to_string(err)); });
+}
+
+caf::result<capnp_frame> enqueue(controller_ptr self, result<controller_request> request,
+                                 const controller_request& shape) {
+  auto& st = self->state;
+  if (!request)
+    return encode_answer(active_controller::refuse(shape, request.err(), st.leader_hint));
+  if (!st.core->active())
+    return encode_answer(active_controller::refuse(
+        *request,
+        make_error(errc::not_controller,
+                   "controller " + std::to_string(st.opts.node.value()) + " is not active"),
+        st.leader_hint));
+  if (auto hb = std::get_if<broker_heartbeat_msg>(&*request))
+    st.core->heartbeat_arrived(*hb, now_ms());
+  auto rp = self->make_response_promise<capnp_frame>();
+  st.queue.push_back(queued_request{std::move(*request), rp});
+  pump(self);
+  return rp;
+}
+
+template <class T>
+result<controller_request> widen(result<T> r) {
+  if (!r) return r.err();
+  return controller_request{std::move(*r)};
+}
+
+void activate(controller_ptr self, int32_t term) {
+  auto& st = self->state;
+  st.activating = true;
+  self->request(st.opts.quorum, st.opts.request_timeout, image_atom_v)
+      .then(
+          [self, term](controller::metadata_image& image) {
+            auto& st = self->state;
+            st.activating = false;
+            ++st.generation;
+            st.outboxes.clear();
+            st.sending.clear();
+            st.busy = false;
+            auto messages = st.core->activate(std::move(image), term, now_ms());
+            spdlog::info("controller {}: active in term {}, {} registered nodes",
+                         st.opts.node.value(), term, st.core->image().brokers().size());
+            dispatch(self, std::move(messages));
+          },
+          [self](caf::error& err) {
+            self->state.activating = false;
+            spdlog::warn("controller {}: cannot read the image: {}", self->state.opts.node.value(),
+                         caf::to_string(err));
+          });
+}
+
+void poll(controller_ptr self) {
+  auto& st = self->state;
+  if (st.polling) return;
+  st.polling = true;
+  self->request(st.opts.quorum, st.opts.request_timeout, status_atom_v)
+      .then(
+          [self](const controller::quorum_status& s) {
+            auto& st = self->state;
+            st.polling = false;
+            st.leader_hint = s.leader ? s.leader->value() : -1;
+            const auto term = static_cast<int32_t>(s.term.value());
+            const bool leads = s.role == raft::role::leader;
+            if (st.core->active() && (!leads || term != st.core->epoch()))
+              deactivate(self, "the quorum member no longer leads term " +
+                                   std::to_string(st.core->epoch()));
+            // Active only once the member applied its whole log (its own no-op included), so the
+            // image holds every entry earlier leaders committed.
+            if (leads && !st.core->active() && !st.activating && s.applied_index == s.last_index)
+              activate(self, term);
+            if (st.core->active() && !st.busy) {
+              for (auto& e : st.core->expired_sessions(now_ms())) {
+                spdlog::info("controller {}: the session of node {} expired", st.opts.node.value(),
+                             e.node.value());
+                st.queue.push_back(queued_request{e, std::nullopt});
+              }
+              pump(self);
+            }
+          },
+          [self](caf::error& err) {
+            self->state.polling = false;
+            spdlog::warn("controller {}: no status from the quorum: {}",
+                         self->state.opts.node.value(), caf::to_string(err));
+          });
+}
+
+controller_actor::behavior_type controller_behavior(controller_ptr self, controller_options opts) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  controller::active_controller_options co;
+  co.node = st.opts.node;
+  co.decisions = st.opts.decisions;
+  co.session_timeout_ms = st.opts.session_timeout.count();
+  co.seed = st.opts.seed ? *st.opts.seed
+                         : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+  st.core = std::make_unique<active_controller>(co);
+  self->send(self, ctick_atom_v);
+  return {
+      [self](brokerreg_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_broker_registration(f)),
+                       controller::broker_registration_request{});
+      },
+      [self](brokerhb_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_broker_heartbeat(f)), broker_heartbeat_msg{});
+      },
+      [self](mktopic_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_create_topic(f)), topic_spec{});
+      },
+      [self](rmtopic_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_delete_topic(f)), delete_topic_msg{});
+      },
+      [self](alterisr_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_alter_partition(f)), alter_partition_msg{});
+      },
+      [self](endpoint_atom, const node_endpoint_actor& ep) { self->state.own_endpoint = ep; },
+      [self](ctick_atom) {
+        poll(self);
+        self->delayed_send(self, self->state.opts.poll_interval, ctick_atom_v);
+      },
+  };
+}
+
+} // namespace
+
+controller_actor spawn_controller_actor(caf::actor_system& sys, controller_options options) {
+  return sys.spawn(controller_behavior, std::move(options));
+}
+
+} // namespace capstan

@@ -1,0 +1,69 @@
+#pragma once
+
+// The controller actor: one per controller quorum voter, beside its quorum actor
+// (docs/controller.md, "The active controller"). It polls its quorum member and is the active
+// controller while that member leads the quorum and has applied its whole log. While active it
+// answers nodes' registrations and heartbeats, fences nodes whose session ran out, creates and
+// deletes topics and answers leaders' AlterPartition, each by proposing a decision's records
+// (active_controller.hpp) and, once they committed, sending the control messages the change
+// calls for to the nodes' endpoints, stamped with its Raft term as controller epoch. While not
+// active it refuses every request with NOT_CONTROLLER and the leader its member knows of.
+//
+// Requests are decided one at a time, in arrival order (a queue); see active_controller.hpp.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/controller/metadata/broker_sessions.hpp"
+#include "actors/controller/metadata/decision.hpp"
+#include "actors/controller/quorum_actor.hpp"
+#include "actors/replica/node_endpoint_actor.hpp"
+
+namespace capstan {
+
+using ctick_atom = caf::atom_constant<caf::atom("ctick")>;
+inline constexpr ctick_atom ctick_atom_v{};
+
+using controller_actor = caf::typed_actor<
+    // Nodes' requests (schema/controller.capnp), from a node endpoint.
+    caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
+    // A leader's AlterPartition, from its replica manager (which sends it to whoever sent it the
+    // latest LeaderAndIsr: this actor, while active).
+    caf::replies_to<alterisr_atom, capnp_frame>::with<capnp_frame>,
+    // This node's own endpoint, where its control messages go (the peer directory reaches only
+    // other nodes); spawned after this actor, so it comes as a message.
+    caf::reacts_to<endpoint_atom, node_endpoint_actor>,
+    // The poll timer.
+    caf::reacts_to<ctick_atom>>;
+
+struct controller_options {
+  node_id node{0};
+  quorum_actor quorum;
+  // Reaches the other nodes' endpoints; the controller tells it where registered nodes are.
+  peer_directory_actor peers;
+  controller::decision_options decisions;
+  // Kafka's broker.session.timeout.ms.
+  std::chrono::milliseconds session_timeout{controller::default_broker_session_timeout_ms};
+  // How often the actor asks its quorum member whether it leads, and checks sessions.
+  std::chrono::milliseconds poll_interval{250};
+  // Bounds each request to the quorum member and each control message to a node.
+  std::chrono::milliseconds request_timeout{5000};
+  // Bounds a proposal's wait for its commit; after it the outcome is unknown
+  // (REQUEST_TIMED_OUT) and the actor starts afresh from the committed image.
+  std::chrono::milliseconds propose_timeout{10000};
+  // Seeds topic ids and replica placement; none: drawn from std::random_device.
+  std::optional<uint64_t> seed;
+};
+
+controller_actor spawn_controller_actor(caf::actor_system& sys, controller_options options);
+
+} // namespace capstan

@@ -1,0 +1,206 @@
+#include "actors/controller/controller_codec.hpp"
+
+#include <cstring>
+
+#include <capnp/message.h>
+
+#include "schema/controller.capnp.h"
+
+namespace capstan {
+
+namespace {
+
+error invalid(std::string what) {
+  return make_error(errc::invalid_request, std::move(what));
+}
+
+template <class T, class F>
+auto decode(const capnp_frame& frame, F&& f) -> decltype(f(std::declval<typename T::Reader>())) {
+  auto r = frame.try_read<T>(std::forward<F>(f));
+  if (!r) return r.err();
+  return std::move(*r);
+}
+
+template <size_t N>
+capnp::Data::Reader data_of(const std::array<uint8_t, N>& bytes) {
+  return capnp::Data::Reader(bytes.data(), bytes.size());
+}
+
+// 16 bytes, or all zeros when `optional` and absent.
+result<std::array<uint8_t, 16>> read_id16(capnp::Data::Reader d, bool optional, const char* what) {
+  std::array<uint8_t, 16> id{};
+  if (d.size() == 0 && optional) return id;
+  if (d.size() != id.size())
+    return invalid(std::string(what) + " has 16 bytes, not " + std::to_string(d.size()));
+  std::memcpy(id.data(), d.begin(), id.size());
+  return id;
+}
+
+} // namespace
+
+capnp_frame encode(const controller::broker_registration_request& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::BrokerRegistration>();
+  root.setNodeId(m.node.value());
+  root.setIncarnationId(data_of(m.incarnation));
+  root.setClusterId(m.cluster_id);
+  root.setClientHost(m.client_host);
+  root.setClientPort(m.client_port);
+  root.setClusterHost(m.cluster_host);
+  root.setClusterPort(m.cluster_port);
+  root.setRack(m.rack);
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const broker_registration_response_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::BrokerRegistrationResponse>();
+  root.setErrorCode(static_cast<uint8_t>(m.error));
+  if (!m.message.empty()) root.setErrorMessage(m.message);
+  root.setBrokerEpoch(m.broker_epoch);
+  root.setLeaderHint(m.leader_hint);
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const broker_heartbeat_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::BrokerHeartbeat>();
+  root.setNodeId(m.node.value());
+  root.setBrokerEpoch(m.broker_epoch);
+  root.setWantFence(m.want_fence);
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const broker_heartbeat_response_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::BrokerHeartbeatResponse>();
+  root.setErrorCode(static_cast<uint8_t>(m.error));
+  if (!m.message.empty()) root.setErrorMessage(m.message);
+  root.setIsFenced(m.is_fenced);
+  root.setLeaderHint(m.leader_hint);
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const topic_spec& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::CreateTopic>();
+  root.setName(m.name);
+  root.setPartitions(m.partitions);
+  root.setReplicationFactor(m.replication_factor);
+  auto configs = root.initConfigs(static_cast<unsigned>(m.configs.size()));
+  unsigned i = 0;
+  for (const auto& [k, v] : m.configs) {
+    configs[i].setName(k);
+    configs[i].setValue(v);
+    ++i;
+  }
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const delete_topic_msg& m) {
+  capnp::MallocMessageBuilder b;
+  b.initRoot<schema::DeleteTopic>().setName(m.name);
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const topic_response_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::TopicResponse>();
+  root.setErrorCode(static_cast<uint8_t>(m.error));
+  if (!m.message.empty()) root.setErrorMessage(m.message);
+  if (m.error == errc::none) root.setTopicId(data_of(m.id));
+  root.setLeaderHint(m.leader_hint);
+  return capnp_frame::from_builder(b);
+}
+
+result<controller::broker_registration_request>
+decode_broker_registration(const capnp_frame& frame) {
+  return decode<schema::BrokerRegistration>(
+      frame,
+      [](schema::BrokerRegistration::Reader r) -> result<controller::broker_registration_request> {
+        controller::broker_registration_request m;
+        if (r.getNodeId() < 0)
+          return invalid("registration of node " + std::to_string(r.getNodeId()));
+        m.node = node_id{r.getNodeId()};
+        auto inc = read_id16(r.getIncarnationId(), false, "an incarnation id");
+        if (!inc) return inc.err();
+        m.incarnation = *inc;
+        m.cluster_id = r.getClusterId();
+        m.client_host = r.getClientHost();
+        m.client_port = r.getClientPort();
+        m.cluster_host = r.getClusterHost();
+        m.cluster_port = r.getClusterPort();
+        m.rack = r.getRack();
+        return m;
+      });
+}
+
+result<broker_registration_response_msg>
+decode_broker_registration_response(const capnp_frame& frame) {
+  return decode<schema::BrokerRegistrationResponse>(
+      frame,
+      [](schema::BrokerRegistrationResponse::Reader r) -> result<broker_registration_response_msg> {
+        broker_registration_response_msg m;
+        m.error = errc_from_code(r.getErrorCode());
+        m.message = r.getErrorMessage();
+        m.broker_epoch = r.getBrokerEpoch();
+        m.leader_hint = r.getLeaderHint();
+        return m;
+      });
+}
+
+result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame) {
+  return decode<schema::BrokerHeartbeat>(
+      frame, [](schema::BrokerHeartbeat::Reader r) -> result<broker_heartbeat_msg> {
+        if (r.getNodeId() < 0) return invalid("heartbeat of node " + std::to_string(r.getNodeId()));
+        return broker_heartbeat_msg{node_id{r.getNodeId()}, r.getBrokerEpoch(), r.getWantFence()};
+      });
+}
+
+result<broker_heartbeat_response_msg> decode_broker_heartbeat_response(const capnp_frame& frame) {
+  return decode<schema::BrokerHeartbeatResponse>(
+      frame,
+      [](schema::BrokerHeartbeatResponse::Reader r) -> result<broker_heartbeat_response_msg> {
+        return broker_heartbeat_response_msg{errc_from_code(r.getErrorCode()), r.getErrorMessage(),
+                                             r.getIsFenced(), r.getLeaderHint()};
+      });
+}
+
+result<topic_spec> decode_create_topic(const capnp_frame& frame) {
+  return decode<schema::CreateTopic>(
+      frame, [](schema::CreateTopic::Reader r) -> result<topic_spec> {
+        topic_spec m;
+        m.name = r.getName();
+        m.partitions = r.getPartitions();
+        m.replication_factor = r.getReplicationFactor();
+        for (auto c : r.getConfigs()) {
+          std::string name = c.getName();
+          if (!m.configs.emplace(name, c.getValue()).second)
+            return invalid("CreateTopic names config '" + name + "' twice");
+        }
+        return m;
+      });
+}
+
+result<delete_topic_msg> decode_delete_topic(const capnp_frame& frame) {
+  return decode<schema::DeleteTopic>(frame,
+                                     [](schema::DeleteTopic::Reader r) -> result<delete_topic_msg> {
+                                       return delete_topic_msg{r.getName()};
+                                     });
+}
+
+result<topic_response_msg> decode_topic_response(const capnp_frame& frame) {
+  return decode<schema::TopicResponse>(
+      frame, [](schema::TopicResponse::Reader r) -> result<topic_response_msg> {
+        topic_response_msg m;
+        m.error = errc_from_code(r.getErrorCode());
+        m.message = r.getErrorMessage();
+        auto id = read_id16(r.getTopicId(), true, "a topic id");
+        if (!id) return id.err();
+        m.id = *id;
+        m.leader_hint = r.getLeaderHint();
+        return m;
+      });
+}
+
+} // namespace capstan

@@ -1,0 +1,77 @@
+#pragma once
+
+// Node -> controller requests and their answers (schema/controller.capnp) to and from plain
+// values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic. A node's broker_lifecycle
+// encodes the requests and decodes the answers; the controller actor the other way round.
+// Decoding checks what a peer could get wrong and returns CORRUPT_MESSAGE (a frame that does not
+// match the schema) or INVALID_REQUEST (a value out of range); it never throws.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "actors/controller/metadata/broker_decisions.hpp"
+#include "runtime/cluster/metadata.hpp"
+#include "runtime/errc.hpp"
+#include "runtime/messages/capnp_frame.hpp"
+#include "runtime/result.hpp"
+
+namespace capstan {
+
+// The request is controller::broker_registration_request (what register_broker decides on).
+struct broker_registration_response_msg {
+  errc error = errc::none;
+  std::string message;
+  int64_t broker_epoch = -1;
+  int32_t leader_hint = -1;
+};
+
+struct broker_heartbeat_msg {
+  node_id node{0};
+  int64_t broker_epoch = -1;
+  // Not ready to lead or be in an ISR (KRaft's wantFence).
+  bool want_fence = false;
+};
+
+struct broker_heartbeat_response_msg {
+  errc error = errc::none;
+  std::string message;
+  bool is_fenced = true;
+  int32_t leader_hint = -1;
+};
+
+// The request of CreateTopic is a topic_spec (what create_topic decides on).
+struct delete_topic_msg {
+  std::string name;
+};
+
+struct topic_response_msg {
+  errc error = errc::none;
+  std::string message;
+  topic_id id{}; // all zeros on error
+  int32_t leader_hint = -1;
+};
+
+capnp_frame encode(const controller::broker_registration_request& m);
+capnp_frame encode(const broker_registration_response_msg& m);
+capnp_frame encode(const broker_heartbeat_msg& m);
+capnp_frame encode(const broker_heartbeat_response_msg& m);
+capnp_frame encode(const topic_spec& m);
+capnp_frame encode(const delete_topic_msg& m);
+capnp_frame encode(const topic_response_msg& m);
+
+// INVALID_REQUEST: a negative node id, an incarnation id that is not 16 bytes.
+result<controller::broker_registration_request>
+decode_broker_registration(const capnp_frame& frame);
+result<broker_registration_response_msg>
+decode_broker_registration_response(const capnp_frame& frame);
+// INVALID_REQUEST: a negative node id.
+result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame);
+result<broker_heartbeat_response_msg> decode_broker_heartbeat_response(const capnp_frame& frame);
+// INVALID_REQUEST: a config named twice. (The name and counts are the decision's to check.)
+result<topic_spec> decode_create_topic(const capnp_frame& frame);
+result<delete_topic_msg> decode_delete_topic(const capnp_frame& frame);
+// INVALID_REQUEST: a topic id that is neither empty nor 16 bytes.
+result<topic_response_msg> decode_topic_response(const capnp_frame& frame);
+
+} // namespace capstan

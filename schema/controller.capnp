@@ -1,0 +1,70 @@
+@0x93638b1c83c488e5;
+# Requests from nodes to the active controller and their answers (docs/messages.md, "Node to
+# controller"). A node sends them to a controller quorum voter's node endpoint, which hands them
+# to its controller actor; every answer names the controller the voter knows to be active
+# (leaderHint, -1: none known) so the node can go there. Error codes are capstan errc values
+# (runtime/errc.hpp).
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("capstan::schema");
+
+# KRaft's BrokerRegistration: a node (process) announces itself; it stays fenced until a heartbeat
+# says it is ready.
+struct BrokerRegistration {
+  nodeId @0 :Int32;
+  incarnationId @1 :Data;   # 16 random bytes, new at every process start
+  clusterId @2 :Text;
+  clientHost @3 :Text;
+  clientPort @4 :UInt16;
+  clusterHost @5 :Text;
+  clusterPort @6 :UInt16;
+  rack @7 :Text;            # empty: none
+}
+
+struct BrokerRegistrationResponse {
+  errorCode @0 :UInt8;
+  errorMessage @1 :Text;
+  brokerEpoch @2 :Int64;    # the registration's epoch; heartbeats name it
+  leaderHint @3 :Int32;
+}
+
+# KRaft's BrokerHeartbeat. wantFence: the node is not ready to lead or be in an ISR yet (the
+# controller unfences it on the first heartbeat without it).
+struct BrokerHeartbeat {
+  nodeId @0 :Int32;
+  brokerEpoch @1 :Int64;
+  wantFence @2 :Bool;
+}
+
+struct BrokerHeartbeatResponse {
+  errorCode @0 :UInt8;
+  errorMessage @1 :Text;
+  isFenced @2 :Bool;
+  leaderHint @3 :Int32;
+}
+
+# One topic of Kafka's CreateTopics. partitions / replicationFactor -1: the controller's defaults.
+struct CreateTopic {
+  name @0 :Text;
+  partitions @1 :Int32;
+  replicationFactor @2 :Int16;
+  configs @3 :List(Config);
+
+  struct Config {
+    name @0 :Text;
+    value @1 :Text;
+  }
+}
+
+# One topic of Kafka's DeleteTopics.
+struct DeleteTopic {
+  name @0 :Text;
+}
+
+# The answer to CreateTopic and DeleteTopic.
+struct TopicResponse {
+  errorCode @0 :UInt8;
+  errorMessage @1 :Text;
+  topicId @2 :Data;         # the created (or deleted) topic's id; empty on error
+  leaderHint @3 :Int32;
+}

@@ -1,0 +1,231 @@
+// The active controller across actor systems: three voter nodes (quorum member, controller,
+// replica manager, broker lifecycle behind one node endpoint each, tests/support/
+// controller_harness.hpp) register, get unfenced, and take the controller's decisions through
+// the frames real nodes exchange. Nothing plays the controller for them.
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/controller_harness.hpp"
+#include "tests/support/log_builder.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+
+namespace {
+
+bytes batch_of(int i) {
+  return make_batch(3, "r" + std::to_string(i), 1000 + i);
+}
+
+bool all_unfenced(const controller::metadata_image& img, std::vector<int> ids) {
+  for (int id : ids)
+    if (!img.is_unfenced(node_id{id})) return false;
+  return true;
+}
+
+const controller::partition_state* partition_of(const controller::metadata_image& img,
+                                                const std::string& topic, int32_t p) {
+  auto t = img.topic_by_name(topic);
+  if (t == nullptr || static_cast<size_t>(p) >= t->partitions.size()) return nullptr;
+  return &t->partitions[static_cast<size_t>(p)];
+}
+
+// Every running replica of `tp` follows (or is) `leader` at `epoch`.
+bool replicas_agree(controller_harness& h, const topic_partition& tp, std::vector<int> nodes,
+                    int leader, int32_t epoch) {
+  for (int n : nodes) {
+    auto s = h.status(n, tp);
+    if (!s || s->epoch.value() != epoch) return false;
+    if (n == leader ? !s->leader : s->leader_node.value() != leader) return false;
+  }
+  return true;
+}
+
+std::vector<int> others(int not_this) {
+  std::vector<int> out;
+  for (int i = 1; i <= 3; ++i)
+    if (i != not_this) out.push_back(i);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE(
+    "three nodes register and are unfenced, and a created topic is hosted by every replica under "
+    "the controller's leader and acks=all produce succeeds",
+    "[controller][active]") {
+  controller_harness h({});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+
+  auto created = h.create_topic(topic_spec{"orders", 1, 3, {}});
+  REQUIRE(created.error == errc::none);
+  auto img = h.await_image([](const auto& i) { return partition_of(i, "orders", 0) != nullptr; });
+  CHECK(img.topic_by_name("orders")->id == created.id);
+  const auto& p = *partition_of(img, "orders", 0);
+  const int leader = p.leader.value();
+  CHECK(p.replicas.size() == 3);
+
+  const topic_partition tp{"orders", 0};
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, tp, {1, 2, 3}, leader, p.leader_epoch.value());
+  }));
+  for (int i = 0; i < 5; ++i) {
+    auto r = h.produce(leader, tp, batch_of(i));
+    REQUIRE(r);
+    CHECK(r->base_offset.value() == 3 * i);
+  }
+  // Every follower fetched all of it (acks=all waited for the whole ISR).
+  REQUIRE(h.eventually([&] {
+    for (int n : {1, 2, 3}) {
+      auto s = h.status(n, tp);
+      if (!s || s->log_end.value() != 15) return false;
+    }
+    return true;
+  }));
+}
+
+TEST_CASE("a node whose heartbeats stop is fenced after its session timeout and its partitions get "
+          "new leaders",
+          "[controller][active]") {
+  controller_harness h({});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
+  auto before =
+      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
+
+  // A node that is not the quorum leader and leads a partition (each node leads one of three).
+  int controller = 0;
+  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
+  const int victim = others(controller).front();
+  int32_t led = -1;
+  for (int32_t p = 0; p < 3; ++p)
+    if (partition_of(before, "orders", p)->leader == node_id{victim}) led = p;
+  REQUIRE(led >= 0);
+  const auto old_epoch = partition_of(before, "orders", led)->leader_epoch.value();
+  const topic_partition tp{"orders", led};
+  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, {1, 2, 3}, victim, old_epoch); }));
+
+  h.stop(victim);
+  auto after = h.await_image([&](const auto& i) {
+    auto p = partition_of(i, "orders", led);
+    return !i.is_unfenced(node_id{victim}) && p->leader != node_id{victim};
+  });
+  const auto& moved = *partition_of(after, "orders", led);
+  CHECK(moved.leader_epoch.value() > old_epoch);
+  CHECK_FALSE(moved.in_isr(node_id{victim}));
+
+  // The survivors got the LeaderAndIsr with the bumped epoch, and the new leader takes acks=all.
+  const int new_leader = moved.leader.value();
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, tp, others(victim), new_leader, moved.leader_epoch.value());
+  }));
+  REQUIRE(h.produce(new_leader, tp, batch_of(1)));
+}
+
+TEST_CASE("when the active controller's node stops, another member becomes active, sends the "
+          "state, and topics can be created again",
+          "[controller][active]") {
+  controller_harness h({});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  REQUIRE(h.create_topic(topic_spec{"orders", 1, 3, {}}).error == errc::none);
+  int old = 0;
+  REQUIRE(h.eventually([&] { return (old = h.quorum_leader()) != 0; }));
+
+  h.stop(old);
+  // The new active controller fences the old one's node once its session is over.
+  auto img = h.await_image([&](const auto& i) { return !i.is_unfenced(node_id{old}); });
+  const auto& orders = *partition_of(img, "orders", 0);
+  CHECK(orders.leader != node_id{old});
+  const topic_partition orders_tp{"orders", 0};
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, orders_tp, others(old), orders.leader.value(),
+                          orders.leader_epoch.value());
+  }));
+
+  auto created = h.create_topic(topic_spec{"events", 1, 2, {}});
+  REQUIRE(created.error == errc::none);
+  auto with_events =
+      h.await_image([](const auto& i) { return partition_of(i, "events", 0) != nullptr; });
+  const auto& events = *partition_of(with_events, "events", 0);
+  const topic_partition events_tp{"events", 0};
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, events_tp, others(old), events.leader.value(),
+                          events.leader_epoch.value());
+  }));
+  REQUIRE(h.produce(events.leader.value(), events_tp, batch_of(0)));
+}
+
+TEST_CASE("a second registration of a node id by another incarnation is refused while the first "
+          "heartbeats, and a voter that is not active names the active one",
+          "[controller][active]") {
+  controller_harness h({});
+  auto img = h.await_image([](const auto& i) {
+    return i.brokers().size() == 3 && all_unfenced(i, {1, 2, 3});
+  });
+  const auto first = *img.broker(node_id{2});
+  int active = 0;
+  REQUIRE(h.eventually([&] { return (active = h.quorum_leader()) != 0; }));
+
+  broker_registration_response_msg dup;
+  REQUIRE(h.eventually([&] {
+    dup = h.register_at(active, h.registration_of(2, 0xEE));
+    return dup.error != errc::not_controller;
+  }));
+  CHECK(dup.error == errc::duplicate_broker_registration);
+  auto now = h.image(active);
+  REQUIRE(now);
+  CHECK(now->broker(node_id{2})->incarnation == first.incarnation);
+  CHECK(now->is_unfenced(node_id{2}));
+
+  const int passive = others(active).front();
+  auto refused = h.register_at(passive, h.registration_of(2, 0xEE));
+  CHECK(refused.error == errc::not_controller);
+  CHECK(refused.leader_hint == active);
+}
+
+TEST_CASE("a leader's ISR shrink goes to the active controller as AlterPartition and commits "
+          "while the lagging node is still unfenced",
+          "[controller][active]") {
+  controller_harness_options o;
+  o.session_timeout = std::chrono::seconds(60);
+  o.replica_lag_time_max_ms = 500;
+  controller_harness h(o);
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  REQUIRE(h.create_topic(topic_spec{"orders", 1, 3, {}}).error == errc::none);
+  auto img = h.await_image([](const auto& i) { return partition_of(i, "orders", 0) != nullptr; });
+  const auto& p = *partition_of(img, "orders", 0);
+  const int leader = p.leader.value();
+  const topic_partition tp{"orders", 0};
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, tp, {1, 2, 3}, leader, p.leader_epoch.value());
+  }));
+  int controller = 0;
+  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
+  int follower = 0;
+  for (int n = 1; n <= 3; ++n)
+    if (n != leader && n != controller) follower = n;
+  REQUIRE(follower != 0);
+
+  h.stop(follower);
+  REQUIRE(h.produce(leader, tp, batch_of(0), 1));
+  auto shrunk = h.await_image(
+      [&](const auto& i) { return !partition_of(i, "orders", 0)->in_isr(node_id{follower}); });
+  const auto& after = *partition_of(shrunk, "orders", 0);
+  // An ISR change by AlterPartition: same leader and leader epoch, a newer partition epoch.
+  CHECK(shrunk.is_unfenced(node_id{follower}));
+  CHECK(after.leader == node_id{leader});
+  CHECK(after.leader_epoch == p.leader_epoch);
+  CHECK(after.partition_epoch.value() > p.partition_epoch.value());
+  REQUIRE(h.eventually([&] {
+    auto s = h.status(leader, tp);
+    return s && s->isr == 2 && s->partition_epoch == after.partition_epoch.value();
+  }));
+}

@@ -1,0 +1,98 @@
+#pragma once
+
+// Whole nodes with the controller quorum, in one process: each node is its own actor system with
+// a quorum member, a controller actor, a replica manager and a broker lifecycle behind one node
+// endpoint published on 127.0.0.1, as a voter node runs them. No test stand-in plays the
+// controller: nodes register and heartbeat, the active controller decides through the quorum and
+// sends LeaderAndIsr / UpdateMetadata / StopReplica, and leaders' AlterPartition goes back to it,
+// all as frames over CAF's middleman. A node can be stopped (its whole actor system torn down).
+// Timeouts are short; tests never depend on them. Every wait is bounded.
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "actors/controller/broker_lifecycle_actor.hpp"
+#include "actors/controller/controller_actor.hpp"
+#include "actors/controller/controller_codec.hpp"
+#include "actors/controller/quorum_actor.hpp"
+#include "actors/replica/node_endpoint_actor.hpp"
+#include "actors/replica/replica_manager_actor.hpp"
+#include "tests/support/caf_fixture.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace capstan::test {
+
+struct controller_harness_options {
+  int nodes = 3;
+  std::chrono::milliseconds session_timeout{3000};
+  std::chrono::milliseconds heartbeat_interval{200};
+  int32_t min_insync_replicas = 1;
+  // replica.lag.time.max.ms of every leader.
+  int64_t replica_lag_time_max_ms = 30000;
+};
+
+struct controller_node {
+  node_id id{0};
+  std::filesystem::path data_dir;
+  std::unique_ptr<threaded_system> system;
+  std::shared_ptr<routing_registry> routes;
+  peer_directory_actor directory;
+  quorum_actor quorum;
+  controller_actor controller;
+  replica_manager_actor replicas;
+  node_endpoint_actor endpoint;
+  broker_lifecycle_actor lifecycle;
+  uint16_t port = 0;
+};
+
+class controller_harness {
+public:
+  static constexpr const char* cluster_id = "controller-harness";
+
+  explicit controller_harness(controller_harness_options options);
+  ~controller_harness();
+  controller_harness(const controller_harness&) = delete;
+  controller_harness& operator=(const controller_harness&) = delete;
+
+  controller_node& node(int id) { return *nodes_.at(static_cast<size_t>(id - 1)); }
+  bool running(int id) const { return nodes_.at(static_cast<size_t>(id - 1))->system != nullptr; }
+  // Tears node `id`'s actor system down: its quorum member, controller, replicas and heartbeats
+  // all stop.
+  void stop(int id);
+
+  // The running node whose quorum member leads in the highest term, 0 if none.
+  int quorum_leader();
+  // The committed metadata image of node `id`'s quorum member.
+  caf::expected<controller::metadata_image> image(int id);
+  // The image of the quorum leader once `pred` holds for it (bounded); fails the test otherwise.
+  controller::metadata_image
+  await_image(const std::function<bool(const controller::metadata_image&)>& pred);
+
+  // Creates a topic through the active controller, as a node would: asks the running voters,
+  // following NOT_CONTROLLER, until one answers otherwise (bounded). Returns that answer.
+  topic_response_msg create_topic(const topic_spec& spec);
+  // A registration sent to node `via`'s endpoint.
+  broker_registration_response_msg register_at(int via,
+                                               const controller::broker_registration_request& r);
+  // node `id`'s registration as its lifecycle sends it, with another incarnation id.
+  controller::broker_registration_request registration_of(int id, uint8_t incarnation);
+
+  partition_replica_actor replica(int node, const topic_partition& tp);
+  bool hosts(int node, const topic_partition& tp);
+  caf::expected<produce_result> produce(int node, const topic_partition& tp, bytes batch,
+                                        int16_t acks = -1);
+  caf::expected<replica_status> status(int node, const topic_partition& tp);
+
+  bool eventually(const std::function<bool()>& pred,
+                  std::chrono::milliseconds limit = std::chrono::seconds(30));
+
+private:
+  controller_harness_options opts_;
+  temp_dir dir_{"controller"};
+  std::vector<std::unique_ptr<controller_node>> nodes_;
+};
+
+} // namespace capstan::test

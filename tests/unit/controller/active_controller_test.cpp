@@ -1,0 +1,228 @@
+// The active controller's logic without actors: requests decided against the committed image,
+// answered from the image their records build, and the control messages each change sends.
+
+#include <catch2/catch.hpp>
+
+#include "actors/controller/active_controller.hpp"
+#include "tests/unit/controller/metadata/image_builder.hpp"
+
+using namespace capstan;
+using namespace capstan::controller;
+using namespace capstan::controller::test;
+
+namespace {
+
+constexpr int64_t session_ms = 9000;
+
+active_controller make_controller() {
+  active_controller_options o;
+  o.node = node_id{1};
+  o.session_timeout_ms = session_ms;
+  o.seed = 7;
+  o.decisions.default_replication_factor = 3;
+  return active_controller(o);
+}
+
+// Decides, applies the records as the quorum would, and settles.
+settled_request run(active_controller& c, controller_request request, int64_t now) {
+  auto p = c.prepare(std::move(request), now);
+  if (p.refused.code != errc::none || p.changes.records.empty())
+    return c.commit(p, std::nullopt, {}, now);
+  return c.commit(p, applied(c.image(), p.changes.records), {}, now);
+}
+
+broker_registration_request registration_of(int32_t node, uint8_t incarnation) {
+  auto r = registration(node, broker_epoch{0}, {}, incarnation);
+  return broker_registration_request{r.node,        r.incarnation,  r.cluster_id,   r.client_host,
+                                     r.client_port, r.cluster_host, r.cluster_port, r.rack};
+}
+
+std::vector<outgoing_message::kind> kinds_to(const std::vector<outgoing_message>& ms,
+                                             int32_t node) {
+  std::vector<outgoing_message::kind> out;
+  for (const auto& m : ms)
+    if (m.to == node_id{node}) out.push_back(m.what);
+  return out;
+}
+
+leader_and_isr_msg leader_and_isr_to(const std::vector<outgoing_message>& ms, int32_t node) {
+  for (const auto& m : ms)
+    if (m.to == node_id{node} && m.what == outgoing_message::kind::leader_and_isr) {
+      auto d = decode_leader_and_isr(m.frame);
+      REQUIRE(d);
+      return *d;
+    }
+  FAIL("no LeaderAndIsr to node " << node);
+  return {};
+}
+
+using kind = outgoing_message::kind;
+
+} // namespace
+
+TEST_CASE("a registered node is unfenced by its first heartbeat that says it is ready",
+          "[controller][active]") {
+  auto c = make_controller();
+  CHECK(c.activate(metadata_image(test_cluster_id), 4, 0).empty());
+
+  auto reg = run(c, registration_of(2, 1), 10);
+  auto& answer = std::get<broker_registration_response_msg>(reg.answer);
+  REQUIRE(answer.error == errc::none);
+  CHECK(answer.leader_hint == 1);
+  CHECK(c.image().broker(node_id{2})->fenced);
+  // The new node gets the cluster's state at once.
+  CHECK(kinds_to(reg.messages, 2) == std::vector<kind>{kind::update_metadata});
+
+  auto not_ready = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch, true}, 20);
+  CHECK(std::get<broker_heartbeat_response_msg>(not_ready.answer).is_fenced);
+
+  auto ready = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch, false}, 30);
+  auto& hb = std::get<broker_heartbeat_response_msg>(ready.answer);
+  CHECK(hb.error == errc::none);
+  CHECK_FALSE(hb.is_fenced);
+  CHECK(c.image().is_unfenced(node_id{2}));
+
+  auto stale = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch + 5, false}, 40);
+  CHECK(std::get<broker_heartbeat_response_msg>(stale.answer).error == errc::stale_broker_epoch);
+}
+
+TEST_CASE("another incarnation of a node is refused while the first one's session lives",
+          "[controller][active]") {
+  auto c = make_controller();
+  (void)c.activate(metadata_image(test_cluster_id), 1, 0);
+  REQUIRE(
+      std::get<broker_registration_response_msg>(run(c, registration_of(2, 1), 0).answer).error ==
+      errc::none);
+
+  auto dup = run(c, registration_of(2, 2), 100);
+  CHECK(std::get<broker_registration_response_msg>(dup.answer).error ==
+        errc::duplicate_broker_registration);
+  CHECK(dup.messages.empty());
+
+  // Once its session ran out, the new process takes the node id over.
+  auto later = run(c, registration_of(2, 2), session_ms + 1);
+  CHECK(std::get<broker_registration_response_msg>(later.answer).error == errc::none);
+}
+
+TEST_CASE("activation sends every node its state, stamped with the term", "[controller][active]") {
+  auto c = make_controller();
+  auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image();
+  auto ms = c.activate(image, 6, 0);
+  for (int32_t n : {1, 2, 3}) {
+    CHECK(kinds_to(ms, n) == std::vector<kind>{kind::update_metadata, kind::leader_and_isr});
+    auto lai = leader_and_isr_to(ms, n);
+    CHECK(lai.controller_id == 1);
+    CHECK(lai.controller_epoch == 6);
+    REQUIRE(lai.partitions.size() == 1);
+    CHECK(lai.partitions[0].leader == node_id{1});
+  }
+}
+
+TEST_CASE("an expired session fences the node and its partitions get new leaders",
+          "[controller][active]") {
+  auto c = make_controller();
+  auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image();
+  (void)c.activate(image, 2, 0);
+  for (int32_t n : {2, 3}) {
+    auto hb =
+        run(c, broker_heartbeat_msg{node_id{n}, c.image().broker(node_id{n})->epoch.value(), false},
+            5000);
+    REQUIRE(std::get<broker_heartbeat_response_msg>(hb.answer).error == errc::none);
+  }
+  CHECK(c.expired_sessions(session_ms - 1).empty());
+  auto expired = c.expired_sessions(session_ms + 1);
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0].node == node_id{1});
+  // Reported once.
+  CHECK(c.expired_sessions(session_ms + 2).empty());
+
+  auto fenced = run(c, expired[0], session_ms + 2);
+  CHECK(std::holds_alternative<std::monostate>(fenced.answer));
+  CHECK_FALSE(c.image().is_unfenced(node_id{1}));
+  for (int32_t n : {2, 3}) {
+    auto lai = leader_and_isr_to(fenced.messages, n);
+    REQUIRE(lai.partitions.size() == 1);
+    CHECK(lai.partitions[0].leader == node_id{2});
+    CHECK(lai.partitions[0].epoch == leader_epoch{1});
+    CHECK(lai.partitions[0].isr == ids({2, 3}));
+  }
+}
+
+TEST_CASE("a created topic reaches every replica after its configs, and a deleted one is stopped",
+          "[controller][active]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2, 3}).image(), 3, 0);
+  auto created = run(c, topic_spec{"orders", 2, 3, {{"min.insync.replicas", "2"}}}, 10);
+  auto& answer = std::get<topic_response_msg>(created.answer);
+  REQUIRE(answer.error == errc::none);
+  auto t = c.image().topic_by_name("orders");
+  REQUIRE(t != nullptr);
+  CHECK(answer.id == t->id);
+  for (int32_t n : {1, 2, 3}) {
+    CHECK(kinds_to(created.messages, n) ==
+          std::vector<kind>{kind::update_metadata, kind::leader_and_isr});
+    auto lai = leader_and_isr_to(created.messages, n);
+    REQUIRE(lai.partitions.size() == 2);
+    for (const auto& p : lai.partitions) CHECK(p.leader == t->partitions[p.tp.second].leader);
+  }
+
+  auto again = run(c, topic_spec{"orders", 1, 1, {}}, 20);
+  CHECK(std::get<topic_response_msg>(again.answer).error == errc::topic_already_exists);
+
+  auto deleted = run(c, delete_topic_msg{"orders"}, 30);
+  CHECK(std::get<topic_response_msg>(deleted.answer).id == answer.id);
+  for (int32_t n : {1, 2, 3})
+    CHECK(kinds_to(deleted.messages, n) ==
+          std::vector<kind>{kind::update_metadata, kind::stop_replica});
+}
+
+TEST_CASE("a refusal keeps the request's shape and names the leader", "[controller][active]") {
+  auto why = make_error(errc::not_controller, "not active");
+  auto hb = active_controller::refuse(broker_heartbeat_msg{}, why, 3);
+  CHECK(std::get<broker_heartbeat_response_msg>(hb).error == errc::not_controller);
+  CHECK(std::get<broker_heartbeat_response_msg>(hb).leader_hint == 3);
+  auto t = active_controller::refuse(topic_spec{}, why, -1);
+  CHECK(std::get<topic_response_msg>(t).leader_hint == -1);
+}
+
+TEST_CASE("a leader's AlterPartition is answered from the committed image and the new ISR reaches "
+          "the replicas",
+          "[controller][active]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image(), 2,
+                   0);
+  alter_partition_msg shrink;
+  shrink.broker = node_id{1};
+  shrink.partitions.push_back(
+      alter_partition_item{{"orders", 0}, make_topic_id(1), leader_epoch{0}, 0, ids({1, 2})});
+  auto settled = run(c, shrink, 10);
+  auto& answer = std::get<alter_partition_response_msg>(settled.answer);
+  REQUIRE(answer.error == errc::none);
+  REQUIRE(answer.partitions.size() == 1);
+  CHECK(answer.partitions[0].error == errc::none);
+  CHECK(answer.partitions[0].isr == ids({1, 2}));
+  CHECK(answer.partitions[0].partition_epoch == 1);
+  for (int32_t n : {1, 2, 3}) {
+    auto lai = leader_and_isr_to(settled.messages, n);
+    REQUIRE(lai.partitions.size() == 1);
+    CHECK(lai.partitions[0].isr == ids({1, 2}));
+  }
+
+  // The same request again builds on a partition epoch that is gone.
+  auto stale = run(c, shrink, 20);
+  CHECK(std::get<alter_partition_response_msg>(stale.answer).partitions[0].error ==
+        errc::invalid_update_version);
+}
+
+TEST_CASE("a heartbeat renews its session when it arrives, before it is decided",
+          "[controller][active]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2}).image(), 2, 0);
+  c.heartbeat_arrived(
+      broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(), false}, 5000);
+  // A heartbeat of another registration renews nothing.
+  c.heartbeat_arrived(broker_heartbeat_msg{node_id{1}, 99, false}, 5000);
+  auto expired = c.expired_sessions(session_ms + 1);
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0].node == node_id{1});
+}

@@ -1,0 +1,114 @@
+// Node -> controller frames: every request and answer survives a round trip, and a peer's frame
+// that is malformed or out of range becomes an error value, never an exception.
+
+#include <capnp/message.h>
+#include <catch2/catch.hpp>
+
+#include "actors/controller/controller_codec.hpp"
+#include "schema/controller.capnp.h"
+#include "schema/replication.capnp.h"
+
+using namespace capstan;
+
+TEST_CASE("node to controller requests and answers survive a round trip", "[controller][codec]") {
+  controller::broker_registration_request reg;
+  reg.node = node_id{3};
+  reg.incarnation[0] = 7;
+  reg.incarnation[15] = 9;
+  reg.cluster_id = "c1";
+  reg.client_host = "10.0.0.3";
+  reg.client_port = 9092;
+  reg.cluster_host = "10.0.1.3";
+  reg.cluster_port = 9093;
+  reg.rack = "r1";
+  auto r = decode_broker_registration(encode(reg));
+  REQUIRE(r);
+  CHECK(r->node == reg.node);
+  CHECK(r->incarnation == reg.incarnation);
+  CHECK(r->cluster_id == "c1");
+  CHECK(r->client_host == "10.0.0.3");
+  CHECK(r->client_port == 9092);
+  CHECK(r->cluster_host == "10.0.1.3");
+  CHECK(r->cluster_port == 9093);
+  CHECK(r->rack == "r1");
+
+  auto rr = decode_broker_registration_response(encode(
+      broker_registration_response_msg{errc::duplicate_broker_registration, "taken", 12, 2}));
+  REQUIRE(rr);
+  CHECK(rr->error == errc::duplicate_broker_registration);
+  CHECK(rr->message == "taken");
+  CHECK(rr->broker_epoch == 12);
+  CHECK(rr->leader_hint == 2);
+
+  auto hb = decode_broker_heartbeat(encode(broker_heartbeat_msg{node_id{4}, 17, true}));
+  REQUIRE(hb);
+  CHECK(hb->node == node_id{4});
+  CHECK(hb->broker_epoch == 17);
+  CHECK(hb->want_fence);
+
+  auto hr = decode_broker_heartbeat_response(
+      encode(broker_heartbeat_response_msg{errc::none, {}, false, 1}));
+  REQUIRE(hr);
+  CHECK(hr->error == errc::none);
+  CHECK_FALSE(hr->is_fenced);
+  CHECK(hr->leader_hint == 1);
+
+  topic_spec spec{"orders", 6, 3, {{"min.insync.replicas", "2"}, {"retention.ms", "1000"}}};
+  auto ct = decode_create_topic(encode(spec));
+  REQUIRE(ct);
+  CHECK(ct->name == "orders");
+  CHECK(ct->partitions == 6);
+  CHECK(ct->replication_factor == 3);
+  CHECK(ct->configs == spec.configs);
+
+  auto dt = decode_delete_topic(encode(delete_topic_msg{"orders"}));
+  REQUIRE(dt);
+  CHECK(dt->name == "orders");
+
+  topic_id id{};
+  id[3] = 42;
+  auto tr = decode_topic_response(encode(topic_response_msg{errc::none, {}, id, 3}));
+  REQUIRE(tr);
+  CHECK(tr->id == id);
+  CHECK(tr->leader_hint == 3);
+  auto refused =
+      decode_topic_response(encode(topic_response_msg{errc::not_controller, "no", id, -1}));
+  REQUIRE(refused);
+  CHECK(refused->error == errc::not_controller);
+  CHECK(refused->id == topic_id{});
+}
+
+TEST_CASE("a malformed or out-of-range node request decodes to an error value",
+          "[controller][codec]") {
+  // A frame of another type whose first pointer is a struct, where these requests hold a Text
+  // (the topic's name) or Data (the incarnation id).
+  capnp::MallocMessageBuilder other;
+  other.initRoot<schema::PartitionState>().initTopicPartition().setTopic("orders");
+  const auto frame = capnp_frame::from_builder(other);
+  CHECK(decode_create_topic(frame).code() == errc::corrupt_message);
+  CHECK(decode_delete_topic(frame).code() == errc::corrupt_message);
+  CHECK(decode_broker_registration(frame).code() == errc::corrupt_message);
+
+  // The empty frame is a registration without an incarnation id.
+  CHECK(decode_broker_registration(capnp_frame{}).code() == errc::invalid_request);
+
+  controller::broker_registration_request neg;
+  neg.node = node_id{-1};
+  CHECK(decode_broker_registration(encode(neg)).code() == errc::invalid_request);
+
+  capnp::MallocMessageBuilder short_id;
+  auto r = short_id.initRoot<schema::BrokerRegistration>();
+  r.setNodeId(1);
+  uint8_t five[5] = {1, 2, 3, 4, 5};
+  r.setIncarnationId(capnp::Data::Reader(five, 5));
+  CHECK(decode_broker_registration(capnp_frame::from_builder(short_id)).code() ==
+        errc::invalid_request);
+
+  capnp::MallocMessageBuilder twice;
+  auto c = twice.initRoot<schema::CreateTopic>();
+  c.setName("orders");
+  auto configs = c.initConfigs(2);
+  configs[0].setName("retention.ms");
+  configs[1].setName("retention.ms");
+  CHECK(decode_create_topic(capnp_frame::from_builder(twice)).code() == errc::invalid_request);
+}
