@@ -82,7 +82,8 @@ result<producer_state> load_producer_state(const std::filesystem::path& dir,
     }
     if (read.code() != errc::corrupt_message) return read.err();
     spdlog::warn("{}: ignoring damaged producer snapshot ({}); rebuilding from an older one or the "
-                 "log", log_name, read.err().message);
+                 "log",
+                 log_name, read.err().message);
     if (auto s = remove_file(file); !s) return s.err();
   }
   if (auto s = scan_producers(segments, from, state); !s) return s.err();
@@ -95,8 +96,8 @@ status delete_producer_snapshots_after(const std::filesystem::path& dir, offset 
 }
 
 status delete_producer_snapshots_before(const std::filesystem::path& dir, offset log_start) {
-  return delete_snapshots_unless(dir,
-                                 [log_start](offset at, bool newest) { return newest || at >= log_start; });
+  return delete_snapshots_unless(
+      dir, [log_start](offset at, bool newest) { return newest || at >= log_start; });
 }
 
 status delete_all_producer_snapshots(const std::filesystem::path& dir) {

@@ -66,7 +66,8 @@ TEST_CASE("a producer's resent batch is answered with its first offsets and stor
   CHECK_FALSE(next->duplicate);
 }
 
-TEST_CASE("a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER and appends nothing", "[log][idempotence]") {
+TEST_CASE("a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER and appends nothing",
+          "[log][idempotence]") {
   temp_dir dir;
   log_harness log(dir.path());
   log.open();
