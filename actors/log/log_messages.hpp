@@ -69,9 +69,11 @@ struct batch_buffer {
 };
 
 enum class append_origin : uint8_t {
-  // A leader's append: validated as a producer batch, offsets and leader epoch assigned here.
+  // A leader's append: validated as a producer batch, checked against the idempotent producer
+  // state, offsets and leader epoch assigned here.
   leader,
-  // A follower's append of fetched batches: offsets kept, each must follow the log end.
+  // A follower's append of fetched batches: offsets kept, each must follow the log end; their
+  // producers' state is replayed without checks.
   replication,
 };
 
@@ -88,6 +90,9 @@ struct append_result {
   offset last{0};
   offset log_start{0};
   int32_t record_count = 0;
+  // A leader's append of a producer's batch it already holds (docs/idempotence.md): nothing was
+  // appended, and first/last are the offsets the batch got the first time.
+  bool duplicate = false;
 };
 
 struct read_request {
@@ -116,7 +121,8 @@ struct compaction_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_result& x) {
-  return f(caf::meta::type_name("append_result"), x.first, x.last, x.log_start, x.record_count);
+  return f(caf::meta::type_name("append_result"), x.first, x.last, x.log_start, x.record_count,
+           x.duplicate);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, read_request& x) {

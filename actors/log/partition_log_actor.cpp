@@ -1,10 +1,14 @@
 // The partition log actor: owns the segments of one partition directory. It validates and (as
 // leader) stamps offsets on appends, routes appends to the active segment and reads to the
 // segment holding the offset, rolls, flushes, truncates, and runs retention and compaction
-// (docs/storage.md). It mirrors each segment's metadata so it can plan without asking.
+// (docs/storage.md). It mirrors each segment's metadata so it can plan without asking. It keeps
+// the partition's idempotent-producer state (docs/idempotence.md): a leader's append checks a
+// producer's batch against it and commits it once offsets are assigned, a follower's append
+// replays it; snapshots of it are written on roll and close and pruned with the log.
 //
 // It does no blocking file I/O itself: every segment operation (create, append, read, fsync,
-// seal, truncate, delete) and the leader-epoch checkpoint write go to the partition's I/O worker
+// seal, truncate, delete), the leader-epoch checkpoint and producer snapshot writes go to the
+// partition's I/O worker
 // (actors/log/io_worker_actor.hpp) by message, and the answers come back as messages.
 //
 // Ordering: the worker handles the log's requests in the order sent, so a read sent after an
@@ -30,6 +34,8 @@
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
 #include "runtime/storage/log_loader.hpp"
 #include "runtime/storage/offset_gaps.hpp"
+#include "runtime/storage/producer_snapshot.hpp"
+#include "runtime/storage/producer_state_loader.hpp"
 #include "runtime/storage/segment.hpp"
 
 namespace capstan {
@@ -66,6 +72,9 @@ struct partition_log_state {
   std::optional<error> failed;
   // Where each leader epoch starts in this log; written to leader-epoch-checkpoint on change.
   leader_epoch_cache epochs;
+  // The idempotent producers of the log so far (up to log_end); changed only as the log is.
+  producer_state producers;
+  timestamp_ms last_producer_expiry_ms = 0;
 
   timestamp_ms now() const { return opts.clock(); }
   segment_entry& active() { return segments.rbegin()->second; }
@@ -119,6 +128,35 @@ void save_epochs(self_ptr self, std::function<void()> done = nullptr) {
 
 void flush_all(self_ptr self, std::function<void(offset)> done);
 
+// Runs `job` (a producer snapshot write or removal) on the worker, after everything sent before;
+// a failure takes the log offline like any storage failure. `done` runs once the job ran or
+// failed (st.failed is then set).
+void run_snapshot_job(self_ptr self, std::function<status()> job,
+                      std::function<void()> done = nullptr) {
+  auto outcome = std::make_shared<status>();
+  self->request(self->state.worker, caf::infinite, run_atom_v,
+                io_task{[job = std::move(job), outcome] { *outcome = job(); }})
+    .then(
+      [self, outcome, done](bool) {
+        if (!*outcome) fail(self, to_caf_error(outcome->err()));
+        if (done) done();
+      },
+      [self, done](caf::error& e) {
+        fail(self, e);
+        if (done) done();
+      });
+}
+
+// Writes the producer state as of `end` (every batch below it is in the state, none at or past
+// it) as <end>.snapshot, so that opening the log replays only the batches from there.
+void snapshot_producers(self_ptr self, offset end, std::function<void()> done = nullptr) {
+  auto& st = self->state;
+  auto copy = std::make_shared<producer_state>(st.producers);
+  copy->set_end_offset(end);
+  run_snapshot_job(self, [dir = st.opts.dir, copy] { return write_producer_snapshot(dir, *copy); },
+                   std::move(done));
+}
+
 // A slot for `seg` (null: a segment the worker is yet to create).
 segment_ref make_slot(const partition_log_state& st, std::shared_ptr<segment> seg,
                       timestamp_ms created) {
@@ -139,12 +177,15 @@ segment_entry& create_segment(self_ptr self, offset base) {
     .first->second;
 }
 
-// Seals the active segment, starts a new one at `base`, and flushes the old one in the background
-// (Kafka flushes a rolled segment asynchronously; the recovery point then moves to `base`).
+// Seals the active segment, starts a new one at `base`, snapshots the producer state there (as
+// Kafka does on roll; REQUIRES: the state holds every batch below `base` and none past it), and
+// flushes the old segment in the background (Kafka flushes a rolled segment asynchronously; the
+// recovery point then moves to `base`).
 void roll(self_ptr self, offset base) {
   auto& st = self->state;
   auto old = st.active().slot;
   create_segment(self, base);
+  snapshot_producers(self, base);
   auto gen = st.generation;
   self->request(st.worker, caf::infinite, seal_atom_v, old)
     .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
@@ -211,11 +252,17 @@ void read_from(self_ptr self, offset segment_base, read_request req,
 }
 
 // Appends validated batches in `buf`; `frames` are their [pos, size) relative to buf.begin.
+// Records each producer's batch in the producer state (after a roll before it, so the roll's
+// snapshot excludes it): a leader commits `checked` (REQUIRES: set iff the leader's one batch has
+// a producer id), a follower replays. The batches are then in the log as far as every later
+// message is concerned: a failed write takes the whole log offline, and a reopen rebuilds the
+// state from what is on disk.
 // Splits the sequence where the active segment must roll; replies after every part is written,
 // and, when `flush` (flush.messages reached), after the fsync too: the acknowledgement then means
 // durable, as with Kafka's flush.messages=1.
 caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
                                          const std::vector<std::pair<size_t, record_batch_view>>& frames,
+                                         const std::optional<producer_append_info>& checked,
                                          append_result res, bool flush) {
   auto& st = self->state;
   auto rp = self->make_response_promise<append_result>();
@@ -255,6 +302,10 @@ caf::result<append_result> append_frames(self_ptr self, const batch_buffer& buf,
       run_begin = pos;
       roll(self, view.base_offset());
     }
+    if (view.producer_id() != no_producer_id) {
+      if (checked) st.producers.commit(*checked, view.base_offset());
+      else st.producers.replay(view);
+    }
     auto& meta = st.active().meta;
     meta.size_bytes = static_cast<int64_t>(batch_format::align_up(meta.size_bytes)) + size;
     meta.next = view.last_offset() + 1;
@@ -288,6 +339,7 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
   std::vector<std::pair<size_t, record_batch_view>> frames;
   append_result res;
   offset next = st.log_end;
+  bool from_producer = false;
   for (;;) {
     auto b = reader.next();
     if (!b) return to_caf_error(b.err());
@@ -307,6 +359,7 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
         errc::offset_out_of_range, "replicated batch at offset " +
                                      std::to_string(view.base_offset().value()) +
                                      " does not follow the log end " + std::to_string(next.value())));
+    from_producer |= view.producer_id() != no_producer_id;
     const size_t pos = static_cast<size_t>(view.data().data() - all.data());
     const offset base = leader ? next : view.base_offset();
     next = base + view.last_offset_delta() + 1;
@@ -314,6 +367,28 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
     frames.emplace_back(pos, view);
   }
   if (frames.empty()) return to_caf_error(make_error(errc::corrupt_message, "no batch in append"));
+
+  std::optional<producer_append_info> checked;
+  if (leader && from_producer) {
+    // Kafka's rule since produce v3: one batch per partition, so a batch is checked against the
+    // state as it is, not against its own predecessors in the same request.
+    if (frames.size() != 1)
+      return to_caf_error(make_error(errc::invalid_record,
+                                     "a batch with a producer id must be the only batch of its "
+                                     "produce"));
+    const auto& view = frames.front().second;
+    auto check = st.producers.check(producer_batch::of(view), producer_origin::client);
+    if (!check) return to_caf_error(check.err());
+    if (check->duplicate) {
+      const auto& original = *check->duplicate;
+      spdlog::debug("{}: producer {} resent sequences {}..{}, answered with offset {}",
+                    st.opts.log_name, view.producer_id(), original.first_sequence,
+                    original.last_sequence, original.first_offset.value());
+      return append_result{original.first_offset, original.last_offset, st.log_start,
+                           view.record_count(), true};
+    }
+    checked = check->append;
+  }
 
   bool epochs_changed = false;
   if (leader) {
@@ -336,7 +411,7 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
   st.log_end = next;
   res.log_start = st.log_start;
   st.unflushed_messages += res.record_count;
-  return append_frames(self, req.batches, frames, res,
+  return append_frames(self, req.batches, frames, checked, res,
                        st.unflushed_messages >= st.opts.config.flush_messages);
 }
 
@@ -365,7 +440,9 @@ void flush_all(self_ptr self, std::function<void(offset)> done) {
   pending->arrive();
 }
 
-int32_t run_retention(self_ptr self) {
+// Deletes the segments retention wants gone; `done` gets their count once the producer
+// snapshots below the new log start are removed too.
+void run_retention(self_ptr self, std::function<void(int32_t)> done = nullptr) {
   auto& st = self->state;
   st.last_retention_ms = st.now();
   const size_t n = segments_to_delete(st.metas(), st.now(), st.opts.config);
@@ -382,8 +459,16 @@ int32_t run_retention(self_ptr self) {
     ++st.generation;
     st.log_start = std::max(st.log_start, st.segments.begin()->first);
     if (st.epochs.truncate_from_start(st.log_start)) save_epochs(self);
+    // The producers stay (KIP-360: until they expire); only their older snapshots go.
+    run_snapshot_job(
+      self,
+      [dir = st.opts.dir, start = st.log_start] { return delete_producer_snapshots_before(dir, start); },
+      [done, n] {
+        if (done) done(static_cast<int32_t>(n));
+      });
+  } else if (done) {
+    done(0);
   }
-  return static_cast<int32_t>(n);
 }
 
 // Finishes a truncation once the dropped segments are gone: cuts the last kept segment, or, when
@@ -396,8 +481,15 @@ void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset>
     st.recovery_point = std::min(st.recovery_point, end);
     st.cleaned_upto = std::min(st.cleaned_upto, end);
     if (st.epochs.truncate_from_end(end)) save_epochs(self);
+    st.producers.truncate_to(end);
     spdlog::info("{}: truncated to offset {}", st.opts.log_name, end.value());
-    rp.deliver(end);
+    // A snapshot past the new end describes batches that are gone (and may come back different).
+    run_snapshot_job(
+      self, [dir = st.opts.dir, end] { return delete_producer_snapshots_after(dir, end); },
+      [self, rp, end]() mutable {
+        if (self->state.failed) rp.deliver(refuse(self->state));
+        else rp.deliver(end);
+      });
   };
   if (st.segments.empty()) {
     st.log_start = to;
@@ -458,6 +550,8 @@ caf::result<offset> reset(self_ptr self, offset start) {
   auto& st = self->state;
   if (st.failed) return refuse(st);
   if (st.epochs.clear()) save_epochs(self);
+  st.producers = producer_state{};
+  run_snapshot_job(self, [dir = st.opts.dir] { return delete_all_producer_snapshots(dir); });
   spdlog::warn("{}: restarts empty at offset {} (was {}..{})", st.opts.log_name, start.value(),
                st.log_start.value(), st.log_end.value());
   return drop_segments_from(self, offset{std::numeric_limits<int64_t>::min()}, start);
@@ -634,7 +728,8 @@ caf::result<compaction_stats> compact(self_ptr self) {
 }
 
 // Background schedule: retention every log.retention.check.interval.ms, flush after flush.ms,
-// compaction every log.cleaner.backoff.ms when worthwhile.
+// compaction every log.cleaner.backoff.ms when worthwhile, expiry of producers idle for
+// producer.id.expiration.ms every producer_expiration_check_interval_ms.
 void on_tick(self_ptr self) {
   auto& st = self->state;
   const auto& c = st.opts.config;
@@ -646,16 +741,23 @@ void on_tick(self_ptr self) {
     if (!st.compacting && now - st.last_compaction_ms >= c.cleaner_backoff_ms &&
         should_compact(st.metas(), st.cleaned_upto, c))
       caf::anon_send(self, compact_atom_v);
+    if (now - st.last_producer_expiry_ms >= producer_expiration_check_interval_ms) {
+      st.last_producer_expiry_ms = now;
+      if (auto n = st.producers.expire(now, c.producer_id_expiration_ms); n > 0)
+        spdlog::info("{}: expired {} idle producers", st.opts.log_name, n);
+    }
   }
   self->delayed_send(self, std::chrono::milliseconds(background_interval_ms(c)), tick_atom_v);
 }
 
 partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partition_log_options opts,
                                                           std::shared_ptr<loaded_log> loaded,
-                                                          leader_epoch_cache epochs) {
+                                                          leader_epoch_cache epochs,
+                                                          producer_state producers) {
   auto& st = self->state;
   st.opts = std::move(opts);
   st.epochs = std::move(epochs);
+  st.producers = std::move(producers);
   st.worker = st.opts.worker;
   if (!st.worker) {
     // No pool: a worker of its own, linked, so it goes when the log fails or is killed.
@@ -676,7 +778,7 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
   st.log_start = st.segments.begin()->first;
   st.log_end = st.active().meta.next;
   st.recovery_point = std::min(st.opts.recovery_point, st.log_end);
-  st.last_flush_ms = st.last_retention_ms = st.last_compaction_ms = now;
+  st.last_flush_ms = st.last_retention_ms = st.last_compaction_ms = st.last_producer_expiry_ms = now;
   spdlog::info("{}: opened with {} segments, offsets {}..{}, recovery point {}", st.opts.log_name,
                st.segments.size(), st.log_start.value(), st.log_end.value(),
                st.recovery_point.value());
@@ -732,7 +834,9 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
     },
     [self](retain_atom) -> caf::result<int32_t> {
       if (self->state.failed) return refuse(self->state);
-      return run_retention(self);
+      auto rp = self->make_response_promise<int32_t>();
+      run_retention(self, [rp](int32_t n) mutable { rp.deliver(n); });
+      return rp;
     },
     [self](compact_atom) { return compact(self); },
     [self](info_atom) -> log_info {
@@ -755,8 +859,19 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
         rp.deliver(point);
         self->quit();
       };
-      if (self->state.failed) finish(self->state.recovery_point);
-      else flush_all(self, finish);
+      if (self->state.failed) {
+        finish(self->state.recovery_point);
+      } else {
+        // A snapshot at the log end, as Kafka writes on a clean close, so the next open replays
+        // nothing.
+        flush_all(self, [self, finish](offset point) mutable {
+          if (self->state.failed) {
+            finish(point);
+            return;
+          }
+          snapshot_producers(self, self->state.log_end, [finish, point]() mutable { finish(point); });
+        });
+      }
       return rp;
     },
     [self](tick_atom) { on_tick(self); },
@@ -806,7 +921,10 @@ result<loaded_partition_log> load_partition_log(const partition_log_options& opt
   if (!loaded) return loaded.err();
   auto epochs = load_epochs(opts, loaded->segments);
   if (!epochs) return epochs.err();
-  return loaded_partition_log{std::make_shared<loaded_log>(std::move(*loaded)), std::move(*epochs)};
+  auto producers = load_producer_state(opts.dir, loaded->segments, opts.log_name);
+  if (!producers) return producers.err();
+  return loaded_partition_log{std::make_shared<loaded_log>(std::move(*loaded)), std::move(*epochs),
+                              std::move(*producers)};
 }
 
 partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_options opts,
@@ -818,7 +936,7 @@ partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_op
         .count();
     };
   return sys.spawn(partition_log_behavior, std::move(opts), std::move(loaded.log),
-                   std::move(loaded.epochs));
+                   std::move(loaded.epochs), std::move(loaded.producers));
 }
 
 result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {

@@ -16,6 +16,7 @@
 #include "runtime/result.hpp"
 #include "runtime/storage/leader_epoch_cache.hpp"
 #include "runtime/storage/log_config.hpp"
+#include "runtime/storage/producer_state.hpp"
 
 namespace capstan {
 
@@ -45,11 +46,14 @@ struct loaded_log;
 struct loaded_partition_log {
   std::shared_ptr<loaded_log> log;
   leader_epoch_cache epochs;
+  // Rebuilt from the newest readable producer snapshot and the batches after it.
+  producer_state producers;
 };
 
-// Loads (and recovers) the directory, which is created if missing, and its leader epochs. Blocks
-// on file I/O: run it on an I/O worker, not a scheduler thread. Errors: KAFKA_STORAGE_ERROR when
-// the directory cannot be read or a file cannot be opened.
+// Loads (and recovers) the directory, which is created if missing, its leader epochs and its
+// producer state (runtime/storage/producer_state_loader.hpp). Blocks on file I/O: run it on an
+// I/O worker, not a scheduler thread. Errors: KAFKA_STORAGE_ERROR when the directory cannot be
+// read or a file cannot be opened.
 result<loaded_partition_log> load_partition_log(const partition_log_options& options);
 
 // Spawns the actor over a loaded directory; does no file I/O on the calling thread.

@@ -40,6 +40,7 @@ const std::map<std::string, std::string>& log_default_keys() {
     {"log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms"},
     {"log.retention.check.interval.ms", "log.retention.check.interval.ms"},
     {"log.cleaner.backoff.ms", "log.cleaner.backoff.ms"},
+    {"producer.id.expiration.ms", "producer.id.expiration.ms"},
   };
   return keys;
 }

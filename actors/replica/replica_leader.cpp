@@ -25,6 +25,8 @@ void notify_watchers(self_ptr self) {
 void on_appended(self_ptr self, const append_result& res, int64_t size) {
   auto& st = self->state;
   st.log_start = std::max(st.log_start, res.log_start);
+  // A producer's retry answered with its first offsets: nothing new to count or replicate.
+  if (res.duplicate) return;
   st.log_end = std::max(st.log_end, res.last + 1);
   if (!st.is_leader()) return;
   st.bytes_above_hw[res.last + 1] += size;

@@ -80,6 +80,7 @@ std::map<std::string, setter> setters_for(log_config& c, config_scope scope) {
                     long_field(&log_config::retention_check_interval_ms, min_schedule_interval_ms));
     setters.emplace("log.cleaner.backoff.ms",
                     long_field(&log_config::cleaner_backoff_ms, min_schedule_interval_ms));
+    setters.emplace("producer.id.expiration.ms", long_field(&log_config::producer_id_expiration_ms, 1));
   }
   return setters;
 }

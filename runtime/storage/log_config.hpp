@@ -47,6 +47,9 @@ struct log_config {
   // configs.
   int64_t retention_check_interval_ms = 300000;
   int64_t cleaner_backoff_ms = 15000;
+  // producer.id.expiration.ms, a broker config in Kafka too: how long an idempotent producer's
+  // state outlives its last batch (docs/idempotence.md). Kafka's default, one day.
+  int64_t producer_id_expiration_ms = 86400000;
 
   // Applies "name=value" overrides with Kafka's names. Unknown names (in topic scope, the broker
   // schedules too) and out-of-range or unparsable values are INVALID_CONFIG naming the key.

@@ -11,6 +11,7 @@
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
 #include "runtime/storage/offset_gaps.hpp"
 #include "runtime/storage/partition_metadata.hpp"
+#include "runtime/storage/producer_snapshot.hpp"
 
 namespace capstan {
 
@@ -59,7 +60,7 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
     // A sealed segment's interrupted truncation; segment::open of its base deletes it.
     if (ext == ".truncating" && parse_stem(path.stem().stem().string())) continue;
     if (name == partition_metadata_file || name == offset_gaps_file ||
-        name == leader_epoch_checkpoint_name)
+        name == leader_epoch_checkpoint_name || parse_producer_snapshot_name(name))
       continue;
     out.unknown_files.push_back(name);
   }

@@ -3,7 +3,8 @@
 // Opens a partition directory at start-up (Kafka's LogLoader): finds the segments, trusts those
 // wholly below the recovery point, re-validates every batch of the rest, cuts a torn or corrupt
 // tail, and deletes segments after a cut (the log must stay contiguous). Files it does not know
-// are reported and left alone. Plain and synchronous: the caller runs it before spawning actors.
+// are reported and left alone; producer snapshots are known (the partition log loads them,
+// runtime/storage/producer_state_loader.hpp). Plain and synchronous: the caller runs it before spawning actors.
 
 #include <filesystem>
 #include <memory>

@@ -32,12 +32,12 @@ producer_batch producer_batch::of(const record_batch_view& batch) {
                         batch.last_offset_delta(), batch.max_timestamp()};
 }
 
-result<producer_check> producer_state::check(const producer_batch& b, append_origin origin) const {
+result<producer_check> producer_state::check(const producer_batch& b, producer_origin origin) const {
   producer_check out;
   out.append.batch = b;
   if (b.producer_id == no_producer_id) return out;
   if (b.epoch < 0 || b.base_sequence < 0) {
-    if (origin == append_origin::client)
+    if (origin == producer_origin::client)
       return make_error(errc::invalid_record,
                         producer_name(b) + ": base sequence " + std::to_string(b.base_sequence) +
                             " and epoch must not be negative for a producer id");
@@ -46,7 +46,7 @@ result<producer_check> producer_state::check(const producer_batch& b, append_ori
     return out;
   }
   out.append.last_sequence = increment_sequence(b.base_sequence, b.last_offset_delta);
-  if (origin == append_origin::replication) return out;
+  if (origin == producer_origin::replication) return out;
 
   const producer_entry* entry = find(b.producer_id);
   if (!entry) return out;
@@ -93,9 +93,13 @@ void producer_state::commit(const producer_append_info& info, offset first_offse
 }
 
 void producer_state::replay(const record_batch_view& batch) {
-  auto checked = check(producer_batch::of(batch), append_origin::replication);
+  replay(producer_batch::of(batch), batch.base_offset());
+}
+
+void producer_state::replay(const producer_batch& batch, offset base_offset) {
+  auto checked = check(batch, producer_origin::replication);
   assert(checked.ok() && !checked->duplicate);
-  commit(checked->append, batch.base_offset());
+  commit(checked->append, base_offset);
 }
 
 void producer_state::truncate_to(offset end) {

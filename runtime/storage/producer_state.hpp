@@ -4,7 +4,8 @@
 // KIP-98 as amended by KIP-360): per producer id its epoch and the last 5 batches it wrote, so
 // that a leader answers a retried batch with its original offsets instead of appending it twice,
 // and refuses a batch that would leave a gap. Rules and the Kafka behaviour they follow:
-// docs/idempotence.md. Not yet used by the partition log or the client.
+// docs/idempotence.md. The partition log (actors/log/partition_log_actor.cpp) owns one per
+// partition; clients do not send producer ids yet.
 //
 // Appending is two-phase so that a failed append changes nothing: check() looks at an incoming
 // batch and says what to do; once the batch is in the log, commit() records it at its offsets.
@@ -30,6 +31,9 @@ inline constexpr int64_t no_producer_id = -1;
 inline constexpr size_t producer_batches_retained = 5;
 // Kafka's producer.id.expiration.ms default (one day).
 inline constexpr int64_t default_producer_id_expiration_ms = 86'400'000;
+// How often a partition log looks for expired producers: Kafka's
+// producer.id.expiration.check.interval.ms default (ten minutes), an internal setting there too.
+inline constexpr int64_t producer_expiration_check_interval_ms = 600'000;
 
 // The sequence `delta` past `sequence`, wrapping from INT32_MAX to 0 as Kafka's
 // DefaultRecordBatch.incrementSequence. REQUIRES: sequence >= 0, delta >= 0.
@@ -38,7 +42,7 @@ int32_t increment_sequence(int32_t sequence, int32_t delta);
 // Where a batch comes from. Only a producer's batch at the leader is deduplicated and checked; a
 // follower (or a rebuild from the log) takes what the leader appended, so it ends with the state
 // the leader has and deduplicates the same way once it leads.
-enum class append_origin { client, replication };
+enum class producer_origin { client, replication };
 
 // The header fields of a batch that producer state looks at.
 struct producer_batch {
@@ -103,7 +107,7 @@ public:
   // retained batch is a duplicate; an older epoch is INVALID_PRODUCER_EPOCH; a newer epoch must
   // start at sequence 0 and the same epoch must continue at last sequence + 1 (wrapping), else
   // OUT_OF_ORDER_SEQUENCE_NUMBER. For origin replication, every batch passes.
-  result<producer_check> check(const producer_batch& batch, append_origin origin) const;
+  result<producer_check> check(const producer_batch& batch, producer_origin origin) const;
 
   // Records an appended batch whose first record got `first_offset`. A new epoch drops the
   // producer's batches of the old one. Also moves end_offset() past the batch.
@@ -113,6 +117,8 @@ public:
   // check(replication) then commit at the batch's own base offset: a follower's append, or
   // one step of a rebuild from the log.
   void replay(const record_batch_view& batch);
+  // The same for a batch known by its header fields only (a scan of stored batches).
+  void replay(const producer_batch& batch, offset base_offset);
 
   // After the log was truncated to `end` (offsets >= end gone): drops the batches at or past it
   // and the producers left with none, and lowers end_offset() to `end`. Such a producer is then

@@ -215,3 +215,36 @@ TEST_CASE("a stale controller epoch or leader epoch changes nothing", "[cluster]
   REQUIRE(follower);
   CHECK_FALSE(follower->leader);
 }
+
+TEST_CASE("a follower that replicated a producer's batches deduplicates its retry once it leads",
+          "[cluster][replication][idempotence]") {
+  // The follower replays the leader's batches into its producer state without checks, so after
+  // the leader dies a retry of a batch the old leader wrote is answered with its first offset by
+  // the new one, not appended twice (docs/idempotence.md).
+  replication_harness h(options(3, 2));
+  h.elect(tp, 1, 1, {1, 2, 3}, {1, 2, 3});
+  const auto first = make_producer_batch({42, 0, 0}, 5, "p0", 1000);
+  const auto second = make_producer_batch({42, 0, 5}, 5, "p1", 1001);
+  auto r1 = h.produce(1, tp, first);
+  REQUIRE(r1);
+  CHECK(r1->base_offset == offset{0});
+  auto r2 = h.produce(1, tp, second);
+  REQUIRE(r2);
+  CHECK(r2->base_offset == offset{5});
+  REQUIRE(h.eventually([&] { return h.status(2, tp)->log_end == offset{10}; }));
+
+  h.stop(1, tp);
+  h.elect(tp, 2, 2, {1, 2, 3}, {2, 3}, {2, 3});
+  auto retry = h.produce(2, tp, second);
+  REQUIRE(retry);
+  CHECK(retry->base_offset == offset{5});
+  auto gap = h.produce(2, tp, make_producer_batch({42, 0, 20}, 1, "p2", 1002));
+  REQUIRE_FALSE(gap);
+  CHECK(code_of(gap.error()) == errc::out_of_order_sequence_number);
+  auto next = h.produce(2, tp, make_producer_batch({42, 0, 10}, 1, "p2", 1002));
+  REQUIRE(next);
+  CHECK(next->base_offset == offset{10});
+  CHECK(h.log_records(2, tp).size() == 11);
+  REQUIRE(h.eventually([&] { return h.status(3, tp)->log_end == offset{11}; }));
+  CHECK(h.log_records(3, tp) == h.log_records(2, tp));
+}

@@ -46,6 +46,18 @@ bytes make_batch(int count, const std::string& prefix, timestamp_ms timestamp, i
   return make_batch(records);
 }
 
+bytes make_producer_batch(producer_stamp producer, int count, const std::string& prefix,
+                          timestamp_ms timestamp) {
+  record_batch_builder builder(offset{0}, timestamp);
+  builder.producer(producer.id, producer.epoch, producer.base_sequence);
+  for (int i = 0; i < count; ++i) {
+    const std::string value = prefix + "-" + std::to_string(i);
+    builder.add(std::nullopt, bytes_view{reinterpret_cast<const uint8_t*>(value.data()), value.size()},
+                timestamp);
+  }
+  return builder.build();
+}
+
 batch_buffer to_buffer(bytes batch) { return batch_buffer::of(std::move(batch)); }
 
 std::vector<read_record> records_of(bytes_view padded_sequence) {

@@ -36,6 +36,17 @@ bytes make_batch(const std::vector<test_record>& records);
 bytes make_batch(int count, const std::string& prefix, timestamp_ms timestamp, int keys = 0,
                  size_t value_size = 0);
 
+// An idempotent producer's identity on a batch (docs/idempotence.md).
+struct producer_stamp {
+  int64_t id = -1;
+  int16_t epoch = 0;
+  int32_t base_sequence = 0;
+};
+
+// make_batch(count, prefix, timestamp) as written by `producer`.
+bytes make_producer_batch(producer_stamp producer, int count, const std::string& prefix,
+                          timestamp_ms timestamp);
+
 batch_buffer to_buffer(bytes batch);
 
 // Validates a padded batch sequence and expands it into records. Throws (test failure) on any

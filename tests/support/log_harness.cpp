@@ -73,6 +73,11 @@ caf::expected<offset> log_harness::truncate(offset to) {
   return system_->request<offset>(*log_, timeout, truncate_atom_v, to);
 }
 
+void log_harness::tick() {
+  caf::anon_send(*log_, tick_atom_v);
+  info(); // answered after the tick ran: the log's mailbox keeps the order of arrival
+}
+
 caf::expected<offset> log_harness::flush() { return system_->request<offset>(*log_, timeout, flush_atom_v); }
 
 caf::expected<int32_t> log_harness::retain() {

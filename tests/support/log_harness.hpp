@@ -42,6 +42,9 @@ public:
   caf::expected<compaction_stats> compact();
   caf::expected<int64_t> offset_for_time(timestamp_ms ts);
   log_info info();
+  // Runs the background schedule once now, at the harness clock (retention, flush.ms,
+  // compaction, producer expiry); it then goes on by timer.
+  void tick();
 
   void advance_clock(int64_t ms) { *now_ += ms; }
   timestamp_ms now() const { return *now_; }

@@ -145,6 +145,21 @@ TEST_CASE("broker schedules are not topic configs and refuse intervals that woul
   CHECK(log_config{}.to_map().count("log.cleaner.backoff.ms") == 0);
 }
 
+TEST_CASE("producer.id.expiration.ms is a broker setting of at least 1 ms", "[log][config]") {
+  CHECK(log_config{}.producer_id_expiration_ms == 86400000);
+  auto topic = log_config::from_map({{"producer.id.expiration.ms", "60000"}});
+  REQUIRE_FALSE(topic);
+  CHECK(topic.code() == errc::invalid_config);
+  auto zero = log_config::from_map({{"producer.id.expiration.ms", "0"}}, log_config{},
+                                   config_scope::broker);
+  REQUIRE_FALSE(zero);
+  CHECK(zero.code() == errc::invalid_config);
+  auto set = log_config::from_map({{"producer.id.expiration.ms", "60000"}}, log_config{},
+                                  config_scope::broker);
+  REQUIRE(set);
+  CHECK(set->producer_id_expiration_ms == 60000);
+}
+
 TEST_CASE("the background timer never fires more than once a second", "[log][policy]") {
   log_config c;
   CHECK(background_interval_ms(c) == 15000); // log.cleaner.backoff.ms

@@ -261,6 +261,7 @@ log.message.timestamp.before.max.ms = 86400000
 log.message.timestamp.after.max.ms = 60000
 log.retention.check.interval.ms = 1000
 log.cleaner.backoff.ms = 30000
+producer.id.expiration.ms = 3600000
 )");
   INFO((c ? std::string() : c.err().to_string()));
   REQUIRE(c);
@@ -269,6 +270,7 @@ log.cleaner.backoff.ms = 30000
   CHECK(c->log_defaults.timestamp_after_max_ms == 60000);
   CHECK(c->log_defaults.retention_check_interval_ms == 1000);
   CHECK(c->log_defaults.cleaner_backoff_ms == 30000);
+  CHECK(c->log_defaults.producer_id_expiration_ms == 3600000);
   CHECK(node_config{}.max_broker_partitions == default_max_broker_partitions());
 }
 
@@ -281,6 +283,7 @@ TEST_CASE("zero or tiny schedules and limits are INVALID_CONFIG naming the key",
     {"log.message.timestamp.after.max.ms = -1\n", "log.message.timestamp.after.max.ms"},
     {"log.roll.ms = 1\n", "log.roll.ms"},
     {"log.segment.bytes = 14\n", "log.segment.bytes"},
+    {"producer.id.expiration.ms = 0\n", "producer.id.expiration.ms"},
   };
   for (const auto& [text, named] : rows) {
     INFO(text);

@@ -102,6 +102,16 @@ TEST_CASE("leftovers of an interrupted compaction are removed", "[storage][loade
   CHECK(log->unknown_files.empty());
 }
 
+TEST_CASE("producer snapshots are not reported as unknown", "[storage][loader]") {
+  temp_dir dir;
+  write_segments(dir.path(), {0}, 2);
+  touch(dir / "00000000000000000004.snapshot", "");
+  auto log = load_log(dir.path(), offset{0}, offset{0}, {}, "t-0");
+  REQUIRE(log);
+  CHECK(log->unknown_files.empty());
+  CHECK(std::filesystem::exists(dir / "00000000000000000004.snapshot"));
+}
+
 TEST_CASE("a stale sealed-truncation file is not reported as unknown", "[storage][loader]") {
   temp_dir dir;
   write_segments(dir.path(), {0}, 1);

@@ -38,7 +38,7 @@ producer_log make_log(int count) {
     builder.producer(id, epoch, base_sequence);
     log.batches.push_back(builder.build());
     auto checked = log.leader.check(
-        producer_batch{id, epoch, base_sequence, records - 1, 1000 + i}, append_origin::client);
+        producer_batch{id, epoch, base_sequence, records - 1, 1000 + i}, producer_origin::client);
     REQUIRE(checked);
     REQUIRE_FALSE(checked->duplicate);
     log.leader.commit(checked->append, next);
@@ -153,7 +153,7 @@ TEST_CASE("rebuilding from the log equals the state the leader built while appen
                                       [](const auto& v) { return v.producer_id() != no_producer_id; });
   REQUIRE(last_idempotent != views.rend());
   const auto& last = *last_idempotent;
-  auto retry = resumed.check(producer_batch::of(last), append_origin::client);
+  auto retry = resumed.check(producer_batch::of(last), producer_origin::client);
   REQUIRE(retry);
   REQUIRE(retry->duplicate);
   CHECK(retry->duplicate->first_offset == last.base_offset());

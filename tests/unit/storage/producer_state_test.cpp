@@ -18,7 +18,7 @@ producer_batch batch_of(int64_t id, int16_t epoch, int32_t sequence, int32_t rec
 
 // The leader's path: check, and on a pass commit at `first`. Returns the check's result.
 result<producer_check> append(producer_state& state, const producer_batch& b, offset first) {
-  auto checked = state.check(b, append_origin::client);
+  auto checked = state.check(b, producer_origin::client);
   if (checked && !checked->duplicate) state.commit(checked->append, first);
   return checked;
 }
@@ -66,7 +66,7 @@ TEST_CASE("a retried batch among the last 5 is answered with its original offset
   const auto before = state;
   for (int i = 1; i < 6; ++i) {
     INFO(i);
-    auto r = state.check(batch_of(7, 0, 3 * i, 3, 50 + i), append_origin::client);
+    auto r = state.check(batch_of(7, 0, 3 * i, 3, 50 + i), producer_origin::client);
     REQUIRE(r);
     REQUIRE(r->duplicate);
     CHECK(r->duplicate->first_offset == offset{100 + 3 * i});
@@ -76,17 +76,17 @@ TEST_CASE("a retried batch among the last 5 is answered with its original offset
   CHECK(state == before);
 
   SECTION("one older than the last 5 is out of order") {
-    auto r = state.check(batch_of(7, 0, 0, 3), append_origin::client);
+    auto r = state.check(batch_of(7, 0, 0, 3), producer_origin::client);
     REQUIRE_FALSE(r);
     CHECK(r.code() == errc::out_of_order_sequence_number);
   }
   SECTION("a retry that only overlaps a retained batch is out of order") {
-    auto r = state.check(batch_of(7, 0, 15, 2), append_origin::client);
+    auto r = state.check(batch_of(7, 0, 15, 2), producer_origin::client);
     REQUIRE_FALSE(r);
     CHECK(r.code() == errc::out_of_order_sequence_number);
   }
   SECTION("the same sequences under another epoch are not a duplicate") {
-    auto r = state.check(batch_of(7, 1, 15, 3), append_origin::client);
+    auto r = state.check(batch_of(7, 1, 15, 3), producer_origin::client);
     REQUIRE_FALSE(r);
     CHECK(r.code() == errc::out_of_order_sequence_number);
   }
@@ -112,7 +112,7 @@ TEST_CASE("an older epoch is INVALID_PRODUCER_EPOCH", "[producer_state]") {
   producer_state state;
   REQUIRE(append(state, batch_of(7, 3, 0), offset{0}));
   for (int32_t sequence : {0, 1}) {
-    auto r = state.check(batch_of(7, 2, sequence), append_origin::client);
+    auto r = state.check(batch_of(7, 2, sequence), producer_origin::client);
     REQUIRE_FALSE(r);
     CHECK(r.code() == errc::invalid_producer_epoch);
   }
@@ -122,7 +122,7 @@ TEST_CASE("a new epoch starts at sequence 0 and drops the old epoch's batches",
           "[producer_state]") {
   producer_state state;
   for (int i = 0; i < 3; ++i) REQUIRE(append(state, batch_of(7, 0, i), offset{i}));
-  auto skipped = state.check(batch_of(7, 1, 3), append_origin::client);
+  auto skipped = state.check(batch_of(7, 1, 3), producer_origin::client);
   REQUIRE_FALSE(skipped);
   CHECK(skipped.code() == errc::out_of_order_sequence_number);
 
@@ -134,7 +134,7 @@ TEST_CASE("a new epoch starts at sequence 0 and drops the old epoch's batches",
   CHECK(p->epoch == 1);
   REQUIRE(p->batches.size() == 1);
   CHECK(p->batches[0].first_offset == offset{3});
-  auto old = state.check(batch_of(7, 0, 3), append_origin::client);
+  auto old = state.check(batch_of(7, 0, 3), producer_origin::client);
   REQUIRE_FALSE(old);
   CHECK(old.code() == errc::invalid_producer_epoch);
 }
@@ -154,10 +154,10 @@ TEST_CASE("a producer id with a negative sequence or epoch is INVALID_RECORD fro
           "[producer_state]") {
   producer_state state;
   for (auto b : {batch_of(7, 0, -1), batch_of(7, -1, 0)}) {
-    auto r = state.check(b, append_origin::client);
+    auto r = state.check(b, producer_origin::client);
     REQUIRE_FALSE(r);
     CHECK(r.code() == errc::invalid_record);
-    auto replicated = state.check(b, append_origin::replication);
+    auto replicated = state.check(b, producer_origin::replication);
     REQUIRE(replicated);
     state.commit(replicated->append, offset{0});
   }
@@ -175,10 +175,10 @@ TEST_CASE("sequences wrap from INT32_MAX to 0 within a batch and between batches
   producer_state across;
   REQUIRE(append(across, batch_of(7, 0, int32_max - 1, 4), offset{0}));
   CHECK(across.find(7)->last_sequence() == 1);
-  auto dup = across.check(batch_of(7, 0, int32_max - 1, 4), append_origin::client);
+  auto dup = across.check(batch_of(7, 0, int32_max - 1, 4), producer_origin::client);
   REQUIRE(dup);
   CHECK(dup->duplicate);
-  auto gap = across.check(batch_of(7, 0, 0), append_origin::client);
+  auto gap = across.check(batch_of(7, 0, 0), producer_origin::client);
   REQUIRE_FALSE(gap);
   CHECK(gap.code() == errc::out_of_order_sequence_number);
   CHECK(append(across, batch_of(7, 0, 2), offset{4}));
@@ -188,7 +188,7 @@ TEST_CASE("a replicated batch is taken without the leader's checks", "[producer_
   producer_state state;
   REQUIRE(append(state, batch_of(7, 2, 0, 2), offset{0}));
   for (auto b : {batch_of(7, 2, 50), batch_of(7, 1, 60), batch_of(7, 1, 60)}) {
-    auto r = state.check(b, append_origin::replication);
+    auto r = state.check(b, producer_origin::replication);
     REQUIRE(r);
     CHECK_FALSE(r->duplicate);
     state.commit(r->append, state.end_offset());
@@ -225,7 +225,7 @@ TEST_CASE("a follower that replays the leader's batches deduplicates like the le
     follower.replay(*view);
   }
   CHECK(follower == leader);
-  auto dup = follower.check(batch_of(101, 0, 3, 3, 505), append_origin::client);
+  auto dup = follower.check(batch_of(101, 0, 3, 3, 505), producer_origin::client);
   REQUIRE(dup);
   REQUIRE(dup->duplicate);
   CHECK(dup->duplicate->first_offset == offset{9});
@@ -236,7 +236,7 @@ TEST_CASE("a failed append commits nothing: checking alone leaves the state as i
   producer_state state;
   REQUIRE(append(state, batch_of(7, 0, 0), offset{0}));
   const auto before = state;
-  auto r = state.check(batch_of(7, 0, 1), append_origin::client);
+  auto r = state.check(batch_of(7, 0, 1), producer_origin::client);
   REQUIRE(r);
   CHECK(state == before);
   // The append failed, the producer retries the same batch: still in sequence, not a duplicate.
