@@ -36,8 +36,8 @@ using controller_actor = caf::typed_actor<
     caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
-    // A leader's AlterPartition, from its replica manager (which sends it to whoever sent it the
-    // latest LeaderAndIsr: this actor, while active).
+    // A leader's AlterPartition, from its replica manager (which sends it to the sender of the
+    // latest control request it accepted: this actor, while active).
     caf::replies_to<alterisr_atom, capnp_frame>::with<capnp_frame>,
     // This node's own endpoint, where its control messages go (the peer directory reaches only
     // other nodes); spawned after this actor, so it comes as a message.

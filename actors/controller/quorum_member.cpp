@@ -127,7 +127,7 @@ void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outco
   if (!e.data.empty()) {
     // A committed entry that fails to decode or apply fails the same way on every member (the
     // image is deterministic, a batch applies all or nothing), so skipping it whole keeps the
-    // members in step (docs/controller.md, "How the actor is meant to use it").
+    // members in step (docs/controller.md, "The active controller").
     auto records = decode_batch(e.data);
     applied = records ? image_.apply(*records) : status(records.err());
     if (!applied)

@@ -6,10 +6,10 @@
 #
 # Starts three nodes on temporary data dirs, each listening on ports the kernel picks on
 # 127.0.0.1, and bench_rf3_controller, which plays the controller (`capstan node` runs none yet):
-# it places one single-partition topic per record size on all three nodes, led by node 1, every
-# node in the ISR. Then runs `capstan perf produce` with acks=all for 100-byte records (RECORDS,
-# default 1,000,000) and 1 KiB records (RECORDS / 4), bootstrapped at node 2 (a follower: the
-# client finds the leader through Metadata), prints what perf prints, and stops every process it
+# it places one single-partition topic per record size on all three nodes, led by nodes 1 and 2 in
+# turn, every node in the ISR. Then runs `capstan perf produce` with acks=all for 100-byte records (RECORDS,
+# default 1,000,000) and 1 KiB records (RECORDS / 4), bootstrapped at node 2 (the client finds
+# each leader through Metadata), prints what perf prints, and stops every process it
 # started by pid. Needs the `capstan` and `bench_rf3_controller` targets built.
 set -euo pipefail
 
