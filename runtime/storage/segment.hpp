@@ -3,7 +3,7 @@
 // One log segment on disk: NNNNNNNNNNNNNNNNNNNN.log (padded batches), .index (sparse relative
 // offset -> position) and .timeindex (max timestamp -> relative offset); docs/storage.md has the
 // byte layouts, the recovery rules and what is durable when.
-// Plain, synchronous, single-threaded: the segment actor (actors/log/segment_actor) owns one and
+// Plain, synchronous, single-threaded: its partition log's I/O worker (actors/log/io_worker_actor)
 // is the only caller. Slices it hands out may be used from any thread.
 
 #include <filesystem>
