@@ -31,6 +31,7 @@
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/epoch_scan.hpp"
+#include "runtime/storage/file_handle.hpp"
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
 #include "runtime/storage/log_loader.hpp"
 #include "runtime/storage/offset_gaps.hpp"
@@ -909,11 +910,7 @@ result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
 } // namespace
 
 result<loaded_partition_log> load_partition_log(const partition_log_options& opts) {
-  std::error_code ec;
-  std::filesystem::create_directories(opts.dir, ec);
-  if (ec)
-    return make_error(errc::kafka_storage_error,
-                      "cannot create " + opts.dir.string() + ": " + ec.message());
+  if (auto made = make_directories(opts.dir); !made) return made.err();
   segment_options seg_opts;
   seg_opts.index_interval_bytes = static_cast<size_t>(opts.config.index_interval_bytes);
   seg_opts.max_batch_bytes = static_cast<size_t>(opts.config.max_message_bytes);

@@ -106,11 +106,7 @@ status node::impl::start() {
     cluster_address = *cluster_addr;
   }
 
-  std::error_code ec;
-  fs::create_directories(config.data_dir, ec);
-  if (ec)
-    return make_error(errc::kafka_storage_error,
-                      "cannot create data dir " + config.data_dir.string() + ": " + ec.message());
+  if (auto made = make_directories(config.data_dir); !made) return made.err();
   auto claimed_lock = data_dir_lock::acquire(config.data_dir);
   if (!claimed_lock) return claimed_lock.err();
   lock.emplace(std::move(*claimed_lock));
@@ -145,6 +141,7 @@ status node::impl::start_actors() {
   rm.log_defaults = config.log_defaults;
   rm.min_insync_replicas = config.min_insync_replicas;
   rm.checkpoint_interval_ms = config.checkpoint_interval_ms;
+  rm.io_workers = config.io_workers;
   rm.replica_lag_time_max_ms = config.replica_lag_time_max_ms;
   rm.num_replica_fetchers = config.num_replica_fetchers;
   rm.fetcher_config = config.replica_fetcher;

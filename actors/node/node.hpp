@@ -43,6 +43,9 @@ struct node_config {
   int32_t max_broker_partitions = default_max_broker_partitions();
   int64_t checkpoint_interval_ms = 60000;   // log.flush.offset.checkpoint.interval.ms
   size_t scheduler_threads = 2;
+  // num.log.io.workers (capstan's own): the I/O workers that run the partition logs' blocking
+  // file work and recovery, shared by every partition of the node.
+  int32_t io_workers = 2;
   // Bounds on client connections (docs/configuration.md, "Client connections"); max.connections
   // defaults to half the open-file limit when the config is made.
   rpc_limits client_limits = default_node_rpc_limits();

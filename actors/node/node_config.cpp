@@ -237,6 +237,7 @@ const std::map<std::string, key_setter>& node_keys() {
     {"offsets.topic.num.partitions",
      int_key([](node_config& c) -> auto& { return c.offsets_topic_partitions; }, 1, max_topic_partitions)},
     {"num.io.threads", int_key([](node_config& c) -> auto& { return c.scheduler_threads; }, 1, 256)},
+    {"num.log.io.workers", int_key([](node_config& c) -> auto& { return c.io_workers; }, 1, 256)},
     {max_broker_partitions_key,
      int_key([](node_config& c) -> auto& { return c.max_broker_partitions; }, 1, int32_max)},
     {"log.flush.offset.checkpoint.interval.ms",

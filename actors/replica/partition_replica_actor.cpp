@@ -130,6 +130,19 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
   st.log_name = partition_name(st) + " on node " + std::to_string(st.opts.node.value());
   st.log = log;
   self->link_to(log);
+  // A failed log (its disk failed) or a dying manager takes the replica down. What waits here
+  // (acks=all produces, parked fetches) is answered with that reason first: CAF 0.17 drops an
+  // undelivered promise silently, so each client would otherwise wait out its own timeout.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    if (!em.reason) return;
+    auto& st = self->state;
+    for (auto& [end, p] : st.pending_acks) p.rp.deliver(em.reason);
+    st.pending_acks.clear();
+    for (auto& [id, rp] : st.parked_promises) rp.deliver(em.reason);
+    st.parked_promises.clear();
+    st.parked.take_all();
+    self->quit(em.reason);
+  });
   // Nothing else is served before the log's offsets are known.
   self->request(log, caf::infinite, info_atom_v)
     .await(

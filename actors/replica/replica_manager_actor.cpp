@@ -24,6 +24,7 @@
 #include "actors/replica/partition_replica_actor.hpp"
 #include "actors/replica/replica_manager_state.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/storage/file_handle.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
 #include "runtime/storage/partition_check.hpp"
 
@@ -354,10 +355,9 @@ void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::fu
       done();
       return;
     }
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    if (ec)
-      spdlog::error("node {}: cannot delete {}: {}", st.opts.node.value(), dir.string(), ec.message());
+    if (auto removed = remove_tree(dir); !removed)
+      spdlog::error("node {}: cannot delete {}: {}", st.opts.node.value(), dir.string(),
+                    removed.err().message);
     else
       spdlog::info("node {}: deleted {}", st.opts.node.value(), dir.string());
     done();
@@ -560,11 +560,7 @@ result<replica_config> effective_replica_config(const std::map<std::string, std:
 result<replica_manager_actor> spawn_replica_manager(caf::actor_system& sys,
                                                     replica_manager_options options,
                                                     std::shared_ptr<routing_registry> routes) {
-  std::error_code ec;
-  std::filesystem::create_directories(options.data_dir, ec);
-  if (ec)
-    return make_error(errc::kafka_storage_error,
-                      "cannot create " + options.data_dir.string() + ": " + ec.message());
+  if (auto made = make_directories(options.data_dir); !made) return made.err();
   auto read = [&](const char* name, const char* consequence) {
     const auto file = options.data_dir / name;
     auto points = read_offset_checkpoint(file);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "runtime/batch/record_batch_filter.hpp"
 #include "runtime/batch/record_batch_view.hpp"
@@ -211,11 +212,7 @@ result<compaction_output> compact_segments(const compaction_input& input) {
   // Leftovers of an earlier, interrupted compaction are useless: they were never installed.
   discard_compaction(input.dir);
   const fs::path staged = input.dir / compaction_dir_name;
-  std::error_code ec;
-  fs::create_directory(staged, ec);
-  if (ec)
-    return make_error(errc::kafka_storage_error,
-                      fmt::format("create directory {}: {}", staged.string(), ec.message()));
+  if (auto made = make_directories(staged); !made) return made.err();
 
   auto fail = [&](const error& e) {
     discard_compaction(input.dir);
@@ -276,8 +273,9 @@ status install_compacted_segment(const fs::path& dir, const compacted_segment& s
 }
 
 void discard_compaction(const fs::path& dir) {
-  std::error_code ignored;
-  fs::remove_all(dir / compaction_dir_name, ignored);
+  // What is left is never installed, and the next compaction or load removes it again.
+  if (auto removed = remove_tree(dir / compaction_dir_name); !removed)
+    spdlog::warn("{}", removed.err().message);
 }
 
 } // namespace capstan

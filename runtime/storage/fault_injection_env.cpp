@@ -139,4 +139,16 @@ int fault_injection_env::remove(const std::filesystem::path& path) {
   return base_.remove(path);
 }
 
+int fault_injection_env::make_directory(const std::filesystem::path& path, mode_t mode) {
+  inside_guard g(mutex_, changed_, inside_);
+  if (int err = check(path, storage_op::mkdir)) return err;
+  return base_.make_directory(path, mode);
+}
+
+int fault_injection_env::remove_directory(const std::filesystem::path& path) {
+  inside_guard g(mutex_, changed_, inside_);
+  if (int err = check(path, storage_op::rmdir)) return err;
+  return base_.remove_directory(path);
+}
+
 } // namespace capstan

@@ -51,6 +51,8 @@ public:
   int truncate(const std::filesystem::path& path, int fd, off_t size) override;
   int rename(const std::filesystem::path& from, const std::filesystem::path& to) override;
   int remove(const std::filesystem::path& path) override;
+  int make_directory(const std::filesystem::path& path, mode_t mode) override;
+  int remove_directory(const std::filesystem::path& path) override;
 
 private:
   struct rule {

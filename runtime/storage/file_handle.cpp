@@ -155,6 +155,34 @@ status remove_file(const std::filesystem::path& path) {
   return {};
 }
 
+status make_directories(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (dir.empty() || std::filesystem::is_directory(dir, ec)) return {};
+  if (auto parent = dir.parent_path(); parent != dir)
+    if (auto s = make_directories(parent); !s) return s;
+  const int err = storage_env::current().make_directory(dir, 0755);
+  // EEXIST: another thread made it meanwhile, or a trailing '/' named the parent just made.
+  if (err == 0 || (err == EEXIST && std::filesystem::is_directory(dir, ec))) return {};
+  return storage_error("mkdir", dir, err);
+}
+
+status remove_tree(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (st.type() == std::filesystem::file_type::not_found) return {};
+  if (ec) return storage_error("stat", path, ec.value());
+  if (!std::filesystem::is_directory(st)) return remove_file(path);
+  std::vector<std::filesystem::path> entries;
+  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+    entries.push_back(it->path());
+  if (ec) return storage_error("read directory", path, ec.value());
+  for (const auto& e : entries)
+    if (auto s = remove_tree(e); !s) return s;
+  if (int err = storage_env::current().remove_directory(path); err != 0 && err != ENOENT)
+    return storage_error("rmdir", path, err);
+  return {};
+}
+
 status write_file_atomically(const std::filesystem::path& file, std::string_view text) {
   auto tmp = file;
   tmp += ".tmp";

@@ -67,6 +67,13 @@ status sync_directory(const std::filesystem::path& dir);
 status rename_file(const std::filesystem::path& from, const std::filesystem::path& to);
 // unlink(2); a file that is already gone is not an error.
 status remove_file(const std::filesystem::path& path);
+// mkdir -p: each missing directory of `dir`, outermost first (mode 0755); one that is already
+// there is not an error.
+status make_directories(const std::filesystem::path& dir);
+// rm -r: a file, or a directory and everything under it, deepest first (files unlinked,
+// directories rmdir'd, symbolic links removed and never followed); a path that is not there is
+// not an error. Stops at the first failure, leaving the rest.
+status remove_tree(const std::filesystem::path& path);
 // Replaces `file` by `text` atomically: writes `file`.tmp, fsyncs it, renames it over `file` and
 // fsyncs the directory, so a crash leaves the old or the new content, never a mix.
 status write_file_atomically(const std::filesystem::path& file, std::string_view text);

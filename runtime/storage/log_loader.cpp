@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/storage/file_handle.hpp"
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
 #include "runtime/storage/offset_gaps.hpp"
 #include "runtime/storage/partition_metadata.hpp"
@@ -36,10 +37,7 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
   std::map<offset, bool> bases; // base -> has .log
   std::error_code ec;
 
-  fs::remove_all(dir / compaction_dir_name, ec);
-  if (ec)
-    return make_error(errc::kafka_storage_error,
-                      "cannot remove " + (dir / compaction_dir_name).string() + ": " + ec.message());
+  if (auto removed = remove_tree(dir / compaction_dir_name); !removed) return removed.err();
   fs::directory_iterator it(dir, ec);
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const auto& path = it->path();
@@ -68,6 +66,11 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
   for (const auto& name : out.unknown_files)
     spdlog::warn("{}: unknown file {} in {} left alone", log_name, name, dir.string());
 
+  // A leftover that cannot be removed is left for the next load; it is never read.
+  auto remove_leftover = [&](const fs::path& file) {
+    if (auto removed = remove_file(file); !removed)
+      spdlog::warn("{}: {}", log_name, removed.err().message);
+  };
   std::vector<offset> log_bases;
   for (const auto& [base, has_log] : bases) {
     if (has_log) {
@@ -76,8 +79,8 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
       // Index files without their log (a crash between deleting a segment's files): useless.
       spdlog::warn("{}: index files of {} have no .log; removing them", log_name,
                    segment::file_stem(base));
-      fs::remove(dir / (segment::file_stem(base) + ".index"), ec);
-      fs::remove(dir / (segment::file_stem(base) + ".timeindex"), ec);
+      remove_leftover(dir / (segment::file_stem(base) + ".index"));
+      remove_leftover(dir / (segment::file_stem(base) + ".timeindex"));
     }
   }
 
@@ -87,7 +90,7 @@ result<loaded_log> load_log(const std::filesystem::path& dir, offset recovery_po
       const auto stem = segment::file_stem(log_bases[j]);
       spdlog::warn("{}: deleting segment {}: {}", log_name, stem, why);
       out.dropped_segments.push_back(stem);
-      for (const char* ext : {".log", ".index", ".timeindex"}) fs::remove(dir / (stem + ext), ec);
+      for (const char* ext : {".log", ".index", ".timeindex"}) remove_leftover(dir / (stem + ext));
     }
   };
 

@@ -40,12 +40,6 @@ fs::path free_name(const fs::path& aside_dir, const std::string& name) {
   return target;
 }
 
-status ensure_directory(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return make_error(errc::kafka_storage_error, "cannot create " + dir.string() + ": " + ec.message());
-  return {};
-}
 
 status sync_file(const fs::path& path) {
   auto f = file_handle::open(path, file_mode::open_existing);
@@ -130,7 +124,7 @@ status apply_repair(const fs::path& dir, const repair_plan& plan, const fs::path
   for (const auto& step : plan.steps) {
     switch (step.what) {
     case kind::create_directory: {
-      if (auto s = ensure_directory(dir); !s) return s;
+      if (auto s = make_directories(dir); !s) return s;
       if (auto s = sync_directory(dir.parent_path().empty() ? fs::path(".") : dir.parent_path()); !s)
         return s;
       break;
@@ -143,13 +137,13 @@ status apply_repair(const fs::path& dir, const repair_plan& plan, const fs::path
         const auto from = dir / (step.file + ext);
         std::error_code ec;
         if (!fs::exists(fs::symlink_status(from, ec))) continue;
-        if (auto s = ensure_directory(aside_dir); !s) return s;
+        if (auto s = make_directories(aside_dir); !s) return s;
         if (auto s = rename_file(from, free_name(aside_dir, step.file + ext)); !s) return s;
         aside_used = true;
       }
       break;
     case kind::copy_aside_and_cut: {
-      if (auto s = ensure_directory(aside_dir); !s) return s;
+      if (auto s = make_directories(aside_dir); !s) return s;
       const auto from = dir / step.file;
       const auto copy = free_name(aside_dir, step.file);
       std::error_code ec;

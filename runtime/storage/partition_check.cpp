@@ -135,11 +135,7 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
                     partition, dir.string(), checkpoints.known_end().value() - 1,
                     checkpoints.recovery_point.value_or(offset{0}).value(),
                     checkpoints.high_watermark.value_or(offset{0}).value(), what_to_do));
-    std::error_code ec;
-    fs::create_directory(dir, ec);
-    if (ec)
-      return make_error(errc::kafka_storage_error,
-                        fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+    if (auto made = make_directories(dir); !made) return made.err();
     if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
     if (auto s = sync_directory(parent); !s) return s.err();
     if (out.state != dir_state::replaced) out.state = dir_state::created;

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace capstan {
@@ -22,6 +23,10 @@ const char* to_string(storage_op op) {
     return "rename";
   case storage_op::remove:
     return "remove";
+  case storage_op::mkdir:
+    return "mkdir";
+  case storage_op::rmdir:
+    return "rmdir";
   }
   return "?";
 }
@@ -66,6 +71,14 @@ public:
 
   int remove(const std::filesystem::path& path) override {
     return ::unlink(path.c_str()) == 0 ? 0 : errno;
+  }
+
+  int make_directory(const std::filesystem::path& path, mode_t mode) override {
+    return ::mkdir(path.c_str(), mode) == 0 ? 0 : errno;
+  }
+
+  int remove_directory(const std::filesystem::path& path) override {
+    return ::rmdir(path.c_str()) == 0 ? 0 : errno;
   }
 };
 

@@ -1,9 +1,10 @@
 #pragma once
 
-// The one door through which storage changes files: open/create, write, fsync, truncate, rename
-// and remove (LevelDB's Env, cut to what capstan writes with). file_handle, sync_directory,
-// rename_file and remove_file call it once per system call, never per byte; reads (pread, fstat,
-// mmap) go to the kernel directly. Tests install a fault_injection_env to make these operations
+// The one door through which storage changes files: open/create, write, fsync, truncate, rename,
+// remove, mkdir and rmdir (LevelDB's Env, cut to what capstan writes with). file_handle,
+// sync_directory, rename_file, remove_file, make_directories and remove_tree call it once per
+// system call, never per byte; reads (pread, fstat, directory listings, mmap) go to the kernel
+// directly. Tests install a fault_injection_env to make these operations
 // fail or stall (runtime/storage/fault_injection_env.hpp).
 //
 // The env is process-wide: every partition of every node in the process uses the one installed.
@@ -24,6 +25,8 @@ enum class storage_op {
   truncate, // ftruncate(2)
   rename,   // rename(2); the path is the source
   remove,   // unlink(2)
+  mkdir,    // mkdir(2)
+  rmdir,    // rmdir(2)
 };
 
 const char* to_string(storage_op op);
@@ -46,6 +49,10 @@ public:
   virtual int rename(const std::filesystem::path& from, const std::filesystem::path& to) = 0;
   // A file that does not exist is ENOENT, as unlink(2) says.
   virtual int remove(const std::filesystem::path& path) = 0;
+  // mkdir(2): EEXIST when something is there already.
+  virtual int make_directory(const std::filesystem::path& path, mode_t mode) = 0;
+  // rmdir(2): the directory must be empty (ENOTEMPTY otherwise).
+  virtual int remove_directory(const std::filesystem::path& path) = 0;
 
   // The env in use: the POSIX one unless a test installed another.
   static storage_env& current();

@@ -6,6 +6,7 @@
 
 #include "actors/controller/raft/raft_storage_format.hpp"
 #include "runtime/batch/crc32c.hpp"
+#include "runtime/storage/file_handle.hpp"
 
 namespace capstan::raft {
 
@@ -113,9 +114,7 @@ result<snapshot> read_snapshot(const fs::path& file) {
 } // namespace
 
 result<raft_storage> raft_storage::open(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return storage_error("create directory", dir, ec.value());
+  if (auto made = make_directories(dir); !made) return made.err();
   for (auto name : {sf::hard_state_file, sf::snapshot_file, sf::log_file}) {
     fs::path tmp = dir / name;
     tmp += std::string(sf::temp_suffix);

@@ -306,6 +306,21 @@ TEST_CASE("log.flush.offset.checkpoint.interval.ms sets how often checkpoints ar
   CHECK(zero.code() == errc::invalid_config);
 }
 
+TEST_CASE("num.log.io.workers sets the partition logs' I/O workers, 1 to 256", "[node][config]") {
+  temp_dir dir;
+  CHECK(node_config{}.io_workers == 2);
+  auto c = load(dir, "num.log.io.workers = 8\n");
+  REQUIRE(c);
+  CHECK(c->io_workers == 8);
+  for (const char* text : {"num.log.io.workers = 0\n", "num.log.io.workers = 257\n"}) {
+    INFO(text);
+    auto bad = load(dir, text);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.code() == errc::invalid_config);
+    CHECK(bad.err().message.find("num.log.io.workers") != std::string::npos);
+  }
+}
+
 TEST_CASE("replication settings are read by Kafka's names, with Kafka's defaults", "[node][config]") {
   temp_dir dir;
   const node_config defaults;

@@ -163,3 +163,45 @@ TEST_CASE("a segment whose log write fails keeps its offsets and its bytes", "[s
   CHECK((*seg)->size_bytes() == size);
   CHECK(std::filesystem::file_size(dir / "00000000000000000000.log") == size);
 }
+
+// Before: directories were made and removed by std::filesystem, out of the env's reach, so no
+// test could fail a partition's mkdir or a deleted partition's removal.
+TEST_CASE("directories are made and removed through the env, which can fail them",
+          "[storage][env]") {
+  namespace fs = std::filesystem;
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+
+  REQUIRE(make_directories(dir.path() / "a" / "b"));
+  CHECK(fs::is_directory(dir.path() / "a" / "b"));
+  REQUIRE(make_directories(dir.path() / "a" / "b"));
+
+  faults.fail("/full", storage_op::mkdir, ENOSPC);
+  auto refused = make_directories(dir.path() / "full" / "deeper");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.code() == errc::kafka_storage_error);
+  CHECK(refused.err().message.find("mkdir") != std::string::npos);
+  CHECK(refused.err().message.find("No space left on device") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path() / "full"));
+
+  // A tree with files, a nested directory and a link out of it; the link's target survives.
+  const auto outside = dir.path() / "outside.txt";
+  std::ofstream(outside) << "kept";
+  std::ofstream(dir.path() / "a" / "one.txt") << "1";
+  std::ofstream(dir.path() / "a" / "b" / "two.txt") << "2";
+  fs::create_symlink(outside, dir.path() / "a" / "b" / "link");
+  faults.fail("/a/b", storage_op::rmdir, EIO);
+  auto stuck = remove_tree(dir.path() / "a");
+  REQUIRE_FALSE(stuck);
+  CHECK(stuck.err().message.find("rmdir") != std::string::npos);
+  CHECK(fs::is_directory(dir.path() / "a" / "b"));
+  CHECK(fs::is_empty(dir.path() / "a" / "b"));
+
+  faults.clear();
+  REQUIRE(remove_tree(dir.path() / "a"));
+  CHECK_FALSE(fs::exists(dir.path() / "a"));
+  CHECK(contents(outside) == "kept");
+  REQUIRE(remove_tree(dir.path() / "a"));
+  CHECK(faults.injected() == 2);
+}
