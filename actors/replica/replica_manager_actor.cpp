@@ -355,12 +355,24 @@ void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::fu
       done();
       return;
     }
-    if (auto removed = remove_tree(dir); !removed)
-      spdlog::error("node {}: cannot delete {}: {}", st.opts.node.value(), dir.string(),
-                    removed.err().message);
-    else
-      spdlog::info("node {}: deleted {}", st.opts.node.value(), dir.string());
-    done();
+    // Removing a tree is a file operation per entry: on an I/O worker, awaited so that a topic
+    // created again next finds the directory gone.
+    auto removed = std::make_shared<status>();
+    auto report = [self, dir, removed, done] {
+      const auto node = self->state.opts.node.value();
+      if (*removed)
+        spdlog::info("node {}: deleted {}", node, dir.string());
+      else
+        spdlog::error("node {}: cannot delete {}: {}", node, dir.string(), removed->err().message);
+      done();
+    };
+    self->request(st.io_workers.front(), caf::infinite, run_atom_v,
+                  io_task{[removed, dir] { *removed = remove_tree(dir); }})
+      .await([report](bool) { report(); },
+             [removed, report](caf::error& e) {
+               *removed = from_caf_error(e);
+               report();
+             });
   };
   self->request(entry.actor, caf::infinite, close_atom_v)
     .await([finish, tp, offline = entry.offline](const replica_checkpoint& c) { finish(c, tp, offline); },

@@ -107,6 +107,26 @@ void check_partition_goes_offline(std::map<std::string, std::string> a_configs, 
   (*n)->stop();
 }
 
+// A node on a fresh data dir whose file operations go through `faults`, and a client of it;
+// both are stopped before the env is put back.
+struct faulty_node {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed{faults};
+  std::unique_ptr<node> n = started(dir.path());
+  std::unique_ptr<client::cluster_client> client = connect_client(*n);
+
+  static std::unique_ptr<node> started(const std::filesystem::path& data_dir) {
+    auto n = node::start(loopback_node_config(data_dir));
+    REQUIRE(n);
+    return std::move(*n);
+  }
+  ~faulty_node() {
+    client.reset();
+    n->stop();
+  }
+};
+
 } // namespace
 
 TEST_CASE("EIO on a partition's log write takes that partition offline, the node serves the rest",
@@ -125,28 +145,24 @@ TEST_CASE("ENOSPC on a partition's fsync takes that partition offline, the node 
 TEST_CASE("a fetch parked on a partition whose disk fails is answered KAFKA_STORAGE_ERROR, not "
           "left to time out",
           "[cluster][storage]") {
-  temp_dir dir;
-  fault_injection_env faults;
-  scoped_storage_env installed(faults);
-  auto n = node::start(loopback_node_config(dir.path()));
-  REQUIRE(n);
-  auto client = connect_client(**n);
+  faulty_node f;
+  auto& client = f.client;
   REQUIRE(client->create_topic(topic_spec{"a", 1, 1, {}}));
   REQUIRE(client->produce_sync("a", 0, -1, make_batch(1, "a-kept", 1000)));
 
   // Waits at the high watermark for more than will ever come, far longer than the test runs.
-  auto parked = std::async(std::launch::async, [&node = **n] {
+  auto parked = std::async(std::launch::async, [&node = *f.n] {
     auto waiter = connect_client(node);
     return waiter->fetch_sync("a", 0, offset{1}, 1 << 20, 1 << 20, 30000);
   });
   const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (scrape_metrics((*n)->metrics_port()).find("\ncapstan_rpc_parked_fetches 1") ==
+  while (scrape_metrics(f.n->metrics_port()).find("\ncapstan_rpc_parked_fetches 1") ==
          std::string::npos) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
     std::this_thread::sleep_for(20ms);
   }
 
-  faults.fail("/a-0/", storage_op::write, EIO);
+  f.faults.fail("/a-0/", storage_op::write, EIO);
   auto failed = client->produce_sync("a", 0, -1, make_batch(1, "a-lost", 1000));
   REQUIRE_FALSE(failed);
   CHECK(failed.code() == errc::kafka_storage_error);
@@ -157,30 +173,22 @@ TEST_CASE("a fetch parked on a partition whose disk fails is answered KAFKA_STOR
   INFO(fetched.err().to_string());
   CHECK(fetched.code() == errc::kafka_storage_error);
   CHECK(fetched.err().message.find("Input/output error") != std::string::npos);
-  client.reset();
-  (*n)->stop();
 }
 
 TEST_CASE("a topic whose partition directory cannot be made is refused with KAFKA_STORAGE_ERROR",
           "[cluster][storage]") {
-  temp_dir dir;
-  fault_injection_env faults;
-  scoped_storage_env installed(faults);
-  auto n = node::start(loopback_node_config(dir.path()));
-  REQUIRE(n);
-  auto client = connect_client(**n);
-  faults.fail("/c-0", storage_op::mkdir, ENOSPC);
+  faulty_node f;
+  auto& client = f.client;
+  f.faults.fail("/c-0", storage_op::mkdir, ENOSPC);
   auto created = client->create_topic(topic_spec{"c", 1, 1, {}});
   REQUIRE_FALSE(created);
   INFO(created.err().to_string());
   CHECK(created.code() == errc::kafka_storage_error);
   CHECK(created.err().message.find("could not be opened") != std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(dir.path() / "c-0"));
+  CHECK_FALSE(std::filesystem::exists(f.dir.path() / "c-0"));
 
   REQUIRE(client->create_topic(topic_spec{"d", 1, 1, {}}));
   auto d = client->produce_sync("d", 0, -1, make_batch(1, "d-first", 1000));
   INFO((d ? std::string() : d.err().to_string()));
   CHECK(d);
-  client.reset();
-  (*n)->stop();
 }
