@@ -7,29 +7,22 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <variant>
 
+#include "actors/log/batch_buffer.hpp"
+#include "actors/log/validated_batch.hpp"
 #include "runtime/types.hpp"
 
 namespace capstan {
 
-// A padded batch sequence (docs/formats.md, "Alignment") handed from one actor to the next.
-// The sender gives the buffer up with the message: the partition log patches offsets in place.
-// [begin, end) must start at a batch and end after one.
-struct batch_buffer {
-  std::shared_ptr<bytes> data;
-  size_t begin = 0;
-  size_t end = 0;
+// The batches of an append: bytes the log validates in full, or one producer batch the gateway
+// validated already (validated_batch), which a leader append does not parse again.
+using append_batches = std::variant<batch_buffer, validated_batch>;
 
-  static batch_buffer of(bytes b) {
-    auto p = std::make_shared<bytes>(std::move(b));
-    size_t n = p->size();
-    return {std::move(p), 0, n};
-  }
-  bytes_view view() const {
-    return data ? bytes_view{data->data() + begin, end - begin} : bytes_view{};
-  }
-  size_t size() const { return end - begin; }
-};
+inline const batch_buffer& buffer_of(const append_batches& b) {
+  if (const auto* v = std::get_if<validated_batch>(&b)) return v->buffer();
+  return std::get<batch_buffer>(b);
+}
 
 enum class append_origin : uint8_t {
   // A leader's append: validated as a producer batch, checked against the idempotent producer
@@ -41,7 +34,7 @@ enum class append_origin : uint8_t {
 };
 
 struct append_request {
-  batch_buffer batches;
+  append_batches batches;
   append_origin origin = append_origin::leader;
   // Leader: stamped into each batch. Follower: ignored (each batch keeps the epoch it carries,
   // and the log's leader-epoch cache learns every new one).

@@ -45,30 +45,26 @@ log_segment& partition_log::add_segment(offset base, timestamp_ms now) {
 
 result<append_plan> partition_log::append(append_request& req, timestamp_ms now) {
   const bool leader = req.origin == append_origin::leader;
-  if (!req.batches.data || req.batches.size() == 0 || req.batches.end > req.batches.data->size())
+  const batch_buffer& buf = buffer_of(req.batches);
+  if (!buf.data || buf.size() == 0 || buf.end > buf.data->size())
     return make_error(errc::corrupt_message, "empty append");
   const bool compacted = config_.cleanup == cleanup_policy::compact;
+  const auto max_batch_bytes = static_cast<size_t>(config_.max_message_bytes);
 
   // Validate every batch before touching anything: an append is all or nothing.
-  bytes_view all = req.batches.view();
+  bytes_view all = buf.view();
   // A leader checks produced CreateTimes against its clock: retention and time lookups trust
   // the max timestamps it stores (docs/storage.md, "Timestamps").
   std::optional<timestamp_bounds> bounds;
   if (leader)
     bounds = timestamp_bounds{now, config_.timestamp_before_max_ms, config_.timestamp_after_max_ms};
-  batch_sequence_reader reader(all, static_cast<size_t>(config_.max_message_bytes),
-                               leader ? batch_validation::produce : batch_validation::stored,
-                               bounds);
   std::vector<append_frame> frames;
   append_plan plan;
   auto& res = plan.result;
   offset next = log_end_;
   bool from_producer = false;
-  for (;;) {
-    auto b = reader.next();
-    if (!b) return b.err();
-    if (!*b) break;
-    const auto& view = **b;
+  // The partition's own rules for one batch, after its validation.
+  auto accept = [&](const record_batch_view& view) -> status {
     if (leader && view.is_control())
       return make_error(errc::invalid_record, "clients may not send control batches");
     if (compacted && !view.is_control()) {
@@ -88,6 +84,24 @@ result<append_plan> partition_log::append(append_request& req, timestamp_ms now)
     next = base + view.last_offset_delta() + 1;
     res.record_count += view.record_count();
     frames.push_back(append_frame{pos, view});
+    return {};
+  };
+  const auto* validated = std::get_if<validated_batch>(&req.batches);
+  if (leader && validated && validated->size() <= max_batch_bytes && validated->within(*bounds)) {
+    // The gateway validated it (validated_batch.hpp): only the partition's rules are left.
+    if (auto s = accept(validated->view()); !s) return s.err();
+  } else {
+    // Anything else is validated here in full; so is a validated batch that breaks the
+    // partition's size or timestamp limits, which parse then names exactly.
+    batch_sequence_reader reader(all, max_batch_bytes,
+                                 leader ? batch_validation::produce : batch_validation::stored,
+                                 bounds);
+    for (;;) {
+      auto b = reader.next();
+      if (!b) return b.err();
+      if (!*b) break;
+      if (auto s = accept(**b); !s) return s.err();
+    }
   }
   if (frames.empty()) return make_error(errc::corrupt_message, "no batch in append");
 
@@ -117,8 +131,7 @@ result<append_plan> partition_log::append(append_request& req, timestamp_ms now)
     plan.save_epochs = epochs_.assign(req.epoch, log_end_);
     offset base = log_end_;
     for (const auto& [pos, view] : frames) {
-      std::span<uint8_t> mutable_batch{req.batches.data->data() + req.batches.begin + pos,
-                                       view.size_bytes()};
+      std::span<uint8_t> mutable_batch{buf.data->data() + buf.begin + pos, view.size_bytes()};
       set_base_offset(mutable_batch, base);
       set_partition_leader_epoch(mutable_batch, req.epoch);
       base = base + view.last_offset_delta() + 1;
@@ -139,9 +152,8 @@ result<append_plan> partition_log::append(append_request& req, timestamp_ms now)
   // `checked` (set iff its one batch has a producer id), a follower replays.
   auto add_run = [&](size_t run_begin, size_t run_end) {
     if (run_begin == run_end) return;
-    plan.steps.emplace_back(
-        segment_write{active().slot, batch_buffer{req.batches.data, req.batches.begin + run_begin,
-                                                  req.batches.begin + run_end}});
+    plan.steps.emplace_back(segment_write{
+        active().slot, batch_buffer{buf.data, buf.begin + run_begin, buf.begin + run_end}});
   };
   size_t run_begin = frames.front().pos;
   size_t run_end = run_begin;

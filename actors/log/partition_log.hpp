@@ -128,7 +128,8 @@ public:
 
   // Validates `req` whole before changing anything (an append is all or nothing): every batch
   // as a producer sends it (leader) or as stored (replication), within max.message.bytes, a
-  // leader's CreateTimes within the timestamp window around `now`; no control batch from a
+  // leader's CreateTimes within the timestamp window around `now` (a leader's validated_batch is
+  // not parsed again: only its size and timestamp range are checked); no control batch from a
   // client; no keyless record on a compacted topic; a replicated batch must follow the log
   // end; a producer's batch must be alone in its produce and pass the producer state's check.
   // Then, as leader, patches base offsets and the leader epoch into req.batches in place, and

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -276,4 +278,71 @@ TEST_CASE("flush.messages asks for a flush with the append that reaches it",
   CHECK(plan.segments.size() == 1);
   auto c = leader_append(make_batch(1, "c", start_ms));
   CHECK_FALSE(log.append(c, start_ms)->flush); // plan_flush reset the count
+}
+
+namespace {
+
+append_request validated_append(const bytes& batch) {
+  auto v = validated_batch::validate(batch, 1 << 20);
+  REQUIRE(v);
+  return append_request{std::move(*v), append_origin::leader, leader_epoch{3}};
+}
+
+// Changes one byte of the first record's value: the framing stays intact, the CRC no longer
+// matches.
+void damage_value(const batch_buffer& buf, const std::string& value) {
+  auto* begin = buf.data->data() + buf.begin;
+  auto* end = buf.data->data() + buf.end;
+  auto* at = std::search(begin, end, value.begin(), value.end());
+  REQUIRE(at != end);
+  *at ^= 0x01;
+}
+
+} // namespace
+
+TEST_CASE("a leader append of a validated batch does not validate it again",
+          "[log][partition_log][validation]") {
+  auto log = empty_log();
+  const auto batch = make_batch(2, "once", start_ms);
+  auto trusted = validated_append(batch);
+  // Damage the bytes after validation: only a second parse could notice.
+  damage_value(buffer_of(trusted.batches), "once-0");
+  auto r = log.append(trusted, start_ms);
+  REQUIRE(r);
+  CHECK(r->result.first == offset{0});
+  CHECK(r->result.record_count == 2);
+
+  // The same bytes as a plain buffer (an internal producer's) are validated in full.
+  auto raw = leader_append(batch);
+  damage_value(buffer_of(raw.batches), "once-0");
+  auto refused = log.append(raw, start_ms);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.err().code == errc::corrupt_message);
+  CHECK(log.log_end() == offset{2});
+}
+
+TEST_CASE("a validated batch outside the partition's limits gets the same named error as a raw one",
+          "[log][partition_log][validation]") {
+  log_config config;
+  config.timestamp_before_max_ms = 1000;
+  auto log = empty_log(config);
+  const auto old = make_batch(1, "old", start_ms - 5000);
+  auto validated = validated_append(old);
+  auto v = log.append(validated, start_ms);
+  REQUIRE_FALSE(v);
+  CHECK(v.err().code == errc::invalid_timestamp);
+  auto raw = leader_append(old);
+  auto r = log.append(raw, start_ms);
+  REQUIRE_FALSE(r);
+  CHECK(v.err().message == r.err().message);
+
+  config.timestamp_before_max_ms = std::numeric_limits<int64_t>::max();
+  const auto big = make_batch(4, "big", start_ms, 0, 200);
+  config.max_message_bytes = static_cast<int64_t>(big.size()) - 1;
+  auto small = empty_log(config);
+  auto too_large = validated_append(big);
+  auto t = small.append(too_large, start_ms);
+  REQUIRE_FALSE(t);
+  CHECK(t.err().code == errc::message_too_large);
+  CHECK(small.log_end() == offset{0});
 }
