@@ -508,9 +508,9 @@ kj::Promise<void> capstan_service::produce(ProduceContext call) {
   auto dest = route(*ctx_, topic, partition);
   if (!dest) return fail(dest.err());
   // The params live in the connection's read buffer, and the replica patches offsets in place:
-  // one copy into a buffer the request owns.
-  produce_request req{batch_buffer::of(bytes(batch->begin(), batch->end())), acks, timeout_ms};
+  // validation copied the batch into a buffer the request owns.
   const size_t size = batch->size();
+  produce_request req{std::move(*batch), acks, timeout_ms};
   call.releaseParams();
   auto timeout = std::chrono::milliseconds{timeout_ms} + ctx_->reply_margin;
   return answered_later(ask<produce_result>(*ctx_, *dest, timeout, produce_atom_v, std::move(req))

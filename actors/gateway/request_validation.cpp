@@ -45,11 +45,11 @@ status validate_timeout(int32_t ms, const char* what) {
   return invalid(fmt::format("{} must be >= 0, not {}", what, ms));
 }
 
-result<bytes_view> validate_produce_records(bytes_view records, size_t max_batch_bytes) {
+result<validated_batch> validate_produce_records(bytes_view records, size_t max_batch_bytes) {
   if (records.empty()) return make_error(errc::corrupt_message, "produce carries no batch");
-  auto view = record_batch_view::parse(records, max_batch_bytes, batch_validation::produce);
-  if (!view) return view.err();
-  const size_t size = view->size_bytes();
+  auto batch = validated_batch::validate(records, max_batch_bytes);
+  if (!batch) return batch.err();
+  const size_t size = batch->size();
   const size_t padded = (size + 7) / 8 * 8;
   const auto rest = records.subspan(size);
   const bool only_padding = records.size() <= padded &&
@@ -59,7 +59,7 @@ result<bytes_view> validate_produce_records(bytes_view records, size_t max_batch
                       fmt::format("a produce carries exactly one batch: {} bytes follow the "
                                   "batch of {} bytes (at most {} zero padding bytes allowed)",
                                   rest.size(), size, padded - size));
-  return view->data();
+  return batch;
 }
 
 result<fetch_limits> validate_fetch(int64_t from, int32_t max_bytes, int32_t min_bytes,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/log/validated_batch.hpp"
 #include "runtime/result.hpp"
 #include "runtime/types.hpp"
 
@@ -47,9 +48,10 @@ status validate_timeout(int32_t ms, const char* what);
 // MESSAGE_TOO_LARGE above `max_batch_bytes`; the timestamp window is the leader's check, with its
 // clock and the topic's configs), optionally followed by its zero padding to a multiple of 8 bytes
 // (docs/formats.md, "Alignment"). Anything else after the batch is CORRUPT_MESSAGE. Returns the
-// batch's bytes without the padding.
-result<bytes_view> validate_produce_records(bytes_view records,
-                                            size_t max_batch_bytes = max_produce_batch_bytes);
+// batch, without the padding, in a buffer of its own: a validated_batch, which the partition
+// log does not validate again.
+result<validated_batch> validate_produce_records(bytes_view records,
+                                                 size_t max_batch_bytes = max_produce_batch_bytes);
 
 struct fetch_limits {
   offset from{0};

@@ -26,20 +26,11 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/log/log_messages.hpp"
+#include "actors/log/segment_slot.hpp"
 #include "runtime/storage/leader_epoch_cache.hpp"
 #include "runtime/storage/segment.hpp"
 
 namespace capstan {
-
-// One segment of a partition log, as the log and its worker share it.
-struct segment_slot {
-  // Empty until the worker created or was handed the segment, and again after close or delete.
-  std::shared_ptr<segment> seg;
-  // "topic-partition on node n", for log lines.
-  std::string log_name;
-  timestamp_ms created_ms = 0;
-};
-using segment_ref = std::shared_ptr<segment_slot>;
 
 // What a roll asks the worker to create.
 struct segment_spec {

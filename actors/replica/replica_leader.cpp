@@ -201,7 +201,7 @@ caf::result<produce_result> produce(self_ptr self, produce_request& req) {
                      st.log_name + ": the ISR has " + std::to_string(st.leader->isr().size()) +
                        " replicas, min.insync.replicas is " +
                        std::to_string(st.opts.min_insync_replicas));
-  const auto size = static_cast<int64_t>(req.batch.size());
+  const auto size = static_cast<int64_t>(buffer_of(req.batch).size());
   const auto epoch = st.epoch;
   auto append = self->request(st.log, caf::infinite, append_atom_v,
                               append_request{std::move(req.batch), append_origin::leader, st.epoch});

@@ -26,7 +26,9 @@ inline constexpr timestamp_ms earliest_timestamp = -2;
 inline constexpr timestamp_ms latest_timestamp = -1;
 
 struct produce_request {
-  batch_buffer batch;  // exactly one batch, as a producer sent it
+  // Exactly one batch, as a producer sent it: validated by the gateway (validated_batch), or
+  // bytes the log validates in full (an internal producer's).
+  append_batches batch;
   int16_t acks = -1;   // 0, 1 or -1 (all)
   int32_t timeout_ms = 30000;
 };

@@ -102,11 +102,12 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
       [self](produce_atom, produce_request& req) -> caf::result<produce_result> {
         auto& st = self->state;
         auto view =
-            record_batch_view::parse(req.batch.view(), size_t{1} << 30, batch_validation::produce);
+            record_batch_view::parse(buffer_of(req.batch).view(), size_t{1} << 30,
+                                    batch_validation::produce);
         if (!view) return to_caf_error(view.err());
         const offset base = st.next;
         const size_t pos = st.log.size();
-        auto in = req.batch.view();
+        auto in = buffer_of(req.batch).view();
         st.log.insert(st.log.end(), in.begin(), in.begin() + static_cast<long>(view->size_bytes()));
         set_base_offset(std::span<uint8_t>(st.log.data() + pos, view->size_bytes()), base);
         st.log.resize((st.log.size() + 7) / 8 * 8, 0);

@@ -10,6 +10,7 @@
 // Run: build-fuzz/tests/fuzz/rpc_request_fuzz tests/fuzz/corpus/rpc_request, or
 // tests/fuzz/run.sh rpc_request [seconds] (tests/fuzz/README.md).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -86,9 +87,10 @@ void produce(service::ProduceParams::Reader p) {
   for (bytes_view in : {bytes_view{records.begin(), records.size()}, bytes_view{fixed}}) {
     auto batch = validate_produce_records(in);
     if (!batch) continue;
-    FUZZ_CHECK(batch->data() == in.data() && batch->size() <= in.size());
+    const bytes_view copy = batch->buffer().view();
+    FUZZ_CHECK(copy.size() <= in.size() && std::equal(copy.begin(), copy.end(), in.begin()));
     // The gateway's copy, patched by the leader, is what the log then stores.
-    bytes owned(batch->begin(), batch->end());
+    bytes owned(copy.begin(), copy.end());
     set_base_offset(owned, offset{42});
     set_partition_leader_epoch(owned, leader_epoch{1});
     FUZZ_CHECK_OK(

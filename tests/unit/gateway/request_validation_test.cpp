@@ -1,5 +1,6 @@
 #include "actors/gateway/request_validation.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -83,6 +84,21 @@ TEST_CASE("a produce carries exactly one valid batch, optionally zero-padded",
   SECTION("above the size limit") {
     CHECK(validate_produce_records(batch, batch.size() - 1).code() == errc::message_too_large);
   }
+}
+
+TEST_CASE("a validated produce batch is a copy of its own, without the padding",
+          "[gateway][validation]") {
+  auto batch = one_batch(5);
+  auto padded = batch;
+  padded.resize((batch.size() + 7) / 8 * 8, 0);
+  auto v = validate_produce_records(padded);
+  REQUIRE(v.ok());
+  const bytes_view copy = v->buffer().view();
+  REQUIRE(copy.size() == batch.size());
+  CHECK(std::equal(copy.begin(), copy.end(), batch.begin()));
+  // The connection's buffer is reused after the call: the batch must not point into it.
+  CHECK(copy.data() != padded.data());
+  CHECK(v->view().record_count() == 1);
 }
 
 TEST_CASE("fetch limits: offsets, sizes and waits are checked and maxBytes is capped",
