@@ -1,7 +1,9 @@
 #include "runtime/cli/perf_command.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -38,6 +40,20 @@ struct perf_produce_flags {
   int32_t max_in_flight = 5;
   int64_t buffer_memory = 33554432;
   int64_t report_interval_ms = 5000;
+  bool sync = false;
+};
+
+struct perf_e2e_flags {
+  client_options client;
+  std::string topic;
+  int64_t records = 0;
+  int64_t throughput = 10000;
+  int32_t record_size = 100;
+  std::string acks = "all";
+  int32_t batch_size = 16384;
+  int64_t linger_ms = 0;
+  int32_t max_in_flight = 5;
+  int64_t timeout_ms = 10000;
 };
 
 struct perf_consume_flags {
@@ -106,6 +122,58 @@ private:
   steady::time_point start_;
 };
 
+// "N records sent one at a time, ..." with latencies in microseconds: the line `--sync` ends with.
+void print_sync_summary(const client::latency_histogram& h, double secs) {
+  std::printf("%llu records sent one at a time, %.1f records/sec, %.1f us avg latency, "
+              "%lld us max latency, %lld us 50th, %lld us 99th, %lld us 99.9th.\n",
+              static_cast<unsigned long long>(h.count()), static_cast<double>(h.count()) / secs,
+              h.mean(), static_cast<long long>(h.max()), static_cast<long long>(h.percentile(0.5)),
+              static_cast<long long>(h.percentile(0.99)),
+              static_cast<long long>(h.percentile(0.999)));
+  std::fflush(stdout);
+}
+
+// One record in flight: each record is sent alone and the next one only after its
+// acknowledgement (flush() returns once it is acknowledged or failed), so a latency is one
+// request's round trip through the cluster, measured on the sending thread from send() to the
+// return of flush(). Stops at the first failed record.
+void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& client,
+                           const client::client_config& config, bytes_view value,
+                           produce_stats& stats) {
+  const auto start = steady::now();
+  auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
+  {
+    client::producer producer(client, config);
+    for (int64_t i = 0; i < f.records; ++i) {
+      const auto sent_at = steady::now();
+      producer.send(f.topic, std::nullopt, value, std::nullopt,
+                    [stats = &stats](capstan::result<client::record_metadata> r) {
+                      if (!r) stats->failure(r.err());
+                    });
+      producer.flush();
+      const auto acked_at = steady::now();
+      {
+        std::lock_guard lock(stats.mu);
+        if (stats.failed > 0) break;
+      }
+      const auto latency =
+          std::chrono::duration_cast<std::chrono::microseconds>(acked_at - sent_at).count();
+      stats.acknowledged(latency);
+      if (acked_at >= next_report) {
+        stats.report_window();
+        next_report = acked_at + std::chrono::milliseconds(f.report_interval_ms);
+      }
+    }
+  }
+  const double secs = seconds_since(start);
+  std::lock_guard lock(stats.mu);
+  print_sync_summary(stats.total, secs);
+  if (stats.failed > 0)
+    fail("record " + std::to_string(stats.total.count()) + " failed; " +
+             stats.first_error->to_string(),
+         exit_failed);
+}
+
 void run_perf_produce(const perf_produce_flags& f) {
   auto acks = parse_acks(f.acks);
   if (!acks) fail("--acks must be 0, 1 or all, not '" + f.acks + "'", exit_usage);
@@ -126,6 +194,7 @@ void run_perf_produce(const perf_produce_flags& f) {
 
   produce_stats stats;
   stats.record_size = static_cast<uint64_t>(f.record_size);
+  if (f.sync) return run_perf_produce_sync(f, *client, config, value, stats);
   const auto start = steady::now();
   throttler throttle(f.throughput, start);
   auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
@@ -169,6 +238,167 @@ void run_perf_produce(const perf_produce_flags& f) {
          exit_failed);
 }
 
+// The value of an end-to-end record starts with its send time (steady clock, ns) and its
+// sequence number, each 8 bytes in host order: producer and consumer are one process.
+constexpr int32_t e2e_header_size = 16;
+
+// What the consumer side of `perf e2e` saw. Only the consuming (main) thread touches it.
+struct e2e_tally {
+  explicit e2e_tally(int64_t records) : seen(static_cast<size_t>(records), false) {}
+  std::vector<bool> seen;
+  uint64_t received = 0; // distinct records of this run
+  uint64_t duplicates = 0;
+  uint64_t foreign = 0; // too short or out of sequence range: not written by this run
+  uint64_t payload = 0;
+  client::latency_histogram latency_us;
+
+  void visit(const client::record_ref& r, steady::time_point now) {
+    const auto& v = r.record.value;
+    if (!v || v->size() < static_cast<size_t>(e2e_header_size)) {
+      ++foreign;
+      return;
+    }
+    int64_t sent_ns = 0;
+    uint64_t seq = 0;
+    std::memcpy(&sent_ns, v->data(), sizeof sent_ns);
+    std::memcpy(&seq, v->data() + sizeof sent_ns, sizeof seq);
+    if (seq >= seen.size()) {
+      ++foreign;
+      return;
+    }
+    if (seen[seq]) {
+      ++duplicates;
+      return;
+    }
+    seen[seq] = true;
+    ++received;
+    payload += v->size();
+    const auto now_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    latency_us.record((now_ns - sent_ns) / 1000);
+  }
+};
+
+// The producing side of `perf e2e`: a thread that sends `records` records at `throughput`
+// records/s until done or stopped, then waits for every acknowledgement (bounded by
+// delivery.timeout.ms). Joined by the destructor, so no exit path leaves it running.
+class e2e_sender {
+public:
+  e2e_sender(client::cluster_client& client, const client::client_config& config,
+             const perf_e2e_flags& f)
+      : thread_([this, &client, config, f] { run(client, config, f); }) {}
+  ~e2e_sender() { join(); }
+  e2e_sender(const e2e_sender&) = delete;
+  e2e_sender& operator=(const e2e_sender&) = delete;
+
+  void stop() { stopping_ = true; }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // REQUIRES: join() returned.
+  uint64_t failed() const { return failed_; }
+  const std::optional<error>& first_error() const { return first_error_; }
+
+private:
+  void run(client::cluster_client& client, const client::client_config& config,
+           const perf_e2e_flags& f) {
+    bytes value(static_cast<size_t>(f.record_size));
+    std::mt19937 rng(1);
+    for (auto& b : value) b = static_cast<uint8_t>('A' + rng() % 26);
+    client::producer producer(client, config);
+    throttler throttle(f.throughput, steady::now());
+    for (int64_t i = 0; i < f.records && !stopping_; ++i) {
+      const int64_t now_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
+              .count();
+      const auto seq = static_cast<uint64_t>(i);
+      std::memcpy(value.data(), &now_ns, sizeof now_ns);
+      std::memcpy(value.data() + sizeof now_ns, &seq, sizeof seq);
+      producer.send(f.topic, std::nullopt, bytes_view(value), std::nullopt,
+                    [this](capstan::result<client::record_metadata> r) {
+                      if (r) return;
+                      std::lock_guard lock(mu_);
+                      if (failed_++ == 0) first_error_ = r.err();
+                    });
+      throttle.pace(i + 1);
+    }
+    producer.flush();
+  }
+
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  uint64_t failed_ = 0;
+  std::optional<error> first_error_;
+  std::thread thread_; // last: started once every other member is constructed
+};
+
+// Produces at a fixed rate and consumes the same records in this process; a record's latency is
+// from just before send() to its visit by the consumer, so it includes batching, replication up
+// to the high watermark (a consumer reads only below it) and the fetch long poll.
+void run_perf_e2e(const perf_e2e_flags& f) {
+  auto acks = parse_acks(f.acks);
+  if (!acks) fail("--acks must be 0, 1 or all, not '" + f.acks + "'", exit_usage);
+  auto config = make_client_config(f.client);
+  config.acks = *acks;
+  config.batch_size = f.batch_size;
+  config.linger_ms = f.linger_ms;
+  config.max_in_flight = f.max_in_flight;
+  // A record not even sent within --timeout-ms fails rather than waiting delivery.timeout.ms.
+  config.delivery_timeout_ms = f.timeout_ms;
+  auto client = connect_or_fail(config);
+  client::consumer consumer(*client, config);
+  if (auto s = consumer.assign(f.topic); !s) fail(s.err());
+  // Only what this run writes: positions are taken before the first send.
+  if (auto s = consumer.seek_to_end(); !s) fail(s.err());
+
+  e2e_tally tally(f.records);
+  const auto want = static_cast<uint64_t>(f.records);
+  const auto start = steady::now();
+  std::optional<error> poll_error;
+  bool timed_out = false;
+  {
+    e2e_sender sender(*client, config, f);
+    while (tally.received < want) {
+      auto n =
+          consumer.poll_each(std::chrono::milliseconds(f.timeout_ms),
+                             [&](const client::record_ref& r) { tally.visit(r, steady::now()); });
+      if (!n) {
+        poll_error = n.err();
+        break;
+      }
+      if (*n == 0) {
+        timed_out = true;
+        break;
+      }
+    }
+    sender.stop();
+    sender.join();
+    if (sender.failed() > 0)
+      fail(std::to_string(sender.failed()) +
+               " records failed; first error: " + sender.first_error()->to_string(),
+           exit_failed);
+  }
+  const double secs = seconds_since(start);
+  const auto& h = tally.latency_us;
+  std::printf(
+      "%llu records received end to end, %.1f records/sec (%.2f MB/sec), %.1f us avg latency, "
+      "%lld us max latency, %lld us 50th, %lld us 99th, %lld us 99.9th.\n",
+      static_cast<unsigned long long>(tally.received), static_cast<double>(tally.received) / secs,
+      static_cast<double>(tally.payload) / mib / secs, h.mean(), static_cast<long long>(h.max()),
+      static_cast<long long>(h.percentile(0.5)), static_cast<long long>(h.percentile(0.99)),
+      static_cast<long long>(h.percentile(0.999)));
+  std::fflush(stdout);
+  if (tally.duplicates > 0 || tally.foreign > 0)
+    std::cerr << "warning: " << tally.duplicates << " duplicate records, " << tally.foreign
+              << " records not written by this run" << std::endl;
+  if (poll_error) fail(*poll_error);
+  if (timed_out)
+    fail("no record arrived for " + std::to_string(f.timeout_ms) + " ms (--timeout-ms); " +
+             std::to_string(want - tally.received) + " of " + std::to_string(want) +
+             " records never consumed",
+         exit_failed);
+}
+
 void run_perf_consume(const perf_consume_flags& f) {
   auto config = make_client_config(f.client);
   config.max_partition_fetch_bytes = f.fetch_size;
@@ -208,7 +438,7 @@ void run_perf_consume(const perf_consume_flags& f) {
 } // namespace
 
 void add_perf_command(CLI::App& app) {
-  auto* perf = app.add_subcommand("perf", "Measure produce and consume throughput against a running cluster");
+  auto* perf = app.add_subcommand("perf", "Measure throughput and latency against a running cluster");
   perf->require_subcommand(1);
 
   auto p = std::make_shared<perf_produce_flags>();
@@ -235,8 +465,46 @@ void add_perf_command(CLI::App& app) {
   produce->add_option("--report-interval-ms", p->report_interval_ms, "Progress line interval")
     ->capture_default_str()
     ->check(integer_in(1));
+  auto* sync =
+      produce->add_flag("--sync", p->sync,
+                        "One record in flight: send one record per request, the next after its "
+                        "acknowledgement; report latency percentiles in microseconds "
+                        "(--batch-size and --linger-ms do not apply)");
   add_client_options(produce, p->client);
+  sync->excludes("--throughput")->excludes("--max-in-flight");
   produce->callback([p] { run_perf_produce(*p); });
+
+  auto e = std::make_shared<perf_e2e_flags>();
+  auto* e2e = perf->add_subcommand(
+      "e2e",
+      "Produce at a fixed rate and consume in the same process; report produce-to-consume latency");
+  e2e->add_option("topic", e->topic, "Topic to write to and read from")->required();
+  e2e->add_option("--records", e->records, "Number of records to send and receive")
+    ->required()
+    ->check(integer_in(1, 1000000000));
+  e2e->add_option("--throughput", e->throughput, "Records/s the producer sends at")
+    ->capture_default_str()
+    ->check(integer_in(1, 10000000));
+  e2e->add_option("--record-size", e->record_size,
+                  "Bytes per record value; the first 16 carry the send time and a sequence number")
+    ->capture_default_str()
+    ->check(integer_in(e2e_header_size, 100 << 20));
+  e2e->add_option("--acks", e->acks, "0, 1 or all")->capture_default_str();
+  e2e->add_option("--batch-size", e->batch_size, "batch.size in bytes")
+    ->capture_default_str()
+    ->check(integer_in(1, 1 << 30));
+  e2e->add_option("--linger-ms", e->linger_ms, "linger.ms")
+    ->capture_default_str()
+    ->check(integer_in(0));
+  e2e->add_option("--max-in-flight", e->max_in_flight, "Requests in flight per partition")
+    ->capture_default_str()
+    ->check(integer_in(1, 1000));
+  e2e->add_option("--timeout-ms", e->timeout_ms,
+                  "Fail when no record arrives for this long; also each record's delivery timeout")
+    ->capture_default_str()
+    ->check(integer_in(1));
+  add_client_options(e2e, e->client);
+  e2e->callback([e] { run_perf_e2e(*e); });
 
   auto c = std::make_shared<perf_consume_flags>();
   auto* consume = perf->add_subcommand("consume", "Read N records from the beginning; report records/s and MB/s");

@@ -1,7 +1,8 @@
 #pragma once
 
-// `capstan perf produce | consume`: throughput and latency against a running cluster, as
-// kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh.
+// `capstan perf produce | consume | e2e`: throughput and latency against a running cluster, as
+// kafka-producer-perf-test.sh (with --sync: one record in flight), kafka-consumer-perf-test.sh
+// and kafka-e2e-latency.sh (produce-to-consume latency at a fixed rate).
 
 #include <CLI/App.hpp>
 

@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# Produce and consume throughput against one `capstan node` (issue 3, section 7).
+# Produce and consume throughput and latency against one `capstan node` (issue 3, section 7;
+# issue 7, section 6).
 #
-#   tests/bench/perf_single_node.sh [BUILD_DIR] [RECORDS]
+#   [MODES="throughput sync e2e"] [ACKS="1 all"] tests/bench/perf_single_node.sh [BUILD_DIR] [RECORDS]
 #
-# Starts a node on a temporary data dir with its own ports, creates one topic per run, runs
-# `capstan perf produce` for 100-byte and 1 KiB records with acks=1 and acks=all, then
-# `capstan perf consume` over what was written, prints every result, and stops the node by pid.
-# Results from this machine go in tests/bench/README.md.
+# Starts a node on a temporary data dir with its own ports, creates one topic per run, and runs
+# the MODES asked for (default all three):
+#   throughput: `capstan perf produce` for 100-byte and 1 KiB records with each acks of ACKS
+#               (default "1 all"), then `capstan perf consume` over what was written;
+#   sync:       `capstan perf produce --sync`, SYNC_RECORDS (default 20,000) 100-byte records one
+#               in flight, acks=1;
+#   e2e:        `capstan perf e2e`, E2E_RECORDS (default 100,000) 100-byte records at E2E_RATE
+#               (default 10,000) records/s, acks=1.
+# It prints every result and stops the node by pid. Each perf run is bounded by RUN_TIMEOUT
+# seconds (default 600). tests/bench/README.md says how to quote a figure.
 set -euo pipefail
 
 build=${1:-build}
 records=${2:-1000000}
+modes=${MODES:-throughput sync e2e}
+acks_list=${ACKS:-1 all}
+sync_records=${SYNC_RECORDS:-20000}
+e2e_records=${E2E_RECORDS:-100000}
+e2e_rate=${E2E_RATE:-10000}
+run_timeout=${RUN_TIMEOUT:-600}
 capstan="$build/runtime/capstan"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
 
@@ -34,21 +47,44 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
+create() {
+  "$capstan" topic create "$1" --partitions 1 --replication-factor 1 --bootstrap "$bootstrap" >/dev/null
+}
+
 run() {
   local size=$1 acks=$2
   local topic="perf-${size}-${acks}"
   local n=$records
   (( size >= 1024 )) && n=$((records / 4))
-  "$capstan" topic create "$topic" --partitions 1 --replication-factor 1 --bootstrap "$bootstrap" >/dev/null
+  create "$topic"
   echo "== perf produce: $n records of $size bytes, acks=$acks"
-  "$capstan" perf produce "$topic" --records "$n" --record-size "$size" --acks "$acks" \
+  timeout "$run_timeout" "$capstan" perf produce "$topic" --records "$n" --record-size "$size" --acks "$acks" \
     --batch-size 65536 --linger-ms 5 --bootstrap "$bootstrap"
   echo "== perf consume: $n records of $size bytes"
-  "$capstan" perf consume "$topic" --records "$n" --bootstrap "$bootstrap"
+  timeout "$run_timeout" "$capstan" perf consume "$topic" --records "$n" --bootstrap "$bootstrap"
 }
 
-for size in 100 1024; do
-  for acks in 1 all; do
-    run "$size" "$acks"
-  done
+for mode in $modes; do
+  case $mode in
+    throughput)
+      for size in 100 1024; do
+        for acks in $acks_list; do
+          run "$size" "$acks"
+        done
+      done
+      ;;
+    sync)
+      create perf-sync
+      echo "== perf produce --sync: $sync_records records of 100 bytes one in flight, acks=1"
+      timeout "$run_timeout" "$capstan" perf produce perf-sync --sync --records "$sync_records" \
+        --record-size 100 --acks 1 --bootstrap "$bootstrap"
+      ;;
+    e2e)
+      create perf-e2e
+      echo "== perf e2e: $e2e_records records of 100 bytes at $e2e_rate/s, acks=1"
+      timeout "$run_timeout" "$capstan" perf e2e perf-e2e --records "$e2e_records" --throughput "$e2e_rate" \
+        --record-size 100 --acks 1 --bootstrap "$bootstrap"
+      ;;
+    *) echo "unknown mode '$mode' in MODES (throughput, sync, e2e)" >&2; exit 2 ;;
+  esac
 done

@@ -1,12 +1,13 @@
 // Runs the real `capstan` binary: a node on free loopback ports, then the client subcommands
 // (topic, produce, consume, cluster describe) against it, a consumer group that resumes after a
-// restart, bad input and the exit codes of docs/cli.md, and a node killed with SIGKILL in the
-// middle of an acks=all produce.
+// restart, bad input and the exit codes of docs/cli.md, a node killed with SIGKILL in the
+// middle of an acks=all produce, and the perf modes' counts.
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -347,7 +348,14 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
      "--offset: 99999999999999999999 is not an integer >= 0"},
     {{"consume", "t", "--timeout-ms", "soon"}, "--timeout-ms: 'soon' is not an integer >= 0"},
     {{"produce", "t", "--key-separator", ""}, "--key-separator: an empty value is not allowed"},
-    {{"log", "dump", (dir / "empty").string()}, "holds no .log segment files"},
+    {{"perf", "produce", "t", "--records", "1", "--sync", "--throughput", "10"},
+       "--throughput excludes --sync"},
+      {{"perf", "e2e", "t", "--records", "10", "--record-size", "8"},
+       "--record-size: 8 is not an integer in 16.."},
+      {{"perf", "e2e", "t", "--records", "10", "--throughput", "0"},
+       "--throughput: 0 is not an integer in 1.."},
+      {{"perf", "e2e", "t"}, "--records"},
+      {{"log", "dump", (dir / "empty").string()}, "holds no .log segment files"},
     {{"node", "--config", (dir / "typed.toml").string()}, "log.dirs: must be a string (a directory), not an integer (5)"},
     {{"node", "--config", (dir / "aliases.toml").string()}, "node.id = 1 and broker.id = 2"},
   };
@@ -372,6 +380,10 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
   CHECK(out.find("Subcommands:") != std::string::npos);
   CHECK(run_to_end(binary, {"consume", "--help"}, dir.path(), &out, &err, 30s) == 0);
   CHECK(out.find("--timeout-ms") != std::string::npos);
+  CHECK(run_to_end(binary, {"perf", "produce", "--help"}, dir.path(), &out, &err, 30s) == 0);
+  CHECK(out.find("--sync") != std::string::npos);
+  CHECK(run_to_end(binary, {"perf", "e2e", "--help"}, dir.path(), &out, &err, 30s) == 0);
+  CHECK(out.find("--throughput") != std::string::npos);
 }
 
 TEST_CASE("failures against a running node exit 1, invalid requests 2, each with one error line", "[system][cli]") {
@@ -488,5 +500,76 @@ TEST_CASE("user topics named __... are ordinary, names colliding over '.' and '_
   REQUIRE(node.run({"topic", "create", "a_b"}, &out, &err) == 0);
   CHECK(node.run({"topic", "create", "a.b"}, &out, &err) == 2);
   CHECK(err.find("INVALID_TOPIC_EXCEPTION: Topic 'a.b' collides with existing topic: a_b") != std::string::npos);
+  node.stop(SIGTERM);
+}
+
+namespace {
+
+// The figures of a perf summary line (the text up to the first ' ' is the record count, each
+// "N us NAME" gives a latency).
+struct perf_line {
+  unsigned long long records = 0;
+  long long max = -1, p50 = -1, p99 = -1, p999 = -1;
+};
+
+std::optional<perf_line> parse_perf_line(const std::string& text, const std::string& what) {
+  for (const auto& l : lines(text)) {
+    if (l.find(what) == std::string::npos) continue;
+    perf_line p;
+    if (std::sscanf(l.c_str(), "%llu", &p.records) != 1) return std::nullopt;
+    const auto at = l.find("us max latency, ");
+    if (at == std::string::npos) return std::nullopt;
+    const auto from = l.rfind(", ", at);
+    if (from == std::string::npos ||
+        std::sscanf(l.c_str() + from + 2,
+                    "%lld us max latency, %lld us 50th, %lld us 99th, %lld us 99.9th.", &p.max,
+                    &p.p50, &p.p99, &p.p999) != 4)
+      return std::nullopt;
+    return p;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+TEST_CASE("perf produce --sync and perf e2e account for every record they send",
+          "[system][cli][perf]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "lat", "--partitions", "2"}, &out, &err) == 0);
+
+  REQUIRE(node.run({"perf", "produce", "lat", "--records", "40", "--sync", "--acks", "all"}, &out,
+                   &err) == 0);
+  INFO("stdout: " << out << "stderr: " << err);
+  auto sync = parse_perf_line(out, "records sent one at a time");
+  REQUIRE(sync);
+  CHECK(sync->records == 40);
+  CHECK(sync->p50 <= sync->p99);
+  CHECK(sync->p99 <= sync->p999);
+  CHECK(sync->p999 <= sync->max);
+
+  // Only the records this run writes count: the 40 above are skipped.
+  REQUIRE(node.run({"perf", "e2e", "lat", "--records", "300", "--throughput", "1000",
+                    "--record-size", "32", "--acks", "all", "--timeout-ms", "20000"},
+                   &out, &err) == 0);
+  auto e2e = parse_perf_line(out, "records received end to end");
+  REQUIRE(e2e);
+  CHECK(e2e->records == 300);
+  CHECK(e2e->p50 <= e2e->p99);
+  CHECK(e2e->p99 <= e2e->p999);
+  CHECK(e2e->p999 <= e2e->max);
+  CHECK(err.empty());
+
+  REQUIRE(node.run({"perf", "consume", "lat", "--records", "340", "--timeout-ms", "5000"}, &out,
+                   &err) == 0);
+  CHECK(out.find("340 records received") == 0);
+
+  CHECK(node.run({"perf", "e2e", "missing", "--records", "10"}, &out, &err) == 1);
+  CHECK(one_line(err));
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
+  CHECK(node.run({"perf", "produce", "missing", "--records", "10", "--sync"}, &out, &err) == 1);
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
   node.stop(SIGTERM);
 }
