@@ -352,7 +352,7 @@ kj::Promise<void> capstan_service::metadata(MetadataContext call) {
 kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
   static constexpr const char* method = "createTopic";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_)) {
+  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
     return kj::READY_NOW;
   }
@@ -371,20 +371,23 @@ kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  return answered_later(ask<topic_metadata>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
-                                            create_atom_v, std::move(spec))
-      .then([call, ctx = ctx_](reply<topic_metadata>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        if (!r) return set_error(results, ctx->metrics, method, r.err());
-        results.setTopicId(capnp::Data::Reader(r->id.data(), r->id.size()));
-      }));
+  auto created = ctx_->targets.controller
+                     ? ask<topic_metadata>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
+                                           mktopic_atom_v, std::move(spec))
+                     : ask<topic_metadata>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
+                                           create_atom_v, std::move(spec));
+  return answered_later(created.then([call, ctx = ctx_](reply<topic_metadata>&& reply_) mutable {
+    auto r = std::move(reply_).take();
+    auto results = call.getResults(results_size_hint);
+    if (!r) return set_error(results, ctx->metrics, method, r.err());
+    results.setTopicId(capnp::Data::Reader(r->id.data(), r->id.size()));
+  }));
 }
 
 kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
   static constexpr const char* method = "deleteTopic";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_)) {
+  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
     return kj::READY_NOW;
   }
@@ -394,12 +397,15 @@ kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  return answered_later(ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
-                                  delete_atom_v, std::move(name))
-      .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
-      }));
+  auto deleted = ctx_->targets.controller
+                     ? ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
+                                 rmtopic_atom_v, std::move(name))
+                     : ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, delete_atom_v,
+                                 std::move(name));
+  return answered_later(deleted.then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+    auto r = std::move(reply_).take();
+    if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
+  }));
 }
 
 kj::Promise<void> capstan_service::listTopics(ListTopicsContext call) {

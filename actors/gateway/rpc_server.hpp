@@ -18,6 +18,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/controller/controller_client_actor.hpp"
 #include "actors/controller/metadata_actor.hpp"
 #include "actors/gateway/rpc_limits.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
@@ -38,9 +39,12 @@ struct rpc_targets {
   std::shared_ptr<metrics_registry> metrics;
   // The node's metadata cache from the controller's UpdateMetadata (metadata_cache_registry::
   // current). While it gives a cache, metadata, listTopics and describeConfigs are answered from
-  // it and the topic admin calls are refused with NOT_CONTROLLER; empty or null: every call goes
-  // to `metadata`, the node's own single-node metadata.
+  // it and the topic admin calls are refused with NOT_CONTROLLER (but see `controller`); empty or
+  // null: every call goes to `metadata`, the node's own single-node metadata.
   std::function<metadata_cache_ptr()> controller_metadata;
+  // The way to a multi-node quorum's active controller; set, createTopic and deleteTopic go
+  // there (whether or not the cache is there yet) instead of being refused with NOT_CONTROLLER.
+  controller_client_actor controller;
 };
 
 class rpc_server {

@@ -2,9 +2,15 @@
 // replica manager, metadata actor (its stored snapshot applied before anything serves), the node
 // endpoint published on the cluster port (a controller's LeaderAndIsr and other nodes' fetchers
 // reach the node only once its own partitions are open), __consumer_offsets, group coordinator,
-// client RPC server, metrics endpoint. stop() undoes it in the reverse order of dependence: no
-// new requests first (clients, then controller and peers), then flush and checkpoint, then the
-// actors, then the actor system (which would otherwise wait forever for a live actor).
+// client RPC server, metrics endpoint. With a multi-node controller quorum a voter also runs its
+// quorum member and the controller actor (both reached through the endpoint, so spawned before
+// it), and every node registers with the active controller once its client listener is bound;
+// the controller's LeaderAndIsr then opens the partitions of the cluster's topics, and its
+// UpdateMetadata answers clients' Metadata. The metadata actor stays the node's own: it holds
+// only __consumer_offsets there (group offsets are node-local). stop() undoes it in the reverse
+// order of dependence: no new requests first (clients, then controller and peers), then flush
+// and checkpoint, then the actors, then the actor system (which would otherwise wait forever for
+// a live actor).
 
 #include "actors/node/node.hpp"
 
@@ -15,10 +21,15 @@
 #include <caf/io/middleman.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/controller/broker_lifecycle_actor.hpp"
+#include "actors/controller/controller_actor.hpp"
+#include "actors/controller/controller_client_actor.hpp"
 #include "actors/controller/metadata_actor_spawn.hpp"
+#include "actors/controller/quorum_actor.hpp"
 #include "actors/gateway/metrics_server.hpp"
 #include "actors/gateway/rpc_server.hpp"
 #include "actors/group/group_coordinator.hpp"
+#include "actors/node/controller_quorum.hpp"
 #include "actors/node/data_dir.hpp"
 #include "actors/node/listen_address.hpp"
 #include "actors/replica/replica_manager_actor.hpp"
@@ -39,20 +50,24 @@ constexpr auto apply_timeout = std::chrono::minutes(10);
 constexpr auto request_timeout = std::chrono::seconds(60);
 constexpr auto metrics_refresh_interval = std::chrono::seconds(5);
 
-// Only a quorum of this node alone is supported: "", or "ID@HOST:PORT" with ID = this node.
-status check_quorum(const node_config& c) {
-  if (c.controller_quorum.empty()) return {};
-  auto at = c.controller_quorum.find('@');
-  if (c.controller_quorum.find(',') == std::string::npos && at != std::string::npos &&
-      c.controller_quorum.substr(0, at) == std::to_string(c.node_id)) {
-    if (auto a = parse_listen_address(c.controller_quorum.substr(at + 1), "controller quorum"); !a)
-      return a.err();
-    return {};
-  }
+// A node of a multi-node quorum: every node of the cluster must share one cluster id, so a new
+// data dir takes the one it is given rather than a random one of its own.
+status check_cluster_id(const node_config& c) {
+  if (!c.cluster_id.empty()) return {};
+  auto meta = read_meta_properties(c.data_dir);
+  if (!meta) return meta.err();
+  if (*meta) return {};
   return make_error(errc::invalid_config,
-                    "controller quorum '" + c.controller_quorum +
-                      "': only a quorum of this node alone (" + std::to_string(c.node_id) +
-                      "@HOST:PORT) is supported so far");
+                    "--cluster-id (cluster.id) is required to create the data dir " +
+                        c.data_dir.string() + " of a node of controller quorum '" +
+                        c.controller_quorum + "'; give every node of the cluster the same one");
+}
+
+std::vector<peer_address> voter_addresses(const std::vector<quorum_voter>& voters) {
+  std::vector<peer_address> out;
+  for (const auto& v : voters)
+    out.push_back(peer_address{node_id{v.id}, v.address.host, v.address.port});
+  return out;
 }
 
 } // namespace
@@ -80,6 +95,17 @@ struct node::impl {
   std::unique_ptr<rpc_server> rpc;
   std::unique_ptr<metrics_server> metrics_http;
   uint16_t cluster_port = 0;
+  // A multi-node controller quorum (controller_quorum.hpp): its voters, and whether this node is
+  // one. Empty for a single-node cluster, whose metadata actor is its controller.
+  std::vector<quorum_voter> voters;
+  bool voter = false;
+  // Reaches the voters' endpoints for the quorum member, the controller, the lifecycle and the
+  // controller client (other nodes' endpoints for the controller's control messages too).
+  peer_directory_actor controller_peers;
+  quorum_actor quorum;
+  controller_actor controller;
+  broker_lifecycle_actor lifecycle;
+  controller_client_actor controller_client;
   // Set once start() succeeded: a failed start removes the lock file it created.
   bool started = false;
   bool stopped = false;
@@ -87,13 +113,21 @@ struct node::impl {
   status start();
   status start_actors();
   status publish_endpoint();
+  status check_voter_listener() const;
+  status start_controller();
+  void join_cluster();
   status ensure_offsets_topic(caf::scoped_actor& self, const metadata_snapshot& snap,
                               int32_t& partitions);
   void stop();
 };
 
 status node::impl::start() {
-  if (auto s = check_quorum(config); !s) return s;
+  if (!config.controller_quorum.empty()) {
+    auto parsed = parse_controller_quorum(config.controller_quorum);
+    if (!parsed) return parsed.err();
+    if (!is_single_node_quorum(*parsed, config.node_id)) voters = std::move(*parsed);
+  }
+  for (const auto& v : voters) voter = voter || v.id == config.node_id;
   auto rpc_addr = parse_listen_address(config.listen, "listen");
   if (!rpc_addr) return rpc_addr.err();
   rpc_address = *rpc_addr;
@@ -105,11 +139,14 @@ status node::impl::start() {
     if (!cluster_addr) return cluster_addr.err();
     cluster_address = *cluster_addr;
   }
+  if (auto s = check_voter_listener(); !s) return s;
 
   if (auto made = make_directories(config.data_dir); !made) return made.err();
   auto claimed_lock = data_dir_lock::acquire(config.data_dir);
   if (!claimed_lock) return claimed_lock.err();
   lock.emplace(std::move(*claimed_lock));
+  if (!voters.empty())
+    if (auto s = check_cluster_id(config); !s) return s;
   auto meta = claim_data_dir(config.data_dir, config.node_id, config.cluster_id);
   if (!meta) return meta.err();
   config.cluster_id = meta->cluster_id;
@@ -126,12 +163,88 @@ status node::impl::publish_endpoint() {
   eo.node = node_id{config.node_id};
   eo.routes = [r = routes] { return r->current(); };
   eo.control = replicas;
+  eo.raft = quorum;
+  eo.controller = controller;
   endpoint = spawn_node_endpoint(*sys, eo);
+  if (controller) caf::anon_send(controller, endpoint_atom_v, endpoint);
   if (config.cluster_listen.empty()) return {};
   auto port = sys->middleman().publish(endpoint, cluster_address.port, cluster_address.host.c_str(), true);
   if (!port) return listen_failure("cluster listener", cluster_address, caf::to_string(port.error()));
   cluster_port = *port;
   return {};
+}
+
+// The other nodes reach a node of a multi-node quorum on its cluster listener, a voter at the
+// address its quorum entry names.
+status node::impl::check_voter_listener() const {
+  if (voters.empty()) return {};
+  if (config.cluster_listen.empty())
+    return make_error(errc::invalid_config,
+                      "node " + std::to_string(config.node_id) + " of controller quorum '" +
+                          config.controller_quorum + "' needs a cluster listener");
+  for (const auto& v : voters)
+    if (v.id == config.node_id && v.address.port != cluster_address.port)
+      return make_error(errc::invalid_config,
+                        "voter " + std::to_string(v.id) + " listens on cluster port " +
+                            std::to_string(cluster_address.port) + ", but controller quorum '" +
+                            config.controller_quorum + "' names port " +
+                            std::to_string(v.address.port));
+  return {};
+}
+
+// A voter's quorum member (Raft files in __cluster_metadata-0, Kafka's directory name) and the
+// controller actor beside it; with the directory every node of a multi-node quorum has.
+status node::impl::start_controller() {
+  peer_directory_options po;
+  po.node = node_id{config.node_id};
+  for (const auto& p : voter_addresses(voters))
+    if (p.node.value() != config.node_id) po.peers.push_back(p);
+  controller_peers = spawn_peer_directory(*sys, po);
+  if (!voter) return {};
+  quorum_options qo;
+  qo.node = node_id{config.node_id};
+  for (const auto& v : voters) qo.voters.push_back(node_id{v.id});
+  qo.dir = config.data_dir / cluster_metadata_dir;
+  qo.cluster_id = config.cluster_id;
+  qo.peers = controller_peers;
+  qo.election_timeout = std::chrono::milliseconds(config.controller_quorum_election_timeout_ms);
+  // Several heartbeats per election timeout, so one lost message starts no election.
+  qo.heartbeat_interval = std::max(qo.tick_interval, qo.election_timeout / 4);
+  auto q = spawn_quorum_actor(*sys, qo);
+  if (!q) return q.err();
+  quorum = *q;
+
+  controller_options co;
+  co.node = node_id{config.node_id};
+  co.quorum = quorum;
+  co.peers = controller_peers;
+  co.session_timeout = std::chrono::milliseconds(config.broker_session_timeout_ms);
+  co.decisions.default_partitions = config.default_partitions;
+  co.decisions.default_replication_factor = config.default_replication_factor;
+  co.decisions.max_broker_partitions = config.max_broker_partitions;
+  controller = spawn_controller_actor(*sys, co);
+  spdlog::info("node {}: controller quorum member of {} voters, Raft files in {}", config.node_id,
+               voters.size(), qo.dir.string());
+  return {};
+}
+
+// Registers with the active controller and heartbeats it from now on, and opens the gateway's
+// way to it. REQUIRES: the client listener and the endpoint are up (their ports are registered).
+void node::impl::join_cluster() {
+  broker_lifecycle_options lo;
+  lo.node = node_id{config.node_id};
+  lo.cluster_id = config.cluster_id;
+  lo.client_host = rpc_address.host;
+  lo.client_port = rpc->port();
+  lo.cluster_host = cluster_address.host;
+  lo.cluster_port = cluster_port;
+  lo.voters = voter_addresses(voters);
+  lo.peers = controller_peers;
+  if (voter) lo.self_endpoint = endpoint;
+  lo.timing.heartbeat_interval = std::chrono::milliseconds(config.broker_heartbeat_interval_ms);
+  lifecycle = spawn_broker_lifecycle(*sys, lo);
+  spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
+               config.controller_quorum, voter ? "a voter" : "a broker only");
 }
 
 status node::impl::start_actors() {
@@ -188,6 +301,8 @@ status node::impl::start_actors() {
                "logs from {}",
                config.node_id, config.cluster_id, snap->topics.size(), partitions,
                routes->current()->size(), data_dir_text);
+  if (!voters.empty())
+    if (auto s = start_controller(); !s) return s;
   if (auto s = publish_endpoint(); !s) return s;
 
   int32_t offsets_partitions = config.offsets_topic_partitions;
@@ -203,11 +318,23 @@ status node::impl::start_actors() {
   targets.routes = [r = routes] { return r->current(); };
   targets.controller_metadata = [m = controller_metadata] { return m->current(); };
   targets.metrics = metrics;
+  if (!voters.empty()) {
+    controller_client_options cc;
+    cc.node = node_id{config.node_id};
+    cc.voters = voter_addresses(voters);
+    cc.peers = controller_peers;
+    if (voter) cc.self_endpoint = endpoint;
+    // Within the gateway's own wait for the answer, so the client hears why.
+    cc.request_timeout = std::chrono::seconds(25);
+    controller_client = spawn_controller_client(*sys, cc);
+    targets.controller = controller_client;
+  }
   auto server =
     rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port, config.client_limits);
   if (!server) return listen_failure("client listener", rpc_address, server.err().message);
   rpc = std::move(*server);
   advertised_port->store(rpc->port());
+  if (!voters.empty()) join_cluster();
 
   auto http = metrics_server::start(metrics, metrics_address.host, metrics_address.port);
   if (!http) return listen_failure("metrics listener", metrics_address, http.err().message);
@@ -249,6 +376,8 @@ void node::impl::stop() {
   if (rpc) rpc->stop();
   if (metrics_http) metrics_http->stop();
   if (sys) {
+    // No heartbeats from now on: the controller fences this node after its session timeout.
+    if (lifecycle) caf::anon_send_exit(lifecycle, caf::exit_reason::user_shutdown);
     // Then the controller and the other nodes: no LeaderAndIsr and no fetch session any more
     // (the sessions are linked to the endpoint and end with it), so nothing reads a replica
     // that is closing. `kill`, because the endpoint traps exit messages (a session that ends
@@ -264,15 +393,23 @@ void node::impl::stop() {
                                  caf::to_string(e));
                  });
     }
-    for (const auto& a : {caf::actor_cast<caf::actor>(metrics_refresher),
-                          caf::actor_cast<caf::actor>(groups), caf::actor_cast<caf::actor>(metadata),
-                          caf::actor_cast<caf::actor>(replicas)})
+    for (const auto& a :
+         {caf::actor_cast<caf::actor>(controller_client), caf::actor_cast<caf::actor>(controller),
+          caf::actor_cast<caf::actor>(quorum), caf::actor_cast<caf::actor>(controller_peers),
+          caf::actor_cast<caf::actor>(metrics_refresher), caf::actor_cast<caf::actor>(groups),
+          caf::actor_cast<caf::actor>(metadata), caf::actor_cast<caf::actor>(replicas)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
   // The servers and handles go before the actor system they refer to.
   rpc.reset();
   metrics_http.reset();
   metrics_refresher = nullptr;
+  // The quorum member is detached: its thread ends only once nothing references it.
+  lifecycle = nullptr;
+  controller_client = nullptr;
+  controller = nullptr;
+  quorum = nullptr;
+  controller_peers = nullptr;
   groups = nullptr;
   metadata = nullptr;
   endpoint = nullptr;

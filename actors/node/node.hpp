@@ -27,11 +27,20 @@ struct node_config {
   std::string listen = "127.0.0.1:9192";          // client RPC
   std::string cluster_listen = "127.0.0.1:9193";  // CAF middleman
   std::string metrics_listen = "127.0.0.1:9194";  // Prometheus text over HTTP
-  // ID@HOST:PORT,...; empty: a quorum of this node alone.
+  // ID@HOST:PORT,... (controller_quorum.hpp); empty, or this node alone: a single-node cluster.
+  // Otherwise a node whose id is a voter runs a quorum member and the controller beside its
+  // broker; any other node is a broker only.
   std::string controller_quorum;
   // cluster.id the data dir must belong to; empty: whatever its meta.properties says (a new
-  // random id on first start).
+  // random id on first start of a single-node cluster; a node of a multi-node quorum needs it to
+  // create its data dir).
   std::string cluster_id;
+  // The controller quorum (Kafka's names and defaults): how often a node heartbeats the active
+  // controller, how long the controller waits for a heartbeat before it fences the node, and
+  // how long a quorum follower waits for its leader before it starts an election.
+  int64_t broker_heartbeat_interval_ms = 2000;          // broker.heartbeat.interval.ms
+  int64_t broker_session_timeout_ms = 9000;             // broker.session.timeout.ms
+  int64_t controller_quorum_election_timeout_ms = 1000; // controller.quorum.election.timeout.ms
   // Broker defaults for topic configs (log.* names map to the topic names).
   log_config log_defaults;
   int32_t min_insync_replicas = 1;

@@ -15,6 +15,7 @@
 
 #include <toml++/toml.h>
 
+#include "actors/node/controller_quorum.hpp"
 #include "actors/node/listen_address.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 
@@ -227,6 +228,13 @@ const std::map<std::string, key_setter>& node_keys() {
     {"metrics.listeners", address_key([](node_config& c) -> auto& { return c.metrics_listen; })},
     {"controller.quorum.voters", text_key([](node_config& c) -> auto& { return c.controller_quorum; },
                                           "a string \"ID@HOST:PORT,...\"")},
+    {"broker.heartbeat.interval.ms",
+     int_key([](node_config& c) -> auto& { return c.broker_heartbeat_interval_ms; }, 1, int32_max)},
+    {"broker.session.timeout.ms",
+     int_key([](node_config& c) -> auto& { return c.broker_session_timeout_ms; }, 1, int32_max)},
+    {"controller.quorum.election.timeout.ms",
+     int_key([](node_config& c) -> auto& { return c.controller_quorum_election_timeout_ms; }, 1,
+             int32_max)},
     {"cluster.id", text_key([](node_config& c) -> auto& { return c.cluster_id; }, "a string")},
     {min_insync_replicas_key,
      int_key([](node_config& c) -> auto& { return c.min_insync_replicas; }, 1, int32_max)},
@@ -333,6 +341,16 @@ status check_replication(const node_config& c) {
   return {};
 }
 
+// A node heartbeats more often than its session runs out (Kafka's check in
+// KafkaConfig.validateValues), so that one late heartbeat does not fence it.
+status check_heartbeats(const node_config& c) {
+  if (c.broker_heartbeat_interval_ms < c.broker_session_timeout_ms) return {};
+  return make_error(errc::invalid_config,
+                    "broker.heartbeat.interval.ms (" + std::to_string(c.broker_heartbeat_interval_ms) +
+                      ") must be less than broker.session.timeout.ms (" +
+                      std::to_string(c.broker_session_timeout_ms) + ")");
+}
+
 // Applies a parsed file; `source` prefixes error messages.
 result<node_config> apply_table(const toml::table& root, const std::string& source,
                                 node_config base) {
@@ -353,6 +371,10 @@ result<node_config> apply_table(const toml::table& root, const std::string& sour
       return make_error(errc::invalid_config, source + ": " + s.err().message);
   }
   if (auto s = check_replication(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
+  if (auto s = check_heartbeats(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
+  if (!c.controller_quorum.empty())
+    if (auto voters = parse_controller_quorum(c.controller_quorum); !voters)
+      return make_error(errc::invalid_config, source + ": controller.quorum.voters: " + voters.err().message);
   return c;
 }
 

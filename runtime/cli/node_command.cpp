@@ -25,6 +25,7 @@ struct node_flags {
   std::string cluster_listen;
   std::string metrics_listen;
   std::string controller_quorum;
+  std::string cluster_id;
   std::string log_level = "info";
   CLI::Option* node_id_opt = nullptr;
   CLI::Option* data_dir_opt = nullptr;
@@ -32,6 +33,7 @@ struct node_flags {
   CLI::Option* cluster_listen_opt = nullptr;
   CLI::Option* metrics_listen_opt = nullptr;
   CLI::Option* quorum_opt = nullptr;
+  CLI::Option* cluster_id_opt = nullptr;
 };
 
 // Defaults, then the config file, then the flags given.
@@ -48,6 +50,7 @@ result<node_config> resolve(const node_flags& f) {
   if (f.cluster_listen_opt->count() > 0) c.cluster_listen = f.cluster_listen;
   if (f.metrics_listen_opt->count() > 0) c.metrics_listen = f.metrics_listen;
   if (f.quorum_opt->count() > 0) c.controller_quorum = f.controller_quorum;
+  if (f.cluster_id_opt->count() > 0) c.cluster_id = f.cluster_id;
   return c;
 }
 
@@ -83,9 +86,13 @@ void add_node_command(CLI::App& app) {
       ->default_str(defaults.metrics_listen)
       ->check(listen_address_check());
   flags->quorum_opt =
-    cmd->add_option("--controller-quorum", flags->controller_quorum,
-                    "Controller voters as ID@HOST:PORT,... (controller.quorum.voters); default: "
-                    "this node alone");
+      cmd->add_option("--controller-quorum", flags->controller_quorum,
+                      "Controller voters as ID@HOST:PORT,... with each voter's cluster listener "
+                      "(controller.quorum.voters); default: this node alone");
+  flags->cluster_id_opt = cmd->add_option(
+      "--cluster-id", flags->cluster_id,
+      "The cluster this node belongs to (cluster.id); needed to create the data dir "
+      "of a multi-node quorum's node");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
     ->capture_default_str()
     ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));

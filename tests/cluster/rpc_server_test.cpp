@@ -269,7 +269,7 @@ struct rpc_fixture {
     table = std::make_shared<const routing_table>(routing_table{{{"t", 0}, replica}});
     metadata = ts.spawn(stub_metadata);
     rpc_targets targets{metadata, ts.spawn(stub_groups),
-                        [this] { return std::atomic_load(&table); }, metrics, {}};
+                        [this] { return std::atomic_load(&table); }, metrics, {}, {}};
     auto started = rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0, limits);
     REQUIRE(started.ok());
     server = std::move(*started);

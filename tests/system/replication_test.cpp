@@ -34,6 +34,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/log_builder.hpp"
+#include "tests/support/node_process.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_controller.hpp"
 
@@ -56,65 +57,11 @@ std::string replication_settings(int64_t lag_ms) {
          "replica.socket.timeout.ms = 2000\n";
 }
 
-
-// One `capstan node` on its own data dir; each start takes fresh ephemeral ports.
-class node_process {
-public:
-  node_process(const temp_dir& dir, int id, const std::string& settings)
-      : dir_(dir.path()), id_(id), data_(dir / ("node-" + std::to_string(id))),
-        config_(dir / ("node-" + std::to_string(id) + ".toml")) {
-    std::ofstream(config_) << settings;
-  }
-
-  void start() {
-    ++starts_;
-    process_ = std::make_unique<child_process>(
-      binary,
-      std::vector<std::string>{"node", "--node-id", std::to_string(id_), "--data-dir", data_.string(),
-                               "--config", config_.string(), "--listen", "127.0.0.1:0", "--cluster-listen",
-                               "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"},
-      dir_, "node" + std::to_string(id_) + "-" + std::to_string(starts_));
-    const bool up = process_->wait_for_stderr("ready; stop with", 30s);
-    INFO(process_->stderr_text());
-    REQUIRE(up);
-    static const std::regex ports(R"(client RPC on 127\.0\.0\.1:(\d+), cluster on 127\.0\.0\.1:(\d+))");
-    std::smatch m;
-    const auto text = process_->stderr_text();
-    REQUIRE(std::regex_search(text, m, ports));
-    rpc_port_ = static_cast<uint16_t>(std::stoi(m[1]));
-    cluster_port_ = static_cast<uint16_t>(std::stoi(m[2]));
-  }
-
-  void signal(int sig) { process_->signal(sig); }
-  // SIGKILL, and waits until the process is gone.
-  void kill() {
-    process_->signal(SIGKILL);
-    REQUIRE(process_->wait(30s));
-  }
-  // SIGTERM, and a clean exit.
-  void stop() {
-    process_->signal(SIGTERM);
-    auto code = process_->wait(60s);
-    INFO(process_->stderr_text());
-    REQUIRE(code);
-    CHECK(*code == 0);
-  }
-
-  int id() const { return id_; }
-  uint16_t rpc_port() const { return rpc_port_; }
-  uint16_t cluster_port() const { return cluster_port_; }
-  std::filesystem::path partition_dir() const { return data_ / (tp.first + "-" + std::to_string(tp.second)); }
-
-private:
-  std::filesystem::path dir_;
-  int id_;
-  std::filesystem::path data_;
-  std::filesystem::path config_;
-  int starts_ = 0;
-  std::unique_ptr<child_process> process_;
-  uint16_t rpc_port_ = 0;
-  uint16_t cluster_port_ = 0;
-};
+// One `capstan node` with the replication settings.
+std::unique_ptr<node_process> make_node(const temp_dir& dir, int id, const std::string& settings) {
+  return std::make_unique<node_process>(dir, id,
+                                        node_process_options{binary, settings, "127.0.0.1:0", {}});
+}
 
 // The test controller in the test's own actor system.
 class controller {
@@ -272,24 +219,9 @@ int64_t produce_until_acked(uint16_t port, const std::string& value) {
   return -1;
 }
 
-// Runs the capstan CLI with `input` on its stdin (through /bin/sh, as a user's pipe would); its
-// exit code, with stdout and stderr in the out-parameters.
 int run_cli(const temp_dir& dir, const std::string& input, const std::vector<std::string>& args,
             std::string* out, std::string* err) {
-  static int inputs = 0;
-  const auto in = dir / ("stdin-" + std::to_string(++inputs));
-  std::ofstream(in) << input;
-  std::string command = "'" + binary + "'";
-  for (const auto& a : args) command += " '" + a + "'";
-  command += " < '" + in.string() + "'";
-  return run_to_end("/bin/sh", {"-c", command}, dir.path(), out, err, 60s);
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
+  return test::run_cli(binary, dir, input, args, out, err);
 }
 
 std::string bootstrap(const node_process& n) { return "127.0.0.1:" + std::to_string(n.rpc_port()); }
@@ -320,7 +252,7 @@ TEST_CASE("three nodes keep every acknowledged record when the leader is killed 
   controller ctl;
   std::vector<std::unique_ptr<node_process>> nodes;
   for (int id = 1; id <= 3; ++id) {
-    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.push_back(make_node(dir, id, replication_settings(10000)));
     nodes.back()->start();
   }
   auto& first = *nodes[0];
@@ -382,11 +314,11 @@ TEST_CASE("three nodes keep every acknowledged record when the leader is killed 
 
   // Every acks=all write reached the whole ISR, so after a clean stop the three logs are equal.
   for (auto& n : nodes) n->stop();
-  const auto leader_log = partition_dir_records(new_leader.partition_dir());
+  const auto leader_log = partition_dir_records(new_leader.partition_dir(tp));
   CHECK(leader_log == log);
   for (auto& n : nodes) {
     INFO("node " << n->id());
-    CHECK(partition_dir_records(n->partition_dir()) == leader_log);
+    CHECK(partition_dir_records(n->partition_dir(tp)) == leader_log);
   }
 }
 
@@ -397,7 +329,7 @@ TEST_CASE("a stalled follower leaves the ISR after replica.lag.time.max.ms and r
   controller ctl;
   std::vector<std::unique_ptr<node_process>> nodes;
   for (int id = 1; id <= 3; ++id) {
-    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(1500)));
+    nodes.push_back(make_node(dir, id, replication_settings(1500)));
     nodes.back()->start();
   }
   ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
@@ -436,7 +368,7 @@ TEST_CASE("a stalled follower leaves the ISR after replica.lag.time.max.ms and r
   for (auto& n : nodes) n->stop();
   for (auto& n : nodes) {
     INFO("node " << n->id());
-    CHECK(partition_dir_records(n->partition_dir()) == log);
+    CHECK(partition_dir_records(n->partition_dir(tp)) == log);
   }
 }
 
@@ -447,7 +379,7 @@ TEST_CASE("capstan produce --acks all and capstan consume work through any node 
   controller ctl;
   std::vector<std::unique_ptr<node_process>> nodes;
   for (int id = 1; id <= 3; ++id) {
-    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.push_back(make_node(dir, id, replication_settings(10000)));
     nodes.back()->start();
   }
   ctl.topic(tp.first, {{"min.insync.replicas", "2"}});
@@ -498,7 +430,7 @@ TEST_CASE("the client library's acks=all producer goes on at the new leader when
   controller ctl;
   std::vector<std::unique_ptr<node_process>> nodes;
   for (int id = 1; id <= 3; ++id) {
-    nodes.push_back(std::make_unique<node_process>(dir, id, replication_settings(10000)));
+    nodes.push_back(make_node(dir, id, replication_settings(10000)));
     nodes.back()->start();
   }
   ctl.topic(tp.first, {{"min.insync.replicas", "2"}});

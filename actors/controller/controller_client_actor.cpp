@@ -1,0 +1,171 @@
+// The controller client actor: see controller_client_actor.hpp. Each request is a pending entry
+// keyed by a number; an attempt's answer either finishes it or schedules its next attempt.
+
+#include "actors/controller/controller_client_actor.hpp"
+
+#include <map>
+#include <memory>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runtime/actor/caf_error.hpp"
+
+namespace capstan {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct pending_request {
+  bool create = true;
+  std::string topic;
+  capnp_frame frame;
+  clock_type::time_point deadline;
+  // The voter to ask next: a leader hint, or -1 for the next voter in turn.
+  int32_t hint = -1;
+  size_t next_voter = 0;
+  std::string last_refusal = "no voter asked yet";
+  caf::typed_response_promise<topic_metadata> created;
+  caf::typed_response_promise<bool> deleted;
+};
+
+struct client_state {
+  static inline const char* name = "capstan.controller_client";
+  controller_client_options opts;
+  uint64_t next_id = 0;
+  std::map<uint64_t, pending_request> pending;
+};
+
+using client_ptr = controller_client_actor::stateful_pointer<client_state>;
+
+void finish(client_ptr self, uint64_t id, const topic_response_msg& answer) {
+  auto it = self->state.pending.find(id);
+  if (it == self->state.pending.end()) return;
+  auto& p = it->second;
+  if (answer.error != errc::none) {
+    auto err = to_caf_error(make_error(answer.error, answer.message));
+    if (p.create)
+      p.created.deliver(err);
+    else
+      p.deleted.deliver(err);
+  } else if (p.create) {
+    topic_metadata t;
+    t.name = p.topic;
+    t.id = answer.id;
+    p.created.deliver(std::move(t));
+  } else {
+    p.deleted.deliver(true);
+  }
+  self->state.pending.erase(it);
+}
+
+// The attempt failed or was refused: try again after the backoff while time is left.
+void retry(client_ptr self, uint64_t id, std::string why) {
+  auto it = self->state.pending.find(id);
+  if (it == self->state.pending.end()) return;
+  auto& p = it->second;
+  p.last_refusal = std::move(why);
+  const auto backoff = self->state.opts.retry_backoff;
+  if (clock_type::now() + backoff >= p.deadline) {
+    topic_response_msg timed_out;
+    timed_out.error = errc::request_timed_out;
+    timed_out.message = "no active controller answered within " +
+                        std::to_string(self->state.opts.request_timeout.count()) +
+                        " ms; last: " + p.last_refusal;
+    return finish(self, id, timed_out);
+  }
+  self->delayed_send(self, backoff, cretry_atom_v, id);
+}
+
+void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpoint_actor& ep) {
+  auto it = self->state.pending.find(id);
+  if (it == self->state.pending.end()) return;
+  auto& p = it->second;
+  auto ok = [self, id, target](const capnp_frame& f) {
+    auto answer = decode_topic_response(f);
+    if (!answer) return retry(self, id, answer.err().to_string());
+    if (answer->error == errc::not_controller) {
+      auto pit = self->state.pending.find(id);
+      if (pit != self->state.pending.end())
+        pit->second.hint = answer->leader_hint == target.value() ? -1 : answer->leader_hint;
+      return retry(self, id, "voter " + std::to_string(target.value()) + ": " + answer->message);
+    }
+    finish(self, id, *answer);
+  };
+  auto failed = [self, id, target](caf::error& err) {
+    retry(self, id, "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
+  };
+  const auto wait = self->state.opts.attempt_timeout;
+  if (p.create)
+    self->request(ep, wait, mktopic_atom_v, p.frame).then(ok, failed);
+  else
+    self->request(ep, wait, rmtopic_atom_v, p.frame).then(ok, failed);
+}
+
+void attempt(client_ptr self, uint64_t id) {
+  auto& st = self->state;
+  auto it = st.pending.find(id);
+  if (it == st.pending.end()) return;
+  auto& p = it->second;
+  node_id target{p.hint};
+  if (p.hint < 0) {
+    target = st.opts.voters[p.next_voter % st.opts.voters.size()].node;
+    ++p.next_voter;
+  }
+  p.hint = -1;
+  if (target == st.opts.node && st.opts.self_endpoint)
+    return ask_endpoint(self, id, target, st.opts.self_endpoint);
+  self->request(st.opts.peers, st.opts.attempt_timeout, endpoint_atom_v, target)
+      .then([self, id, target](node_endpoint_actor& ep) { ask_endpoint(self, id, target, ep); },
+            [self, id, target](caf::error& err) {
+              retry(self, id,
+                    "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
+            });
+}
+
+uint64_t add(client_ptr self, pending_request p) {
+  auto& st = self->state;
+  p.deadline = clock_type::now() + st.opts.request_timeout;
+  const auto id = st.next_id++;
+  st.pending.emplace(id, std::move(p));
+  attempt(self, id);
+  return id;
+}
+
+controller_client_actor::behavior_type client_behavior(client_ptr self,
+                                                       controller_client_options opts) {
+  self->state.opts = std::move(opts);
+  return {
+      [self](mktopic_atom, topic_spec& spec) -> caf::result<topic_metadata> {
+        pending_request p;
+        p.create = true;
+        p.topic = spec.name;
+        p.frame = encode(spec);
+        p.created = self->make_response_promise<topic_metadata>();
+        auto rp = p.created;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](rmtopic_atom, std::string& name) -> caf::result<bool> {
+        pending_request p;
+        p.create = false;
+        p.topic = name;
+        p.frame = encode(delete_topic_msg{name});
+        p.deleted = self->make_response_promise<bool>();
+        auto rp = p.deleted;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](cretry_atom, uint64_t id) { attempt(self, id); },
+  };
+}
+
+} // namespace
+
+controller_client_actor spawn_controller_client(caf::actor_system& sys,
+                                                controller_client_options options) {
+  return sys.spawn(client_behavior, std::move(options));
+}
+
+} // namespace capstan

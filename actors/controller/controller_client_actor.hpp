@@ -1,0 +1,59 @@
+#pragma once
+
+// A node's way to the active controller for clients' topic changes: the gateway's createTopic
+// and deleteTopic on any node come here and go on, as CreateTopic / DeleteTopic frames
+// (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time and
+// follows the leader hint of a NOT_CONTROLLER answer, trying the voters in turn when there is
+// none (an election is under way, or the voter is down), until one answers otherwise or the
+// request's time is up. Requests are independent: several may be out at once.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/controller/controller_codec.hpp"
+#include "actors/replica/node_endpoint_actor.hpp"
+#include "runtime/cluster/metadata.hpp"
+
+namespace capstan {
+
+using cretry_atom = caf::atom_constant<caf::atom("cretry")>;
+inline constexpr cretry_atom cretry_atom_v{};
+
+// Errors: the controller's own answer (INVALID_*, TOPIC_ALREADY_EXISTS, POLICY_VIOLATION,
+// UNKNOWN_TOPIC_OR_PARTITION ...); REQUEST_TIMED_OUT naming the last refusal when no active
+// controller answered within the request timeout.
+using controller_client_actor = caf::typed_actor<
+    // Creates the topic; replies its name and topic id (no partitions: the controller's
+    // UpdateMetadata brings those to the metadata cache).
+    caf::replies_to<mktopic_atom, topic_spec>::with<topic_metadata>,
+    caf::replies_to<rmtopic_atom, std::string>::with<bool>,
+    // The pending request with this id is due for its next attempt (its own timer).
+    caf::reacts_to<cretry_atom, uint64_t>>;
+
+struct controller_client_options {
+  node_id node{0};
+  // The controller quorum's voters and where their node endpoints are.
+  std::vector<peer_address> voters;
+  // Reaches the voters' endpoints (told their addresses by the node at start).
+  peer_directory_actor peers;
+  // This node's own endpoint, for when it is a voter itself.
+  node_endpoint_actor self_endpoint;
+  // A whole request, retries included.
+  std::chrono::milliseconds request_timeout{30000};
+  // One attempt at one voter.
+  std::chrono::milliseconds attempt_timeout{5000};
+  // The pause before the next attempt after a refusal or a failure.
+  std::chrono::milliseconds retry_backoff{100};
+};
+
+// REQUIRES: options.voters non-empty.
+controller_client_actor spawn_controller_client(caf::actor_system& sys,
+                                                controller_client_options options);
+
+} // namespace capstan

@@ -1,0 +1,34 @@
+#pragma once
+
+// The controller quorum a node is told of (--controller-quorum, controller.quorum.voters):
+// "ID@HOST:PORT,..." as Kafka's controller.quorum.voters, where HOST:PORT is the voter's cluster
+// listener (its published node endpoint). docs/configuration.md, "Cluster".
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/node/listen_address.hpp"
+#include "runtime/result.hpp"
+
+namespace capstan {
+
+// A voter's Raft files (term, vote, metadata log, snapshots), under its data dir; Kafka's name.
+inline constexpr const char* cluster_metadata_dir = "__cluster_metadata-0";
+
+struct quorum_voter {
+  int32_t id = 0;
+  listen_address address;
+};
+
+// The voters in the order given. INVALID_CONFIG naming the entry when the text is empty, an entry
+// is empty or not ID@HOST:PORT, an id is not an integer in [0, 2^31-1], a port is 0 (a voter must
+// be reachable at a known port), or an id appears twice.
+result<std::vector<quorum_voter>> parse_controller_quorum(std::string_view text);
+
+// Whether `voters` is the quorum of node `self` alone: such a node is a whole single-node cluster
+// (the metadata actor is its controller) and publishes no quorum member.
+bool is_single_node_quorum(const std::vector<quorum_voter>& voters, int32_t self);
+
+} // namespace capstan

@@ -1,0 +1,85 @@
+#include "tests/support/node_process.hpp"
+
+#include <csignal>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+namespace capstan::test {
+
+using namespace std::chrono_literals;
+
+node_process::node_process(const temp_dir& dir, int id, node_process_options options)
+    : dir_(dir.path()), id_(id), opts_(std::move(options)),
+      data_(dir / ("node-" + std::to_string(id))),
+      config_(dir / ("node-" + std::to_string(id) + ".toml")) {
+  std::ofstream(config_) << opts_.settings;
+}
+
+void node_process::start() {
+  ++starts_;
+  std::vector<std::string> args{
+      "node",         "--node-id",        std::to_string(id_),  "--data-dir",
+      data_.string(), "--config",         config_.string(),     "--listen",
+      "127.0.0.1:0",  "--cluster-listen", opts_.cluster_listen, "--metrics-listen",
+      "127.0.0.1:0"};
+  args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
+  process_ = std::make_unique<child_process>(
+      opts_.binary, args, dir_, "node" + std::to_string(id_) + "-" + std::to_string(starts_));
+  const bool up = process_->wait_for_stderr("ready; stop with", 30s);
+  INFO(process_->stderr_text());
+  REQUIRE(up);
+  static const std::regex ports(
+      R"(client RPC on 127\.0\.0\.1:(\d+), cluster on 127\.0\.0\.1:(\d+))");
+  std::smatch m;
+  const auto text = process_->stderr_text();
+  REQUIRE(std::regex_search(text, m, ports));
+  rpc_port_ = static_cast<uint16_t>(std::stoi(m[1]));
+  cluster_port_ = static_cast<uint16_t>(std::stoi(m[2]));
+  alive_ = true;
+}
+
+void node_process::signal(int sig) {
+  process_->signal(sig);
+}
+
+void node_process::kill() {
+  alive_ = false;
+  process_->signal(SIGKILL);
+  REQUIRE(process_->wait(30s));
+}
+
+void node_process::stop() {
+  alive_ = false;
+  process_->signal(SIGTERM);
+  auto code = process_->wait(60s);
+  INFO(process_->stderr_text());
+  REQUIRE(code);
+  CHECK(*code == 0);
+}
+
+std::string node_process::log() const {
+  return process_ ? process_->stderr_text() : std::string();
+}
+
+int run_cli(const std::string& binary, const temp_dir& dir, const std::string& input,
+            const std::vector<std::string>& args, std::string* out, std::string* err) {
+  static int inputs = 0;
+  const auto in = dir / ("stdin-" + std::to_string(++inputs));
+  std::ofstream(in) << input;
+  std::string command = "'" + binary + "'";
+  for (const auto& a : args) command += " '" + a + "'";
+  command += " < '" + in.string() + "'";
+  return run_to_end("/bin/sh", {"-c", command}, dir.path(), out, err, 60s);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+} // namespace capstan::test

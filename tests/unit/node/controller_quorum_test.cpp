@@ -1,0 +1,102 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "actors/node/controller_quorum.hpp"
+#include "actors/node/node.hpp"
+
+using namespace capstan;
+
+namespace {
+
+// The error message of a quorum that must be refused (INVALID_CONFIG), or "" if it was taken.
+std::string refusal(const std::string& text) {
+  auto v = parse_controller_quorum(text);
+  if (v) return "";
+  CHECK(v.code() == errc::invalid_config);
+  return v.err().message;
+}
+
+} // namespace
+
+TEST_CASE("a controller quorum is read as its voters in the order given",
+          "[node][config][quorum]") {
+  auto v = parse_controller_quorum("1@127.0.0.1:19093,2@localhost:19193,3@[::1]:19293");
+  INFO((v ? std::string() : v.err().to_string()));
+  REQUIRE(v);
+  REQUIRE(v->size() == 3);
+  CHECK((*v)[0].id == 1);
+  CHECK((*v)[0].address.host == "127.0.0.1");
+  CHECK((*v)[0].address.port == 19093);
+  CHECK((*v)[1].id == 2);
+  CHECK((*v)[1].address.host == "localhost");
+  CHECK((*v)[2].id == 3);
+  CHECK((*v)[2].address.port == 19293);
+}
+
+TEST_CASE("a controller quorum of the node alone is a single-node cluster, any other is not",
+          "[node][config][quorum]") {
+  auto alone = parse_controller_quorum("4@127.0.0.1:19093");
+  REQUIRE(alone);
+  CHECK(is_single_node_quorum(*alone, 4));
+  CHECK_FALSE(is_single_node_quorum(*alone, 5));
+  auto three = parse_controller_quorum("1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3");
+  REQUIRE(three);
+  CHECK_FALSE(is_single_node_quorum(*three, 1));
+}
+
+TEST_CASE("a malformed controller quorum is refused naming what is wrong",
+          "[node][config][quorum]") {
+  CHECK_THAT(refusal(""), Catch::Contains("no voters"));
+  CHECK_THAT(refusal("1@127.0.0.1:1,,2@127.0.0.1:2"), Catch::Contains("an empty entry"));
+  CHECK_THAT(refusal("1@127.0.0.1:1,"), Catch::Contains("an empty entry"));
+  CHECK_THAT(refusal("127.0.0.1:19093"), Catch::Contains("is not ID@HOST:PORT"));
+  CHECK_THAT(refusal("x@127.0.0.1:1"), Catch::Contains("'x' in 'x@127.0.0.1:1' is not a node id"));
+  CHECK_THAT(refusal("-1@127.0.0.1:1"), Catch::Contains("is not a node id"));
+  CHECK_THAT(refusal("1@127.0.0.1"), Catch::Contains("voter 1"));
+  CHECK_THAT(refusal("1@127.0.0.1:70000"), Catch::Contains("voter 1"));
+  CHECK_THAT(refusal("1@127.0.0.1:0"), Catch::Contains("voter 1 needs a port other than 0"));
+  CHECK_THAT(refusal("1@127.0.0.1:1,2@127.0.0.1:2,1@127.0.0.1:3"),
+             Catch::Contains("voter 1 is given twice"));
+}
+
+TEST_CASE("the controller quorum keys take Kafka's names and defaults", "[node][config][quorum]") {
+  const node_config defaults;
+  CHECK(defaults.broker_heartbeat_interval_ms == 2000);
+  CHECK(defaults.broker_session_timeout_ms == 9000);
+  CHECK(defaults.controller_quorum_election_timeout_ms == 1000);
+  auto c = node_config::from_toml(R"(
+controller.quorum.voters = "1@127.0.0.1:19093,2@127.0.0.1:19193"
+cluster.id = "abc"
+broker.heartbeat.interval.ms = 100
+broker.session.timeout.ms = 1500
+controller.quorum.election.timeout.ms = 300
+)",
+                                  "test.toml", {});
+  INFO((c ? std::string() : c.err().to_string()));
+  REQUIRE(c);
+  CHECK(c->controller_quorum == "1@127.0.0.1:19093,2@127.0.0.1:19193");
+  CHECK(c->cluster_id == "abc");
+  CHECK(c->broker_heartbeat_interval_ms == 100);
+  CHECK(c->broker_session_timeout_ms == 1500);
+  CHECK(c->controller_quorum_election_timeout_ms == 300);
+}
+
+TEST_CASE("a config file's bad controller quorum or heartbeat longer than the session is refused",
+          "[node][config][quorum]") {
+  auto dup = node_config::from_toml("controller.quorum.voters = \"1@h:1,1@h:2\"\n", "a.toml", {});
+  REQUIRE_FALSE(dup);
+  CHECK(dup.code() == errc::invalid_config);
+  CHECK_THAT(dup.err().message, Catch::Contains("a.toml: controller.quorum.voters:") &&
+                                    Catch::Contains("voter 1 is given twice"));
+  auto slow = node_config::from_toml(
+      "broker.heartbeat.interval.ms = 9000\nbroker.session.timeout.ms = 9000\n", "b.toml", {});
+  REQUIRE_FALSE(slow);
+  CHECK(slow.code() == errc::invalid_config);
+  CHECK_THAT(slow.err().message,
+             Catch::Contains("broker.heartbeat.interval.ms (9000) must be less than "
+                             "broker.session.timeout.ms (9000)"));
+  auto zero = node_config::from_toml("controller.quorum.election.timeout.ms = 0\n", "c.toml", {});
+  REQUIRE_FALSE(zero);
+  CHECK_THAT(zero.err().message, Catch::Contains("controller.quorum.election.timeout.ms"));
+}
