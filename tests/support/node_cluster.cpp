@@ -1,0 +1,147 @@
+#include "tests/support/node_cluster.hpp"
+
+#include <algorithm>
+#include <regex>
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/eventually.hpp"
+#include "tests/support/free_port.hpp"
+
+namespace capstan::test {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string cluster_id = "capstan-system-test-1";
+
+const std::string settings = "broker.heartbeat.interval.ms = 200\n"
+                             "broker.session.timeout.ms = 3000\n"
+                             "controller.quorum.election.timeout.ms = 500\n"
+                             "replica.lag.time.max.ms = 10000\n"
+                             "replica.fetch.wait.max.ms = 200\n"
+                             "replica.fetch.backoff.ms = 50\n"
+                             "replica.socket.timeout.ms = 2000\n";
+
+} // namespace
+
+node_cluster::node_cluster(std::string binary, int brokers) : binary_(std::move(binary)) {
+  std::vector<uint16_t> ports;
+  std::string quorum;
+  for (int id = 1; id <= 3; ++id) {
+    ports.push_back(free_port());
+    quorum +=
+        (id > 1 ? "," : "") + std::to_string(id) + "@127.0.0.1:" + std::to_string(ports.back());
+  }
+  const std::vector<std::string> flags{"--controller-quorum", quorum, "--cluster-id", cluster_id};
+  for (int id = 1; id <= 3 + brokers; ++id) {
+    const std::string listen =
+        id <= 3 ? "127.0.0.1:" + std::to_string(ports[static_cast<size_t>(id - 1)]) : "127.0.0.1:0";
+    nodes.push_back(std::make_unique<node_process>(
+        dir, id, node_process_options{binary_, settings, listen, flags}));
+  }
+  for (auto& n : nodes) n->start();
+}
+
+node_cluster::~node_cluster() {
+  for (auto& n : nodes)
+    if (n->running()) n->kill();
+}
+
+int node_cluster::cli(const std::string& input, std::vector<std::string> args,
+                      const node_process& via, std::string* out, std::string* err) {
+  args.push_back("--bootstrap");
+  args.push_back(via.bootstrap());
+  return run_cli(binary_, dir, input, args, out, err);
+}
+
+int node_cluster::active_controller() {
+  int best = 0;
+  int best_term = -1;
+  static const std::regex active(R"(controller (\d+): active in term (\d+))");
+  for (int id = 1; id <= 3; ++id) {
+    if (!node(id).running()) continue;
+    const auto log = node(id).log();
+    const auto last_active = log.rfind("active in term");
+    if (last_active == std::string::npos) continue;
+    const auto last_inactive = log.rfind("no longer active");
+    if (last_inactive != std::string::npos && last_inactive > last_active) continue;
+    std::smatch m;
+    const auto tail = log.substr(log.rfind("controller ", last_active));
+    if (!std::regex_search(tail, m, active)) continue;
+    if (std::stoi(m[2]) > best_term) {
+      best_term = std::stoi(m[2]);
+      best = id;
+    }
+  }
+  return best;
+}
+
+void node_cluster::create_topic(const std::string& name, int replication_factor,
+                                const node_process& via, int partitions,
+                                const std::vector<std::string>& configs) {
+  std::vector<std::string> args{"topic",
+                                "create",
+                                name,
+                                "--partitions",
+                                std::to_string(partitions),
+                                "--replication-factor",
+                                std::to_string(replication_factor)};
+  for (const auto& c : configs) {
+    args.push_back("--config");
+    args.push_back(c);
+  }
+  std::string out, err;
+  const bool created = eventually([&] { return cli("", args, via, &out, &err) == 0; }, 60s);
+  INFO(out << err);
+  REQUIRE(created);
+}
+
+int node_cluster::await_isr(const std::string& topic, const node_process& via, std::vector<int> isr,
+                            int partition) {
+  std::sort(isr.begin(), isr.end());
+  const std::regex row("Partition: " + std::to_string(partition) +
+                       R"(\tLeader: (\d+)\tReplicas: [0-9,]+\tIsr: ([0-9,]+))");
+  std::string out, err;
+  int leader = -1;
+  const bool settled = eventually(
+      [&] {
+        if (cli("", {"topic", "describe", topic}, via, &out, &err) != 0) return false;
+        std::smatch m;
+        if (!std::regex_search(out, m, row)) return false;
+        std::vector<int> got;
+        std::string list = m[2];
+        for (size_t at = 0; at < list.size();) {
+          const auto comma = list.find(',', at);
+          got.push_back(std::stoi(list.substr(at, comma - at)));
+          at = comma == std::string::npos ? list.size() : comma + 1;
+        }
+        std::sort(got.begin(), got.end());
+        leader = std::stoi(m[1]);
+        return got == isr && std::find(isr.begin(), isr.end(), leader) != isr.end();
+      },
+      60s);
+  INFO("node " << via.id() << ": " << out << err);
+  REQUIRE(settled);
+  return leader;
+}
+
+std::vector<std::string> node_cluster::consume(const std::string& topic, const node_process& via,
+                                               size_t count,
+                                               const std::vector<std::string>& extra) {
+  std::string out, err;
+  std::vector<std::string> args{"consume", topic, "--from-beginning", "--timeout-ms",
+                                count ? "20000" : "5000"};
+  if (count) {
+    args.push_back("--max-messages");
+    args.push_back(std::to_string(count));
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  const int code = cli("", args, via, &out, &err);
+  INFO("consumed through node " << via.id() << ": " << err);
+  REQUIRE(code == 0);
+  return lines_of(out);
+}
+
+} // namespace capstan::test

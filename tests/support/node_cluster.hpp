@@ -1,0 +1,61 @@
+#pragma once
+
+// A cluster of real `capstan node` processes with their own controller quorum, for system tests:
+// three voters (--controller-quorum names each one's cluster listener, pinned to a free port so
+// that a restarted voter comes back where the others look for it) and `brokers` more nodes that
+// are brokers only. Short heartbeats, sessions and elections, so that failover takes seconds; the
+// tests wait for outcomes, never for these. Everything goes through the real CLI at a node the
+// caller names. Every node is stopped by pid: the destructor kills what is still running.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/node_process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace capstan::test {
+
+class node_cluster {
+public:
+  // Starts voters 1..3 and nodes 4..3+brokers, each waited for until it is ready.
+  node_cluster(std::string binary, int brokers);
+  ~node_cluster();
+  node_cluster(const node_cluster&) = delete;
+  node_cluster& operator=(const node_cluster&) = delete;
+
+  temp_dir dir{"capstan-cluster"};
+  std::vector<std::unique_ptr<node_process>> nodes;
+
+  node_process& node(int id) { return *nodes.at(static_cast<size_t>(id - 1)); }
+
+  // `capstan ARGS --bootstrap <via>` with `input` on stdin; its exit code.
+  int cli(const std::string& input, std::vector<std::string> args, const node_process& via,
+          std::string* out, std::string* err);
+
+  // The node whose controller said last that it is active and has not said since that it no
+  // longer is, among the running voters; 0 if none.
+  int active_controller();
+
+  // `topic create` through `via` until the controller takes it (the nodes are still registering,
+  // or an election is under way); fails the test if it never does within 60 s.
+  void create_topic(const std::string& name, int replication_factor, const node_process& via,
+                    int partitions = 1,
+                    const std::vector<std::string>& configs = {"min.insync.replicas=2"});
+
+  // The partition as node `via` describes it once every replica in `isr` is in its ISR with a
+  // leader among them ("Leader: N ... Isr: a,b,c"): its leader. Fails the test after 60 s.
+  int await_isr(const std::string& topic, const node_process& via, std::vector<int> isr,
+                int partition = 0);
+
+  // The topic's records read through `via` from the beginning: `count` of them, or (0) all there
+  // are, until nothing new came for 5 s. `extra` are more `consume` flags (--partition,
+  // --print-offset).
+  std::vector<std::string> consume(const std::string& topic, const node_process& via, size_t count,
+                                   const std::vector<std::string>& extra = {});
+
+private:
+  std::string binary_;
+};
+
+} // namespace capstan::test
