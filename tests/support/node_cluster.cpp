@@ -24,6 +24,25 @@ const std::string settings = "broker.heartbeat.interval.ms = 200\n"
                              "replica.fetch.backoff.ms = 50\n"
                              "replica.socket.timeout.ms = 2000\n";
 
+// "1,2,3" as sorted ids.
+std::vector<int> ids_of(const std::string& list) {
+  std::vector<int> ids;
+  for (size_t at = 0; at < list.size();) {
+    const auto comma = list.find(',', at);
+    ids.push_back(std::stoi(list.substr(at, comma - at)));
+    at = comma == std::string::npos ? list.size() : comma + 1;
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Catch2's console reporter wraps text holding tabs wrongly (catchorg/Catch2#476), and the CLI's
+// describe output is tab-separated.
+std::string untabbed(std::string text) {
+  std::replace(text.begin(), text.end(), '\t', ' ');
+  return text;
+}
+
 } // namespace
 
 node_cluster::node_cluster(std::string binary, int brokers) : binary_(std::move(binary)) {
@@ -94,37 +113,59 @@ void node_cluster::create_topic(const std::string& name, int replication_factor,
   }
   std::string out, err;
   const bool created = eventually([&] { return cli("", args, via, &out, &err) == 0; }, 60s);
-  INFO(out << err);
+  INFO(untabbed(out + err));
   REQUIRE(created);
+}
+
+node_cluster::partition_row
+node_cluster::await_partition(const std::string& topic, const node_process& via,
+                              const std::function<bool(const partition_row&)>& settled,
+                              int partition) {
+  const std::regex row("Partition: " + std::to_string(partition) +
+                       R"(\tLeader: (-?\d+)\tReplicas: ([0-9,]+)\tIsr: ([0-9,]*))");
+  std::string out, err;
+  partition_row got;
+  const bool done = eventually(
+      [&] {
+        if (cli("", {"topic", "describe", topic}, via, &out, &err) != 0) return false;
+        std::smatch m;
+        if (!std::regex_search(out, m, row)) return false;
+        got = partition_row{std::stoi(m[1]), ids_of(m[2]), ids_of(m[3])};
+        return settled(got);
+      },
+      60s);
+  INFO("node " << via.id() << ": " << untabbed(out + err));
+  REQUIRE(done);
+  return got;
 }
 
 int node_cluster::await_isr(const std::string& topic, const node_process& via, std::vector<int> isr,
                             int partition) {
   std::sort(isr.begin(), isr.end());
-  const std::regex row("Partition: " + std::to_string(partition) +
-                       R"(\tLeader: (\d+)\tReplicas: [0-9,]+\tIsr: ([0-9,]+))");
-  std::string out, err;
-  int leader = -1;
-  const bool settled = eventually(
-      [&] {
-        if (cli("", {"topic", "describe", topic}, via, &out, &err) != 0) return false;
-        std::smatch m;
-        if (!std::regex_search(out, m, row)) return false;
-        std::vector<int> got;
-        std::string list = m[2];
-        for (size_t at = 0; at < list.size();) {
-          const auto comma = list.find(',', at);
-          got.push_back(std::stoi(list.substr(at, comma - at)));
-          at = comma == std::string::npos ? list.size() : comma + 1;
-        }
-        std::sort(got.begin(), got.end());
-        leader = std::stoi(m[1]);
-        return got == isr && std::find(isr.begin(), isr.end(), leader) != isr.end();
-      },
-      60s);
-  INFO("node " << via.id() << ": " << out << err);
-  REQUIRE(settled);
-  return leader;
+  return await_partition(
+             topic, via,
+             [&](const partition_row& r) {
+               return r.isr == isr && std::find(isr.begin(), isr.end(), r.leader) != isr.end();
+             },
+             partition)
+    .leader;
+}
+
+node_cluster::partition_row node_cluster::await_full_isr(const std::string& topic,
+                                                         const node_process& via,
+                                                         const std::vector<int>& gone,
+                                                         int partition) {
+  return await_partition(
+    topic, via,
+    [&](const partition_row& r) {
+      auto expected = r.replicas;
+      std::erase_if(expected, [&](int id) {
+        return std::find(gone.begin(), gone.end(), id) != gone.end();
+      });
+      return r.isr == expected &&
+             std::find(expected.begin(), expected.end(), r.leader) != expected.end();
+    },
+    partition);
 }
 
 std::vector<std::string> node_cluster::consume(const std::string& topic, const node_process& via,

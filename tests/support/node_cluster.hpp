@@ -7,6 +7,7 @@
 // tests wait for outcomes, never for these. Everything goes through the real CLI at a node the
 // caller names. Every node is stopped by pid: the destructor kills what is still running.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,10 +44,27 @@ public:
                     int partitions = 1,
                     const std::vector<std::string>& configs = {"min.insync.replicas=2"});
 
-  // The partition as node `via` describes it once every replica in `isr` is in its ISR with a
-  // leader among them ("Leader: N ... Isr: a,b,c"): its leader. Fails the test after 60 s.
+  // One partition's row of `topic describe`: "Leader: N\tReplicas: a,b,c\tIsr: a,b", ids sorted.
+  struct partition_row {
+    int leader = -1;
+    std::vector<int> replicas;
+    std::vector<int> isr;
+  };
+
+  // The partition as node `via` describes it once `settled` holds for its row. Fails the test
+  // after 60 s.
+  partition_row await_partition(const std::string& topic, const node_process& via,
+                                const std::function<bool(const partition_row&)>& settled,
+                                int partition = 0);
+
+  // The partition's leader once its ISR is exactly `isr` with the leader among them.
   int await_isr(const std::string& topic, const node_process& via, std::vector<int> isr,
                 int partition = 0);
+
+  // The partition once its ISR is all of its replicas but `gone`, with the leader among them.
+  // Which nodes hold the replicas is the controller's choice, broker-only nodes included.
+  partition_row await_full_isr(const std::string& topic, const node_process& via,
+                               const std::vector<int>& gone = {}, int partition = 0);
 
   // The topic's records read through `via` from the beginning: `count` of them, or (0) all there
   // are, until nothing new came for 5 s. `extra` are more `consume` flags (--partition,
