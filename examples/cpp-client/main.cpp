@@ -53,7 +53,11 @@ int main(int argc, char** argv) {
   app.add_option("--records", records, "How many records")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2; // --help is a ParseError too
+  }
 
   client::client_config config;
   config.bootstrap.clear();

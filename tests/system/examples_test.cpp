@@ -213,7 +213,8 @@ TEST_CASE("the failover demo kills the partition leader under acks=all load and 
   for (auto pid : pids) CHECK_FALSE(alive(pid));
 }
 
-TEST_CASE("the C++ client example produces with acks=all and reads every record back",
+TEST_CASE("the C++ client example produces with acks=all and reads every record back, and "
+          "fails with an error on a bad option or an unknown topic",
           "[system][examples]") {
   temp_dir dir("capstan-client-example");
   node_process node(dir, 1, node_process_options{binary, "", "127.0.0.1:0", {}});
@@ -231,5 +232,10 @@ TEST_CASE("the C++ client example produces with acks=all and reads every record 
   for (int i = 1; i <= 5; ++i)
     CHECK(out.find(": record " + std::to_string(i) + " of 5\n") != std::string::npos);
   CHECK(out.find("read back all 5 records") != std::string::npos);
+
+  CHECK(run_to_end(CAPSTAN_CLIENT_EXAMPLE, {"--records", "0"}, dir.path(), &out, &err) == 2);
+  CHECK(run_to_end(CAPSTAN_CLIENT_EXAMPLE, {"--bootstrap", node.bootstrap(), "--topic", "absent"},
+                   dir.path(), &out, &err) == 1);
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
   node.stop();
 }
