@@ -2,7 +2,8 @@
 # Failover with no acknowledged record lost: starts the 3-node example cluster, produces numbered
 # records with acks=all without pause, kill -9s the partition leader, shows the leader the
 # controller elects from the ISR, then reads the topic back and checks that every acknowledged
-# record is there. Exits 1 if one is missing. Stops every node it started. Run with -h for help.
+# record is there and the offsets have no gap. Exits 1 if not. Stops every node it started.
+# Run with -h for help.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -13,8 +14,9 @@ Usage: $0 [-h]
 Runs examples/three-node/start.sh (topic \$TOPIC, default failover), produces with
 'capstan produce --acks all' in batches of 20 numbered records, kill -9s the leader of partition 0,
 waits for a new leader, produces on, then consumes the topic from the beginning and compares:
-every record of every acknowledged batch must be read back. Exit code 0 when none is missing,
-1 otherwise or on an error. Stops the cluster with examples/three-node/stop.sh at the end.
+every record of every acknowledged batch must be read back, at offsets 0, 1, 2, ... without a
+gap. Exit code 0 when so, 1 otherwise or on an error. Stops the cluster with
+examples/three-node/stop.sh at the end.
 
 Reads the variables of examples/three-node/start.sh (CAPSTAN, CLIENT_PORTS, CLUSTER_PORTS,
 METRICS_PORTS, CLUSTER_ID, START_TIMEOUT_S), with EXAMPLE_DIR defaulting to ./example-failover.
@@ -57,11 +59,14 @@ TOML
 fi
 
 producer_pid=""
+# The producer ends after its current batch, which --delivery-timeout-ms bounds (30 s).
+stop_producer() {
+  touch "$dir/stop-producing"
+  [[ -z $producer_pid ]] || wait "$producer_pid" || true
+  producer_pid=""
+}
 cleanup() {
-  if [[ -n $producer_pid ]] && kill -0 "$producer_pid" 2>/dev/null; then
-    kill -TERM "$producer_pid" 2>/dev/null || true
-    wait "$producer_pid" 2>/dev/null || true
-  fi
+  stop_producer
   echo "== stopping the cluster"
   "$here/../three-node/stop.sh" || true
 }
@@ -124,20 +129,23 @@ echo "== new leader elected:"
 "$CAPSTAN" topic describe "$TOPIC" --bootstrap "$bootstrap" | grep "Partition: "
 target=$(($(acked_count) + after))
 wait_for "$after more records acknowledged after the failover" at_least_acked "$target"
-touch "$dir/stop-producing"
-wait "$producer_pid" || true
-producer_pid=""
+stop_producer
 
 echo "== consuming $TOPIC from the beginning"
-"$CAPSTAN" consume "$TOPIC" --from-beginning --timeout-ms 5000 --bootstrap "$bootstrap" \
-  >"$dir/consumed" 2>"$dir/consume.err" || die "consume failed: $(<"$dir/consume.err")"
+"$CAPSTAN" consume "$TOPIC" --from-beginning --timeout-ms 5000 --print-offset \
+  --bootstrap "$bootstrap" >"$dir/consumed.offsets" 2>"$dir/consume.err" ||
+  die "consume failed: $(<"$dir/consume.err")"
+cut -f2 "$dir/consumed.offsets" >"$dir/consumed"
+# The log itself has no holes: the offsets read are 0, 1, 2, ... without a gap.
+gaps=$(awk -F'\t' '$1 != NR - 1 { n++ } END { print n + 0 }' "$dir/consumed.offsets")
 sort -n -u "$dir/acked" >"$dir/acked.sorted"
 sort -n -u "$dir/consumed" >"$dir/consumed.sorted"
 acked=$(wc -l <"$dir/acked.sorted")
 read_total=$(wc -l <"$dir/consumed")
 read_distinct=$(wc -l <"$dir/consumed.sorted")
 missing=$(comm -23 "$dir/acked.sorted" "$dir/consumed.sorted" | wc -l)
-echo "acknowledged: $acked, read: $read_total ($read_distinct distinct), missing: $missing"
+echo "acknowledged: $acked, read: $read_total ($read_distinct distinct), missing: $missing," \
+  "offset gaps: $gaps"
 echo "(records read more than once were retried by the producer; records read but not" \
   "acknowledged are from batches the producer gave up on during the failover)"
 if ((missing > 0)); then
@@ -145,4 +153,10 @@ if ((missing > 0)); then
   comm -23 "$dir/acked.sorted" "$dir/consumed.sorted" | head -n 20 >&2
   exit 1
 fi
-echo "every acknowledged record was read back"
+if ((gaps > 0)); then
+  echo "error: the offsets read are not 0..$((read_total - 1)) without a gap:" >&2
+  awk -F'\t' '$1 != NR - 1 { print "  offset " $1 " read as record " NR; if (++n == 20) exit }' \
+    "$dir/consumed.offsets" >&2
+  exit 1
+fi
+echo "every acknowledged record was read back, at offsets without a gap"
