@@ -166,7 +166,7 @@ struct cluster {
 
 } // namespace
 
-TEST_CASE("three voters and a broker-only node form a cluster with their own controller: an RF=3 "
+TEST_CASE("three voters and a broker-only node form a cluster with their own controller, an RF=3 "
           "topic is created, produced to with acks=all and consumed through every node, and all "
           "goes on when the active controller is killed",
           "[system][cluster]") {
