@@ -48,6 +48,25 @@ struct GroupOffset {
   errorCode @4 :UInt8;
 }
 
+# One controller quorum voter in describeCluster.
+struct QuorumMember {
+  nodeId @0 :Int32;
+  reachable @1 :Bool;       # false: it did not answer in time; failure says why
+  failure @2 :Text;
+  role @3 :Text;            # follower, pre-candidate, candidate, leader
+  term @4 :Int64;
+  commitIndex @5 :Int64;
+  leaderId @6 :Int32;       # the leader it knows of; -1: none
+}
+
+# One node registered with the active controller, in describeCluster.
+struct RegisteredNode {
+  nodeId @0 :Int32;
+  fenced @1 :Bool;
+  brokerEpoch @2 :Int64;
+  incarnationId @3 :Data;   # 16 bytes
+}
+
 interface Capstan {
   # `topics` empty and `allTopics` true: every topic. Unknown names come back with
   # UNKNOWN_TOPIC_OR_PARTITION in their TopicInfo.
@@ -83,4 +102,11 @@ interface Capstan {
       results :List(GroupOffset));
   fetchOffsets @10 (group :Text, partitions :List(TopicPartition))
       -> (errorCode :UInt8, errorMessage :Text, offsets :List(GroupOffset));
+
+  # The controller quorum as the answering node finds it by asking every voter (each within a
+  # bounded time). activeControllerId -1: no voter reported an active controller. nodesKnown
+  # false: no active controller answered, `nodes` is empty. No members: the cluster runs no
+  # controller quorum (a single node).
+  describeCluster @11 () -> (errorCode :UInt8, errorMessage :Text, activeControllerId :Int32,
+      members :List(QuorumMember), nodesKnown :Bool, nodes :List(RegisteredNode));
 }

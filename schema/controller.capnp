@@ -61,10 +61,36 @@ struct DeleteTopic {
   name @0 :Text;
 }
 
-# The answer to CreateTopic and DeleteTopic.
+# Kafka's IncrementalAlterConfigs (SET) for one topic: the named configs take these values, the
+# topic's other overrides stay.
+struct AlterConfigs {
+  name @0 :Text;
+  configs @1 :List(CreateTopic.Config);
+}
+
+# The answer to CreateTopic, DeleteTopic and AlterConfigs.
 struct TopicResponse {
   errorCode @0 :UInt8;
   errorMessage @1 :Text;
   topicId @2 :Data;         # the created (or deleted) topic's id; empty on error
   leaderHint @3 :Int32;
+}
+
+# A voter's answer to a node's DescribeQuorum (an empty request, for `capstan cluster describe`):
+# its quorum member's Raft state and, while its controller is active, every registered node.
+struct VoterState {
+  nodeId @0 :Int32;
+  role @1 :Text;            # follower, pre-candidate, candidate, leader
+  term @2 :Int64;
+  commitIndex @3 :Int64;
+  leaderId @4 :Int32;       # the leader the member knows of; -1: none
+  active @5 :Bool;          # this voter's controller is the active controller
+  nodes @6 :List(RegisteredNode);   # empty unless active
+
+  struct RegisteredNode {
+    nodeId @0 :Int32;
+    fenced @1 :Bool;
+    brokerEpoch @2 :Int64;
+    incarnationId @3 :Data; # 16 bytes
+  }
 }

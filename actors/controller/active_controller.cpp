@@ -59,38 +59,39 @@ void active_controller::heartbeat_arrived(const broker_heartbeat_msg& heartbeat,
 
 prepared_request active_controller::prepare(controller_request request, int64_t now_ms) {
   prepared_request p{std::move(request), {}, {}, {}};
-  std::visit(overloaded{
-                 [&](const broker_registration_request& r) {
-                   const bool alive =
-                       image_.broker(r.node) != nullptr && sessions_.alive(r.node, now_ms);
-                   take(p, register_broker(image_, r, alive, opts_.decisions));
-                 },
-                 [&](const broker_heartbeat_msg& h) {
-                   const broker_epoch epoch{h.broker_epoch};
-                   if (auto s = check_broker_epoch(image_, h.node, epoch); !s) {
-                     p.refused = s.err();
-                     return;
-                   }
-                   sessions_.heartbeat(h.node, now_ms);
-                   if (!h.want_fence && !image_.is_unfenced(h.node))
-                     take(p, unfence_broker(image_, h.node, epoch, opts_.decisions));
-                 },
-                 [&](const topic_spec& spec) {
-                   take(p, create_topic(image_, spec, opts_.decisions, rng_));
-                 },
-                 [&](const delete_topic_msg& d) { take(p, delete_topic(image_, d.name)); },
-                 [&](const alter_partition_msg& a) {
-                   auto d = alter_partition(image_, a);
-                   p.changes = std::move(d.changes);
-                   p.outcomes = std::move(d.outcomes);
-                 },
-                 [&](const session_expiry& e) {
-                   // A heartbeat that arrived after the expiry was reported keeps the node.
-                   if (sessions_.alive(e.node, now_ms)) return;
-                   take(p, fence_broker(image_, e.node, e.epoch, opts_.decisions));
-                 },
-             },
-             p.request);
+  std::visit(
+      overloaded{
+          [&](const broker_registration_request& r) {
+            const bool alive = image_.broker(r.node) != nullptr && sessions_.alive(r.node, now_ms);
+            take(p, register_broker(image_, r, alive, opts_.decisions));
+          },
+          [&](const broker_heartbeat_msg& h) {
+            const broker_epoch epoch{h.broker_epoch};
+            if (auto s = check_broker_epoch(image_, h.node, epoch); !s) {
+              p.refused = s.err();
+              return;
+            }
+            sessions_.heartbeat(h.node, now_ms);
+            if (!h.want_fence && !image_.is_unfenced(h.node))
+              take(p, unfence_broker(image_, h.node, epoch, opts_.decisions));
+          },
+          [&](const topic_spec& spec) {
+            take(p, create_topic(image_, spec, opts_.decisions, rng_));
+          },
+          [&](const delete_topic_msg& d) { take(p, delete_topic(image_, d.name)); },
+          [&](const alter_configs_msg& a) { take(p, alter_configs(image_, a.name, a.configs)); },
+          [&](const alter_partition_msg& a) {
+            auto d = alter_partition(image_, a);
+            p.changes = std::move(d.changes);
+            p.outcomes = std::move(d.outcomes);
+          },
+          [&](const session_expiry& e) {
+            // A heartbeat that arrived after the expiry was reported keeps the node.
+            if (sessions_.alive(e.node, now_ms)) return;
+            take(p, fence_broker(image_, e.node, e.epoch, opts_.decisions));
+          },
+      },
+      p.request);
   return p;
 }
 
@@ -134,6 +135,9 @@ controller_answer active_controller::refuse(const controller_request& request, c
           [&](const delete_topic_msg&) -> controller_answer {
             return topic_response_msg{why.code, why.message, {}, leader_hint};
           },
+          [&](const alter_configs_msg&) -> controller_answer {
+            return topic_response_msg{why.code, why.message, {}, leader_hint};
+          },
           [&](const alter_partition_msg&) -> controller_answer {
             return alter_partition_response_msg{why.code, why.message, {}};
           },
@@ -168,6 +172,13 @@ controller_answer active_controller::answer(const prepared_request& prepared,
             for (const auto& rec : prepared.changes.records)
               if (auto r = std::get_if<remove_topic_record>(&rec)) out.id = r->topic;
             return out;
+          },
+          [&](const alter_configs_msg& a) -> controller_answer {
+            auto t = committed.topic_by_name(a.name);
+            if (t == nullptr)
+              return topic_response_msg{
+                  errc::unknown_topic_or_partition, a.name + " is gone again", {}, hint};
+            return topic_response_msg{errc::none, {}, t->id, hint};
           },
           [&](const alter_partition_msg& a) -> controller_answer {
             return answer_alter_partition(committed, a, prepared.outcomes);
@@ -210,6 +221,20 @@ std::vector<outgoing_message> active_controller::messages(const control_plan& pl
       out.push_back(
           {id, outgoing_message::kind::stop_replica, encode(stop_replica(control, stamp()))});
   }
+  return out;
+}
+
+voter_state describe_voter(const quorum_status& member, const active_controller& controller) {
+  voter_state out;
+  out.node = member.node.value();
+  out.role = std::string(raft::to_string(member.role));
+  out.term = static_cast<int64_t>(member.term.value());
+  out.commit_index = static_cast<int64_t>(member.commit_index.value());
+  out.leader = member.leader ? member.leader->value() : -1;
+  out.active = controller.active();
+  if (!out.active) return out;
+  for (const auto& [id, b] : controller.image().brokers())
+    out.nodes.push_back(registered_node{id.value(), b.fenced, b.epoch.value(), b.incarnation});
   return out;
 }
 

@@ -25,7 +25,9 @@
 #include "actors/controller/metadata/control_messages.hpp"
 #include "actors/controller/metadata/decision.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
+#include "actors/controller/quorum_member.hpp"
 #include "actors/replica/control_codec.hpp"
+#include "runtime/cluster/cluster_description.hpp"
 
 namespace capstan::controller {
 
@@ -47,7 +49,7 @@ struct session_expiry {
 
 using controller_request =
     std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
-                 alter_partition_msg, session_expiry>;
+                 alter_configs_msg, alter_partition_msg, session_expiry>;
 
 // The answer to a request; std::monostate for a session expiry, which nobody asked for.
 using controller_answer =
@@ -137,5 +139,9 @@ private:
   metadata_image image_;
   broker_sessions sessions_;
 };
+
+// A voter's report for `cluster describe`: its member's Raft state and, iff `controller` is
+// active, every node registered in its image with its fencing state.
+voter_state describe_voter(const quorum_status& member, const active_controller& controller);
 
 } // namespace capstan::controller

@@ -336,6 +336,19 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       [self](rmtopic_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_delete_topic(f)), delete_topic_msg{});
       },
+      [self](altercfg_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_alter_configs(f)), alter_configs_msg{});
+      },
+      [self](descquorum_atom) -> caf::result<capnp_frame> {
+        auto rp = self->make_response_promise<capnp_frame>();
+        self->request(self->state.opts.quorum, self->state.opts.request_timeout, status_atom_v)
+            .then(
+                [self, rp](const controller::quorum_status& s) mutable {
+                  rp.deliver(encode(controller::describe_voter(s, *self->state.core)));
+                },
+                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
       [self](alterisr_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_alter_partition(f)), alter_partition_msg{});
       },

@@ -18,7 +18,8 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 struct pending_request {
-  bool create = true;
+  enum class kind { create, remove, alter };
+  kind what = kind::create;
   std::string topic;
   capnp_frame frame;
   clock_type::time_point deadline;
@@ -27,7 +28,8 @@ struct pending_request {
   size_t next_voter = 0;
   std::string last_refusal = "no voter asked yet";
   caf::typed_response_promise<topic_metadata> created;
-  caf::typed_response_promise<bool> deleted;
+  // Answers a delete or an alter.
+  caf::typed_response_promise<bool> done;
 };
 
 struct client_state {
@@ -45,17 +47,17 @@ void finish(client_ptr self, uint64_t id, const topic_response_msg& answer) {
   auto& p = it->second;
   if (answer.error != errc::none) {
     auto err = to_caf_error(make_error(answer.error, answer.message));
-    if (p.create)
+    if (p.what == pending_request::kind::create)
       p.created.deliver(err);
     else
-      p.deleted.deliver(err);
-  } else if (p.create) {
+      p.done.deliver(err);
+  } else if (p.what == pending_request::kind::create) {
     topic_metadata t;
     t.name = p.topic;
     t.id = answer.id;
     p.created.deliver(std::move(t));
   } else {
-    p.deleted.deliver(true);
+    p.done.deliver(true);
   }
   self->state.pending.erase(it);
 }
@@ -97,10 +99,17 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
     retry(self, id, "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
   };
   const auto wait = self->state.opts.attempt_timeout;
-  if (p.create)
+  switch (p.what) {
+  case pending_request::kind::create:
     self->request(ep, wait, mktopic_atom_v, p.frame).then(ok, failed);
-  else
+    break;
+  case pending_request::kind::remove:
     self->request(ep, wait, rmtopic_atom_v, p.frame).then(ok, failed);
+    break;
+  case pending_request::kind::alter:
+    self->request(ep, wait, altercfg_atom_v, p.frame).then(ok, failed);
+    break;
+  }
 }
 
 void attempt(client_ptr self, uint64_t id) {
@@ -124,6 +133,59 @@ void attempt(client_ptr self, uint64_t id) {
             });
 }
 
+// One `cluster describe`: the voters' answers so far and how many are still out.
+struct describe_round {
+  caf::typed_response_promise<cluster_description_ptr> promise;
+  std::vector<voter_answer> answers;
+  size_t waiting = 0;
+};
+
+void voter_answered(const std::shared_ptr<describe_round>& round, voter_answer answer) {
+  round->answers.push_back(std::move(answer));
+  if (--round->waiting == 0)
+    round->promise.deliver(std::make_shared<const cluster_description>(
+        merge_voter_answers(std::move(round->answers))));
+}
+
+void ask_voter_state(client_ptr self, const std::shared_ptr<describe_round>& round, node_id voter,
+                     const node_endpoint_actor& ep) {
+  self->request(ep, self->state.opts.attempt_timeout, descquorum_atom_v)
+      .then(
+          [round, voter](const capnp_frame& f) {
+            auto s = decode_voter_state(f);
+            if (!s)
+              return voter_answered(round, {voter.value(), std::nullopt, s.err().to_string()});
+            voter_answered(round, {voter.value(), std::move(*s), {}});
+          },
+          [round, voter](caf::error& err) {
+            voter_answered(round, {voter.value(), std::nullopt, from_caf_error(err).to_string()});
+          });
+}
+
+caf::result<cluster_description_ptr> describe_quorum(client_ptr self) {
+  auto& st = self->state;
+  auto round = std::make_shared<describe_round>();
+  round->promise = self->make_response_promise<cluster_description_ptr>();
+  round->waiting = st.opts.voters.size();
+  auto rp = round->promise;
+  for (const auto& v : st.opts.voters) {
+    const auto voter = v.node;
+    if (voter == st.opts.node && st.opts.self_endpoint) {
+      ask_voter_state(self, round, voter, st.opts.self_endpoint);
+      continue;
+    }
+    self->request(st.opts.peers, st.opts.attempt_timeout, endpoint_atom_v, voter)
+        .then(
+            [self, round, voter](node_endpoint_actor& ep) {
+              ask_voter_state(self, round, voter, ep);
+            },
+            [round, voter](caf::error& err) {
+              voter_answered(round, {voter.value(), std::nullopt, from_caf_error(err).to_string()});
+            });
+  }
+  return rp;
+}
+
 uint64_t add(client_ptr self, pending_request p) {
   auto& st = self->state;
   p.deadline = clock_type::now() + st.opts.request_timeout;
@@ -139,7 +201,7 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
   return {
       [self](mktopic_atom, topic_spec& spec) -> caf::result<topic_metadata> {
         pending_request p;
-        p.create = true;
+        p.what = pending_request::kind::create;
         p.topic = spec.name;
         p.frame = encode(spec);
         p.created = self->make_response_promise<topic_metadata>();
@@ -149,14 +211,26 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
       },
       [self](rmtopic_atom, std::string& name) -> caf::result<bool> {
         pending_request p;
-        p.create = false;
+        p.what = pending_request::kind::remove;
         p.topic = name;
         p.frame = encode(delete_topic_msg{name});
-        p.deleted = self->make_response_promise<bool>();
-        auto rp = p.deleted;
+        p.done = self->make_response_promise<bool>();
+        auto rp = p.done;
         add(self, std::move(p));
         return rp;
       },
+      [self](altercfg_atom, std::string& name,
+             std::map<std::string, std::string>& configs) -> caf::result<bool> {
+        pending_request p;
+        p.what = pending_request::kind::alter;
+        p.topic = name;
+        p.frame = encode(alter_configs_msg{name, std::move(configs)});
+        p.done = self->make_response_promise<bool>();
+        auto rp = p.done;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](descquorum_atom) { return describe_quorum(self); },
       [self](cretry_atom, uint64_t id) { attempt(self, id); },
   };
 }

@@ -1,13 +1,20 @@
 #pragma once
 
-// A node's way to the active controller for clients' topic changes: the gateway's createTopic
-// and deleteTopic on any node come here and go on, as CreateTopic / DeleteTopic frames
+// A node's way to the active controller for clients' topic changes: the gateway's createTopic,
+// deleteTopic and alterConfigs on any node come here and go on, as CreateTopic / DeleteTopic /
+// AlterConfigs frames
 // (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time and
 // follows the leader hint of a NOT_CONTROLLER answer, trying the voters in turn when there is
 // none (an election is under way, or the voter is down), until one answers otherwise or the
 // request's time is up. Requests are independent: several may be out at once.
+//
+// It also describes the quorum for `cluster describe`: it asks every voter for its VoterState at
+// once, each within attempt_timeout to find the voter's endpoint plus attempt_timeout for its
+// answer, and merges the answers (merge_voter_answers); a voter that does not answer in time is
+// unreachable in the description, it never holds up the others.
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +25,7 @@
 
 #include "actors/controller/controller_codec.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
+#include "runtime/cluster/cluster_description.hpp"
 #include "runtime/cluster/metadata.hpp"
 
 namespace capstan {
@@ -33,6 +41,10 @@ using controller_client_actor = caf::typed_actor<
     // UpdateMetadata brings those to the metadata cache).
     caf::replies_to<mktopic_atom, topic_spec>::with<topic_metadata>,
     caf::replies_to<rmtopic_atom, std::string>::with<bool>,
+    // Sets the named configs of the topic (its other overrides stay).
+    caf::replies_to<altercfg_atom, std::string, std::map<std::string, std::string>>::with<bool>,
+    // Asks every voter; never an error (unanswered voters are unreachable in the description).
+    caf::replies_to<descquorum_atom>::with<cluster_description_ptr>,
     // The pending request with this id is due for its next attempt (its own timer).
     caf::reacts_to<cretry_atom, uint64_t>>;
 

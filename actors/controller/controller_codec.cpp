@@ -103,6 +103,20 @@ capnp_frame encode(const delete_topic_msg& m) {
   return capnp_frame::from_builder(b);
 }
 
+capnp_frame encode(const alter_configs_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::AlterConfigs>();
+  root.setName(m.name);
+  auto configs = root.initConfigs(static_cast<unsigned>(m.configs.size()));
+  unsigned i = 0;
+  for (const auto& [k, v] : m.configs) {
+    configs[i].setName(k);
+    configs[i].setValue(v);
+    ++i;
+  }
+  return capnp_frame::from_builder(b);
+}
+
 capnp_frame encode(const topic_response_msg& m) {
   capnp::MallocMessageBuilder b;
   auto root = b.initRoot<schema::TopicResponse>();
@@ -189,6 +203,20 @@ result<delete_topic_msg> decode_delete_topic(const capnp_frame& frame) {
                                      });
 }
 
+result<alter_configs_msg> decode_alter_configs(const capnp_frame& frame) {
+  return decode<schema::AlterConfigs>(
+      frame, [](schema::AlterConfigs::Reader r) -> result<alter_configs_msg> {
+        alter_configs_msg m;
+        m.name = r.getName();
+        for (auto c : r.getConfigs()) {
+          std::string name = c.getName();
+          if (!m.configs.emplace(name, c.getValue()).second)
+            return invalid("AlterConfigs names config '" + name + "' twice");
+        }
+        return m;
+      });
+}
+
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame) {
   return decode<schema::TopicResponse>(
       frame, [](schema::TopicResponse::Reader r) -> result<topic_response_msg> {
@@ -201,6 +229,44 @@ result<topic_response_msg> decode_topic_response(const capnp_frame& frame) {
         m.leader_hint = r.getLeaderHint();
         return m;
       });
+}
+
+capnp_frame encode(const voter_state& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::VoterState>();
+  root.setNodeId(m.node);
+  root.setRole(m.role);
+  root.setTerm(m.term);
+  root.setCommitIndex(m.commit_index);
+  root.setLeaderId(m.leader);
+  root.setActive(m.active);
+  auto nodes = root.initNodes(static_cast<unsigned>(m.nodes.size()));
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    auto n = nodes[static_cast<unsigned>(i)];
+    n.setNodeId(m.nodes[i].node);
+    n.setFenced(m.nodes[i].fenced);
+    n.setBrokerEpoch(m.nodes[i].broker_epoch);
+    n.setIncarnationId(data_of(m.nodes[i].incarnation));
+  }
+  return capnp_frame::from_builder(b);
+}
+
+result<voter_state> decode_voter_state(const capnp_frame& frame) {
+  return decode<schema::VoterState>(frame, [](schema::VoterState::Reader r) -> result<voter_state> {
+    voter_state m;
+    m.node = r.getNodeId();
+    m.role = r.getRole();
+    m.term = r.getTerm();
+    m.commit_index = r.getCommitIndex();
+    m.leader = r.getLeaderId();
+    m.active = r.getActive();
+    for (auto n : r.getNodes()) {
+      auto id = read_id16(n.getIncarnationId(), true, "an incarnation id");
+      if (!id) return id.err();
+      m.nodes.push_back(registered_node{n.getNodeId(), n.getFenced(), n.getBrokerEpoch(), *id});
+    }
+    return m;
+  });
 }
 
 } // namespace capstan

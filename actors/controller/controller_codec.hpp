@@ -1,8 +1,9 @@
 #pragma once
 
 // Node -> controller requests and their answers (schema/controller.capnp) to and from plain
-// values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic. A node's broker_lifecycle
-// encodes the requests and decodes the answers; the controller actor the other way round.
+// values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs. A node's
+// broker_lifecycle and controller client encode the requests and decode the answers; the
+// controller actor the other way round.
 // Decoding checks what a peer could get wrong and returns CORRUPT_MESSAGE (a frame that does not
 // match the schema) or INVALID_REQUEST (a value out of range); it never throws.
 
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "actors/controller/metadata/broker_decisions.hpp"
+#include "runtime/cluster/cluster_description.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/errc.hpp"
 #include "runtime/messages/capnp_frame.hpp"
@@ -45,6 +47,13 @@ struct delete_topic_msg {
   std::string name;
 };
 
+// AlterConfigs: overrides to set on topic `name` (its others stay).
+struct alter_configs_msg {
+  std::string name;
+  std::map<std::string, std::string> configs;
+};
+
+// The answer to CreateTopic, DeleteTopic and AlterConfigs (id: the topic's).
 struct topic_response_msg {
   errc error = errc::none;
   std::string message;
@@ -58,7 +67,9 @@ capnp_frame encode(const broker_heartbeat_msg& m);
 capnp_frame encode(const broker_heartbeat_response_msg& m);
 capnp_frame encode(const topic_spec& m);
 capnp_frame encode(const delete_topic_msg& m);
+capnp_frame encode(const alter_configs_msg& m);
 capnp_frame encode(const topic_response_msg& m);
+capnp_frame encode(const voter_state& m);
 
 // INVALID_REQUEST: a negative node id, an incarnation id that is not 16 bytes.
 result<controller::broker_registration_request>
@@ -71,7 +82,11 @@ result<broker_heartbeat_response_msg> decode_broker_heartbeat_response(const cap
 // INVALID_REQUEST: a config named twice. (The name and counts are the decision's to check.)
 result<topic_spec> decode_create_topic(const capnp_frame& frame);
 result<delete_topic_msg> decode_delete_topic(const capnp_frame& frame);
+// INVALID_REQUEST: a config named twice.
+result<alter_configs_msg> decode_alter_configs(const capnp_frame& frame);
 // INVALID_REQUEST: a topic id that is neither empty nor 16 bytes.
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame);
+// INVALID_REQUEST: an incarnation id that is neither empty nor 16 bytes.
+result<voter_state> decode_voter_state(const capnp_frame& frame);
 
 } // namespace capstan

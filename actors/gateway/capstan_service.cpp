@@ -74,7 +74,7 @@ kj::Promise<reply<R>> ask_holding(const service_context& ctx, std::shared_ptr<vo
   caf::timespan span = timeout;
   caf::anon_send(
       ctx.bridge.current(), bridge_job{[slot, dest, span, args = std::make_tuple(std::move(xs)...)](
-                                 caf::event_based_actor* self) mutable {
+                                           caf::event_based_actor* self) mutable {
         std::apply([&](auto&... as) { return self->request(dest, span, std::move(as)...); }, args)
             .then(
                 [slot](R& r) {
@@ -198,6 +198,33 @@ void fill_metadata(rpc::Capstan::MetadataResults::Builder results, const cluster
   }
 }
 
+void fill_description(rpc::Capstan::DescribeClusterResults::Builder results,
+                      const cluster_description& d) {
+  results.setActiveControllerId(d.active_controller);
+  auto members = results.initMembers(static_cast<unsigned>(d.members.size()));
+  for (size_t i = 0; i < d.members.size(); ++i) {
+    const auto& m = d.members[i];
+    auto b = members[static_cast<unsigned>(i)];
+    b.setNodeId(m.node);
+    b.setReachable(m.reachable);
+    b.setFailure(m.failure);
+    b.setRole(m.role);
+    b.setTerm(m.term);
+    b.setCommitIndex(m.commit_index);
+    b.setLeaderId(m.leader);
+  }
+  results.setNodesKnown(d.nodes_known);
+  auto nodes = results.initNodes(static_cast<unsigned>(d.nodes.size()));
+  for (size_t i = 0; i < d.nodes.size(); ++i) {
+    const auto& n = d.nodes[i];
+    auto b = nodes[static_cast<unsigned>(i)];
+    b.setNodeId(n.node);
+    b.setFenced(n.fenced);
+    b.setBrokerEpoch(n.broker_epoch);
+    b.setIncarnationId(capnp::Data::Reader(n.incarnation.data(), n.incarnation.size()));
+  }
+}
+
 // The controller's metadata cache once this node accepted an UpdateMetadata; null before.
 metadata_cache_ptr controller_cache(const service_context& ctx) {
   return ctx.targets.controller_metadata ? ctx.targets.controller_metadata() : nullptr;
@@ -208,8 +235,8 @@ metadata_cache_ptr controller_cache(const service_context& ctx) {
 error not_controller(const metadata_cache& cache) {
   return make_error(errc::not_controller,
                     "this node's topics are managed by controller " +
-                      std::to_string(cache.cluster().controller_id) + " (controller epoch " +
-                      std::to_string(cache.controller_epoch()) + "); change them through it");
+                        std::to_string(cache.cluster().controller_id) + " (controller epoch " +
+                        std::to_string(cache.controller_epoch()) + "); change them through it");
 }
 
 } // namespace
@@ -247,7 +274,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
                                        "RPC bridge actors replaced after they ended");
   for (const char* method :
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
-        "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets"})
+        "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -336,17 +363,17 @@ kj::Promise<void> capstan_service::metadata(MetadataContext call) {
   }
   return answered_later(
       ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
-      .then([call, ctx = ctx_, wanted = std::move(wanted),
-             all](reply<metadata_snapshot>&& reply_) mutable {
-        auto snap = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        if (!snap || !*snap) {
-          ctx->metrics.count_error("metadata", snap ? errc::unknown_server_error : snap.code());
-          fail_call("metadata unavailable: " +
-                    (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
-        }
-        fill_metadata(results, **snap, wanted, all);
-      }));
+          .then([call, ctx = ctx_, wanted = std::move(wanted),
+                 all](reply<metadata_snapshot>&& reply_) mutable {
+            auto snap = std::move(reply_).take();
+            auto results = call.getResults(results_size_hint);
+            if (!snap || !*snap) {
+              ctx->metrics.count_error("metadata", snap ? errc::unknown_server_error : snap.code());
+              fail_call("metadata unavailable: " +
+                        (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
+            }
+            fill_metadata(results, **snap, wanted, all);
+          }));
 }
 
 kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
@@ -419,19 +446,20 @@ kj::Promise<void> capstan_service::listTopics(ListTopicsContext call) {
   }
   return answered_later(
       ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
-      .then([call, ctx = ctx_](reply<metadata_snapshot>&& reply_) mutable {
-        auto snap = std::move(reply_).take();
-        if (!snap || !*snap) {
-          ctx->metrics.count_error("listTopics", snap ? errc::unknown_server_error : snap.code());
-          fail_call("metadata unavailable: " +
-                    (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
-        }
-        const auto& topics = (*snap)->topics;
-        auto out =
-            call.getResults(results_size_hint).initTopics(static_cast<unsigned>(topics.size()));
-        unsigned i = 0;
-        for (const auto& [name, t] : topics) out.set(i++, name);
-      }));
+          .then([call, ctx = ctx_](reply<metadata_snapshot>&& reply_) mutable {
+            auto snap = std::move(reply_).take();
+            if (!snap || !*snap) {
+              ctx->metrics.count_error("listTopics",
+                                       snap ? errc::unknown_server_error : snap.code());
+              fail_call("metadata unavailable: " +
+                        (snap ? std::string{"empty snapshot"} : snap.err().to_string()));
+            }
+            const auto& topics = (*snap)->topics;
+            auto out =
+                call.getResults(results_size_hint).initTopics(static_cast<unsigned>(topics.size()));
+            unsigned i = 0;
+            for (const auto& [name, t] : topics) out.set(i++, name);
+          }));
 }
 
 kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) {
@@ -460,15 +488,15 @@ kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) 
   }
   return answered_later(ask<config_map>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
                                         describe_atom_v, std::move(topic))
-      .then([call, ctx = ctx_, answer](reply<config_map>&& reply_) mutable {
-        answer(call, *ctx, std::move(reply_).take());
-      }));
+                            .then([call, ctx = ctx_, answer](reply<config_map>&& reply_) mutable {
+                              answer(call, *ctx, std::move(reply_).take());
+                            }));
 }
 
 kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
   static constexpr const char* method = "alterConfigs";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_)) {
+  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
     return kj::READY_NOW;
   }
@@ -484,12 +512,34 @@ kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  return answered_later(ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
-                                  alter_atom_v, std::move(topic), std::move(configs))
-      .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
-      }));
+  auto altered = ctx_->targets.controller
+                     ? ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
+                                 altercfg_atom_v, std::move(topic), std::move(configs))
+                     : ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, alter_atom_v,
+                                 std::move(topic), std::move(configs));
+  return answered_later(altered.then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+    auto r = std::move(reply_).take();
+    if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
+  }));
+}
+
+kj::Promise<void> capstan_service::describeCluster(DescribeClusterContext call) {
+  static constexpr const char* method = "describeCluster";
+  ctx_->metrics.count_request(method);
+  if (!ctx_->targets.controller) {
+    // A single node: no quorum to describe.
+    fill_description(call.getResults(results_size_hint), cluster_description{});
+    return kj::READY_NOW;
+  }
+  return answered_later(
+      ask<cluster_description_ptr>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
+                                   descquorum_atom_v)
+          .then([call, ctx = ctx_](reply<cluster_description_ptr>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            auto results = call.getResults(results_size_hint);
+            if (!r) return set_error(results, ctx->metrics, method, r.err());
+            if (*r) fill_description(results, **r);
+          }));
 }
 
 kj::Promise<void> capstan_service::produce(ProduceContext call) {
@@ -519,24 +569,25 @@ kj::Promise<void> capstan_service::produce(ProduceContext call) {
   produce_request req{std::move(*batch), acks, timeout_ms};
   call.releaseParams();
   auto timeout = std::chrono::milliseconds{timeout_ms} + ctx_->reply_margin;
-  return answered_later(ask<produce_result>(*ctx_, *dest, timeout, produce_atom_v, std::move(req))
-      .then([call, ctx = ctx_, start, size](reply<produce_result>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        const auto& m = ctx->metrics;
-        if (r) {
-          results.setBaseOffset(r->base_offset.value());
-          results.setLogAppendTime(r->log_append_time);
-          results.setLogStartOffset(r->log_start.value());
-          if (m.bytes_in) m.bytes_in->inc(size);
-        } else {
-          results.setBaseOffset(-1);
-          results.setLogAppendTime(no_timestamp);
-          results.setLogStartOffset(-1);
-          set_error(results, m, method, r.err());
-        }
-        if (m.produce_latency) m.produce_latency->observe_micros(micros_since(start));
-      }));
+  return answered_later(
+      ask<produce_result>(*ctx_, *dest, timeout, produce_atom_v, std::move(req))
+          .then([call, ctx = ctx_, start, size](reply<produce_result>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            auto results = call.getResults(results_size_hint);
+            const auto& m = ctx->metrics;
+            if (r) {
+              results.setBaseOffset(r->base_offset.value());
+              results.setLogAppendTime(r->log_append_time);
+              results.setLogStartOffset(r->log_start.value());
+              if (m.bytes_in) m.bytes_in->inc(size);
+            } else {
+              results.setBaseOffset(-1);
+              results.setLogAppendTime(no_timestamp);
+              results.setLogStartOffset(-1);
+              set_error(results, m, method, r.err());
+            }
+            if (m.produce_latency) m.produce_latency->observe_micros(micros_since(start));
+          }));
 }
 
 kj::Promise<void> capstan_service::fetch(FetchContext call) {
@@ -578,36 +629,36 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
   const bool parked = slot != nullptr;
   return answered_later(
       ask_holding<fetch_result>(*ctx_, std::move(slot), *dest, timeout, fetch_atom_v, req)
-      .then([call, ctx = ctx_, pins = pins_, start](reply<fetch_result>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        const auto& m = ctx->metrics;
-        if (!r) {
-          results.setHighWatermark(-1);
-          results.setLogStartOffset(-1);
-          set_error(results, m, method, r.err());
-        } else {
-          results.setHighWatermark(r->high_watermark.value());
-          results.setLogStartOffset(r->log_start.value());
-          const log_slice& slice = r->records;
-          if (!slice.empty()) {
-            // Zero copy needs 8-byte aligned data (log_slice guarantees it, and that the slice may
-            // be read up to its last whole word); copy anything else rather than fail.
-            if (reinterpret_cast<uintptr_t>(slice.data) % sizeof(capnp::word) == 0) {
-              auto orphan =
-                  capnp::Orphanage::getForMessageContaining(results).referenceExternalData(
-                      capnp::Data::Reader(slice.data, slice.size));
-              results.adoptRecords(kj::mv(orphan));
-              pins->owners.emplace(slice.data, slice.owner);
+          .then([call, ctx = ctx_, pins = pins_, start](reply<fetch_result>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            auto results = call.getResults(results_size_hint);
+            const auto& m = ctx->metrics;
+            if (!r) {
+              results.setHighWatermark(-1);
+              results.setLogStartOffset(-1);
+              set_error(results, m, method, r.err());
             } else {
-              results.setRecords(capnp::Data::Reader(slice.data, slice.size));
+              results.setHighWatermark(r->high_watermark.value());
+              results.setLogStartOffset(r->log_start.value());
+              const log_slice& slice = r->records;
+              if (!slice.empty()) {
+                // Zero copy needs 8-byte aligned data (log_slice guarantees it, and that the slice
+                // may be read up to its last whole word); copy anything else rather than fail.
+                if (reinterpret_cast<uintptr_t>(slice.data) % sizeof(capnp::word) == 0) {
+                  auto orphan =
+                      capnp::Orphanage::getForMessageContaining(results).referenceExternalData(
+                          capnp::Data::Reader(slice.data, slice.size));
+                  results.adoptRecords(kj::mv(orphan));
+                  pins->owners.emplace(slice.data, slice.owner);
+                } else {
+                  results.setRecords(capnp::Data::Reader(slice.data, slice.size));
+                }
+                if (m.bytes_out) m.bytes_out->inc(slice.size);
+              }
             }
-            if (m.bytes_out) m.bytes_out->inc(slice.size);
-          }
-        }
-        if (m.fetch_latency) m.fetch_latency->observe_micros(micros_since(start));
-      }),
-                        fetch_bytes, parked);
+            if (m.fetch_latency) m.fetch_latency->observe_micros(micros_since(start));
+          }),
+      fetch_bytes, parked);
 }
 
 kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {
@@ -629,19 +680,19 @@ kj::Promise<void> capstan_service::listOffsets(ListOffsetsContext call) {
   auto dest = route(*ctx_, topic, partition);
   if (!dest) return fail(dest.err());
   call.releaseParams();
-  return answered_later(ask<list_offsets_result>(*ctx_, *dest, ctx_->admin_timeout,
-                                                 offsets_atom_v, timestamp_ms{timestamp})
-      .then([call, ctx = ctx_](reply<list_offsets_result>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        if (!r) {
-          results.setOffset(-1);
-          results.setTimestamp(no_timestamp);
-          return set_error(results, ctx->metrics, method, r.err());
-        }
-        results.setOffset(r->found);
-        results.setTimestamp(r->timestamp);
-      }));
+  return answered_later(ask<list_offsets_result>(*ctx_, *dest, ctx_->admin_timeout, offsets_atom_v,
+                                                 timestamp_ms{timestamp})
+                            .then([call, ctx = ctx_](reply<list_offsets_result>&& reply_) mutable {
+                              auto r = std::move(reply_).take();
+                              auto results = call.getResults(results_size_hint);
+                              if (!r) {
+                                results.setOffset(-1);
+                                results.setTimestamp(no_timestamp);
+                                return set_error(results, ctx->metrics, method, r.err());
+                              }
+                              results.setOffset(r->found);
+                              results.setTimestamp(r->timestamp);
+                            }));
 }
 
 namespace {
@@ -695,12 +746,13 @@ kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
   }
   return answered_later(ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout,
                                            commit_atom_v, std::move(group), std::move(entries))
-      .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        if (!r) return set_error(results, ctx->metrics, method, r.err());
-        fill_group_offsets(results.initResults(static_cast<unsigned>(r->size())), *r);
-      }));
+                            .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
+                              auto r = std::move(reply_).take();
+                              auto results = call.getResults(results_size_hint);
+                              if (!r) return set_error(results, ctx->metrics, method, r.err());
+                              fill_group_offsets(
+                                  results.initResults(static_cast<unsigned>(r->size())), *r);
+                            }));
 }
 
 kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
@@ -724,12 +776,13 @@ kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
   }
   return answered_later(ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout,
                                            fetch_atom_v, std::move(group), std::move(entries))
-      .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
-        auto r = std::move(reply_).take();
-        auto results = call.getResults(results_size_hint);
-        if (!r) return set_error(results, ctx->metrics, method, r.err());
-        fill_group_offsets(results.initOffsets(static_cast<unsigned>(r->size())), *r);
-      }));
+                            .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
+                              auto r = std::move(reply_).take();
+                              auto results = call.getResults(results_size_hint);
+                              if (!r) return set_error(results, ctx->metrics, method, r.err());
+                              fill_group_offsets(
+                                  results.initOffsets(static_cast<unsigned>(r->size())), *r);
+                            }));
 }
 
 } // namespace capstan

@@ -103,12 +103,14 @@ public:
   kj::Promise<void> listOffsets(ListOffsetsContext call) override;
   kj::Promise<void> commitOffsets(CommitOffsetsContext call) override;
   kj::Promise<void> fetchOffsets(FetchOffsetsContext call) override;
+  kj::Promise<void> describeCluster(DescribeClusterContext call) override;
 
 private:
   // Counts `call` in the connection's load, and unless `parked` in the node's calls in flight,
   // until it completes or is cancelled; `fetch_bytes` is the most a fetch's answer can carry (0
   // for other calls and parked fetches).
-  kj::Promise<void> answered_later(kj::Promise<void> call, int64_t fetch_bytes = 0, bool parked = false);
+  kj::Promise<void> answered_later(kj::Promise<void> call, int64_t fetch_bytes = 0,
+                                   bool parked = false);
 
   std::shared_ptr<service_context> ctx_;
   std::shared_ptr<fetch_pins> pins_;

@@ -42,8 +42,9 @@ struct rpc_targets {
   // it and the topic admin calls are refused with NOT_CONTROLLER (but see `controller`); empty or
   // null: every call goes to `metadata`, the node's own single-node metadata.
   std::function<metadata_cache_ptr()> controller_metadata;
-  // The way to a multi-node quorum's active controller; set, createTopic and deleteTopic go
-  // there (whether or not the cache is there yet) instead of being refused with NOT_CONTROLLER.
+  // The way to a multi-node quorum's active controller; set, createTopic, deleteTopic and
+  // alterConfigs go there (whether or not the cache is there yet) instead of being refused with
+  // NOT_CONTROLLER.
   controller_client_actor controller;
 };
 

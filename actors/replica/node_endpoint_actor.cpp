@@ -20,7 +20,9 @@ namespace capstan {
 
 namespace {
 
-caf::error refusal(errc code, std::string text) { return to_caf_error(make_error(code, std::move(text))); }
+caf::error refusal(errc code, std::string text) {
+  return to_caf_error(make_error(code, std::move(text)));
+}
 
 // ---- node endpoint ----
 
@@ -35,8 +37,8 @@ template <class Atom>
 caf::result<capnp_frame> to_control(endpoint_ptr self, Atom atom, const capnp_frame& frame) {
   auto& st = self->state;
   if (!st.opts.control)
-    return refusal(errc::not_leader_or_follower,
-                   "node " + std::to_string(st.opts.node.value()) + " takes no controller requests");
+    return refusal(errc::not_leader_or_follower, "node " + std::to_string(st.opts.node.value()) +
+                                                     " takes no controller requests");
   return self->delegate(st.opts.control, atom, frame);
 }
 
@@ -49,38 +51,48 @@ caf::result<capnp_frame> to_controller(endpoint_ptr self, Atom atom, const capnp
   return self->delegate(st.opts.controller, atom, frame);
 }
 
-node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self, node_endpoint_options opts) {
+node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self,
+                                                     node_endpoint_options opts) {
   self->state.opts = std::move(opts);
   // A session that ends (its fetcher went away, or it failed) does not take the endpoint along.
   self->set_exit_handler([](const caf::exit_msg&) {});
   return {
-    [self](open_atom, int32_t follower, const caf::actor& fetcher) -> caf::result<caf::actor> {
-      auto& st = self->state;
-      if (follower < 0 || !fetcher)
-        return refusal(errc::invalid_request, "a fetch session needs a follower id and its fetcher");
-      fetch_session_options so;
-      so.node = st.opts.node;
-      so.follower = node_id{follower};
-      so.fetcher = fetcher;
-      so.routes = st.opts.routes;
-      so.max_wait_cap_ms = st.opts.max_fetch_wait_ms;
-      auto session = spawn_fetch_session(self->system(), std::move(so));
-      // Linked: a stopping node takes its sessions down with its endpoint.
-      self->link_to(session);
-      spdlog::info("node {}: opened a fetch session for a fetcher of node {}", st.opts.node.value(),
-                   follower);
-      return caf::actor_cast<caf::actor>(session);
-    },
-    [self](leaderisr_atom a, const capnp_frame& f) { return to_control(self, a, f); },
-    [self](metadata_atom a, const capnp_frame& f) { return to_control(self, a, f); },
-    [self](stopreplica_atom a, const capnp_frame& f) { return to_control(self, a, f); },
-    [self](raft_atom a, const capnp_frame& f) {
-      if (self->state.opts.raft) self->send(self->state.opts.raft, a, f);
-    },
-    [self](brokerreg_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
-    [self](brokerhb_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
-    [self](mktopic_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
-    [self](rmtopic_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](open_atom, int32_t follower, const caf::actor& fetcher) -> caf::result<caf::actor> {
+        auto& st = self->state;
+        if (follower < 0 || !fetcher)
+          return refusal(errc::invalid_request,
+                         "a fetch session needs a follower id and its fetcher");
+        fetch_session_options so;
+        so.node = st.opts.node;
+        so.follower = node_id{follower};
+        so.fetcher = fetcher;
+        so.routes = st.opts.routes;
+        so.max_wait_cap_ms = st.opts.max_fetch_wait_ms;
+        auto session = spawn_fetch_session(self->system(), std::move(so));
+        // Linked: a stopping node takes its sessions down with its endpoint.
+        self->link_to(session);
+        spdlog::info("node {}: opened a fetch session for a fetcher of node {}",
+                     st.opts.node.value(), follower);
+        return caf::actor_cast<caf::actor>(session);
+      },
+      [self](leaderisr_atom a, const capnp_frame& f) { return to_control(self, a, f); },
+      [self](metadata_atom a, const capnp_frame& f) { return to_control(self, a, f); },
+      [self](stopreplica_atom a, const capnp_frame& f) { return to_control(self, a, f); },
+      [self](raft_atom a, const capnp_frame& f) {
+        if (self->state.opts.raft) self->send(self->state.opts.raft, a, f);
+      },
+      [self](brokerreg_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](brokerhb_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](mktopic_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](rmtopic_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](altercfg_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](descquorum_atom a) -> caf::result<capnp_frame> {
+        auto& st = self->state;
+        if (!st.opts.controller)
+          return refusal(errc::not_controller,
+                         "node " + std::to_string(st.opts.node.value()) + " runs no controller");
+        return self->delegate(st.opts.controller, a);
+      },
   };
 }
 
@@ -130,19 +142,23 @@ void connect(directory_ptr self, node_id node) {
   const auto addr = e.address;
   const auto where = addr.host + ":" + std::to_string(addr.port);
   self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
-    .then(
-      [self, node, where](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
-        if (!ptr) {
-          finish_connect(self, node, refusal(errc::network_exception, where + " publishes no node endpoint"));
-          return;
-        }
-        finish_connect(self, node, caf::actor_cast<node_endpoint_actor>(ptr));
-      },
-      [self, node, where](caf::error& err) {
-        finish_connect(self, node,
-                       refusal(errc::network_exception, "cannot reach node " + std::to_string(node.value()) +
-                                                          " at " + where + ": " + caf::to_string(err)));
-      });
+      .then(
+          [self, node, where](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                              const std::set<std::string>&) {
+            if (!ptr) {
+              finish_connect(
+                  self, node,
+                  refusal(errc::network_exception, where + " publishes no node endpoint"));
+              return;
+            }
+            finish_connect(self, node, caf::actor_cast<node_endpoint_actor>(ptr));
+          },
+          [self, node, where](caf::error& err) {
+            finish_connect(self, node,
+                           refusal(errc::network_exception,
+                                   "cannot reach node " + std::to_string(node.value()) + " at " +
+                                       where + ": " + caf::to_string(err)));
+          });
 }
 
 // Calls `f` with the endpoint of `node` once it is known (at once if connected).
@@ -154,7 +170,8 @@ void with_endpoint(directory_ptr self, node_id node, endpoint_callback f) {
   }
   auto it = st.peers.find(node);
   if (it == st.peers.end()) {
-    f(refusal(errc::network_exception, "no address known for node " + std::to_string(node.value())));
+    f(refusal(errc::network_exception,
+              "no address known for node " + std::to_string(node.value())));
     return;
   }
   auto& e = it->second;
@@ -166,7 +183,8 @@ void with_endpoint(directory_ptr self, node_id node, endpoint_callback f) {
   if (!e.connecting) connect(self, node);
 }
 
-peer_directory_actor::behavior_type directory_behavior(directory_ptr self, peer_directory_options opts) {
+peer_directory_actor::behavior_type directory_behavior(directory_ptr self,
+                                                       peer_directory_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
   for (auto& p : st.opts.peers) st.peers[p.node].address = p;
@@ -180,37 +198,43 @@ peer_directory_actor::behavior_type directory_behavior(directory_ptr self, peer_
     }
   });
   return {
-    [self](session_atom, node_id leader, caf::actor fetcher) -> caf::result<fetch_session_actor> {
-      auto rp = self->make_response_promise<fetch_session_actor>();
-      const auto follower = self->state.opts.node.value();
-      with_endpoint(self, leader, [self, rp, follower, fetcher](caf::expected<node_endpoint_actor> e) mutable {
-        if (!e) {
-          rp.deliver(e.error());
-          return;
+      [self](session_atom, node_id leader, caf::actor fetcher) -> caf::result<fetch_session_actor> {
+        auto rp = self->make_response_promise<fetch_session_actor>();
+        const auto follower = self->state.opts.node.value();
+        with_endpoint(self, leader,
+                      [self, rp, follower, fetcher](caf::expected<node_endpoint_actor> e) mutable {
+                        if (!e) {
+                          rp.deliver(e.error());
+                          return;
+                        }
+                        self->request(*e, connect_timeout, open_atom_v, follower, fetcher)
+                            .then(
+                                [rp](caf::actor& session) mutable {
+                                  rp.deliver(caf::actor_cast<fetch_session_actor>(session));
+                                },
+                                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+                      });
+        return rp;
+      },
+      [self](endpoint_atom, node_id node) -> caf::result<node_endpoint_actor> {
+        auto rp = self->make_response_promise<node_endpoint_actor>();
+        with_endpoint(self, node, [rp](caf::expected<node_endpoint_actor> e) mutable {
+          if (e)
+            rp.deliver(*e);
+          else
+            rp.deliver(e.error());
+        });
+        return rp;
+      },
+      [self](peers_atom, std::vector<peer_address>& peers) {
+        auto& st = self->state;
+        for (auto& p : peers) {
+          auto& e = st.peers[p.node];
+          // A peer at a new address is a new connection.
+          if (e.address.host != p.host || e.address.port != p.port) e.endpoint = nullptr;
+          e.address = std::move(p);
         }
-        self->request(*e, connect_timeout, open_atom_v, follower, fetcher)
-          .then([rp](caf::actor& session) mutable { rp.deliver(caf::actor_cast<fetch_session_actor>(session)); },
-                [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-      });
-      return rp;
-    },
-    [self](endpoint_atom, node_id node) -> caf::result<node_endpoint_actor> {
-      auto rp = self->make_response_promise<node_endpoint_actor>();
-      with_endpoint(self, node, [rp](caf::expected<node_endpoint_actor> e) mutable {
-        if (e) rp.deliver(*e);
-        else rp.deliver(e.error());
-      });
-      return rp;
-    },
-    [self](peers_atom, std::vector<peer_address>& peers) {
-      auto& st = self->state;
-      for (auto& p : peers) {
-        auto& e = st.peers[p.node];
-        // A peer at a new address is a new connection.
-        if (e.address.host != p.host || e.address.port != p.port) e.endpoint = nullptr;
-        e.address = std::move(p);
-      }
-    },
+      },
   };
 }
 

@@ -29,6 +29,8 @@ using brokerreg_atom = caf::atom_constant<caf::atom("brokerreg")>;
 using brokerhb_atom = caf::atom_constant<caf::atom("brokerhb")>;
 using mktopic_atom = caf::atom_constant<caf::atom("mktopic")>;
 using rmtopic_atom = caf::atom_constant<caf::atom("rmtopic")>;
+using altercfg_atom = caf::atom_constant<caf::atom("altercfg")>;
+using descquorum_atom = caf::atom_constant<caf::atom("descquorum")>;
 inline constexpr peers_atom peers_atom_v{};
 inline constexpr endpoint_atom endpoint_atom_v{};
 inline constexpr raft_atom raft_atom_v{};
@@ -36,42 +38,49 @@ inline constexpr brokerreg_atom brokerreg_atom_v{};
 inline constexpr brokerhb_atom brokerhb_atom_v{};
 inline constexpr mktopic_atom mktopic_atom_v{};
 inline constexpr rmtopic_atom rmtopic_atom_v{};
+inline constexpr altercfg_atom altercfg_atom_v{};
+inline constexpr descquorum_atom descquorum_atom_v{};
 
 // A node's requests to the active controller (schema/controller.capnp): BrokerRegistration,
-// BrokerHeartbeat, CreateTopic, DeleteTopic, each answered with its response frame.
-using controller_request_sink = caf::typed_actor<
-  caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>>;
+// BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs, each answered with its response frame;
+// and DescribeQuorum, answered with the voter's VoterState.
+using controller_request_sink =
+    caf::typed_actor<caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<altercfg_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<descquorum_atom>::with<capnp_frame>>;
 
 using node_endpoint_actor = caf::typed_actor<
-  // A fetcher on node `follower` asks for a session here: replies the fetch session (a
-  // fetch_session_actor, sent as caf::actor because only registered types cross nodes).
-  caf::replies_to<open_atom, int32_t, caf::actor>::with<caf::actor>,
-  // The controller's LeaderAndIsr, UpdateMetadata and StopReplica; each answered with its
-  // response frame (UpdateMetadata: the empty frame).
-  caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>,
-  // A controller quorum member's Raft message (schema/raft.capnp), for this node's member. One
-  // way: Raft tolerates loss, so nothing is answered or acknowledged.
-  caf::reacts_to<raft_atom, capnp_frame>,
-  // A node's request to the controller, for this node's controller actor: answered by it, or
-  // refused with NOT_CONTROLLER (a caf::error) when this node runs none.
-  caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>>;
+    // A fetcher on node `follower` asks for a session here: replies the fetch session (a
+    // fetch_session_actor, sent as caf::actor because only registered types cross nodes).
+    caf::replies_to<open_atom, int32_t, caf::actor>::with<caf::actor>,
+    // The controller's LeaderAndIsr, UpdateMetadata and StopReplica; each answered with its
+    // response frame (UpdateMetadata: the empty frame).
+    caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>,
+    // A controller quorum member's Raft message (schema/raft.capnp), for this node's member. One
+    // way: Raft tolerates loss, so nothing is answered or acknowledged.
+    caf::reacts_to<raft_atom, capnp_frame>,
+    // A node's request to the controller, for this node's controller actor: answered by it, or
+    // refused with NOT_CONTROLLER (a caf::error) when this node runs none.
+    caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<altercfg_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<descquorum_atom>::with<capnp_frame>>;
 
 // Where the endpoint hands Raft messages (the node's controller quorum actor).
 using raft_sink = caf::typed_actor<caf::reacts_to<raft_atom, capnp_frame>>;
 
 // Where the endpoint hands the controller's requests (the replica manager).
-using control_sink = caf::typed_actor<
-  caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
-  caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>>;
+using control_sink =
+    caf::typed_actor<caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>>;
 
 struct node_endpoint_options {
   node_id node{0};
@@ -94,12 +103,12 @@ struct peer_address {
   uint16_t port = 0; // the peer's cluster port
 };
 
-using peer_directory_actor = caf::typed_actor<
-  caf::replies_to<session_atom, node_id, caf::actor>::with<fetch_session_actor>,
-  // The peer's node endpoint, connecting first if needed.
-  caf::replies_to<endpoint_atom, node_id>::with<node_endpoint_actor>,
-  // Where peers are now (replaces what was known for these nodes).
-  caf::reacts_to<peers_atom, std::vector<peer_address>>>;
+using peer_directory_actor =
+    caf::typed_actor<caf::replies_to<session_atom, node_id, caf::actor>::with<fetch_session_actor>,
+                     // The peer's node endpoint, connecting first if needed.
+                     caf::replies_to<endpoint_atom, node_id>::with<node_endpoint_actor>,
+                     // Where peers are now (replaces what was known for these nodes).
+                     caf::reacts_to<peers_atom, std::vector<peer_address>>>;
 
 struct peer_directory_options {
   node_id node{0};

@@ -41,8 +41,9 @@ std::string hex(const topic_id& id) {
 // Kafka's kafka-topics.sh --describe layout: a topic line, then one line per partition.
 void print_topic(const topic_metadata& t) {
   const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
-  std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id) << "\tPartitionCount: " << t.partitions.size()
-            << "\tReplicationFactor: " << rf << "\tConfigs: ";
+  std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id)
+            << "\tPartitionCount: " << t.partitions.size() << "\tReplicationFactor: " << rf
+            << "\tConfigs: ";
   bool first = true;
   for (const auto& [k, v] : t.configs) {
     std::cout << (first ? "" : ",") << k << "=" << v;
@@ -50,9 +51,9 @@ void print_topic(const topic_metadata& t) {
   }
   std::cout << "\n";
   for (const auto& p : t.partitions) {
-    std::cout << "\tTopic: " << t.name << "\tPartition: " << p.partition << "\tLeader: "
-              << (p.leader < 0 ? std::string("none") : std::to_string(p.leader)) << "\tReplicas: " << join(p.replicas)
-              << "\tIsr: " << join(p.isr) << "\n";
+    std::cout << "\tTopic: " << t.name << "\tPartition: " << p.partition
+              << "\tLeader: " << (p.leader < 0 ? std::string("none") : std::to_string(p.leader))
+              << "\tReplicas: " << join(p.replicas) << "\tIsr: " << join(p.isr) << "\n";
   }
 }
 
@@ -60,7 +61,8 @@ std::map<std::string, std::string> parse_configs(const std::vector<std::string>&
   std::map<std::string, std::string> out;
   for (const auto& kv : pairs) {
     auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--config '" + kv + "' is not KEY=VALUE", exit_usage);
+    if (eq == std::string::npos || eq == 0)
+      fail("--config '" + kv + "' is not KEY=VALUE", exit_usage);
     out[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   return out;
@@ -97,6 +99,13 @@ void run_describe(const topic_flags& f) {
   std::cout.flush();
 }
 
+void run_alter_config(const topic_flags& f) {
+  auto configs = parse_configs(f.configs);
+  auto client = connect_or_fail(make_client_config(f.client));
+  if (auto s = client->alter_configs(f.name, configs); !s) fail(s.err());
+  std::cout << "Altered the configs of topic " << f.name << "." << std::endl;
+}
+
 void run_delete(const topic_flags& f) {
   auto client = connect_or_fail(make_client_config(f.client));
   if (auto s = client->delete_topic(f.name); !s) fail(s.err());
@@ -107,17 +116,17 @@ void run_delete(const topic_flags& f) {
 
 void add_topic_command(CLI::App& app) {
   auto f = std::make_shared<topic_flags>();
-  auto* topic = app.add_subcommand("topic", "Create, list, describe and delete topics");
+  auto* topic = app.add_subcommand("topic", "Create, list, describe, alter and delete topics");
   topic->require_subcommand(1);
 
   auto* create = topic->add_subcommand("create", "Create a topic");
   create->add_option("name", f->name, "Topic name: 1-249 characters of [a-zA-Z0-9._-]")->required();
   create->add_option("--partitions", f->partitions, "Number of partitions (1-10000)")
-    ->capture_default_str()
-    ->check(integer_in(1, 10000));
+      ->capture_default_str()
+      ->check(integer_in(1, 10000));
   create->add_option("--replication-factor", f->replication_factor, "Replicas per partition")
-    ->capture_default_str()
-    ->check(integer_in(1, 32767));
+      ->capture_default_str()
+      ->check(integer_in(1, 32767));
   create->add_option("--config", f->configs, "Topic config KEY=VALUE (Kafka names), repeatable");
   add_client_options(create, f->client);
   create->callback([f] { run_create(*f); });
@@ -126,10 +135,19 @@ void add_topic_command(CLI::App& app) {
   add_client_options(list, f->client);
   list->callback([f] { run_list(*f); });
 
-  auto* describe = topic->add_subcommand("describe", "Show partitions (leader, replicas, ISR) and configs");
+  auto* describe =
+      topic->add_subcommand("describe", "Show partitions (leader, replicas, ISR) and configs");
   describe->add_option("name", f->name, "Topic to describe (default: every topic)");
   add_client_options(describe, f->client);
   describe->callback([f] { run_describe(*f); });
+
+  auto* alter = topic->add_subcommand(
+      "alter-config", "Set topic configs; the topic's other overrides keep their values");
+  alter->add_option("name", f->name, "Topic to change")->required();
+  alter->add_option("--config", f->configs, "Topic config KEY=VALUE (Kafka names), repeatable")
+      ->required();
+  add_client_options(alter, f->client);
+  alter->callback([f] { run_alter_config(*f); });
 
   auto* del = topic->add_subcommand("delete", "Delete a topic and its data");
   del->add_option("name", f->name, "Topic to delete")->required();

@@ -25,7 +25,6 @@
 
 #include "schema/client.capnp.h"
 
-
 namespace capstan::client {
 
 namespace {
@@ -55,9 +54,9 @@ error from_exception(const kj::Exception& e) {
 // broker's) is UNKNOWN_SERVER_ERROR with the number kept in the text.
 error from_code(uint8_t code, capnp::Text::Reader message) {
   if (code > static_cast<uint8_t>(last_errc))
-    return make_error(errc::unknown_server_error, "error code " + std::to_string(code) +
-                                                      " (unknown to this client): " +
-                                                      message.cStr());
+    return make_error(errc::unknown_server_error,
+                      "error code " + std::to_string(code) +
+                          " (unknown to this client): " + message.cStr());
   return make_error(errc_from_code(code), std::string(message.cStr()));
 }
 
@@ -157,8 +156,9 @@ public:
         admin_address_ = address;
         return {};
       }
-      last = r.err().message.rfind(address, 0) == 0 ? r.err()
-                                                     : make_error(r.err().code, address + ": " + r.err().message);
+      last = r.err().message.rfind(address, 0) == 0
+                 ? r.err()
+                 : make_error(r.err().code, address + ": " + r.err().message);
     }
     return last;
   }
@@ -181,7 +181,8 @@ public:
         ++i;
       }
       return with_timeout(req.send().then([](auto response) -> result<topic_id> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
         topic_id id{};
         auto data = response.getTopicId();
         std::copy_n(data.begin(), std::min<size_t>(data.size(), id.size()), id.begin());
@@ -204,7 +205,8 @@ public:
       auto req = admin_cap().deleteTopicRequest();
       req.setName(name);
       return with_timeout(req.send().then([](auto response) -> result<bool> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
         return true;
       }));
     });
@@ -229,7 +231,8 @@ public:
       auto req = admin_cap().describeConfigsRequest();
       req.setTopic(topic);
       return with_timeout(req.send().then([](auto response) -> result<config_map> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
         config_map out;
         for (auto c : response.getConfigs()) out[c.getName()] = c.getValue();
         return out;
@@ -237,7 +240,8 @@ public:
     });
   }
 
-  status alter_configs(const std::string& topic, const std::map<std::string, std::string>& configs) override {
+  status alter_configs(const std::string& topic,
+                       const std::map<std::string, std::string>& configs) override {
     auto r = run_sync<bool>([this, topic, configs] {
       auto req = admin_cap().alterConfigsRequest();
       req.setTopic(topic);
@@ -249,12 +253,38 @@ public:
         ++i;
       }
       return with_timeout(req.send().then([](auto response) -> result<bool> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
         return true;
       }));
     });
     if (!r) return r.err();
     return {};
+  }
+
+  result<cluster_description> describe_cluster() override {
+    return run_sync<cluster_description>([this] {
+      return with_timeout(admin_cap().describeClusterRequest().send().then(
+          [](auto response) -> result<cluster_description> {
+            if (response.getErrorCode() != 0)
+              return from_code(response.getErrorCode(), response.getErrorMessage());
+            cluster_description d;
+            d.active_controller = response.getActiveControllerId();
+            for (auto m : response.getMembers())
+              d.members.push_back(quorum_member_state{m.getNodeId(), m.getReachable(),
+                                                      m.getFailure(), m.getRole(), m.getTerm(),
+                                                      m.getCommitIndex(), m.getLeaderId()});
+            d.nodes_known = response.getNodesKnown();
+            for (auto n : response.getNodes()) {
+              registered_node r{n.getNodeId(), n.getFenced(), n.getBrokerEpoch(), {}};
+              auto id = n.getIncarnationId();
+              std::copy_n(id.begin(), std::min<size_t>(id.size(), r.incarnation.size()),
+                          r.incarnation.begin());
+              d.nodes.push_back(r);
+            }
+            return d;
+          }));
+    });
   }
 
   void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
@@ -270,7 +300,8 @@ public:
       req.setTimeoutMs(timeout);
       req.setRecords(capnp::Data::Reader(data->data(), data->size()));
       return req.send().then([](auto response) -> result<produce_response> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
         return produce_response{offset{response.getBaseOffset()}, response.getLogAppendTime(),
                                 offset{response.getLogStartOffset()}};
       });
@@ -291,9 +322,11 @@ public:
       req.setMinBytes(min_bytes);
       req.setMaxWaitMs(max_wait_ms);
       return req.send().then([](auto response) -> result<fetch_response> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
         auto records = response.getRecords();
-        return fetch_response{offset{response.getHighWatermark()}, offset{response.getLogStartOffset()},
+        return fetch_response{offset{response.getHighWatermark()},
+                              offset{response.getLogStartOffset()},
                               bytes(records.begin(), records.end())};
       });
     };
@@ -301,14 +334,16 @@ public:
                                  std::move(call), std::move(done), retry_until);
   }
 
-  result<int64_t> list_offsets(const std::string& topic, int32_t partition, int64_t timestamp) override {
+  result<int64_t> list_offsets(const std::string& topic, int32_t partition,
+                               int64_t timestamp) override {
     auto call = [=](capnp_cap& cap) {
       auto req = cap.listOffsetsRequest();
       req.setTopic(topic);
       req.setPartition(partition);
       req.setTimestamp(timestamp);
       return req.send().then([](auto response) -> result<int64_t> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
         return static_cast<int64_t>(response.getOffset());
       });
     };
@@ -319,8 +354,8 @@ public:
     return f.get();
   }
 
-  result<std::vector<committed_offset>> commit_offsets(const std::string& group,
-                                                       const std::vector<committed_offset>& offsets) override {
+  result<std::vector<committed_offset>>
+  commit_offsets(const std::string& group, const std::vector<committed_offset>& offsets) override {
     return run_sync<std::vector<committed_offset>>([this, group, offsets] {
       auto req = admin_cap().commitOffsetsRequest();
       req.setGroup(group);
@@ -331,15 +366,18 @@ public:
         list[i].setOffset(offsets[i].offset);
         list[i].setMetadata(offsets[i].metadata);
       }
-      return with_timeout(req.send().then([](auto response) -> result<std::vector<committed_offset>> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
-        return to_offsets(response.getResults());
-      }));
+      return with_timeout(
+          req.send().then([](auto response) -> result<std::vector<committed_offset>> {
+            if (response.getErrorCode() != 0)
+              return from_code(response.getErrorCode(), response.getErrorMessage());
+            return to_offsets(response.getResults());
+          }));
     });
   }
 
-  result<std::vector<committed_offset>> fetch_offsets(
-      const std::string& group, const std::vector<std::pair<std::string, int32_t>>& partitions) override {
+  result<std::vector<committed_offset>>
+  fetch_offsets(const std::string& group,
+                const std::vector<std::pair<std::string, int32_t>>& partitions) override {
     return run_sync<std::vector<committed_offset>>([this, group, partitions] {
       auto req = admin_cap().fetchOffsetsRequest();
       req.setGroup(group);
@@ -348,10 +386,12 @@ public:
         list[i].setTopic(partitions[i].first);
         list[i].setPartition(partitions[i].second);
       }
-      return with_timeout(req.send().then([](auto response) -> result<std::vector<committed_offset>> {
-        if (response.getErrorCode() != 0) return from_code(response.getErrorCode(), response.getErrorMessage());
-        return to_offsets(response.getOffsets());
-      }));
+      return with_timeout(
+          req.send().then([](auto response) -> result<std::vector<committed_offset>> {
+            if (response.getErrorCode() != 0)
+              return from_code(response.getErrorCode(), response.getErrorMessage());
+            return to_offsets(response.getOffsets());
+          }));
     });
   }
 
@@ -436,8 +476,9 @@ private:
     auto p = std::make_shared<std::promise<result<T>>>();
     auto f = p->get_future();
     on_loop([this, start = std::move(start), p] {
-      tasks_->add(kj::evalNow(start).then([p](result<T>&& r) { p->set_value(std::move(r)); },
-                                          [p](kj::Exception&& e) { p->set_value(from_exception(e)); }));
+      tasks_->add(
+          kj::evalNow(start).then([p](result<T>&& r) { p->set_value(std::move(r)); },
+                                  [p](kj::Exception&& e) { p->set_value(from_exception(e)); }));
     });
     return f.get();
   }
@@ -446,8 +487,8 @@ private:
   kj::Promise<result<T>> with_timeout(kj::Promise<result<T>> p, int64_t ms = -1) {
     if (ms < 0) ms = config_.request_timeout_ms;
     return p.exclusiveJoin(io_->provider->getTimer().afterDelay(ms * kj::MILLISECONDS).then([ms]() {
-      return result<T>(make_error(errc::request_timed_out,
-                                  "no response within " + std::to_string(ms) + " ms"));
+      return result<T>(
+          make_error(errc::request_timed_out, "no response within " + std::to_string(ms) + " ms"));
     }));
   }
 
@@ -470,24 +511,28 @@ private:
     } else {
       ready = io_->provider->getNetwork()
                   .parseAddress(parsed->first, parsed->second)
-                  .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
-                  .then([this, c](kj::Own<kj::AsyncIoStream> stream) -> capnp::Capability::Client {
-                    c->stream = kj::mv(stream);
-                    c->network = kj::heap<capnp::TwoPartyVatNetwork>(
-                        *c->stream, capnp::rpc::twoparty::Side::CLIENT, reader_options());
-                    c->rpc = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(
-                        capnp::makeRpcClient(*c->network));
-                    capnp::word scratch[4]{};
-                    capnp::MallocMessageBuilder message(scratch);
-                    auto vat = message.getRoot<capnp::rpc::twoparty::VatId>();
-                    vat.setSide(capnp::rpc::twoparty::Side::SERVER);
-                    return c->rpc->bootstrap(vat);
-                  },
-                  [](kj::Exception&& e) -> capnp::Capability::Client {
-                    // A refused connection is a network error, as a lost one is.
-                    kj::throwFatalException(kj::Exception(kj::Exception::Type::DISCONNECTED, __FILE__,
-                                                          __LINE__, kj::str("cannot connect: ", e.getDescription())));
-                  });
+                  .then([](kj::Own<kj::NetworkAddress> addr) {
+                    return addr->connect().attach(kj::mv(addr));
+                  })
+                  .then(
+                      [this, c](kj::Own<kj::AsyncIoStream> stream) -> capnp::Capability::Client {
+                        c->stream = kj::mv(stream);
+                        c->network = kj::heap<capnp::TwoPartyVatNetwork>(
+                            *c->stream, capnp::rpc::twoparty::Side::CLIENT, reader_options());
+                        c->rpc = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(
+                            capnp::makeRpcClient(*c->network));
+                        capnp::word scratch[4]{};
+                        capnp::MallocMessageBuilder message(scratch);
+                        auto vat = message.getRoot<capnp::rpc::twoparty::VatId>();
+                        vat.setSide(capnp::rpc::twoparty::Side::SERVER);
+                        return c->rpc->bootstrap(vat);
+                      },
+                      [](kj::Exception&& e) -> capnp::Capability::Client {
+                        // A refused connection is a network error, as a lost one is.
+                        kj::throwFatalException(
+                            kj::Exception(kj::Exception::Type::DISCONNECTED, __FILE__, __LINE__,
+                                          kj::str("cannot connect: ", e.getDescription())));
+                      });
     }
     conn->cap = capnp::Capability::Client(kj::mv(ready)).castAs<rpc::Capstan>();
     auto& ref = *conn;
@@ -510,7 +555,8 @@ private:
   // becomes NETWORK_EXCEPTION "ADDRESS is not a capstan client port".
   kj::Promise<result<bool>> handshake(const std::string& address) {
     auto not_client_port = [address](const std::string& why) {
-      return result<bool>(make_error(errc::network_exception, address + " is not a capstan client port (" + why + ")"));
+      return result<bool>(make_error(errc::network_exception,
+                                     address + " is not a capstan client port (" + why + ")"));
     };
     auto answered = connection(address).cap.whenResolved().then(
         [] { return result<bool>(true); },
@@ -522,13 +568,16 @@ private:
                                      : "its answer is not Cap'n Proto RPC");
         });
     const auto limit = std::min(handshake_timeout_ms, config_.request_timeout_ms);
-    auto silent = io_->provider->getTimer().afterDelay(limit * kj::MILLISECONDS).then(
-        [this, address, limit, not_client_port]() -> kj::Promise<result<bool>> {
-          auto it = connections_.find(address);
-          // Still connecting: the request timeout decides, as for any unreachable address.
-          if (it == connections_.end() || !it->second->stream) return kj::NEVER_DONE;
-          return not_client_port("no Cap'n Proto answer within " + std::to_string(limit) + " ms");
-        });
+    auto silent = io_->provider->getTimer()
+                      .afterDelay(limit * kj::MILLISECONDS)
+                      .then([this, address, limit, not_client_port]() -> kj::Promise<result<bool>> {
+                        auto it = connections_.find(address);
+                        // Still connecting: the request timeout decides, as for any unreachable
+                        // address.
+                        if (it == connections_.end() || !it->second->stream) return kj::NEVER_DONE;
+                        return not_client_port("no Cap'n Proto answer within " +
+                                               std::to_string(limit) + " ms");
+                      });
     return answered.exclusiveJoin(kj::mv(silent));
   }
 
@@ -541,8 +590,8 @@ private:
     return connection(address).cap;
   }
 
-  kj::Promise<result<cluster_metadata>> metadata_call(capnp_cap cap, std::vector<std::string> topics,
-                                                      bool all) {
+  kj::Promise<result<cluster_metadata>> metadata_call(capnp_cap cap,
+                                                      std::vector<std::string> topics, bool all) {
     auto req = cap.metadataRequest();
     auto list = req.initTopics(static_cast<unsigned>(topics.size()));
     for (unsigned i = 0; i < topics.size(); ++i) list.set(i, topics[i]);
@@ -583,23 +632,27 @@ private:
       std::lock_guard lock(mu_);
       if (!admin_address_.empty()) candidates.push_back(admin_address_);
     }
-    for (const auto& b : cache_.brokers) candidates.push_back(b.host + ":" + std::to_string(b.port));
+    for (const auto& b : cache_.brokers)
+      candidates.push_back(b.host + ":" + std::to_string(b.port));
     for (const auto& a : config_.bootstrap) candidates.push_back(a);
     return try_metadata(std::move(topics), std::move(candidates), 0);
   }
 
-  kj::Promise<result<cluster_metadata>> try_metadata(std::vector<std::string> topics,
-                                                     std::vector<std::string> candidates, size_t i) {
+  kj::Promise<result<cluster_metadata>>
+  try_metadata(std::vector<std::string> topics, std::vector<std::string> candidates, size_t i) {
     const auto address = candidates[i];
-    auto attempt = with_timeout(metadata_call(connection(address).cap, topics, topics.empty()))
-                       .catch_([](kj::Exception&& e) { return result<cluster_metadata>(from_exception(e)); });
-    return attempt.then([this, topics = std::move(topics), candidates = std::move(candidates), i,
-                         address](result<cluster_metadata>&& r) mutable -> kj::Promise<result<cluster_metadata>> {
-      if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out)) return kj::mv(r);
-      forget_connection(address);
-      if (i + 1 >= candidates.size()) return kj::mv(r);
-      return try_metadata(std::move(topics), std::move(candidates), i + 1);
-    });
+    auto attempt =
+        with_timeout(metadata_call(connection(address).cap, topics, topics.empty()))
+            .catch_([](kj::Exception&& e) { return result<cluster_metadata>(from_exception(e)); });
+    return attempt.then(
+        [this, topics = std::move(topics), candidates = std::move(candidates), i,
+         address](result<cluster_metadata>&& r) mutable -> kj::Promise<result<cluster_metadata>> {
+          if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out))
+            return kj::mv(r);
+          forget_connection(address);
+          if (i + 1 >= candidates.size()) return kj::mv(r);
+          return try_metadata(std::move(topics), std::move(candidates), i + 1);
+        });
   }
 
   std::optional<std::string> leader_address(const std::string& topic, int32_t partition) const {
@@ -640,9 +693,9 @@ private:
     state->call = std::move(call);
     state->done = std::move(done);
     on_loop([this, state] {
-      tasks_->add(attempt(state).then(
-          [state](result<T>&& r) { state->done(std::move(r)); },
-          [state](kj::Exception&& e) { state->done(from_exception(e)); }));
+      tasks_->add(
+          attempt(state).then([state](result<T>&& r) { state->done(std::move(r)); },
+                              [state](kj::Exception&& e) { state->done(from_exception(e)); }));
     });
   }
 
@@ -653,7 +706,8 @@ private:
       if (!state->last) {
         // First miss: the cache may just not know the topic yet.
         state->last = make_error(errc::unknown_topic_or_partition,
-                                 "no leader known for " + state->topic + "-" + std::to_string(state->partition));
+                                 "no leader known for " + state->topic + "-" +
+                                     std::to_string(state->partition));
         return refresh_metadata({state->topic}).then([this, state](result<cluster_metadata>&& md) {
           if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
           return attempt(state);
@@ -661,13 +715,15 @@ private:
       }
       return retry_later(state);
     }
-    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(state->deadline - steady::now()).count();
+    auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(state->deadline - steady::now())
+            .count();
     auto timeout = std::max<int64_t>(1, std::min<int64_t>(config_.request_timeout_ms, remaining));
     auto& conn = connection(*address);
     return with_timeout(state->call(conn.cap), timeout)
         .catch_([](kj::Exception&& e) { return result<T>(from_exception(e)); })
-        .then([this, state, address = *address,
-               clipped = timeout < config_.request_timeout_ms](result<T>&& r) -> kj::Promise<result<T>> {
+        .then([this, state, address = *address, clipped = timeout < config_.request_timeout_ms](
+                  result<T>&& r) -> kj::Promise<result<T>> {
           // An attempt cut short by the caller's deadline says nothing new about the broker:
           // the caller gets the error that made it retry.
           if (!r && clipped && r.code() == errc::request_timed_out && state->last)
@@ -723,15 +779,18 @@ result<produce_response> cluster_client::produce_sync(const std::string& topic, 
                                                       int16_t acks, bytes batch) {
   auto p = std::make_shared<std::promise<result<produce_response>>>();
   auto f = p->get_future();
-  produce(topic, partition, acks, std::move(batch), [p](result<produce_response> r) { p->set_value(std::move(r)); });
+  produce(topic, partition, acks, std::move(batch),
+          [p](result<produce_response> r) { p->set_value(std::move(r)); });
   return f.get();
 }
 
-result<fetch_response> cluster_client::fetch_sync(const std::string& topic, int32_t partition, offset from,
-                                                  int32_t max_bytes, int32_t min_bytes, int32_t max_wait_ms) {
+result<fetch_response> cluster_client::fetch_sync(const std::string& topic, int32_t partition,
+                                                  offset from, int32_t max_bytes, int32_t min_bytes,
+                                                  int32_t max_wait_ms) {
   auto p = std::make_shared<std::promise<result<fetch_response>>>();
   auto f = p->get_future();
-  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms, std::chrono::steady_clock::time_point::max(),
+  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms,
+        std::chrono::steady_clock::time_point::max(),
         [p](result<fetch_response> r) { p->set_value(std::move(r)); });
   return f.get();
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/client/client_config.hpp"
+#include "runtime/cluster/cluster_description.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/result.hpp"
 #include "runtime/types.hpp"
@@ -52,7 +53,10 @@ public:
   virtual status delete_topic(const std::string& name) = 0;
   virtual result<std::vector<std::string>> list_topics() = 0;
   virtual result<std::map<std::string, std::string>> describe_configs(const std::string& topic) = 0;
-  virtual status alter_configs(const std::string& topic, const std::map<std::string, std::string>& configs) = 0;
+  virtual status alter_configs(const std::string& topic,
+                               const std::map<std::string, std::string>& configs) = 0;
+  // The controller quorum as the connected node finds it (schema/client.capnp, describeCluster).
+  virtual result<cluster_description> describe_cluster() = 0;
 
   // Data (asynchronous; `done` runs on the client thread, never blocks it).
   virtual void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
@@ -61,19 +65,23 @@ public:
   // `retry_until`: a caller with a bound of its own (a consumer's poll timeout) hears the last
   // error by then instead of request.timeout.ms later.
   virtual void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
-                     int32_t min_bytes, int32_t max_wait_ms, std::chrono::steady_clock::time_point retry_until,
+                     int32_t min_bytes, int32_t max_wait_ms,
+                     std::chrono::steady_clock::time_point retry_until,
                      std::function<void(result<fetch_response>)> done) = 0;
 
   // Blocking forms of the above and the rest.
-  result<produce_response> produce_sync(const std::string& topic, int32_t partition, int16_t acks, bytes batch);
+  result<produce_response> produce_sync(const std::string& topic, int32_t partition, int16_t acks,
+                                        bytes batch);
   result<fetch_response> fetch_sync(const std::string& topic, int32_t partition, offset from,
                                     int32_t max_bytes, int32_t min_bytes, int32_t max_wait_ms);
   // timestamp: earliest (-2), latest (-1) or a time; -1 offset when none.
-  virtual result<int64_t> list_offsets(const std::string& topic, int32_t partition, int64_t timestamp) = 0;
-  virtual result<std::vector<committed_offset>> commit_offsets(const std::string& group,
-                                                               const std::vector<committed_offset>& offsets) = 0;
-  virtual result<std::vector<committed_offset>> fetch_offsets(const std::string& group,
-                                                              const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
+  virtual result<int64_t> list_offsets(const std::string& topic, int32_t partition,
+                                       int64_t timestamp) = 0;
+  virtual result<std::vector<committed_offset>>
+  commit_offsets(const std::string& group, const std::vector<committed_offset>& offsets) = 0;
+  virtual result<std::vector<committed_offset>>
+  fetch_offsets(const std::string& group,
+                const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
 
   const client_config& config() const { return config_; }
 

@@ -36,14 +36,12 @@ std::vector<int> ids_of(const std::string& list) {
   return ids;
 }
 
-// Catch2's console reporter wraps text holding tabs wrongly (catchorg/Catch2#476), and the CLI's
-// describe output is tab-separated.
+} // namespace
+
 std::string untabbed(std::string text) {
   std::replace(text.begin(), text.end(), '\t', ' ');
   return text;
 }
-
-} // namespace
 
 node_cluster::node_cluster(std::string binary, int brokers) : binary_(std::move(binary)) {
   std::vector<uint16_t> ports;

@@ -76,4 +76,8 @@ private:
   std::string binary_;
 };
 
+// `text` with its tabs as spaces: Catch2's console reporter wraps text holding tabs wrongly
+// (catchorg/Catch2#476), and the CLI's describe output is tab-separated.
+std::string untabbed(std::string text);
+
 } // namespace capstan::test

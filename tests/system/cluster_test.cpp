@@ -5,10 +5,15 @@
 // is its own. Everything goes through the real CLI (`capstan topic`, `produce`, `consume`), at
 // every node. Then the active controller is killed with SIGKILL: the others elect a new one,
 // fence the dead node after broker.session.timeout.ms, move its leaderships, and produce,
-// consume and topic creation go on, with every acknowledged record still there.
+// consume and topic creation go on, with every acknowledged record still there. A second case
+// reads `cluster describe` through the broker-only node (quorum members, fencing) and changes a
+// topic config there.
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -93,4 +98,108 @@ TEST_CASE("three voters and a broker-only node form a cluster with their own con
   CHECK(c.await_full_isr("after-failover", c.node(live.back())).replicas == live);
 
   for (int id : live) c.node(id).stop();
+}
+
+namespace {
+
+// `cluster describe`'s quorum part as parsed from the CLI's output.
+struct described {
+  struct member {
+    int node = 0;
+    std::string role; // "unreachable" when it did not answer
+    long term = -1;
+  };
+  int active = -1;
+  std::vector<member> members;
+  std::map<int, std::string> nodes; // node id -> "fenced" / "unfenced"
+};
+
+described parse_describe(const std::string& out) {
+  described d;
+  static const std::regex active(R"(Active controller: (\d+))");
+  static const std::regex member(
+      R"(^\t(\d+)\t(leader|follower|pre-candidate|candidate)\tTerm: (\d+))");
+  static const std::regex gone(R"(^\t(\d+)\tunreachable\t)");
+  static const std::regex node(R"(^\t(\d+)\t(fenced|unfenced)\tBroker epoch: )");
+  std::smatch m;
+  if (std::regex_search(out, m, active)) d.active = std::stoi(m[1]);
+  for (const auto& line : lines_of(out)) {
+    if (std::regex_search(line, m, member))
+      d.members.push_back({std::stoi(m[1]), m[2], std::stol(m[3])});
+    else if (std::regex_search(line, m, gone))
+      d.members.push_back({std::stoi(m[1]), "unreachable", -1});
+    else if (std::regex_search(line, m, node))
+      d.nodes[std::stoi(m[1])] = m[2];
+  }
+  return d;
+}
+
+} // namespace
+
+TEST_CASE("cluster describe through a broker-only node shows the quorum members' Raft state and "
+          "every node's fencing, and alter-config there reaches the active controller",
+          "[system][cluster]") {
+  cluster c(1);
+  auto& broker_only = c.node(4);
+  std::string out, err;
+  described d;
+  auto describe = [&] {
+    if (c.cli("", {"cluster", "describe"}, broker_only, &out, &err) != 0) return false;
+    d = parse_describe(out);
+    return true;
+  };
+
+  // Three members, one leader, one term, and all four nodes registered and unfenced.
+  const bool settled = eventually(
+      [&] {
+        if (!describe() || d.members.size() != 3 || d.nodes.size() != 4) return false;
+        const auto leaders = std::count_if(d.members.begin(), d.members.end(),
+                                           [](const auto& m) { return m.role == "leader"; });
+        const bool one_term = std::all_of(d.members.begin(), d.members.end(), [&](const auto& m) {
+          return m.term == d.members.front().term;
+        });
+        const bool unfenced = std::all_of(d.nodes.begin(), d.nodes.end(),
+                                          [](const auto& n) { return n.second == "unfenced"; });
+        return leaders == 1 && one_term && unfenced && d.active > 0;
+      },
+      60s);
+  INFO(untabbed(out + err));
+  REQUIRE(settled);
+  for (const auto& m : d.members)
+    if (m.role == "leader") CHECK(m.node == d.active);
+
+  // A config change through the broker-only node goes to the active controller, and another
+  // node's describe shows it.
+  c.create_topic("configured", 3, broker_only);
+  int code = c.cli("", {"topic", "alter-config", "configured", "--config", "retention.ms=123456"},
+                   broker_only, &out, &err);
+  INFO(untabbed(out + err));
+  REQUIRE(code == 0);
+  const bool visible = eventually(
+      [&] {
+        return c.cli("", {"topic", "describe", "configured"}, c.node(2), &out, &err) == 0 &&
+               out.find("retention.ms=123456") != std::string::npos;
+      },
+      30s);
+  INFO(untabbed(out + err));
+  CHECK(visible);
+
+  // A voter that is not the active controller dies: it shows as unreachable, and once its session
+  // runs out the active controller has fenced it.
+  const int victim = d.active == 1 ? 2 : 1;
+  c.node(victim).kill();
+  const bool fenced = eventually(
+      [&] {
+        if (!describe() || d.members.size() != 3) return false;
+        const auto it = std::find_if(d.members.begin(), d.members.end(),
+                                     [&](const auto& m) { return m.node == victim; });
+        return it != d.members.end() && it->role == "unreachable" && d.nodes.count(victim) &&
+               d.nodes[victim] == "fenced";
+      },
+      60s);
+  INFO(untabbed(out + err));
+  CHECK(fenced);
+
+  for (auto& n : c.nodes)
+    if (n->running()) n->stop();
 }

@@ -176,6 +176,57 @@ TEST_CASE("a created topic reaches every replica after its configs, and a delete
           std::vector<kind>{kind::update_metadata, kind::stop_replica});
 }
 
+TEST_CASE("an AlterConfigs sets the topic's overrides and every node hears of it",
+          "[controller][active]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2, 3}).image(), 3, 0);
+  auto created = run(c, topic_spec{"orders", 1, 3, {{"min.insync.replicas", "2"}}}, 10);
+  REQUIRE(std::get<topic_response_msg>(created.answer).error == errc::none);
+  auto altered = run(c, alter_configs_msg{"orders", {{"retention.ms", "60000"}}}, 20);
+  auto& answer = std::get<topic_response_msg>(altered.answer);
+  REQUIRE(answer.error == errc::none);
+  auto t = c.image().topic_by_name("orders");
+  REQUIRE(t != nullptr);
+  CHECK(answer.id == t->id);
+  CHECK(t->configs == std::map<std::string, std::string>{{"min.insync.replicas", "2"},
+                                                         {"retention.ms", "60000"}});
+  for (int32_t n : {1, 2, 3})
+    CHECK(kinds_to(altered.messages, n) == std::vector<kind>{kind::update_metadata});
+
+  auto unknown = run(c, alter_configs_msg{"missing", {{"retention.ms", "1"}}}, 30);
+  CHECK(std::get<topic_response_msg>(unknown.answer).error == errc::unknown_topic_or_partition);
+  auto refused =
+      active_controller::refuse(alter_configs_msg{}, make_error(errc::not_controller, "no"), 2);
+  CHECK(std::get<topic_response_msg>(refused).leader_hint == 2);
+}
+
+TEST_CASE("a voter describes its member and, only while active, the registered nodes' fencing",
+          "[controller][active]") {
+  auto c = make_controller();
+  quorum_status s;
+  s.node = node_id{1};
+  s.role = raft::role::follower;
+  s.term = raft::raft_term{2};
+  s.commit_index = raft::log_index{5};
+  s.leader = node_id{3};
+  auto passive = describe_voter(s, c);
+  CHECK(passive.node == 1);
+  CHECK(passive.role == "follower");
+  CHECK(passive.term == 2);
+  CHECK(passive.commit_index == 5);
+  CHECK(passive.leader == 3);
+  CHECK_FALSE(passive.active);
+  CHECK(passive.nodes.empty());
+
+  (void)c.activate(image_builder().nodes({1, 2}).image(), 3, 0);
+  s.role = raft::role::leader;
+  auto active = describe_voter(s, c);
+  CHECK(active.active);
+  REQUIRE(active.nodes.size() == 2);
+  CHECK(active.nodes[0].node == 1);
+  CHECK(active.nodes[0].fenced == c.image().broker(node_id{1})->fenced);
+}
+
 TEST_CASE("a refusal keeps the request's shape and names the leader", "[controller][active]") {
   auto why = make_error(errc::not_controller, "not active");
   auto hb = active_controller::refuse(broker_heartbeat_msg{}, why, 3);

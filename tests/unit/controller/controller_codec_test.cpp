@@ -78,6 +78,37 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   CHECK(refused->id == topic_id{});
 }
 
+TEST_CASE("AlterConfigs and a voter's state survive a round trip", "[controller][codec]") {
+  auto ac = decode_alter_configs(encode(alter_configs_msg{"orders", {{"retention.ms", "5"}}}));
+  REQUIRE(ac);
+  CHECK(ac->name == "orders");
+  CHECK(ac->configs == std::map<std::string, std::string>{{"retention.ms", "5"}});
+
+  voter_state v;
+  v.node = 2;
+  v.role = "leader";
+  v.term = 7;
+  v.commit_index = 31;
+  v.leader = 2;
+  v.active = true;
+  registered_node n{4, true, 12, {}};
+  n.incarnation[15] = 3;
+  v.nodes.push_back(n);
+  auto d = decode_voter_state(encode(v));
+  REQUIRE(d);
+  CHECK(d->node == 2);
+  CHECK(d->role == "leader");
+  CHECK(d->term == 7);
+  CHECK(d->commit_index == 31);
+  CHECK(d->leader == 2);
+  CHECK(d->active);
+  REQUIRE(d->nodes.size() == 1);
+  CHECK(d->nodes[0].node == 4);
+  CHECK(d->nodes[0].fenced);
+  CHECK(d->nodes[0].broker_epoch == 12);
+  CHECK(d->nodes[0].incarnation == n.incarnation);
+}
+
 TEST_CASE("a malformed or out-of-range node request decodes to an error value",
           "[controller][codec]") {
   // A frame of another type whose first pointer is a struct, where these requests hold a Text

@@ -28,6 +28,8 @@ controller_request_sink::behavior_type echo_controller() {
     [](brokerhb_atom, const capnp_frame& f) { return f; },
     [](mktopic_atom, const capnp_frame& f) { return f; },
     [](rmtopic_atom, const capnp_frame& f) { return f; },
+    [](altercfg_atom, const capnp_frame& f) { return f; },
+    [](descquorum_atom) { return capnp_frame{}; },
   };
 }
 
