@@ -235,6 +235,14 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
   if (last_offset_delta < 0)
     return corrupt(fmt::format("last offset delta {} at batch offset {} is negative",
                                last_offset_delta, bf::last_offset_delta_at));
+  // Every reader computes the last offset as base + delta; a base past the int64 range that
+  // leaves would make that overflow. A leader overwrites a produced base, but the same bound
+  // holds for it: no producer has a reason to send a negative or near-int64-max base offset.
+  const auto base_offset = bf::load_be<int64_t>(d + bf::base_offset_at);
+  if (base_offset < 0 || base_offset > std::numeric_limits<int64_t>::max() - last_offset_delta)
+    return corrupt(fmt::format("base offset {} at batch offset {} with last offset delta {} "
+                               "leaves the offset range [0, 2^63)",
+                               base_offset, bf::base_offset_at, last_offset_delta));
   const int64_t offsets_covered = int64_t{last_offset_delta} + 1;
   if (produce) {
     // Kafka's LogValidator: InvalidRecordException for an inconsistent offset range or count.

@@ -71,7 +71,7 @@ void check_batch(const record_batch_view& v, batch_validation mode, size_t max_b
   // What a leader does before appending: the patched batch must still validate as the log holds
   // it, records intact.
   bytes copy(v.data().begin(), v.data().end());
-  set_base_offset(copy, offset{v.base_offset().value() ^ 0x5a5a});
+  set_base_offset(copy, offset{v.base_offset() == offset{0x5a5a} ? 0x5a5b : 0x5a5a});
   set_partition_leader_epoch(copy, leader_epoch{7});
   set_log_append_time(copy, 1700000000000);
   auto patched = record_batch_view::parse(copy, max_batch, batch_validation::stored);

@@ -204,6 +204,25 @@ TEST_CASE("record count and last offset delta are checked per validation mode", 
              Catch::Contains("9 trailing bytes at batch offset 70"));
 }
 
+TEST_CASE("a base offset whose last offset leaves the int64 range is corrupt", "[batch][view]") {
+  // Found by the record_batch fuzzer: last_offset() overflowed on a validated batch.
+  const auto with_base = [](int64_t base, int32_t last_offset_delta) {
+    bytes batch = assemble(simple_record(0x00), 1, last_offset_delta);
+    bf::store_be<int64_t>(batch.data() + bf::base_offset_at, base);
+    reseal(batch);
+    return batch;
+  };
+  constexpr int64_t max = std::numeric_limits<int64_t>::max();
+  using enum batch_validation;
+  for (auto mode : {produce, stored}) {
+    CHECK(parse_code(with_base(max, 0), mode) == errc::none);
+    CHECK(parse_code(with_base(-1, 0), mode) == errc::corrupt_message);
+  }
+  CHECK(parse_code(with_base(max - 5, 5), stored) == errc::none);
+  CHECK(parse_code(with_base(max - 4, 5), stored) == errc::corrupt_message);
+  CHECK_THAT(parse_message(with_base(max, 53672)), Catch::Contains("leaves the offset range"));
+}
+
 TEST_CASE("a compacted batch may have no records at all", "[batch][view]") {
   const bytes empty = assemble({}, 0, 5);
   auto r = record_batch_view::parse(empty, max_bytes, batch_validation::stored);
