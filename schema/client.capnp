@@ -109,4 +109,10 @@ interface Capstan {
   # controller quorum (a single node).
   describeCluster @11 () -> (errorCode :UInt8, errorMessage :Text, activeControllerId :Int32,
       members :List(QuorumMember), nodesKnown :Bool, nodes :List(RegisteredNode));
+
+  # Kafka's InitProducerId for an idempotent producer (docs/idempotence.md): a producer id that
+  # no other initProducerId got, on any node of the cluster, and epoch 0. transactionalId must be
+  # empty: capstan has no transactions (INVALID_REQUEST). producerId is -1 on error.
+  initProducerId @12 (transactionalId :Text)
+      -> (errorCode :UInt8, errorMessage :Text, producerId :Int64 = -1, producerEpoch :Int16 = -1);
 }

@@ -76,6 +76,21 @@ struct TopicResponse {
   leaderHint @3 :Int32;
 }
 
+# KRaft's AllocateProducerIds: a node asks for the next block of producer ids to hand out in
+# initProducerId (docs/controller.md, "Producer ids").
+struct AllocateProducerIds {
+  nodeId @0 :Int32;
+}
+
+# Producer ids [firstId, firstId + size) are the node's; empty on error.
+struct AllocateProducerIdsResponse {
+  errorCode @0 :UInt8;
+  errorMessage @1 :Text;
+  firstId @2 :Int64;
+  size @3 :Int64;
+  leaderHint @4 :Int32;
+}
+
 # A voter's answer to a node's DescribeQuorum (an empty request, for `capstan cluster describe`):
 # its quorum member's Raft state and, while its controller is active, every registered node.
 struct VoterState {

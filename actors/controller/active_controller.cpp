@@ -1,6 +1,7 @@
 #include "actors/controller/active_controller.hpp"
 
 #include "actors/controller/metadata/partition_decisions.hpp"
+#include "actors/controller/metadata/producer_id_decisions.hpp"
 #include "actors/controller/metadata/topic_decisions.hpp"
 
 namespace capstan::controller {
@@ -85,6 +86,7 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             p.changes = std::move(d.changes);
             p.outcomes = std::move(d.outcomes);
           },
+          [&](const allocate_producer_ids_msg&) { take(p, allocate_producer_ids(image_)); },
           [&](const session_expiry& e) {
             // A heartbeat that arrived after the expiry was reported keeps the node.
             if (sessions_.alive(e.node, now_ms)) return;
@@ -141,6 +143,9 @@ controller_answer active_controller::refuse(const controller_request& request, c
           [&](const alter_partition_msg&) -> controller_answer {
             return alter_partition_response_msg{why.code, why.message, {}};
           },
+          [&](const allocate_producer_ids_msg&) -> controller_answer {
+            return allocate_producer_ids_response_msg{why.code, why.message, 0, 0, leader_hint};
+          },
           [&](const session_expiry&) -> controller_answer { return std::monostate{}; },
       },
       request);
@@ -182,6 +187,16 @@ controller_answer active_controller::answer(const prepared_request& prepared,
           },
           [&](const alter_partition_msg& a) -> controller_answer {
             return answer_alter_partition(committed, a, prepared.outcomes);
+          },
+          [&](const allocate_producer_ids_msg&) -> controller_answer {
+            // The block is the one its record committed, whatever the image moved on to since.
+            allocate_producer_ids_response_msg out{errc::none, {}, 0, 0, hint};
+            for (const auto& rec : prepared.changes.records)
+              if (auto r = std::get_if<producer_ids_record>(&rec)) {
+                out.first_id = r->first_id;
+                out.size = r->size;
+              }
+            return out;
           },
           [&](const session_expiry&) -> controller_answer { return std::monostate{}; },
       },

@@ -49,12 +49,13 @@ struct session_expiry {
 
 using controller_request =
     std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
-                 alter_configs_msg, alter_partition_msg, session_expiry>;
+                 alter_configs_msg, alter_partition_msg, allocate_producer_ids_msg, session_expiry>;
 
 // The answer to a request; std::monostate for a session expiry, which nobody asked for.
 using controller_answer =
     std::variant<std::monostate, broker_registration_response_msg, broker_heartbeat_response_msg,
-                 topic_response_msg, alter_partition_response_msg>;
+                 topic_response_msg, alter_partition_response_msg,
+                 allocate_producer_ids_response_msg>;
 
 // A request decided against the image: refused (refused.code != none), or the records to propose
 // (empty: nothing to change, answer at once).

@@ -339,6 +339,9 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       [self](altercfg_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_alter_configs(f)), alter_configs_msg{});
       },
+      [self](allocpid_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_allocate_producer_ids(f)), allocate_producer_ids_msg{});
+      },
       [self](descquorum_atom) -> caf::result<capnp_frame> {
         auto rp = self->make_response_promise<capnp_frame>();
         self->request(self->state.opts.quorum, self->state.opts.request_timeout, status_atom_v)

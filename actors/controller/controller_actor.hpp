@@ -4,10 +4,11 @@
 // (docs/controller.md, "The active controller"). It polls its quorum member and is the active
 // controller while that member leads the quorum and has applied its whole log. While active it
 // answers nodes' registrations and heartbeats, fences nodes whose session ran out, creates and
-// deletes topics, changes their configs, and answers leaders' AlterPartition, each by proposing a
-// decision's records (active_controller.hpp) and, once they committed, sending the control messages
-// the change calls for to the nodes' endpoints, stamped with its Raft term as controller epoch.
-// While not active it refuses every request with NOT_CONTROLLER and the leader its member knows of.
+// deletes topics, changes their configs, allocates producer id blocks, and answers leaders'
+// AlterPartition, each by proposing a decision's records (active_controller.hpp) and, once they
+// committed, sending the control messages the change calls for to the nodes' endpoints, stamped
+// with its Raft term as controller epoch. While not active it refuses every request with
+// NOT_CONTROLLER and the leader its member knows of.
 //
 // Requests are decided one at a time, in arrival order (a queue); see active_controller.hpp.
 
@@ -37,6 +38,7 @@ using controller_actor = caf::typed_actor<
     caf::replies_to<mktopic_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<altercfg_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<allocpid_atom, capnp_frame>::with<capnp_frame>,
     // A node's DescribeQuorum: this voter's VoterState (describe_voter), active or not.
     caf::replies_to<descquorum_atom>::with<capnp_frame>,
     // A leader's AlterPartition, from its replica manager (which sends it to the sender of the

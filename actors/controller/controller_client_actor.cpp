@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/producer_id_pool.hpp"
 
 namespace capstan {
 
@@ -18,7 +19,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 struct pending_request {
-  enum class kind { create, remove, alter };
+  enum class kind { create, remove, alter, allocate_producer_ids };
   kind what = kind::create;
   std::string topic;
   capnp_frame frame;
@@ -37,14 +38,28 @@ struct client_state {
   controller_client_options opts;
   uint64_t next_id = 0;
   std::map<uint64_t, pending_request> pending;
+  // The producer id block this node hands out from, and the initProducerId requests waiting for
+  // the next block while an AllocateProducerIds is out (allocating).
+  producer_id_pool producer_ids;
+  std::vector<caf::typed_response_promise<int64_t>> waiting_for_ids;
+  bool allocating = false;
 };
 
 using client_ptr = controller_client_actor::stateful_pointer<client_state>;
+
+// The AllocateProducerIds answer (or its failure): every waiting request gets an id of the new
+// block, or the error. Requests beyond the block ask for the next one.
+void producer_ids_arrived(client_ptr self, const allocate_producer_ids_response_msg& answer);
 
 void finish(client_ptr self, uint64_t id, const topic_response_msg& answer) {
   auto it = self->state.pending.find(id);
   if (it == self->state.pending.end()) return;
   auto& p = it->second;
+  if (p.what == pending_request::kind::allocate_producer_ids) {
+    self->state.pending.erase(it);
+    return producer_ids_arrived(
+        self, allocate_producer_ids_response_msg{answer.error, answer.message, 0, 0, -1});
+  }
   if (answer.error != errc::none) {
     auto err = to_caf_error(make_error(answer.error, answer.message));
     if (p.what == pending_request::kind::create)
@@ -80,25 +95,48 @@ void retry(client_ptr self, uint64_t id, std::string why) {
   self->delayed_send(self, backoff, cretry_atom_v, id);
 }
 
+// A voter's answer: NOT_CONTROLLER tries the voter it names next (or the next voter in turn).
+// True iff the answer was such a refusal (and the retry is scheduled).
+bool refused_as_not_controller(client_ptr self, uint64_t id, node_id target, errc error,
+                               int32_t leader_hint, const std::string& message) {
+  if (error != errc::not_controller) return false;
+  auto pit = self->state.pending.find(id);
+  if (pit != self->state.pending.end())
+    pit->second.hint = leader_hint == target.value() ? -1 : leader_hint;
+  retry(self, id, "voter " + std::to_string(target.value()) + ": " + message);
+  return true;
+}
+
 void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpoint_actor& ep) {
   auto it = self->state.pending.find(id);
   if (it == self->state.pending.end()) return;
   auto& p = it->second;
-  auto ok = [self, id, target](const capnp_frame& f) {
-    auto answer = decode_topic_response(f);
-    if (!answer) return retry(self, id, answer.err().to_string());
-    if (answer->error == errc::not_controller) {
-      auto pit = self->state.pending.find(id);
-      if (pit != self->state.pending.end())
-        pit->second.hint = answer->leader_hint == target.value() ? -1 : answer->leader_hint;
-      return retry(self, id, "voter " + std::to_string(target.value()) + ": " + answer->message);
-    }
-    finish(self, id, *answer);
-  };
   auto failed = [self, id, target](caf::error& err) {
     retry(self, id, "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
   };
   const auto wait = self->state.opts.attempt_timeout;
+  if (p.what == pending_request::kind::allocate_producer_ids) {
+    auto allocated = [self, id, target](const capnp_frame& f) {
+      auto answer = decode_allocate_producer_ids_response(f);
+      if (!answer) return retry(self, id, answer.err().to_string());
+      if (refused_as_not_controller(self, id, target, answer->error, answer->leader_hint,
+                                    answer->message))
+        return;
+      // Timed out before this answer came: its waiters already heard so, the block goes unused.
+      if (self->state.pending.erase(id) == 0) return;
+      producer_ids_arrived(self, *answer);
+    };
+    self->request(ep, wait, allocpid_atom_v, p.frame).then(allocated, failed);
+    return;
+  }
+  auto ok = [self, id, target](const capnp_frame& f) {
+    auto answer = decode_topic_response(f);
+    if (!answer) return retry(self, id, answer.err().to_string());
+    if (refused_as_not_controller(self, id, target, answer->error, answer->leader_hint,
+                                  answer->message))
+      return;
+    finish(self, id, *answer);
+  };
   switch (p.what) {
   case pending_request::kind::create:
     self->request(ep, wait, mktopic_atom_v, p.frame).then(ok, failed);
@@ -108,6 +146,8 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
     break;
   case pending_request::kind::alter:
     self->request(ep, wait, altercfg_atom_v, p.frame).then(ok, failed);
+    break;
+  case pending_request::kind::allocate_producer_ids:
     break;
   }
 }
@@ -195,6 +235,41 @@ uint64_t add(client_ptr self, pending_request p) {
   return id;
 }
 
+void allocate_producer_ids(client_ptr self) {
+  auto& st = self->state;
+  if (st.allocating) return;
+  st.allocating = true;
+  pending_request p;
+  p.what = pending_request::kind::allocate_producer_ids;
+  p.frame = encode(allocate_producer_ids_msg{st.opts.node});
+  add(self, std::move(p));
+}
+
+void producer_ids_arrived(client_ptr self, const allocate_producer_ids_response_msg& answer) {
+  auto& st = self->state;
+  st.allocating = false;
+  auto waiting = std::move(st.waiting_for_ids);
+  st.waiting_for_ids.clear();
+  if (answer.error != errc::none) {
+    spdlog::warn("node {}: no producer id block from the controller: {}", st.opts.node.value(),
+                 answer.message);
+    auto err = to_caf_error(make_error(answer.error, answer.message));
+    for (auto& rp : waiting) rp.deliver(err);
+    return;
+  }
+  spdlog::info("node {}: producer ids [{}, {}) from the controller", st.opts.node.value(),
+               answer.first_id, answer.first_id + answer.size);
+  st.producer_ids.refill(producer_id_block{answer.first_id, answer.size});
+  for (auto& rp : waiting) {
+    if (auto pid = st.producer_ids.take()) {
+      rp.deliver(*pid);
+      continue;
+    }
+    st.waiting_for_ids.push_back(std::move(rp));
+  }
+  if (!st.waiting_for_ids.empty()) allocate_producer_ids(self);
+}
+
 controller_client_actor::behavior_type client_behavior(client_ptr self,
                                                        controller_client_options opts) {
   self->state.opts = std::move(opts);
@@ -228,6 +303,14 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         p.done = self->make_response_promise<bool>();
         auto rp = p.done;
         add(self, std::move(p));
+        return rp;
+      },
+      [self](initpid_atom) -> caf::result<int64_t> {
+        auto& st = self->state;
+        if (auto pid = st.producer_ids.take()) return *pid;
+        auto rp = self->make_response_promise<int64_t>();
+        st.waiting_for_ids.push_back(rp);
+        allocate_producer_ids(self);
         return rp;
       },
       [self](descquorum_atom) { return describe_quorum(self); },

@@ -1,8 +1,8 @@
 #pragma once
 
-// A node's way to the active controller for clients' topic changes: the gateway's createTopic,
-// deleteTopic and alterConfigs on any node come here and go on, as CreateTopic / DeleteTopic /
-// AlterConfigs frames
+// A node's way to the active controller for clients' topic changes and producer ids: the
+// gateway's createTopic, deleteTopic, alterConfigs and initProducerId on any node come here and go
+// on, as CreateTopic / DeleteTopic / AlterConfigs / AllocateProducerIds frames
 // (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time and
 // follows the leader hint of a NOT_CONTROLLER answer, trying the voters in turn when there is
 // none (an election is under way, or the voter is down), until one answers otherwise or the
@@ -24,6 +24,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/controller/controller_codec.hpp"
+#include "actors/controller/metadata_actor.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
 #include "runtime/cluster/cluster_description.hpp"
 #include "runtime/cluster/metadata.hpp"
@@ -43,6 +44,10 @@ using controller_client_actor = caf::typed_actor<
     caf::replies_to<rmtopic_atom, std::string>::with<bool>,
     // Sets the named configs of the topic (its other overrides stay).
     caf::replies_to<altercfg_atom, std::string, std::map<std::string, std::string>>::with<bool>,
+    // initProducerId: the next id of the block this node holds; when it is used up, the node
+    // asks the active controller for the next block (AllocateProducerIds) first, once for all
+    // the requests waiting meanwhile.
+    caf::replies_to<initpid_atom>::with<int64_t>,
     // Asks every voter; never an error (unanswered voters are unreachable in the description).
     caf::replies_to<descquorum_atom>::with<cluster_description_ptr>,
     // The pending request with this id is due for its next attempt (its own timer).

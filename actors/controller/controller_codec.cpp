@@ -1,6 +1,7 @@
 #include "actors/controller/controller_codec.hpp"
 
 #include <cstring>
+#include <limits>
 
 #include <capnp/message.h>
 
@@ -267,6 +268,52 @@ result<voter_state> decode_voter_state(const capnp_frame& frame) {
     }
     return m;
   });
+}
+
+capnp_frame encode(const allocate_producer_ids_msg& m) {
+  capnp::MallocMessageBuilder b;
+  b.initRoot<schema::AllocateProducerIds>().setNodeId(m.node.value());
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const allocate_producer_ids_response_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::AllocateProducerIdsResponse>();
+  root.setErrorCode(static_cast<uint8_t>(m.error));
+  if (!m.message.empty()) root.setErrorMessage(m.message);
+  root.setFirstId(m.first_id);
+  root.setSize(m.size);
+  root.setLeaderHint(m.leader_hint);
+  return capnp_frame::from_builder(b);
+}
+
+result<allocate_producer_ids_msg> decode_allocate_producer_ids(const capnp_frame& frame) {
+  return decode<schema::AllocateProducerIds>(
+      frame, [](schema::AllocateProducerIds::Reader r) -> result<allocate_producer_ids_msg> {
+        if (r.getNodeId() < 0)
+          return invalid("AllocateProducerIds from node " + std::to_string(r.getNodeId()));
+        return allocate_producer_ids_msg{node_id{r.getNodeId()}};
+      });
+}
+
+result<allocate_producer_ids_response_msg>
+decode_allocate_producer_ids_response(const capnp_frame& frame) {
+  return decode<schema::AllocateProducerIdsResponse>(
+      frame,
+      [](schema::AllocateProducerIdsResponse::Reader r)
+          -> result<allocate_producer_ids_response_msg> {
+        allocate_producer_ids_response_msg m;
+        m.error = errc_from_code(r.getErrorCode());
+        m.message = r.getErrorMessage();
+        m.first_id = r.getFirstId();
+        m.size = r.getSize();
+        m.leader_hint = r.getLeaderHint();
+        if (m.error == errc::none && (m.first_id < 0 || m.size <= 0 ||
+                                      m.first_id > std::numeric_limits<int64_t>::max() - m.size))
+          return invalid("producer id block [" + std::to_string(m.first_id) + ", +" +
+                         std::to_string(m.size) + ") is empty, negative or overflows");
+        return m;
+      });
 }
 
 } // namespace capstan

@@ -1,7 +1,8 @@
 #pragma once
 
 // Node -> controller requests and their answers (schema/controller.capnp) to and from plain
-// values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs. A node's
+// values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs,
+// AllocateProducerIds. A node's
 // broker_lifecycle and controller client encode the requests and decode the answers; the
 // controller actor the other way round.
 // Decoding checks what a peer could get wrong and returns CORRUPT_MESSAGE (a frame that does not
@@ -61,6 +62,20 @@ struct topic_response_msg {
   int32_t leader_hint = -1;
 };
 
+// AllocateProducerIds: node `node` wants the next block of producer ids.
+struct allocate_producer_ids_msg {
+  node_id node{0};
+};
+
+// Producer ids [first_id, first_id + size) are the node's (size 0 on error).
+struct allocate_producer_ids_response_msg {
+  errc error = errc::none;
+  std::string message;
+  int64_t first_id = 0;
+  int64_t size = 0;
+  int32_t leader_hint = -1;
+};
+
 capnp_frame encode(const controller::broker_registration_request& m);
 capnp_frame encode(const broker_registration_response_msg& m);
 capnp_frame encode(const broker_heartbeat_msg& m);
@@ -70,6 +85,8 @@ capnp_frame encode(const delete_topic_msg& m);
 capnp_frame encode(const alter_configs_msg& m);
 capnp_frame encode(const topic_response_msg& m);
 capnp_frame encode(const voter_state& m);
+capnp_frame encode(const allocate_producer_ids_msg& m);
+capnp_frame encode(const allocate_producer_ids_response_msg& m);
 
 // INVALID_REQUEST: a negative node id, an incarnation id that is not 16 bytes.
 result<controller::broker_registration_request>
@@ -88,5 +105,11 @@ result<alter_configs_msg> decode_alter_configs(const capnp_frame& frame);
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame);
 // INVALID_REQUEST: an incarnation id that is neither empty nor 16 bytes.
 result<voter_state> decode_voter_state(const capnp_frame& frame);
+
+// INVALID_REQUEST: a negative node id.
+result<allocate_producer_ids_msg> decode_allocate_producer_ids(const capnp_frame& frame);
+// INVALID_REQUEST: a successful answer with an empty, negative or overflowing block.
+result<allocate_producer_ids_response_msg>
+decode_allocate_producer_ids_response(const capnp_frame& frame);
 
 } // namespace capstan

@@ -13,6 +13,7 @@
 #include "actors/log/io_worker_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/cluster/producer_id_pool.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 
 namespace capstan {
@@ -31,6 +32,9 @@ struct metadata_state {
   // The last snapshot handed out; rebuilt after a change or when the live brokers change.
   metadata_snapshot cached;
   std::mt19937_64 rng{std::random_device{}()};
+  // The block initProducerId hands out from; its end is current.next_producer_id, persisted
+  // before any of it is handed out.
+  producer_id_pool producer_ids;
 };
 
 using self_ptr = metadata_actor::stateful_pointer<metadata_state>;
@@ -276,6 +280,26 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
         }
         spdlog::info("metadata: deleted topic {}", name);
         apply_then_reply(self, rp, true);
+      });
+      return rp;
+    },
+    [self](initpid_atom) -> caf::result<int64_t> {
+      auto& st = self->state;
+      if (auto pid = st.producer_ids.take()) return *pid;
+      auto block = next_producer_id_block(st.current.next_producer_id, producer_id_block_size);
+      if (!block) return to_caf_error(block.err());
+      auto next = st.current;
+      next.next_producer_id = block->first_id + block->size;
+      auto rp = self->make_response_promise<int64_t>();
+      commit_then(self, std::move(next), [self, rp, b = *block](status s) mutable {
+        if (!s) {
+          rp.deliver(to_caf_error(s.err()));
+          return;
+        }
+        spdlog::info("metadata: producer ids [{}, {}) for node {}", b.first_id,
+                     b.first_id + b.size, self->state.opts.node_id);
+        self->state.producer_ids.refill(b);
+        rp.deliver(*self->state.producer_ids.take());
       });
       return rp;
     },

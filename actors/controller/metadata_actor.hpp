@@ -22,25 +22,32 @@ using create_atom = caf::atom_constant<caf::atom("create")>;
 using describe_atom = caf::atom_constant<caf::atom("describe")>;
 using alter_atom = caf::atom_constant<caf::atom("alter")>;
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+using initpid_atom = caf::atom_constant<caf::atom("initpid")>;
 inline constexpr create_atom create_atom_v{};
 inline constexpr describe_atom describe_atom_v{};
 inline constexpr alter_atom alter_atom_v{};
 inline constexpr snapshot_atom snapshot_atom_v{};
+inline constexpr initpid_atom initpid_atom_v{};
 
 using config_map = std::map<std::string, std::string>;
 
 // Errors: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS (fewer than one),
 // INVALID_REPLICATION_FACTOR, INVALID_CONFIG, POLICY_VIOLATION (internal topics cannot be
 // deleted by clients; more than 10,000 partitions; a node past max.broker.partitions),
-// UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR (metadata could not be persisted, or a created
-// topic's partitions did not all open: it names them, and the topic is removed again).
-using metadata_actor = caf::typed_actor<
-  caf::replies_to<create_atom, topic_spec>::with<topic_metadata>,
-  caf::replies_to<delete_atom, std::string>::with<bool>,
-  caf::replies_to<snapshot_atom>::with<metadata_snapshot>,
-  // Effective configs of a topic: broker defaults overlaid with its overrides.
-  caf::replies_to<describe_atom, std::string>::with<config_map>,
-  caf::replies_to<alter_atom, std::string, config_map>::with<bool>>;
+// UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_SERVER_ERROR (producer ids used up), KAFKA_STORAGE_ERROR
+// (metadata could not be persisted, or a created topic's partitions did not all open: it names
+// them, and the topic is removed again).
+using metadata_actor =
+    caf::typed_actor<caf::replies_to<create_atom, topic_spec>::with<topic_metadata>,
+                     caf::replies_to<delete_atom, std::string>::with<bool>,
+                     caf::replies_to<snapshot_atom>::with<metadata_snapshot>,
+                     // Effective configs of a topic: broker defaults overlaid with its overrides.
+                     caf::replies_to<describe_atom, std::string>::with<config_map>,
+                     caf::replies_to<alter_atom, std::string, config_map>::with<bool>,
+                     // initProducerId: a producer id never handed out before (docs/controller.md,
+                     // "Producer ids"), from a block of them persisted in the store before any is
+                     // handed out.
+                     caf::replies_to<initpid_atom>::with<int64_t>>;
 
 } // namespace capstan
 

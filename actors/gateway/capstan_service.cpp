@@ -272,9 +272,9 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
       "Fetches answered at once because fetch.max.parked.per.connection or .per.node was reached");
   bridge_restarts = &registry->counter("capstan_rpc_bridge_restarts_total",
                                        "RPC bridge actors replaced after they ended");
-  for (const char* method :
-       {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
-        "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster"})
+  for (const char* method : {"metadata", "createTopic", "deleteTopic", "listTopics",
+                             "describeConfigs", "alterConfigs", "produce", "fetch", "listOffsets",
+                             "commitOffsets", "fetchOffsets", "describeCluster", "initProducerId"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -540,6 +540,33 @@ kj::Promise<void> capstan_service::describeCluster(DescribeClusterContext call) 
             if (!r) return set_error(results, ctx->metrics, method, r.err());
             if (*r) fill_description(results, **r);
           }));
+}
+
+kj::Promise<void> capstan_service::initProducerId(InitProducerIdContext call) {
+  static constexpr const char* method = "initProducerId";
+  ctx_->metrics.count_request(method);
+  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
+    return kj::READY_NOW;
+  }
+  const bool transactional = call.getParams().getTransactionalId().size() != 0;
+  call.releaseParams();
+  if (transactional) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method,
+              make_error(errc::invalid_request,
+                         "transactionalId must be empty: capstan has no transactions"));
+    return kj::READY_NOW;
+  }
+  auto id = ctx_->targets.controller
+                ? ask<int64_t>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, initpid_atom_v)
+                : ask<int64_t>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, initpid_atom_v);
+  return answered_later(id.then([call, ctx = ctx_](reply<int64_t>&& reply_) mutable {
+    auto r = std::move(reply_).take();
+    auto results = call.getResults(results_size_hint);
+    if (!r) return set_error(results, ctx->metrics, method, r.err());
+    results.setProducerId(*r);
+    results.setProducerEpoch(0);
+  }));
 }
 
 kj::Promise<void> capstan_service::produce(ProduceContext call) {

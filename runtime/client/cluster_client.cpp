@@ -262,6 +262,17 @@ public:
     return {};
   }
 
+  result<producer_identity> init_producer_id() override {
+    return run_sync<producer_identity>([this] {
+      return with_timeout(admin_cap().initProducerIdRequest().send().then(
+          [](auto response) -> result<producer_identity> {
+            if (response.getErrorCode() != 0)
+              return from_code(response.getErrorCode(), response.getErrorMessage());
+            return producer_identity{response.getProducerId(), response.getProducerEpoch()};
+          }));
+    });
+  }
+
   result<cluster_description> describe_cluster() override {
     return run_sync<cluster_description>([this] {
       return with_timeout(admin_cap().describeClusterRequest().send().then(

@@ -33,6 +33,12 @@ struct fetch_response {
   bytes records; // padded batch sequence (docs/formats.md)
 };
 
+// An idempotent producer's identity from initProducerId (docs/idempotence.md).
+struct producer_identity {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+};
+
 struct committed_offset {
   std::string topic;
   int32_t partition = 0;
@@ -57,6 +63,9 @@ public:
                                const std::map<std::string, std::string>& configs) = 0;
   // The controller quorum as the connected node finds it (schema/client.capnp, describeCluster).
   virtual result<cluster_description> describe_cluster() = 0;
+  // Kafka's InitProducerId without a transactional id: a producer id no other call got, on any
+  // node of the cluster, with epoch 0.
+  virtual result<producer_identity> init_producer_id() = 0;
 
   // Data (asynchronous; `done` runs on the client thread, never blocks it).
   virtual void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,

@@ -196,6 +196,7 @@ struct producer::impl {
   size_t in_flight_batches = 0;
   int flushing = 0;
   bool stopping = false;
+  producer_identity identity;
   std::thread sender;
 };
 
@@ -210,5 +211,18 @@ void producer::send(const std::string& topic, std::optional<bytes_view> key, std
 }
 
 void producer::flush() { impl_->flush(); }
+
+status producer::init_producer_id() {
+  auto id = impl_->client.init_producer_id();
+  if (!id) return id.err();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->identity = *id;
+  return {};
+}
+
+producer_identity producer::identity() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->identity;
+}
 
 } // namespace capstan::client

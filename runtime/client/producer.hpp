@@ -29,10 +29,17 @@ public:
   // thread with the record's partition and offset, or its error after retries; a record whose
   // batch waited delivery.timeout.ms without being sent fails with REQUEST_TIMED_OUT on the
   // producer's sender thread. An unknown topic or partition fails at once on the caller's thread.
-  void send(const std::string& topic, std::optional<bytes_view> key, std::optional<bytes_view> value,
-            std::optional<int32_t> partition, std::function<void(result<record_metadata>)> done);
+  void send(const std::string& topic, std::optional<bytes_view> key,
+            std::optional<bytes_view> value, std::optional<int32_t> partition,
+            std::function<void(result<record_metadata>)> done);
   // Sends everything queued now and waits until every record sent so far is acknowledged or failed.
   void flush();
+
+  // Asks the cluster for a producer id (initProducerId, blocking) and keeps it with its epoch.
+  // Batches do not carry them yet (issue 9 point 2); until this succeeds, identity() is
+  // {-1, -1}, and a failure leaves it so.
+  status init_producer_id();
+  producer_identity identity() const;
 
   struct impl;
 

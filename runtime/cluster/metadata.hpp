@@ -47,6 +47,9 @@ struct cluster_metadata {
   int32_t controller_id = -1;
   std::vector<broker_info> brokers;
   std::map<std::string, topic_metadata> topics;
+  // The single-node controller's first producer id not yet handed out in a block (the metadata
+  // store keeps it); not filled in elsewhere.
+  int64_t next_producer_id = 0;
 };
 
 using metadata_snapshot = std::shared_ptr<const cluster_metadata>;

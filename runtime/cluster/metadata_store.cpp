@@ -169,6 +169,12 @@ result<cluster_metadata> read_metadata_store(const std::filesystem::path& file) 
   auto cluster_id = root["cluster_id"].value<std::string>();
   if (!cluster_id) return store_error(file, "missing cluster_id");
   out.cluster_id = *cluster_id;
+  // Missing in stores written before producer ids: none handed out yet.
+  if (const auto* next = root.get("next_producer_id")) {
+    auto v = next->value<int64_t>();
+    if (!v || *v < 0) return store_error(file, "next_producer_id is not an integer >= 0");
+    out.next_producer_id = *v;
+  }
   if (const auto* topics = root["topics"].as_table()) {
     for (const auto& [name, node] : *topics) {
       const auto* t = node.as_table();
@@ -186,9 +192,10 @@ status write_metadata_store(const std::filesystem::path& file, const cluster_met
   toml::table topics;
   for (const auto& [name, topic] : metadata.topics) topics.insert_or_assign(name, to_toml(topic));
   toml::table root{
-    {"version", store_version},
-    {"cluster_id", metadata.cluster_id},
-    {"topics", std::move(topics)},
+      {"version", store_version},
+      {"cluster_id", metadata.cluster_id},
+      {"next_producer_id", metadata.next_producer_id},
+      {"topics", std::move(topics)},
   };
   std::ostringstream text;
   text << "# capstan cluster metadata: written by the controller, do not edit while the node runs\n"

@@ -1,12 +1,14 @@
 #pragma once
 
-// The controller's durable copy of the cluster metadata (single-node quorum): cluster id and every
-// topic with its id, internal flag, config overrides and partition assignments. Brokers are not
+// The controller's durable copy of the cluster metadata (single-node quorum): cluster id, the
+// first producer id not yet handed out in a block, and every topic with its id, internal flag,
+// config overrides and partition assignments. Brokers are not
 // stored: they are whoever is live. One TOML file, `<data-dir>/cluster-metadata.toml`
 // (docs/operations.md shows it):
 //
 //   version = 1
 //   cluster_id = "..."
+//   next_producer_id = 2000      # missing: 0
 //   [topics.orders]
 //   id = "<32 hex digits>"
 //   internal = false
@@ -27,13 +29,14 @@ namespace capstan {
 
 inline constexpr const char* metadata_store_file = "cluster-metadata.toml";
 
-// A missing file reads as an empty cluster_metadata (no cluster id, no topics). An unreadable or
+// A missing file reads as an empty cluster_metadata (no cluster id, no topics, producer ids
+// from 0). An unreadable or
 // malformed one is KAFKA_STORAGE_ERROR naming the file and what is wrong. `brokers` and
 // `controller_id` are left at their defaults.
 result<cluster_metadata> read_metadata_store(const std::filesystem::path& file);
 
-// Replaces the file with `metadata`'s cluster id and topics. KAFKA_STORAGE_ERROR on failure, and
-// then the previous file is untouched.
+// Replaces the file with `metadata`'s cluster id, next producer id and topics. KAFKA_STORAGE_ERROR
+// on failure, and then the previous file is untouched.
 status write_metadata_store(const std::filesystem::path& file, const cluster_metadata& metadata);
 
 // 32 lower-case hex digits and back; parse fails (nullopt-like) on anything else.

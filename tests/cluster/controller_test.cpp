@@ -161,6 +161,29 @@ TEST_CASE("when the active controller's node stops, another member becomes activ
   REQUIRE(h.produce(events.leader.value(), events_tp, batch_of(0)));
 }
 
+TEST_CASE("producer id blocks never overlap, also after the active controller's node stops",
+          "[controller][active][producer]") {
+  controller_harness h({});
+  std::vector<allocate_producer_ids_response_msg> blocks;
+  for (int n : {1, 2, 3}) blocks.push_back(h.allocate_producer_ids(n));
+  int old = 0;
+  REQUIRE(h.eventually([&] { return (old = h.quorum_leader()) != 0; }));
+  h.stop(old);
+  // The new active controller replayed the log: its blocks start after the old one's.
+  for (int n : others(old)) blocks.push_back(h.allocate_producer_ids(n));
+  int64_t next = 0;
+  for (const auto& b : blocks) {
+    INFO("block [" << b.first_id << ", +" << b.size << ")");
+    REQUIRE(b.error == errc::none);
+    CHECK(b.first_id == next);
+    CHECK(b.size == 1000);
+    next = b.first_id + b.size;
+  }
+  CHECK(h.await_image([&](const auto& i) {
+           return i.next_producer_id() == next;
+         }).next_producer_id() == next);
+}
+
 TEST_CASE("a second registration of a node id by another incarnation is refused while the first "
           "heartbeats, and a voter that is not active names the active one",
           "[controller][active]") {

@@ -178,6 +178,7 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
 struct stub_metadata_state {
   static inline const char* name = "stub_metadata";
   cluster_metadata md;
+  int64_t next_producer_id = 0;
 };
 
 metadata_actor::behavior_type
@@ -228,6 +229,7 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
         for (auto& [k, v] : configs) it->second.configs[k] = v;
         return true;
       },
+      [self](initpid_atom) -> int64_t { return self->state.next_producer_id++; },
   };
 }
 
@@ -549,6 +551,27 @@ TEST_CASE("rpc server: metadata, topic admin and configs go to the metadata acto
   CHECK(delete_call(cap, ws, "orders") == errc::none);
   CHECK(delete_call(cap, ws, "orders") == errc::unknown_topic_or_partition);
   CHECK(delete_call(cap, ws, "..") == errc::invalid_topic_exception);
+}
+
+TEST_CASE("rpc server: initProducerId answers the metadata actor's id with epoch 0 and refuses "
+          "a transactional id",
+          "[gateway][rpc][producer]") {
+  rpc_fixture f;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto& ws = client.getWaitScope();
+  auto cap = client.getMain<rpc::Capstan>();
+  for (int64_t expected : {0, 1}) {
+    auto r = cap.initProducerIdRequest().send().wait(ws);
+    CHECK(r.getErrorCode() == 0);
+    CHECK(r.getProducerId() == expected);
+    CHECK(r.getProducerEpoch() == 0);
+  }
+  auto req = cap.initProducerIdRequest();
+  req.setTransactionalId("tx-1");
+  auto refused = req.send().wait(ws);
+  CHECK(refused.getErrorCode() == static_cast<uint8_t>(errc::invalid_request));
+  CHECK(refused.getProducerId() == -1);
+  CHECK(refused.getProducerEpoch() == -1);
 }
 
 TEST_CASE("rpc server: committed group offsets are fetched back", "[gateway][rpc]") {

@@ -193,6 +193,26 @@ topic_response_msg controller_harness::create_topic(const topic_spec& spec) {
   return last;
 }
 
+allocate_producer_ids_response_msg controller_harness::allocate_producer_ids(int for_node) {
+  const auto frame = encode(allocate_producer_ids_msg{node_id{for_node}});
+  allocate_producer_ids_response_msg last{errc::not_controller, "no voter answered", 0, 0, -1};
+  const bool answered = eventually([&] {
+    for (int i = 1; i <= opts_.nodes; ++i) {
+      if (!running(i)) continue;
+      auto r = node(i).system->request<capnp_frame>(node(i).endpoint, request_timeout,
+                                                    allocpid_atom_v, frame);
+      if (!r) continue;
+      auto d = decode_allocate_producer_ids_response(*r);
+      if (!d) FAIL("a malformed AllocateProducerIds answer: " << d.err().to_string());
+      last = *d;
+      if (last.error != errc::not_controller) return true;
+    }
+    return false;
+  });
+  if (!answered) FAIL("no active controller answered AllocateProducerIds: " << last.message);
+  return last;
+}
+
 broker_registration_response_msg
 controller_harness::register_at(int via, const controller::broker_registration_request& r) {
   auto answer = node(via).system->request<capnp_frame>(node(via).endpoint, request_timeout,

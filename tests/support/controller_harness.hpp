@@ -74,6 +74,9 @@ public:
   // Creates a topic through the active controller, as a node would: asks the running voters,
   // following NOT_CONTROLLER, until one answers otherwise (bounded). Returns that answer.
   topic_response_msg create_topic(const topic_spec& spec);
+  // Asks for a block of producer ids for node `for_node` as its controller client would: the
+  // running voters in turn, following NOT_CONTROLLER, until one answers otherwise (bounded).
+  allocate_producer_ids_response_msg allocate_producer_ids(int for_node);
   // A registration sent to node `via`'s endpoint.
   broker_registration_response_msg register_at(int via,
                                                const controller::broker_registration_request& r);

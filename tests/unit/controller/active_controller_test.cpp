@@ -277,3 +277,30 @@ TEST_CASE("a heartbeat renews its session when it arrives, before it is decided"
   REQUIRE(expired.size() == 1);
   CHECK(expired[0].node == node_id{1});
 }
+
+TEST_CASE("AllocateProducerIds hands out consecutive blocks, also after a failover",
+          "[controller][active][producer]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2}).image(), 3, 0);
+  auto first = run(c, allocate_producer_ids_msg{node_id{2}}, 10);
+  auto& a = std::get<allocate_producer_ids_response_msg>(first.answer);
+  REQUIRE(a.error == errc::none);
+  CHECK(a.first_id == 0);
+  CHECK(a.size == 1000);
+  // Nobody else needs to hear of a block.
+  CHECK(first.messages.empty());
+  auto second = run(c, allocate_producer_ids_msg{node_id{1}}, 20);
+  CHECK(std::get<allocate_producer_ids_response_msg>(second.answer).first_id == 1000);
+
+  // Another voter becomes active over the committed image and continues after the last block.
+  auto next = make_controller();
+  (void)next.activate(c.image(), 4, 30);
+  auto third = run(next, allocate_producer_ids_msg{node_id{2}}, 40);
+  CHECK(std::get<allocate_producer_ids_response_msg>(third.answer).first_id == 2000);
+
+  auto refused = active_controller::refuse(allocate_producer_ids_msg{node_id{2}},
+                                           make_error(errc::not_controller, "no"), 2);
+  auto& r = std::get<allocate_producer_ids_response_msg>(refused);
+  CHECK(r.leader_hint == 2);
+  CHECK(r.size == 0);
+}

@@ -143,3 +143,26 @@ TEST_CASE("a malformed or out-of-range node request decodes to an error value",
   configs[1].setName("retention.ms");
   CHECK(decode_create_topic(capnp_frame::from_builder(twice)).code() == errc::invalid_request);
 }
+
+TEST_CASE("AllocateProducerIds and its answer survive a round trip", "[controller][codec]") {
+  auto req = decode_allocate_producer_ids(encode(allocate_producer_ids_msg{node_id{3}}));
+  REQUIRE(req);
+  CHECK(req->node == node_id{3});
+  CHECK(decode_allocate_producer_ids(encode(allocate_producer_ids_msg{node_id{-1}})).code() ==
+        errc::invalid_request);
+
+  auto ok = decode_allocate_producer_ids_response(
+      encode(allocate_producer_ids_response_msg{errc::none, {}, 4000, 1000, 2}));
+  REQUIRE(ok);
+  CHECK(ok->first_id == 4000);
+  CHECK(ok->size == 1000);
+  CHECK(ok->leader_hint == 2);
+  auto refused = decode_allocate_producer_ids_response(
+      encode(allocate_producer_ids_response_msg{errc::not_controller, "no", 0, 0, 1}));
+  REQUIRE(refused);
+  CHECK(refused->error == errc::not_controller);
+  // A successful answer with no ids in it is a peer's mistake.
+  CHECK(decode_allocate_producer_ids_response(
+            encode(allocate_producer_ids_response_msg{errc::none, {}, 5, 0, 1}))
+            .code() == errc::invalid_request);
+}

@@ -11,6 +11,7 @@
 #include "actors/replica/replica_atoms.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/cluster/producer_id_pool.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -279,6 +280,30 @@ TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and ref
   configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
   REQUIRE(configs);
   CHECK(configs->at("cleanup.policy") == "delete");
+}
+
+TEST_CASE_METHOD(metadata_fixture, "initProducerId hands out each id once, also after a restart",
+                 "[controller][metadata][producer]") {
+  std::set<int64_t> seen;
+  {
+    auto meta = start();
+    for (int i = 0; i < 3; ++i) {
+      auto id = request<int64_t>(meta, initpid_atom_v);
+      REQUIRE(id);
+      CHECK(*id == i);
+      seen.insert(*id);
+    }
+    caf::anon_send_exit(meta, caf::exit_reason::user_shutdown);
+  }
+  // The block was persisted before its first id went out; a restarted node starts a new one.
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  CHECK(stored->next_producer_id == producer_id_block_size);
+  auto meta = start();
+  auto id = request<int64_t>(meta, initpid_atom_v);
+  REQUIRE(id);
+  CHECK(*id == producer_id_block_size);
+  CHECK(seen.count(*id) == 0);
 }
 
 TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics, and another cluster's store is refused",

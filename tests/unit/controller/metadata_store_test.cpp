@@ -76,6 +76,26 @@ TEST_CASE("a missing metadata store reads as an empty cluster", "[controller][st
   REQUIRE(md);
   CHECK(md->cluster_id.empty());
   CHECK(md->topics.empty());
+  CHECK(md->next_producer_id == 0);
+}
+
+TEST_CASE("the metadata store keeps the next producer id, 0 when a store has none",
+          "[controller][store]") {
+  temp_dir dir;
+  const auto file = dir / metadata_store_file;
+  auto md = sample();
+  md.next_producer_id = 3000;
+  REQUIRE(write_metadata_store(file, md));
+  auto back = read_metadata_store(file);
+  REQUIRE(back);
+  CHECK(back->next_producer_id == 3000);
+
+  REQUIRE(write_file_atomically(file, "version = 1\ncluster_id = \"c\"\n"));
+  back = read_metadata_store(file);
+  REQUIRE(back);
+  CHECK(back->next_producer_id == 0);
+  REQUIRE(write_file_atomically(file, "version = 1\ncluster_id = \"c\"\nnext_producer_id = -4\n"));
+  CHECK(read_metadata_store(file).code() == errc::kafka_storage_error);
 }
 
 TEST_CASE("a leftover temp file from a crash mid-write leaves the store as it was",

@@ -24,12 +24,13 @@ raft_sink::behavior_type counting_sink(std::shared_ptr<int> frames) {
 // Answers every controller request with its own frame, marked by the atom it came with.
 controller_request_sink::behavior_type echo_controller() {
   return {
-    [](brokerreg_atom, const capnp_frame& f) { return f; },
-    [](brokerhb_atom, const capnp_frame& f) { return f; },
-    [](mktopic_atom, const capnp_frame& f) { return f; },
-    [](rmtopic_atom, const capnp_frame& f) { return f; },
-    [](altercfg_atom, const capnp_frame& f) { return f; },
-    [](descquorum_atom) { return capnp_frame{}; },
+      [](brokerreg_atom, const capnp_frame& f) { return f; },
+      [](brokerhb_atom, const capnp_frame& f) { return f; },
+      [](mktopic_atom, const capnp_frame& f) { return f; },
+      [](rmtopic_atom, const capnp_frame& f) { return f; },
+      [](altercfg_atom, const capnp_frame& f) { return f; },
+      [](allocpid_atom, const capnp_frame& f) { return f; },
+      [](descquorum_atom) { return capnp_frame{}; },
   };
 }
 
