@@ -93,6 +93,26 @@ cluster_stop() {
   done
 }
 
+# stop_main DEFAULT_DIR [ARGS...]: the whole of a stop.sh: help for -h, then cluster_stop on
+# $EXAMPLE_DIR (default DEFAULT_DIR).
+stop_main() {
+  local default_dir=$1
+  shift
+  local usage="Usage: $0 [-h]
+
+Stops the nodes that start.sh started from \$EXAMPLE_DIR (default $default_dir), each by the
+pid in \$EXAMPLE_DIR/node-N.pid and only if that process is still the node started there: SIGTERM,
+then SIGKILL to any still running after \$STOP_TIMEOUT_S (default 30). Data dirs and logs stay."
+  if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    echo "$usage"
+    return 0
+  fi
+  (($# == 0)) || { echo "$usage" >&2; exit 2; }
+  local dir=${EXAMPLE_DIR:-$default_dir}
+  [[ -d $dir ]] || die "EXAMPLE_DIR '$dir' is not a directory"
+  cluster_stop "$(cd "$dir" && pwd)"
+}
+
 # cluster_start NODES VOTERS DEFAULT_DIR DEFAULT_PARTITIONS SCRIPT_DIR: starts the nodes, creates
 # $TOPIC with replication factor 3 and min.insync.replicas=2, waits until every partition has a
 # leader and all three replicas in its ISR, and prints how to use the cluster. On any failure it
