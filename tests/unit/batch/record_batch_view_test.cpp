@@ -93,7 +93,8 @@ TEST_CASE("parse covers exactly the framed batch when more bytes follow", "[batc
   CHECK(r->data().data() == batch.data());
 }
 
-TEST_CASE("every bit flip under the CRC is rejected, flips outside it are not", "[batch][view]") {
+TEST_CASE("a bit flip under the CRC is rejected, outside it only a negative base offset is",
+          "[batch][view]") {
   const bytes batch = sample_batch();
   for (size_t i = 0; i < batch.size(); ++i) {
     for (int bit = 0; bit < 8; ++bit) {
@@ -101,8 +102,10 @@ TEST_CASE("every bit flip under the CRC is rejected, flips outside it are not", 
       flipped[i] ^= static_cast<uint8_t>(1u << bit);
       const bool uncovered =
           i < bf::batch_length_at || (i >= bf::partition_leader_epoch_at && i < bf::magic_at);
+      // The base offset's sign bit is outside the CRC, but a negative base offset is refused.
+      const bool negative_base = i == bf::base_offset_at && bit == 7;
       INFO("byte " << i << " bit " << bit);
-      if (uncovered)
+      if (uncovered && !negative_base)
         REQUIRE(record_batch_view::parse(flipped, max_bytes).ok());
       else
         REQUIRE(parse_code(flipped) == errc::corrupt_message);
