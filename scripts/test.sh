@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 
 jobs=2
+# ccache (CMakeLists.txt uses it when present) keys on absolute paths unless they lie under its
+# base dir: with the clone as base dir, a clone elsewhere (CI's fresh one) hits the same cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPSTAN_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
