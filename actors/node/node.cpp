@@ -153,6 +153,8 @@ status node::impl::start() {
 
   actor_config_options options;
   options.max_threads = config.scheduler_threads;
+  options.policy = config.scheduler_sharing ? actor_config_options::scheduler_policy::sharing
+                                            : actor_config_options::scheduler_policy::work_stealing;
   actor_cfg = std::make_unique<actor_config>(options);
   sys = std::make_unique<caf::actor_system>(*actor_cfg);
   return start_actors();

@@ -214,6 +214,16 @@ status set_data_dir(node_config& c, const std::string& key, const flat_value& fl
   return {};
 }
 
+status set_scheduler_policy(node_config& c, const std::string& key, const flat_value& flat) {
+  if (auto s = check_kind(key, flat, {value_kind::string}, "\"sharing\" or \"work-stealing\""); !s)
+    return s;
+  if (flat.text != "sharing" && flat.text != "work-stealing")
+    return make_error(errc::invalid_config,
+                      key + ": \"sharing\" or \"work-stealing\", not '" + flat.text + "'");
+  c.scheduler_sharing = flat.text == "sharing";
+  return {};
+}
+
 // Every key apply_key takes besides the broker log defaults, with its setter: the one list that
 // both applies keys and names them (node_config::known_keys).
 const std::map<std::string, key_setter>& node_keys() {
@@ -245,6 +255,7 @@ const std::map<std::string, key_setter>& node_keys() {
     {"offsets.topic.num.partitions",
      int_key([](node_config& c) -> auto& { return c.offsets_topic_partitions; }, 1, max_topic_partitions)},
     {"num.io.threads", int_key([](node_config& c) -> auto& { return c.scheduler_threads; }, 1, 256)},
+    {"actor.scheduler.policy", set_scheduler_policy},
     {"num.log.io.workers", int_key([](node_config& c) -> auto& { return c.io_workers; }, 1, 256)},
     {max_broker_partitions_key,
      int_key([](node_config& c) -> auto& { return c.max_broker_partitions; }, 1, int32_max)},

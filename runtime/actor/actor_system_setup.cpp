@@ -1,5 +1,6 @@
 #include "runtime/actor/actor_system_setup.hpp"
 
+#include <caf/atom.hpp>
 #include <caf/io/middleman.hpp>
 
 #include "runtime/actor/caf_error.hpp"
@@ -18,6 +19,8 @@ void prepare_actor_config(caf::actor_system_config& cfg, const actor_config_opti
   cfg.add_error_category(caf_error_category, render_caf_error);
   if (options.max_threads > 0)
     cfg.set("scheduler.max-threads", options.max_threads);
+  if (options.policy == actor_config_options::scheduler_policy::sharing)
+    cfg.set("scheduler.policy", caf::atom("sharing"));
   if (options.load_middleman)
     cfg.load<caf::io::middleman>();
 }

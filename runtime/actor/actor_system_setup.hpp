@@ -31,6 +31,11 @@ struct actor_config_options {
   // Default for `scheduler.max-threads`: CAF's own default (max(4, cores)) oversubscribes a
   // 2-core box (notes/caf-capnp-brief.md, pitfall 1). 0 keeps CAF's default.
   size_t max_threads = 2;
+  // `scheduler.policy`: CAF's work-stealing workers poll and sleep between polls, so a message
+  // sent from an idle moment waits for a worker to wake; the sharing policy's workers wait on one
+  // queue's condition variable and wake at once (docs/configuration.md, actor.scheduler.policy).
+  enum class scheduler_policy { work_stealing, sharing };
+  scheduler_policy policy = scheduler_policy::work_stealing;
   // Other modules' registrars, called after add_message_types in order.
   std::vector<type_registrar> extra_types;
 };

@@ -54,6 +54,20 @@ TEST_CASE("the actor config defaults to two scheduler threads", "[actor][actor_s
   CHECK(caf::get_or(wide.content, "scheduler.max-threads", size_t{0}) == 3);
 }
 
+TEST_CASE("the sharing policy is set when asked for", "[actor][actor_system_setup]") {
+  actor_config_options options;
+  options.load_middleman = false;
+  actor_config stealing{options};
+  CHECK(caf::get_or(stealing.content, "scheduler.policy", caf::atom("none")) !=
+        caf::atom("sharing"));
+  options.policy = actor_config_options::scheduler_policy::sharing;
+  actor_config sharing{options};
+  CHECK(caf::get_or(sharing.content, "scheduler.policy", caf::atom("none")) ==
+        caf::atom("sharing"));
+  caf::actor_system sys{sharing};
+  CHECK_FALSE(sys.has_middleman());
+}
+
 TEST_CASE("an actor system starts and stops with the capstan config",
           "[actor][actor_system_setup]") {
   actor_config cfg;

@@ -321,6 +321,22 @@ TEST_CASE("num.log.io.workers sets the partition logs' I/O workers, 1 to 256", "
   }
 }
 
+TEST_CASE("actor.scheduler.policy is sharing by default, or work-stealing", "[node][config]") {
+  temp_dir dir;
+  CHECK(node_config{}.scheduler_sharing);
+  auto c = load(dir, "actor.scheduler.policy = \"work-stealing\"\n");
+  REQUIRE(c);
+  CHECK_FALSE(c->scheduler_sharing);
+  for (const char* text :
+       {"actor.scheduler.policy = \"stealing\"\n", "actor.scheduler.policy = 1\n"}) {
+    INFO(text);
+    auto bad = load(dir, text);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.code() == errc::invalid_config);
+    CHECK(bad.err().message.find("actor.scheduler.policy") != std::string::npos);
+  }
+}
+
 TEST_CASE("replication settings are read by Kafka's names, with Kafka's defaults", "[node][config]") {
   temp_dir dir;
   const node_config defaults;
