@@ -46,10 +46,9 @@ using metadata_actor =
                      // Effective configs of a topic: broker defaults overlaid with its overrides.
                      caf::replies_to<describe_atom, std::string>::with<config_map>,
                      caf::replies_to<alter_atom, std::string, config_map>::with<bool>,
-                     // createPartitions: grows the topic to this many partitions
-                     // (INVALID_PARTITIONS unless more than it has), placed as createTopic places
-                     // them; the new ones serve when it returns (or it fails with
-                     // KAFKA_STORAGE_ERROR naming them).
+                     // createPartitions: grows the topic to this many partitions (INVALID_PARTITIONS
+                     // unless more than it has), placed as createTopic places them; the new ones
+                     // serve when it returns (or it fails with KAFKA_STORAGE_ERROR naming them).
                      caf::replies_to<grow_atom, std::string, int32_t>::with<bool>,
                      // initProducerId: a producer id never handed out before (docs/controller.md,
                      // "Producer ids"), from a block of them persisted in the store before any is

@@ -49,8 +49,7 @@ inline constexpr elect_atom elect_atom_v{};
 
 // A node's requests to the active controller (schema/controller.capnp): BrokerRegistration,
 // BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions, ElectLeaders,
-// AllocateProducerIds, each answered with its response frame; and DescribeQuorum, answered with the
-// voter's VoterState.
+// AllocateProducerIds, each answered with its response frame; and DescribeQuorum, answered with the voter's VoterState.
 using controller_request_sink =
     caf::typed_actor<caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
