@@ -67,6 +67,14 @@ struct RegisteredNode {
   incarnationId @3 :Data;   # 16 bytes
 }
 
+# One partition's outcome in electLeaders: errorCode 0 when its preferred replica was elected.
+struct ElectionResult {
+  topic @0 :Text;
+  partition @1 :Int32;
+  errorCode @2 :UInt8;      # ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION
+  errorMessage @3 :Text;
+}
+
 interface Capstan {
   # `topics` empty and `allTopics` true: every topic. Unknown names come back with
   # UNKNOWN_TOPIC_OR_PARTITION in their TopicInfo.
@@ -115,4 +123,16 @@ interface Capstan {
   # empty: capstan has no transactions (INVALID_REQUEST). producerId is -1 on error.
   initProducerId @12 (transactionalId :Text)
       -> (errorCode :UInt8, errorMessage :Text, producerId :Int64 = -1, producerEpoch :Int16 = -1);
+
+  # Kafka's CreatePartitions: grows the topic to totalCount partitions (INVALID_PARTITIONS unless
+  # above its count). The new partitions' replicas continue partition 0's placement; they serve
+  # once the controller's LeaderAndIsr reached them. A producer sees them after its next metadata
+  # refresh.
+  createPartitions @13 (topic :Text, totalCount :Int32) -> (errorCode :UInt8, errorMessage :Text);
+
+  # Kafka's ElectLeaders with electionType PREFERRED: each partition's preferred replica (its
+  # first) becomes leader where it is unfenced, in the ISR and not leading already. No partitions:
+  # every partition of every topic. One result per partition asked (or per partition, for all).
+  electLeaders @14 (partitions :List(TopicPartition))
+      -> (errorCode :UInt8, errorMessage :Text, results :List(ElectionResult));
 }

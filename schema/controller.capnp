@@ -68,7 +68,42 @@ struct AlterConfigs {
   configs @1 :List(CreateTopic.Config);
 }
 
-# The answer to CreateTopic, DeleteTopic and AlterConfigs.
+# Kafka's CreatePartitions for one topic: grow topic `name` to `totalCount` partitions (answered
+# with a TopicResponse).
+struct CreatePartitions {
+  name @0 :Text;
+  totalCount @1 :Int32;
+}
+
+# Kafka's ElectLeaders with electionType PREFERRED: make each partition's preferred replica (its
+# first) the leader where it is unfenced and in the ISR. No partitions: every partition.
+struct ElectLeaders {
+  partitions @0 :List(Partition);
+
+  struct Partition {
+    topic @0 :Text;
+    partition @1 :Int32;
+  }
+}
+
+# errorCode: the request as a whole (NOT_CONTROLLER, ...); results: one per partition considered,
+# errorCode 0 when its preferred replica was elected, else ELECTION_NOT_NEEDED,
+# PREFERRED_LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION.
+struct ElectLeadersResponse {
+  errorCode @0 :UInt8;
+  errorMessage @1 :Text;
+  leaderHint @2 :Int32;
+  results @3 :List(Result);
+
+  struct Result {
+    topic @0 :Text;
+    partition @1 :Int32;
+    errorCode @2 :UInt8;
+    errorMessage @3 :Text;
+  }
+}
+
+# The answer to CreateTopic, DeleteTopic, AlterConfigs and CreatePartitions.
 struct TopicResponse {
   errorCode @0 :UInt8;
   errorMessage @1 :Text;

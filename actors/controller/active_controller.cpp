@@ -59,7 +59,7 @@ void active_controller::heartbeat_arrived(const broker_heartbeat_msg& heartbeat,
 }
 
 prepared_request active_controller::prepare(controller_request request, int64_t now_ms) {
-  prepared_request p{std::move(request), {}, {}, {}};
+  prepared_request p{std::move(request), {}, {}, {}, {}};
   std::visit(
       overloaded{
           [&](const broker_registration_request& r) {
@@ -81,6 +81,27 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
           },
           [&](const delete_topic_msg& d) { take(p, delete_topic(image_, d.name)); },
           [&](const alter_configs_msg& a) { take(p, alter_configs(image_, a.name, a.configs)); },
+          [&](const create_partitions_msg& c) {
+            take(p, create_partitions(image_, c.name, c.total, opts_.decisions));
+          },
+          [&](const elect_leaders_msg& e) {
+            std::optional<std::vector<partition_ref>> wanted;
+            if (!e.partitions.empty()) {
+              wanted.emplace();
+              for (const auto& t : e.partitions)
+                wanted->push_back(partition_ref{t.topic, partition_id{t.partition}});
+            }
+            auto d = elect_preferred_leaders(image_, wanted);
+            p.changes = std::move(d.changes);
+            p.elections = std::move(d.results);
+          },
+          [&](const leader_rebalance&) {
+            auto wanted = imbalanced_partitions(image_, opts_.imbalance_percentage);
+            if (wanted.empty()) return;
+            auto d = elect_preferred_leaders(image_, wanted);
+            p.changes = std::move(d.changes);
+            p.elections = std::move(d.results);
+          },
           [&](const alter_partition_msg& a) {
             auto d = alter_partition(image_, a);
             p.changes = std::move(d.changes);
@@ -140,6 +161,13 @@ controller_answer active_controller::refuse(const controller_request& request, c
           [&](const alter_configs_msg&) -> controller_answer {
             return topic_response_msg{why.code, why.message, {}, leader_hint};
           },
+          [&](const create_partitions_msg&) -> controller_answer {
+            return topic_response_msg{why.code, why.message, {}, leader_hint};
+          },
+          [&](const elect_leaders_msg&) -> controller_answer {
+            return elect_leaders_response_msg{why.code, why.message, leader_hint, {}};
+          },
+          [&](const leader_rebalance&) -> controller_answer { return std::monostate{}; },
           [&](const alter_partition_msg&) -> controller_answer {
             return alter_partition_response_msg{why.code, why.message, {}};
           },
@@ -185,6 +213,22 @@ controller_answer active_controller::answer(const prepared_request& prepared,
                   errc::unknown_topic_or_partition, a.name + " is gone again", {}, hint};
             return topic_response_msg{errc::none, {}, t->id, hint};
           },
+          [&](const create_partitions_msg& c) -> controller_answer {
+            auto t = committed.topic_by_name(c.name);
+            if (t == nullptr)
+              return topic_response_msg{
+                  errc::unknown_topic_or_partition, c.name + " is gone again", {}, hint};
+            return topic_response_msg{errc::none, {}, t->id, hint};
+          },
+          [&](const elect_leaders_msg&) -> controller_answer {
+            elect_leaders_response_msg out{errc::none, {}, hint, {}};
+            for (const auto& r : prepared.elections)
+              out.results.push_back(election_outcome{r.partition.topic,
+                                                     r.partition.partition.value(), r.outcome.code,
+                                                     r.outcome.message});
+            return out;
+          },
+          [&](const leader_rebalance&) -> controller_answer { return std::monostate{}; },
           [&](const alter_partition_msg& a) -> controller_answer {
             return answer_alter_partition(committed, a, prepared.outcomes);
           },

@@ -25,6 +25,7 @@
 #include "actors/controller/metadata/control_messages.hpp"
 #include "actors/controller/metadata/decision.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
+#include "actors/controller/metadata/partition_decisions.hpp"
 #include "actors/controller/quorum_member.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "runtime/cluster/cluster_description.hpp"
@@ -39,6 +40,8 @@ struct active_controller_options {
   int64_t session_timeout_ms = default_broker_session_timeout_ms;
   // Seeds topic ids and replica placement.
   uint64_t seed = 0;
+  // leader.imbalance.per.broker.percentage, for the periodic leader_rebalance.
+  int32_t imbalance_percentage = 10;
 };
 
 // A node's session ran out: fence the registration with this epoch (unless it heartbeated since).
@@ -47,14 +50,20 @@ struct session_expiry {
   broker_epoch epoch;
 };
 
+// The periodic preferred leader election (auto.leader.rebalance.enable): elects the partitions
+// imbalanced_partitions picks.
+struct leader_rebalance {};
+
 using controller_request =
     std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
-                 alter_configs_msg, alter_partition_msg, allocate_producer_ids_msg, session_expiry>;
+                 alter_configs_msg, create_partitions_msg, elect_leaders_msg, alter_partition_msg,
+                 allocate_producer_ids_msg, session_expiry, leader_rebalance>;
 
-// The answer to a request; std::monostate for a session expiry, which nobody asked for.
+// The answer to a request; std::monostate for a session expiry or a rebalance, which nobody asked
+// for.
 using controller_answer =
     std::variant<std::monostate, broker_registration_response_msg, broker_heartbeat_response_msg,
-                 topic_response_msg, alter_partition_response_msg,
+                 topic_response_msg, elect_leaders_response_msg, alter_partition_response_msg,
                  allocate_producer_ids_response_msg>;
 
 // A request decided against the image: refused (refused.code != none), or the records to propose
@@ -65,6 +74,8 @@ struct prepared_request {
   decision changes;
   // alter_partition's outcome per item.
   std::vector<error> outcomes;
+  // A preferred election's (elect_leaders_msg, leader_rebalance) outcome per partition.
+  std::vector<preferred_election_result> elections;
 };
 
 // One control message for one node, encoded; a node's messages go out in the order given.

@@ -186,6 +186,10 @@ void pump(controller_ptr self) {
   }
   for (const auto& w : p.changes.warnings)
     spdlog::warn("controller {}: {}", st.opts.node.value(), w);
+  for (const auto& e : p.elections)
+    if (e.outcome.code == errc::none)
+      spdlog::info("controller {}: electing the preferred leader of {}-{}", st.opts.node.value(),
+                   e.partition.topic, e.partition.partition.value());
   st.busy = true;
   const auto generation = st.generation;
   auto shared = std::make_shared<std::pair<queued_request, controller::prepared_request>>(
@@ -311,6 +315,17 @@ void poll(controller_ptr self) {
           });
 }
 
+// Queues the periodic preferred leader election, unless one is queued already or the actor is
+// not active (a new active controller's own timer takes over).
+void queue_rebalance(controller_ptr self) {
+  auto& st = self->state;
+  if (!st.core->active()) return;
+  for (const auto& q : st.queue)
+    if (std::holds_alternative<controller::leader_rebalance>(q.request)) return;
+  st.queue.push_back(queued_request{controller::leader_rebalance{}, std::nullopt});
+  pump(self);
+}
+
 controller_actor::behavior_type controller_behavior(controller_ptr self, controller_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
@@ -320,8 +335,11 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
   co.session_timeout_ms = st.opts.session_timeout.count();
   co.seed = st.opts.seed ? *st.opts.seed
                          : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+  co.imbalance_percentage = st.opts.imbalance_percentage;
   st.core = std::make_unique<active_controller>(co);
   self->send(self, ctick_atom_v);
+  if (st.opts.rebalance_interval)
+    self->delayed_send(self, *st.opts.rebalance_interval, rebalance_atom_v);
   return {
       [self](brokerreg_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_broker_registration(f)),
@@ -342,6 +360,12 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       [self](allocpid_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_allocate_producer_ids(f)), allocate_producer_ids_msg{});
       },
+      [self](mkparts_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_create_partitions(f)), create_partitions_msg{});
+      },
+      [self](elect_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_elect_leaders(f)), elect_leaders_msg{});
+      },
       [self](descquorum_atom) -> caf::result<capnp_frame> {
         auto rp = self->make_response_promise<capnp_frame>();
         self->request(self->state.opts.quorum, self->state.opts.request_timeout, status_atom_v)
@@ -359,6 +383,10 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       [self](ctick_atom) {
         poll(self);
         self->delayed_send(self, self->state.opts.poll_interval, ctick_atom_v);
+      },
+      [self](rebalance_atom) {
+        queue_rebalance(self);
+        self->delayed_send(self, *self->state.opts.rebalance_interval, rebalance_atom_v);
       },
   };
 }

@@ -4,7 +4,8 @@
 // (docs/controller.md, "The active controller"). It polls its quorum member and is the active
 // controller while that member leads the quorum and has applied its whole log. While active it
 // answers nodes' registrations and heartbeats, fences nodes whose session ran out, creates and
-// deletes topics, changes their configs, allocates producer id blocks, and answers leaders'
+// deletes topics, changes their configs, adds partitions, elects preferred leaders (on request
+// and periodically), allocates producer id blocks, and answers leaders'
 // AlterPartition, each by proposing a decision's records (active_controller.hpp) and, once they
 // committed, sending the control messages the change calls for to the nodes' endpoints, stamped
 // with its Raft term as controller epoch. While not active it refuses every request with
@@ -30,6 +31,8 @@ namespace capstan {
 
 using ctick_atom = caf::atom_constant<caf::atom("ctick")>;
 inline constexpr ctick_atom ctick_atom_v{};
+using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
+inline constexpr rebalance_atom rebalance_atom_v{};
 
 using controller_actor = caf::typed_actor<
     // Nodes' requests (schema/controller.capnp), from a node endpoint.
@@ -39,6 +42,8 @@ using controller_actor = caf::typed_actor<
     caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<altercfg_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<allocpid_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<mkparts_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     // A node's DescribeQuorum: this voter's VoterState (describe_voter), active or not.
     caf::replies_to<descquorum_atom>::with<capnp_frame>,
     // A leader's AlterPartition, from its replica manager (which sends it to the sender of the
@@ -48,7 +53,9 @@ using controller_actor = caf::typed_actor<
     // other nodes); spawned after this actor, so it comes as a message.
     caf::reacts_to<endpoint_atom, node_endpoint_actor>,
     // The poll timer.
-    caf::reacts_to<ctick_atom>>;
+    caf::reacts_to<ctick_atom>,
+    // The periodic preferred leader election's timer (auto.leader.rebalance.enable).
+    caf::reacts_to<rebalance_atom>>;
 
 struct controller_options {
   node_id node{0};
@@ -65,6 +72,11 @@ struct controller_options {
   // Bounds a proposal's wait for its commit; after it the outcome is unknown
   // (REQUEST_TIMED_OUT) and the actor starts afresh from the committed image.
   std::chrono::milliseconds propose_timeout{10000};
+  // auto.leader.rebalance.enable with leader.imbalance.check.interval.seconds: while active, the
+  // actor queues a preferred leader election of the imbalanced partitions (imbalanced_partitions,
+  // with leader.imbalance.per.broker.percentage) this often. None: never.
+  std::optional<std::chrono::milliseconds> rebalance_interval{std::chrono::seconds(300)};
+  int32_t imbalance_percentage = 10;
   // Seeds topic ids and replica placement; none: drawn from std::random_device.
   std::optional<uint64_t> seed;
 };

@@ -19,7 +19,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 struct pending_request {
-  enum class kind { create, remove, alter, allocate_producer_ids };
+  enum class kind { create, remove, alter, grow, elect, allocate_producer_ids };
   kind what = kind::create;
   std::string topic;
   capnp_frame frame;
@@ -29,8 +29,9 @@ struct pending_request {
   size_t next_voter = 0;
   std::string last_refusal = "no voter asked yet";
   caf::typed_response_promise<topic_metadata> created;
-  // Answers a delete or an alter.
+  // Answers a delete, an alter or a grow.
   caf::typed_response_promise<bool> done;
+  caf::typed_response_promise<election_outcomes> elected;
 };
 
 struct client_state {
@@ -64,6 +65,8 @@ void finish(client_ptr self, uint64_t id, const topic_response_msg& answer) {
     auto err = to_caf_error(make_error(answer.error, answer.message));
     if (p.what == pending_request::kind::create)
       p.created.deliver(err);
+    else if (p.what == pending_request::kind::elect)
+      p.elected.deliver(err);
     else
       p.done.deliver(err);
   } else if (p.what == pending_request::kind::create) {
@@ -129,6 +132,24 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
     self->request(ep, wait, allocpid_atom_v, p.frame).then(allocated, failed);
     return;
   }
+  if (p.what == pending_request::kind::elect) {
+    auto elected = [self, id, target](const capnp_frame& f) {
+      auto answer = decode_elect_leaders_response(f);
+      if (!answer) return retry(self, id, answer.err().to_string());
+      if (refused_as_not_controller(self, id, target, answer->error, answer->leader_hint,
+                                    answer->message))
+        return;
+      auto it = self->state.pending.find(id);
+      if (it == self->state.pending.end()) return;
+      if (answer->error != errc::none)
+        it->second.elected.deliver(to_caf_error(make_error(answer->error, answer->message)));
+      else
+        it->second.elected.deliver(std::move(answer->results));
+      self->state.pending.erase(it);
+    };
+    self->request(ep, wait, elect_atom_v, p.frame).then(elected, failed);
+    return;
+  }
   auto ok = [self, id, target](const capnp_frame& f) {
     auto answer = decode_topic_response(f);
     if (!answer) return retry(self, id, answer.err().to_string());
@@ -147,6 +168,10 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
   case pending_request::kind::alter:
     self->request(ep, wait, altercfg_atom_v, p.frame).then(ok, failed);
     break;
+  case pending_request::kind::grow:
+    self->request(ep, wait, mkparts_atom_v, p.frame).then(ok, failed);
+    break;
+  case pending_request::kind::elect:
   case pending_request::kind::allocate_producer_ids:
     break;
   }
@@ -302,6 +327,25 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         p.frame = encode(alter_configs_msg{name, std::move(configs)});
         p.done = self->make_response_promise<bool>();
         auto rp = p.done;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](mkparts_atom, std::string& name, int32_t total) -> caf::result<bool> {
+        pending_request p;
+        p.what = pending_request::kind::grow;
+        p.topic = name;
+        p.frame = encode(create_partitions_msg{name, total});
+        p.done = self->make_response_promise<bool>();
+        auto rp = p.done;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](elect_atom, election_targets& partitions) -> caf::result<election_outcomes> {
+        pending_request p;
+        p.what = pending_request::kind::elect;
+        p.frame = encode(elect_leaders_msg{std::move(partitions)});
+        p.elected = self->make_response_promise<election_outcomes>();
+        auto rp = p.elected;
         add(self, std::move(p));
         return rp;
       },

@@ -1,8 +1,9 @@
 #pragma once
 
 // A node's way to the active controller for clients' topic changes and producer ids: the
-// gateway's createTopic, deleteTopic, alterConfigs and initProducerId on any node come here and go
-// on, as CreateTopic / DeleteTopic / AlterConfigs / AllocateProducerIds frames
+// gateway's createTopic, deleteTopic, alterConfigs, createPartitions, electLeaders and
+// initProducerId on any node come here and go on, as CreateTopic / DeleteTopic / AlterConfigs /
+// CreatePartitions / ElectLeaders / AllocateProducerIds frames
 // (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time and
 // follows the leader hint of a NOT_CONTROLLER answer, trying the voters in turn when there is
 // none (an election is under way, or the voter is down), until one answers otherwise or the
@@ -34,6 +35,9 @@ namespace capstan {
 using cretry_atom = caf::atom_constant<caf::atom("cretry")>;
 inline constexpr cretry_atom cretry_atom_v{};
 
+using election_targets = std::vector<election_target>;
+using election_outcomes = std::vector<election_outcome>;
+
 // Errors: the controller's own answer (INVALID_*, TOPIC_ALREADY_EXISTS, POLICY_VIOLATION,
 // UNKNOWN_TOPIC_OR_PARTITION ...); REQUEST_TIMED_OUT naming the last refusal when no active
 // controller answered within the request timeout.
@@ -44,6 +48,10 @@ using controller_client_actor = caf::typed_actor<
     caf::replies_to<rmtopic_atom, std::string>::with<bool>,
     // Sets the named configs of the topic (its other overrides stay).
     caf::replies_to<altercfg_atom, std::string, std::map<std::string, std::string>>::with<bool>,
+    // Grows the topic to this many partitions (CreatePartitions).
+    caf::replies_to<mkparts_atom, std::string, int32_t>::with<bool>,
+    // Preferred leader election of these partitions (none: all): one outcome per partition.
+    caf::replies_to<elect_atom, election_targets>::with<election_outcomes>,
     // initProducerId: the next id of the block this node holds; when it is used up, the node
     // asks the active controller for the next block (AllocateProducerIds) first, once for all
     // the requests waiting meanwhile.
@@ -74,3 +82,6 @@ controller_client_actor spawn_controller_client(caf::actor_system& sys,
                                                 controller_client_options options);
 
 } // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::election_targets)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::election_outcomes)

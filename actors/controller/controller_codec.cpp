@@ -316,4 +316,72 @@ decode_allocate_producer_ids_response(const capnp_frame& frame) {
       });
 }
 
+capnp_frame encode(const create_partitions_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::CreatePartitions>();
+  root.setName(m.name);
+  root.setTotalCount(m.total);
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const elect_leaders_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto list =
+      b.initRoot<schema::ElectLeaders>().initPartitions(static_cast<unsigned>(m.partitions.size()));
+  for (unsigned i = 0; i < list.size(); ++i) {
+    list[i].setTopic(m.partitions[i].topic);
+    list[i].setPartition(m.partitions[i].partition);
+  }
+  return capnp_frame::from_builder(b);
+}
+
+capnp_frame encode(const elect_leaders_response_msg& m) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::ElectLeadersResponse>();
+  root.setErrorCode(static_cast<uint8_t>(m.error));
+  if (!m.message.empty()) root.setErrorMessage(m.message);
+  root.setLeaderHint(m.leader_hint);
+  auto list = root.initResults(static_cast<unsigned>(m.results.size()));
+  for (unsigned i = 0; i < list.size(); ++i) {
+    const auto& r = m.results[i];
+    list[i].setTopic(r.topic);
+    list[i].setPartition(r.partition);
+    list[i].setErrorCode(static_cast<uint8_t>(r.error));
+    if (!r.message.empty()) list[i].setErrorMessage(r.message);
+  }
+  return capnp_frame::from_builder(b);
+}
+
+result<create_partitions_msg> decode_create_partitions(const capnp_frame& frame) {
+  return decode<schema::CreatePartitions>(
+      frame, [](schema::CreatePartitions::Reader r) -> result<create_partitions_msg> {
+        return create_partitions_msg{r.getName(), r.getTotalCount()};
+      });
+}
+
+result<elect_leaders_msg> decode_elect_leaders(const capnp_frame& frame) {
+  return decode<schema::ElectLeaders>(
+      frame, [](schema::ElectLeaders::Reader r) -> result<elect_leaders_msg> {
+        elect_leaders_msg m;
+        for (auto p : r.getPartitions())
+          m.partitions.push_back(election_target{p.getTopic(), p.getPartition()});
+        return m;
+      });
+}
+
+result<elect_leaders_response_msg> decode_elect_leaders_response(const capnp_frame& frame) {
+  return decode<schema::ElectLeadersResponse>(
+      frame, [](schema::ElectLeadersResponse::Reader r) -> result<elect_leaders_response_msg> {
+        elect_leaders_response_msg m;
+        m.error = errc_from_code(r.getErrorCode());
+        m.message = r.getErrorMessage();
+        m.leader_hint = r.getLeaderHint();
+        for (auto x : r.getResults())
+          m.results.push_back(election_outcome{x.getTopic(), x.getPartition(),
+                                               errc_from_code(x.getErrorCode()),
+                                               x.getErrorMessage()});
+        return m;
+      });
+}
+
 } // namespace capstan

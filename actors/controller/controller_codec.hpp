@@ -2,7 +2,7 @@
 
 // Node -> controller requests and their answers (schema/controller.capnp) to and from plain
 // values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs,
-// AllocateProducerIds. A node's
+// CreatePartitions, ElectLeaders, AllocateProducerIds. A node's
 // broker_lifecycle and controller client encode the requests and decode the answers; the
 // controller actor the other way round.
 // Decoding checks what a peer could get wrong and returns CORRUPT_MESSAGE (a frame that does not
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "actors/controller/metadata/broker_decisions.hpp"
 #include "runtime/cluster/cluster_description.hpp"
@@ -54,7 +55,39 @@ struct alter_configs_msg {
   std::map<std::string, std::string> configs;
 };
 
-// The answer to CreateTopic, DeleteTopic and AlterConfigs (id: the topic's).
+// CreatePartitions: grow topic `name` to `total` partitions.
+struct create_partitions_msg {
+  std::string name;
+  int32_t total = 0;
+};
+
+struct election_target {
+  std::string topic;
+  int32_t partition = 0;
+};
+
+// ElectLeaders (preferred): these partitions; empty: every partition.
+struct elect_leaders_msg {
+  std::vector<election_target> partitions;
+};
+
+// One partition's outcome: none when its preferred replica was elected.
+struct election_outcome {
+  std::string topic;
+  int32_t partition = 0;
+  errc error = errc::none;
+  std::string message;
+};
+
+// error: the request as a whole (NOT_CONTROLLER, ...); then `results` is empty.
+struct elect_leaders_response_msg {
+  errc error = errc::none;
+  std::string message;
+  int32_t leader_hint = -1;
+  std::vector<election_outcome> results;
+};
+
+// The answer to CreateTopic, DeleteTopic, AlterConfigs and CreatePartitions (id: the topic's).
 struct topic_response_msg {
   errc error = errc::none;
   std::string message;
@@ -83,6 +116,9 @@ capnp_frame encode(const broker_heartbeat_response_msg& m);
 capnp_frame encode(const topic_spec& m);
 capnp_frame encode(const delete_topic_msg& m);
 capnp_frame encode(const alter_configs_msg& m);
+capnp_frame encode(const create_partitions_msg& m);
+capnp_frame encode(const elect_leaders_msg& m);
+capnp_frame encode(const elect_leaders_response_msg& m);
 capnp_frame encode(const topic_response_msg& m);
 capnp_frame encode(const voter_state& m);
 capnp_frame encode(const allocate_producer_ids_msg& m);
@@ -101,6 +137,11 @@ result<topic_spec> decode_create_topic(const capnp_frame& frame);
 result<delete_topic_msg> decode_delete_topic(const capnp_frame& frame);
 // INVALID_REQUEST: a config named twice.
 result<alter_configs_msg> decode_alter_configs(const capnp_frame& frame);
+// (The name and count are the decision's to check.)
+result<create_partitions_msg> decode_create_partitions(const capnp_frame& frame);
+// (Unknown and negative partitions are the decision's to answer, per partition.)
+result<elect_leaders_msg> decode_elect_leaders(const capnp_frame& frame);
+result<elect_leaders_response_msg> decode_elect_leaders_response(const capnp_frame& frame);
 // INVALID_REQUEST: a topic id that is neither empty nor 16 bytes.
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame);
 // INVALID_REQUEST: an incarnation id that is neither empty nor 16 bytes.

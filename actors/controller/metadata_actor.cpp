@@ -283,6 +283,70 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       });
       return rp;
     },
+    [self](grow_atom, const std::string& name, int32_t total) -> caf::result<bool> {
+      auto& st = self->state;
+      auto it = st.current.topics.find(name);
+      if (it == st.current.topics.end())
+        return to_caf_error(make_error(errc::unknown_topic_or_partition,
+                                       "topic '" + name + "' does not exist"));
+      const auto& old = it->second.partitions;
+      const auto count = static_cast<int32_t>(old.size());
+      if (total <= count)
+        return to_caf_error(make_error(errc::invalid_partitions,
+                                       "topic '" + name + "' has " + std::to_string(count) +
+                                         " partitions; the new count must be more, not " +
+                                         std::to_string(total)));
+      if (total > max_topic_partitions)
+        return to_caf_error(make_error(errc::policy_violation,
+                                       "a topic may have at most " +
+                                         std::to_string(max_topic_partitions) + " partitions"));
+      auto brokers = live_brokers(st);
+      const auto rf = old.empty() ? size_t{1} : old.front().replicas.size();
+      if (rf > brokers.size())
+        return to_caf_error(make_error(errc::invalid_replication_factor,
+                                       "partition 0 of '" + name + "' has " + std::to_string(rf) +
+                                         " replicas, more than the " +
+                                         std::to_string(brokers.size()) + " live nodes"));
+      auto all = assign_partitions(total, static_cast<int16_t>(rf), brokers);
+      std::vector<partition_assignment> added(all.begin() + count, all.end());
+      if (auto s = check_broker_partition_limit(st.current.topics, added,
+                                                st.opts.max_broker_partitions);
+          !s)
+        return to_caf_error(s.err());
+      auto next = st.current;
+      auto& grown = next.topics[name];
+      grown.partitions.insert(grown.partitions.end(), added.begin(), added.end());
+      auto rp = self->make_response_promise<bool>();
+      commit_then(self, std::move(next), [self, rp, name, count, total](status s) mutable {
+        if (!s) {
+          rp.deliver(to_caf_error(s.err()));
+          return;
+        }
+        spdlog::info("metadata: topic {} grows from {} to {} partitions", name, count, total);
+        auto& st = self->state;
+        self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
+          .then(
+            [self, rp, name, count](const std::vector<topic_partition>& unserved) mutable {
+              std::vector<int32_t> failed;
+              for (const auto& tp : unserved)
+                if (tp.first == name && tp.second >= count) failed.push_back(tp.second);
+              if (failed.empty()) {
+                rp.deliver(true);
+                return;
+              }
+              rp.deliver(to_caf_error(make_error(
+                errc::kafka_storage_error,
+                "new partition(s) " + join(failed) + " of topic '" + name +
+                  "' could not be opened on node " + std::to_string(self->state.opts.node_id) +
+                  " (see its log); they stay offline")));
+            },
+            [rp](caf::error& e) mutable {
+              spdlog::error("metadata: applying the change failed: {}", caf::to_string(e));
+              rp.deliver(std::move(e));
+            });
+      });
+      return rp;
+    },
     [self](initpid_atom) -> caf::result<int64_t> {
       auto& st = self->state;
       if (auto pid = st.producer_ids.take()) return *pid;

@@ -23,11 +23,13 @@ using describe_atom = caf::atom_constant<caf::atom("describe")>;
 using alter_atom = caf::atom_constant<caf::atom("alter")>;
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
 using initpid_atom = caf::atom_constant<caf::atom("initpid")>;
+using grow_atom = caf::atom_constant<caf::atom("grow")>;
 inline constexpr create_atom create_atom_v{};
 inline constexpr describe_atom describe_atom_v{};
 inline constexpr alter_atom alter_atom_v{};
 inline constexpr snapshot_atom snapshot_atom_v{};
 inline constexpr initpid_atom initpid_atom_v{};
+inline constexpr grow_atom grow_atom_v{};
 
 using config_map = std::map<std::string, std::string>;
 
@@ -44,6 +46,10 @@ using metadata_actor =
                      // Effective configs of a topic: broker defaults overlaid with its overrides.
                      caf::replies_to<describe_atom, std::string>::with<config_map>,
                      caf::replies_to<alter_atom, std::string, config_map>::with<bool>,
+                     // createPartitions: grows the topic to this many partitions (INVALID_PARTITIONS
+                     // unless more than it has), placed as createTopic places them; the new ones
+                     // serve when it returns (or it fails with KAFKA_STORAGE_ERROR naming them).
+                     caf::replies_to<grow_atom, std::string, int32_t>::with<bool>,
                      // initProducerId: a producer id never handed out before (docs/controller.md,
                      // "Producer ids"), from a block of them persisted in the store before any is
                      // handed out.

@@ -1,3 +1,8 @@
+// GCC 12 reports the error string of a reply<bool> held in kj::Maybe inside kj's cross-thread
+// fulfiller as maybe-uninitialized once enough calls instantiate it; kj only destroys the value it
+// constructed (a false positive, as in runtime/client/cluster_client.cpp).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "actors/gateway/capstan_service.hpp"
 
 #include <cstring>
@@ -239,6 +244,41 @@ error not_controller(const metadata_cache& cache) {
                         std::to_string(cache.controller_epoch()) + "); change them through it");
 }
 
+// A single node's preferred leader election: every replica list is this node alone, so each
+// partition asked (none: every partition) is led by its preferred replica already, or does not
+// exist.
+election_outcomes single_node_elections(const cluster_metadata& metadata,
+                                        const election_targets& wanted) {
+  election_targets targets = wanted;
+  if (targets.empty())
+    for (const auto& [name, t] : metadata.topics)
+      for (const auto& p : t.partitions) targets.push_back(election_target{name, p.partition});
+  election_outcomes out;
+  for (const auto& target : targets) {
+    election_outcome r{target.topic, target.partition, errc::none, {}};
+    const auto name = target.topic + "-" + std::to_string(target.partition);
+    auto it = metadata.topics.find(target.topic);
+    const partition_assignment* p = nullptr;
+    if (it != metadata.topics.end() && target.partition >= 0 &&
+        static_cast<size_t>(target.partition) < it->second.partitions.size())
+      p = &it->second.partitions[static_cast<size_t>(target.partition)];
+    if (p == nullptr || p->replicas.empty()) {
+      r.error = errc::unknown_topic_or_partition;
+      r.message = "no partition " + name;
+    } else if (p->leader == p->replicas.front()) {
+      r.error = errc::election_not_needed;
+      r.message =
+          "the preferred replica " + std::to_string(p->leader) + " leads " + name + " already";
+    } else {
+      r.error = errc::preferred_leader_not_available;
+      r.message = "the preferred replica " + std::to_string(p->replicas.front()) + " of " + name +
+                  " is not live";
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 } // namespace
 
 // ---- gateway_metrics ----
@@ -272,9 +312,10 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
       "Fetches answered at once because fetch.max.parked.per.connection or .per.node was reached");
   bridge_restarts = &registry->counter("capstan_rpc_bridge_restarts_total",
                                        "RPC bridge actors replaced after they ended");
-  for (const char* method : {"metadata", "createTopic", "deleteTopic", "listTopics",
-                             "describeConfigs", "alterConfigs", "produce", "fetch", "listOffsets",
-                             "commitOffsets", "fetchOffsets", "describeCluster", "initProducerId"})
+  for (const char* method :
+       {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
+        "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
+        "initProducerId", "createPartitions", "electLeaders"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -810,6 +851,80 @@ kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
                               fill_group_offsets(
                                   results.initOffsets(static_cast<unsigned>(r->size())), *r);
                             }));
+}
+
+kj::Promise<void> capstan_service::createPartitions(CreatePartitionsContext call) {
+  static constexpr const char* method = "createPartitions";
+  ctx_->metrics.count_request(method);
+  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
+    return kj::READY_NOW;
+  }
+  std::string topic = call.getParams().getTopic();
+  const int32_t total = call.getParams().getTotalCount();
+  call.releaseParams();
+  if (auto s = validate_topic_name(topic); !s) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  auto grown = ctx_->targets.controller
+                   ? ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, mkparts_atom_v,
+                               std::move(topic), total)
+                   : ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, grow_atom_v,
+                               std::move(topic), total);
+  return answered_later(grown.then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+    auto r = std::move(reply_).take();
+    if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
+  }));
+}
+
+kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
+  static constexpr const char* method = "electLeaders";
+  ctx_->metrics.count_request(method);
+  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
+    return kj::READY_NOW;
+  }
+  auto params = call.getParams();
+  if (auto s = validate_list_length(params.getPartitions().size(), "partitions"); !s) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  election_targets wanted;
+  for (auto tp : params.getPartitions())
+    wanted.push_back(election_target{tp.getTopic(), tp.getPartition()});
+  call.releaseParams();
+  auto answer = [](ElectLeadersContext& call, const service_context& ctx,
+                   result<election_outcomes> r) {
+    auto results = call.getResults(results_size_hint);
+    if (!r) return set_error(results, ctx.metrics, method, r.err());
+    auto out = results.initResults(static_cast<unsigned>(r->size()));
+    for (unsigned i = 0; i < out.size(); ++i) {
+      const auto& x = (*r)[i];
+      out[i].setTopic(x.topic);
+      out[i].setPartition(x.partition);
+      out[i].setErrorCode(static_cast<uint8_t>(x.error));
+      if (!x.message.empty()) out[i].setErrorMessage(x.message);
+    }
+  };
+  if (ctx_->targets.controller)
+    return answered_later(
+        ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, elect_atom_v,
+                               std::move(wanted))
+            .then([call, ctx = ctx_, answer](reply<election_outcomes>&& reply_) mutable {
+              answer(call, *ctx, std::move(reply_).take());
+            }));
+  return answered_later(
+      ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
+          .then([call, ctx = ctx_, answer,
+                 wanted = std::move(wanted)](reply<metadata_snapshot>&& reply_) mutable {
+            auto snap = std::move(reply_).take();
+            if (!snap) return answer(call, *ctx, snap.err());
+            if (!*snap)
+              return answer(call, *ctx,
+                            make_error(errc::unknown_server_error, "metadata unavailable"));
+            answer(call, *ctx, single_node_elections(**snap, wanted));
+          }));
 }
 
 } // namespace capstan

@@ -224,6 +224,10 @@ status node::impl::start_controller() {
   co.decisions.default_partitions = config.default_partitions;
   co.decisions.default_replication_factor = config.default_replication_factor;
   co.decisions.max_broker_partitions = config.max_broker_partitions;
+  co.rebalance_interval.reset();
+  if (config.auto_leader_rebalance_enable)
+    co.rebalance_interval = std::chrono::seconds(config.leader_imbalance_check_interval_seconds);
+  co.imbalance_percentage = config.leader_imbalance_per_broker_percentage;
   controller = spawn_controller_actor(*sys, co);
   spdlog::info("node {}: controller quorum member of {} voters, Raft files in {}", config.node_id,
                voters.size(), qo.dir.string());

@@ -41,6 +41,10 @@ struct node_config {
   int64_t broker_heartbeat_interval_ms = 2000;          // broker.heartbeat.interval.ms
   int64_t broker_session_timeout_ms = 9000;             // broker.session.timeout.ms
   int64_t controller_quorum_election_timeout_ms = 1000; // controller.quorum.election.timeout.ms
+  // The active controller's periodic preferred leader election (Kafka's names and defaults).
+  bool auto_leader_rebalance_enable = true;             // auto.leader.rebalance.enable
+  int64_t leader_imbalance_check_interval_seconds = 300; // leader.imbalance.check.interval.seconds
+  int32_t leader_imbalance_per_broker_percentage = 10;  // leader.imbalance.per.broker.percentage
   // Broker defaults for topic configs (log.* names map to the topic names).
   log_config log_defaults;
   int32_t min_insync_replicas = 1;

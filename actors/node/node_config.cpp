@@ -183,6 +183,16 @@ key_setter int_key(Get get, int64_t min, int64_t max) {
   };
 }
 
+// A setter of the boolean field `get(c)`.
+template <class Get>
+key_setter bool_key(Get get) {
+  return [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
+    if (auto s = check_kind(key, flat, {value_kind::boolean}, "a boolean"); !s) return s;
+    get(c) = flat.text == "true";
+    return {};
+  };
+}
+
 template <class Get>
 key_setter text_key(Get get, std::string expected) {
   return [get, expected](node_config& c, const std::string& key, const flat_value& flat) -> status {
@@ -245,6 +255,14 @@ const std::map<std::string, key_setter>& node_keys() {
     {"controller.quorum.election.timeout.ms",
      int_key([](node_config& c) -> auto& { return c.controller_quorum_election_timeout_ms; }, 1,
              int32_max)},
+    {"auto.leader.rebalance.enable",
+     bool_key([](node_config& c) -> auto& { return c.auto_leader_rebalance_enable; })},
+    {"leader.imbalance.check.interval.seconds",
+     int_key([](node_config& c) -> auto& { return c.leader_imbalance_check_interval_seconds; }, 1,
+             int32_max)},
+    {"leader.imbalance.per.broker.percentage",
+     int_key([](node_config& c) -> auto& { return c.leader_imbalance_per_broker_percentage; }, 0,
+             100)},
     {"cluster.id", text_key([](node_config& c) -> auto& { return c.cluster_id; }, "a string")},
     {min_insync_replicas_key,
      int_key([](node_config& c) -> auto& { return c.min_insync_replicas; }, 1, int32_max)},

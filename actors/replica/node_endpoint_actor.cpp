@@ -87,6 +87,8 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self,
       [self](rmtopic_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](altercfg_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](allocpid_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](mkparts_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](elect_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](descquorum_atom a) -> caf::result<capnp_frame> {
         auto& st = self->state;
         if (!st.opts.controller)

@@ -32,6 +32,8 @@ using rmtopic_atom = caf::atom_constant<caf::atom("rmtopic")>;
 using altercfg_atom = caf::atom_constant<caf::atom("altercfg")>;
 using descquorum_atom = caf::atom_constant<caf::atom("descquorum")>;
 using allocpid_atom = caf::atom_constant<caf::atom("allocpid")>;
+using mkparts_atom = caf::atom_constant<caf::atom("mkparts")>;
+using elect_atom = caf::atom_constant<caf::atom("elect")>;
 inline constexpr peers_atom peers_atom_v{};
 inline constexpr endpoint_atom endpoint_atom_v{};
 inline constexpr raft_atom raft_atom_v{};
@@ -42,10 +44,12 @@ inline constexpr rmtopic_atom rmtopic_atom_v{};
 inline constexpr altercfg_atom altercfg_atom_v{};
 inline constexpr descquorum_atom descquorum_atom_v{};
 inline constexpr allocpid_atom allocpid_atom_v{};
+inline constexpr mkparts_atom mkparts_atom_v{};
+inline constexpr elect_atom elect_atom_v{};
 
 // A node's requests to the active controller (schema/controller.capnp): BrokerRegistration,
-// BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs, AllocateProducerIds, each answered with
-// its response frame; and DescribeQuorum, answered with the voter's VoterState.
+// BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions, ElectLeaders,
+// AllocateProducerIds, each answered with its response frame; and DescribeQuorum, answered with the voter's VoterState.
 using controller_request_sink =
     caf::typed_actor<caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
@@ -53,6 +57,8 @@ using controller_request_sink =
                      caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<altercfg_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<allocpid_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<mkparts_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<descquorum_atom>::with<capnp_frame>>;
 
 using node_endpoint_actor = caf::typed_actor<
@@ -75,6 +81,8 @@ using node_endpoint_actor = caf::typed_actor<
     caf::replies_to<rmtopic_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<altercfg_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<allocpid_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<mkparts_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<descquorum_atom>::with<capnp_frame>>;
 
 // Where the endpoint hands Raft messages (the node's controller quorum actor).

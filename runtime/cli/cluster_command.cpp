@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/client_options.hpp"
+#include "runtime/cli/exit_codes.hpp"
 #include "runtime/cluster/cluster_description.hpp"
 
 namespace capstan::cli {
@@ -46,17 +47,72 @@ void run_describe(const client_options& options) {
   std::cout.flush();
 }
 
+struct elect_flags {
+  client_options client;
+  std::string topic;
+  int32_t partition = -1;
+};
+
+// One line per partition; fails (exit 1) when a partition's preferred replica could not be
+// elected for another reason than that it leads already (as kafka-leader-election does).
+void run_elect_leaders(const elect_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  std::vector<std::pair<std::string, int32_t>> wanted;
+  if (!f.topic.empty()) {
+    if (f.partition >= 0) {
+      wanted.emplace_back(f.topic, f.partition);
+    } else {
+      auto md = client->metadata({f.topic});
+      if (!md) fail(md.err());
+      auto it = md->topics.find(f.topic);
+      if (it == md->topics.end())
+        fail(
+            make_error(errc::unknown_topic_or_partition, "topic '" + f.topic + "' does not exist"));
+      for (const auto& p : it->second.partitions) wanted.emplace_back(f.topic, p.partition);
+    }
+  }
+  auto results = client->elect_leaders(wanted);
+  if (!results) fail(results.err());
+  size_t failed = 0;
+  for (const auto& r : *results) {
+    std::cout << r.topic << "-" << r.partition << "	";
+    if (r.error == errc::none)
+      std::cout << "elected the preferred leader";
+    else
+      std::cout << to_string(r.error) << ": " << r.message;
+    std::cout << "\n";
+    if (r.error != errc::none && r.error != errc::election_not_needed) ++failed;
+  }
+  std::cout.flush();
+  if (failed > 0)
+    fail(std::to_string(failed) + " partition(s) could not elect their preferred leader",
+         exit_failed);
+}
+
 } // namespace
 
 void add_cluster_command(CLI::App& app) {
   auto options = std::make_shared<client_options>();
-  auto* cluster = app.add_subcommand("cluster", "Inspect the cluster");
+  auto* cluster =
+      app.add_subcommand("cluster", "Inspect the cluster and move leaders to preferred replicas");
   cluster->require_subcommand(1);
   auto* describe = cluster->add_subcommand(
       "describe", "Nodes, the controller quorum and its members' Raft state, registered nodes and "
                   "their fencing, partition leaders and ISR");
   add_client_options(describe, *options);
   describe->callback([options] { run_describe(*options); });
+
+  auto elect = std::make_shared<elect_flags>();
+  auto* elect_cmd = cluster->add_subcommand(
+      "elect-leaders", "Make each partition's preferred replica (its first) the leader where it is "
+                       "live and in the ISR (Kafka: kafka-leader-election --election-type "
+                       "PREFERRED); one line per partition");
+  elect_cmd->add_option("--topic", elect->topic, "Only this topic's partitions (default: all)");
+  elect_cmd->add_option("--partition", elect->partition, "Only this partition of --topic")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(elect_cmd->get_option("--topic"));
+  add_client_options(elect_cmd, elect->client);
+  elect_cmd->callback([elect] { run_elect_leaders(*elect); });
 }
 
 } // namespace capstan::cli

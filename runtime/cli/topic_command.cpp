@@ -106,6 +106,12 @@ void run_alter_config(const topic_flags& f) {
   std::cout << "Altered the configs of topic " << f.name << "." << std::endl;
 }
 
+void run_add_partitions(const topic_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  if (auto s = client->create_partitions(f.name, f.partitions); !s) fail(s.err());
+  std::cout << "Topic " << f.name << " has " << f.partitions << " partitions now." << std::endl;
+}
+
 void run_delete(const topic_flags& f) {
   auto client = connect_or_fail(make_client_config(f.client));
   if (auto s = client->delete_topic(f.name); !s) fail(s.err());
@@ -116,7 +122,8 @@ void run_delete(const topic_flags& f) {
 
 void add_topic_command(CLI::App& app) {
   auto f = std::make_shared<topic_flags>();
-  auto* topic = app.add_subcommand("topic", "Create, list, describe, alter and delete topics");
+  auto* topic =
+      app.add_subcommand("topic", "Create, list, describe, alter, grow and delete topics");
   topic->require_subcommand(1);
 
   auto* create = topic->add_subcommand("create", "Create a topic");
@@ -148,6 +155,17 @@ void add_topic_command(CLI::App& app) {
       ->required();
   add_client_options(alter, f->client);
   alter->callback([f] { run_alter_config(*f); });
+
+  auto* grow = topic->add_subcommand(
+      "add-partitions",
+      "Grow a topic to more partitions (Kafka: kafka-topics --alter --partitions); "
+      "records already written stay where they are");
+  grow->add_option("name", f->name, "Topic to grow")->required();
+  grow->add_option("--partitions", f->partitions, "The new total number of partitions (1-10000)")
+      ->required()
+      ->check(integer_in(1, 10000));
+  add_client_options(grow, f->client);
+  grow->callback([f] { run_add_partitions(*f); });
 
   auto* del = topic->add_subcommand("delete", "Delete a topic and its data");
   del->add_option("name", f->name, "Topic to delete")->required();

@@ -262,6 +262,43 @@ public:
     return {};
   }
 
+  status create_partitions(const std::string& topic, int32_t total) override {
+    auto r = run_sync<bool>([this, topic, total] {
+      auto req = admin_cap().createPartitionsRequest();
+      req.setTopic(topic);
+      req.setTotalCount(total);
+      return with_timeout(req.send().then([](auto response) -> result<bool> {
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
+        return true;
+      }));
+    });
+    if (!r) return r.err();
+    return {};
+  }
+
+  result<std::vector<election_result>>
+  elect_leaders(const std::vector<std::pair<std::string, int32_t>>& partitions) override {
+    using results = std::vector<election_result>;
+    return run_sync<results>([this, partitions] {
+      auto req = admin_cap().electLeadersRequest();
+      auto list = req.initPartitions(static_cast<unsigned>(partitions.size()));
+      for (unsigned i = 0; i < list.size(); ++i) {
+        list[i].setTopic(partitions[i].first);
+        list[i].setPartition(partitions[i].second);
+      }
+      return with_timeout(req.send().then([](auto response) -> result<results> {
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
+        results out;
+        for (auto r : response.getResults())
+          out.push_back(election_result{r.getTopic(), r.getPartition(),
+                                        errc_from_code(r.getErrorCode()), r.getErrorMessage()});
+        return out;
+      }));
+    });
+  }
+
   result<producer_identity> init_producer_id() override {
     return run_sync<producer_identity>([this] {
       return with_timeout(admin_cap().initProducerIdRequest().send().then(

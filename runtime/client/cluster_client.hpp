@@ -47,6 +47,15 @@ struct committed_offset {
   errc error = errc::none;
 };
 
+// One partition's outcome of elect_leaders: none when its preferred replica was elected, else
+// ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION.
+struct election_result {
+  std::string topic;
+  int32_t partition = 0;
+  errc error = errc::none;
+  std::string message;
+};
+
 class cluster_client {
 public:
   // Connects to the first bootstrap address that answers a metadata request.
@@ -61,6 +70,12 @@ public:
   virtual result<std::map<std::string, std::string>> describe_configs(const std::string& topic) = 0;
   virtual status alter_configs(const std::string& topic,
                                const std::map<std::string, std::string>& configs) = 0;
+  // Kafka's CreatePartitions: grows `topic` to `total` partitions. Producers see the new ones
+  // after their next metadata refresh.
+  virtual status create_partitions(const std::string& topic, int32_t total) = 0;
+  // Kafka's preferred ElectLeaders for these (topic, partition) pairs; none: every partition.
+  virtual result<std::vector<election_result>>
+  elect_leaders(const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
   // The controller quorum as the connected node finds it (schema/client.capnp, describeCluster).
   virtual result<cluster_description> describe_cluster() = 0;
   // Kafka's InitProducerId without a transactional id: a producer id no other call got, on any

@@ -252,3 +252,40 @@ TEST_CASE("a leader's ISR shrink goes to the active controller as AlterPartition
     return s && s->isr == 2 && s->partition_epoch == after.partition_epoch.value();
   }));
 }
+
+TEST_CASE("partitions added through the active controller are hosted by their replicas and take "
+          "acks=all produce, and ElectLeaders answers per partition",
+          "[controller][active]") {
+  controller_harness h({});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  REQUIRE(h.create_topic(topic_spec{"orders", 1, 3, {}}).error == errc::none);
+  auto grown = h.create_partitions(create_partitions_msg{"orders", 3});
+  REQUIRE(grown.error == errc::none);
+  CHECK(h.create_partitions(create_partitions_msg{"orders", 3}).error == errc::invalid_partitions);
+  auto img = h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
+  CHECK(img.topic_by_name("orders")->id == grown.id);
+
+  for (int32_t p : {1, 2}) {
+    const auto& state = *partition_of(img, "orders", p);
+    CHECK(state.replicas.size() == 3);
+    const int leader = state.leader.value();
+    const topic_partition tp{"orders", p};
+    REQUIRE(h.eventually([&] {
+      return replicas_agree(h, tp, {1, 2, 3}, leader, state.leader_epoch.value());
+    }));
+    auto r = h.produce(leader, tp, batch_of(p));
+    REQUIRE(r);
+    CHECK(r->base_offset.value() == 0);
+  }
+
+  // Every leader is its preferred replica already.
+  auto all = h.elect_leaders(elect_leaders_msg{});
+  REQUIRE(all.error == errc::none);
+  REQUIRE(all.results.size() == 3);
+  for (const auto& r : all.results) CHECK(r.error == errc::election_not_needed);
+  auto unknown = h.elect_leaders(elect_leaders_msg{{{"orders", 7}}});
+  REQUIRE(unknown.results.size() == 1);
+  CHECK(unknown.results[0].error == errc::unknown_topic_or_partition);
+}

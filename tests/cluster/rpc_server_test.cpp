@@ -230,6 +230,17 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
         return true;
       },
       [self](initpid_atom) -> int64_t { return self->state.next_producer_id++; },
+      [self](grow_atom, const std::string& name, int32_t total) -> caf::result<bool> {
+        auto it = self->state.md.topics.find(name);
+        if (it == self->state.md.topics.end())
+          return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
+        auto& parts = it->second.partitions;
+        if (total <= static_cast<int32_t>(parts.size()))
+          return to_caf_error_of(errc::invalid_partitions, "not more partitions");
+        for (auto p = static_cast<int32_t>(parts.size()); p < total; ++p)
+          parts.push_back(partition_assignment{p, {1}, 1, 0, {1}});
+        return true;
+      },
   };
 }
 
@@ -551,6 +562,44 @@ TEST_CASE("rpc server: metadata, topic admin and configs go to the metadata acto
   CHECK(delete_call(cap, ws, "orders") == errc::none);
   CHECK(delete_call(cap, ws, "orders") == errc::unknown_topic_or_partition);
   CHECK(delete_call(cap, ws, "..") == errc::invalid_topic_exception);
+}
+
+TEST_CASE("rpc server: createPartitions grows a single node's topic and electLeaders finds "
+          "every leader preferred already",
+          "[gateway][rpc]") {
+  rpc_fixture f;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto& ws = client.getWaitScope();
+  auto cap = client.getMain<rpc::Capstan>();
+  auto grow = [&](const char* topic, int32_t total) {
+    auto req = cap.createPartitionsRequest();
+    req.setTopic(topic);
+    req.setTotalCount(total);
+    return code_of(req.send().wait(ws).getErrorCode());
+  };
+  CHECK(grow("t", 3) == errc::none);
+  CHECK(grow("t", 2) == errc::invalid_partitions);
+  CHECK(grow("missing", 2) == errc::unknown_topic_or_partition);
+  CHECK(grow("bad name", 2) == errc::invalid_topic_exception);
+
+  auto all = cap.electLeadersRequest().send().wait(ws);
+  CHECK(all.getErrorCode() == 0);
+  REQUIRE(all.getResults().size() == 3);
+  for (auto r : all.getResults()) {
+    CHECK(r.getTopic() == "t");
+    CHECK(code_of(r.getErrorCode()) == errc::election_not_needed);
+  }
+  auto some = cap.electLeadersRequest();
+  auto wanted = some.initPartitions(2);
+  wanted[0].setTopic("t");
+  wanted[0].setPartition(2);
+  wanted[1].setTopic("t");
+  wanted[1].setPartition(5);
+  auto answer = some.send().wait(ws);
+  REQUIRE(answer.getResults().size() == 2);
+  CHECK(answer.getResults()[0].getPartition() == 2);
+  CHECK(code_of(answer.getResults()[0].getErrorCode()) == errc::election_not_needed);
+  CHECK(code_of(answer.getResults()[1].getErrorCode()) == errc::unknown_topic_or_partition);
 }
 
 TEST_CASE("rpc server: initProducerId answers the metadata actor's id with epoch 0 and refuses "

@@ -4,7 +4,7 @@
 // and for createTopic and alterConfigs the config check the metadata actor applies next.
 //
 // Input: one flat Cap'n Proto message (segment table, then segments), zero-padded to whole
-// words. It is decoded as the params struct of each of the 11 methods in turn, with the
+// words. It is decoded as the params struct of each of the 13 methods it lists in turn, with the
 // server's reader limits. A Cap'n Proto exception is what the RPC system turns into an error for
 // the one call, so it is caught here; a crash, a sanitizer report or a failed FUZZ_CHECK is a bug.
 // Run: build-fuzz/tests/fuzz/rpc_request_fuzz tests/fuzz/corpus/rpc_request, or
@@ -131,6 +131,19 @@ void fetch_offsets(service::FetchOffsetsParams::Reader p) {
   }
 }
 
+void create_partitions(service::CreatePartitionsParams::Reader p) {
+  (void)validate_topic_name(p.getTopic());
+  (void)p.getTotalCount();
+}
+
+void elect_leaders(service::ElectLeadersParams::Reader p) {
+  if (!validate_list_length(p.getPartitions().size(), "partitions")) return;
+  for (auto tp : p.getPartitions()) {
+    const std::string topic = tp.getTopic();
+    (void)tp.getPartition();
+  }
+}
+
 template <class Params, class Fn>
 void decode(kj::ArrayPtr<const capnp::word> words, Fn&& fn) {
   capnp::ReaderOptions options;
@@ -163,5 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decode<service::ListOffsetsParams>(in, list_offsets);
   decode<service::CommitOffsetsParams>(in, commit_offsets);
   decode<service::FetchOffsetsParams>(in, fetch_offsets);
+  decode<service::CreatePartitionsParams>(in, create_partitions);
+  decode<service::ElectLeadersParams>(in, elect_leaders);
   return 0;
 }

@@ -193,6 +193,46 @@ topic_response_msg controller_harness::create_topic(const topic_spec& spec) {
   return last;
 }
 
+topic_response_msg controller_harness::create_partitions(const create_partitions_msg& request) {
+  const auto frame = encode(request);
+  topic_response_msg last{errc::not_controller, "no voter answered", {}, -1};
+  const bool answered = eventually([&] {
+    for (int i = 1; i <= opts_.nodes; ++i) {
+      if (!running(i)) continue;
+      auto r = node(i).system->request<capnp_frame>(node(i).endpoint, request_timeout,
+                                                    mkparts_atom_v, frame);
+      if (!r) continue;
+      auto d = decode_topic_response(*r);
+      if (!d) FAIL("a malformed CreatePartitions answer: " << d.err().to_string());
+      last = *d;
+      if (last.error != errc::not_controller) return true;
+    }
+    return false;
+  });
+  if (!answered) FAIL("no active controller answered CreatePartitions: " << last.message);
+  return last;
+}
+
+elect_leaders_response_msg controller_harness::elect_leaders(const elect_leaders_msg& request) {
+  const auto frame = encode(request);
+  elect_leaders_response_msg last{errc::not_controller, "no voter answered", -1, {}};
+  const bool answered = eventually([&] {
+    for (int i = 1; i <= opts_.nodes; ++i) {
+      if (!running(i)) continue;
+      auto r = node(i).system->request<capnp_frame>(node(i).endpoint, request_timeout, elect_atom_v,
+                                                    frame);
+      if (!r) continue;
+      auto d = decode_elect_leaders_response(*r);
+      if (!d) FAIL("a malformed ElectLeaders answer: " << d.err().to_string());
+      last = *d;
+      if (last.error != errc::not_controller) return true;
+    }
+    return false;
+  });
+  if (!answered) FAIL("no active controller answered ElectLeaders: " << last.message);
+  return last;
+}
+
 allocate_producer_ids_response_msg controller_harness::allocate_producer_ids(int for_node) {
   const auto frame = encode(allocate_producer_ids_msg{node_id{for_node}});
   allocate_producer_ids_response_msg last{errc::not_controller, "no voter answered", 0, 0, -1};

@@ -74,6 +74,9 @@ public:
   // Creates a topic through the active controller, as a node would: asks the running voters,
   // following NOT_CONTROLLER, until one answers otherwise (bounded). Returns that answer.
   topic_response_msg create_topic(const topic_spec& spec);
+  // CreatePartitions and ElectLeaders through the active controller, as create_topic.
+  topic_response_msg create_partitions(const create_partitions_msg& request);
+  elect_leaders_response_msg elect_leaders(const elect_leaders_msg& request);
   // Asks for a block of producer ids for node `for_node` as its controller client would: the
   // running voters in turn, following NOT_CONTROLLER, until one answers otherwise (bounded).
   allocate_producer_ids_response_msg allocate_producer_ids(int for_node);

@@ -19,8 +19,9 @@ namespace capstan::test {
 
 class node_cluster {
 public:
-  // Starts voters 1..3 and nodes 4..3+brokers, each waited for until it is ready.
-  node_cluster(std::string binary, int brokers);
+  // Starts voters 1..3 and nodes 4..3+brokers, each waited for until it is ready. `settings`:
+  // more TOML lines for every node's config file.
+  node_cluster(std::string binary, int brokers, const std::string& settings = {});
   ~node_cluster();
   node_cluster(const node_cluster&) = delete;
   node_cluster& operator=(const node_cluster&) = delete;

@@ -1,6 +1,7 @@
 #include "actors/controller/metadata/partition_decisions.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -171,6 +172,32 @@ preferred_election elect_preferred_leaders(const metadata_image& image,
         out.changes.records.push_back(std::move(*change));
     }
     out.results.push_back(preferred_election_result{ref, std::move(outcome)});
+  }
+  return out;
+}
+
+std::vector<partition_ref> imbalanced_partitions(const metadata_image& image,
+                                                 int32_t imbalance_percentage) {
+  struct node_share {
+    int64_t preferred = 0;
+    std::vector<partition_ref> not_leading;
+  };
+  std::map<node_id, node_share> shares;
+  for (const auto& [id, t] : image.topics())
+    for (size_t i = 0; i < t.partitions.size(); ++i) {
+      const auto& p = t.partitions[i];
+      if (p.replicas.empty() || !image.is_unfenced(p.preferred())) continue;
+      auto& share = shares[p.preferred()];
+      ++share.preferred;
+      if (p.leader != p.preferred())
+        share.not_leading.push_back(partition_ref{t.name, partition_id{static_cast<int32_t>(i)}});
+    }
+  std::vector<partition_ref> out;
+  for (auto& [node, share] : shares) {
+    // not_leading / preferred > percentage / 100, in integers.
+    const auto off = static_cast<int64_t>(share.not_leading.size());
+    if (off * 100 > share.preferred * static_cast<int64_t>(imbalance_percentage))
+      out.insert(out.end(), share.not_leading.begin(), share.not_leading.end());
   }
   return out;
 }

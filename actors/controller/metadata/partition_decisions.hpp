@@ -74,4 +74,12 @@ struct preferred_election {
 preferred_election elect_preferred_leaders(const metadata_image& image,
                                            const std::optional<std::vector<partition_ref>>& partitions);
 
+// The partitions the periodic rebalance (auto.leader.rebalance.enable) elects, as Kafka's
+// checkAndTriggerAutoLeaderRebalance picks them: for each unfenced node, the partitions it is
+// the preferred replica of but does not lead; all of them when they are more than
+// `imbalance_percentage` percent (leader.imbalance.per.broker.percentage) of the partitions it is
+// preferred for, none otherwise. Whether each can be elected is elect_preferred_leaders' to say.
+std::vector<partition_ref> imbalanced_partitions(const metadata_image& image,
+                                                 int32_t imbalance_percentage);
+
 } // namespace capstan::controller

@@ -304,3 +304,68 @@ TEST_CASE("AllocateProducerIds hands out consecutive blocks, also after a failov
   CHECK(r.leader_hint == 2);
   CHECK(r.size == 0);
 }
+
+TEST_CASE("CreatePartitions sends the new partitions to their replicas and everyone's metadata",
+          "[controller][active]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2, 3}).image(), 3, 0);
+  REQUIRE(std::get<topic_response_msg>(run(c, topic_spec{"orders", 1, 2, {}}, 10).answer).error ==
+          errc::none);
+  auto grown = run(c, create_partitions_msg{"orders", 3}, 20);
+  REQUIRE(std::get<topic_response_msg>(grown.answer).error == errc::none);
+  auto t = c.image().topic_by_name("orders");
+  REQUIRE(t != nullptr);
+  REQUIRE(t->partitions.size() == 3);
+  for (int32_t n : {1, 2, 3}) {
+    auto k = kinds_to(grown.messages, n);
+    REQUIRE_FALSE(k.empty());
+    CHECK(k.front() == kind::update_metadata);
+  }
+  // Each new partition's replicas hear of it, the old partition is not sent again.
+  for (int32_t p : {1, 2})
+    for (auto r : t->partitions[static_cast<size_t>(p)].replicas) {
+      auto lai = leader_and_isr_to(grown.messages, r.value());
+      bool found = false;
+      for (const auto& x : lai.partitions) {
+        CHECK(x.tp.second != 0);
+        found = found || x.tp.second == p;
+      }
+      CHECK(found);
+    }
+
+  auto shrink = run(c, create_partitions_msg{"orders", 2}, 30);
+  CHECK(std::get<topic_response_msg>(shrink.answer).error == errc::invalid_partitions);
+  auto unknown = run(c, create_partitions_msg{"missing", 2}, 40);
+  CHECK(std::get<topic_response_msg>(unknown.answer).error == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE("ElectLeaders answers per partition and the periodic rebalance elects the same way",
+          "[controller][active]") {
+  auto c = make_controller();
+  auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image();
+  // Node 2 leads orders-0 although node 1, its preferred replica, is live and in the ISR.
+  image = applied(
+      image, {partition_change_record{make_topic_id(1), partition_id{0}, node_id{2}, std::nullopt,
+                                      std::nullopt, leader_epoch{1}, partition_epoch{1}}});
+  (void)c.activate(image, 3, 0);
+
+  auto refused =
+      active_controller::refuse(elect_leaders_msg{}, make_error(errc::not_controller, "no"), 2);
+  CHECK(std::get<elect_leaders_response_msg>(refused).leader_hint == 2);
+
+  auto rebalanced = run(c, leader_rebalance{}, 10);
+  CHECK(std::holds_alternative<std::monostate>(rebalanced.answer));
+  CHECK(c.image().partition(make_topic_id(1), partition_id{0})->leader == node_id{1});
+  CHECK(leader_and_isr_to(rebalanced.messages, 1).partitions.at(0).leader == node_id{1});
+
+  auto asked = run(c, elect_leaders_msg{{{"orders", 0}, {"orders", 7}}}, 20);
+  auto& answer = std::get<elect_leaders_response_msg>(asked.answer);
+  REQUIRE(answer.error == errc::none);
+  REQUIRE(answer.results.size() == 2);
+  CHECK(answer.results[0].error == errc::election_not_needed);
+  CHECK(answer.results[1].error == errc::unknown_topic_or_partition);
+  CHECK(asked.messages.empty());
+
+  auto all = run(c, elect_leaders_msg{}, 30);
+  CHECK(std::get<elect_leaders_response_msg>(all.answer).results.size() == 1);
+}

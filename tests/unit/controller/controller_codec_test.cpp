@@ -166,3 +166,41 @@ TEST_CASE("AllocateProducerIds and its answer survive a round trip", "[controlle
             encode(allocate_producer_ids_response_msg{errc::none, {}, 5, 0, 1}))
             .code() == errc::invalid_request);
 }
+
+TEST_CASE("CreatePartitions, ElectLeaders and its answer survive a round trip",
+          "[controller][codec]") {
+  auto grow = decode_create_partitions(encode(create_partitions_msg{"orders", 6}));
+  REQUIRE(grow);
+  CHECK(grow->name == "orders");
+  CHECK(grow->total == 6);
+
+  auto all = decode_elect_leaders(encode(elect_leaders_msg{}));
+  REQUIRE(all);
+  CHECK(all->partitions.empty());
+  auto some = decode_elect_leaders(encode(elect_leaders_msg{{{"orders", 2}, {"logs", 0}}}));
+  REQUIRE(some);
+  REQUIRE(some->partitions.size() == 2);
+  CHECK(some->partitions[0].topic == "orders");
+  CHECK(some->partitions[0].partition == 2);
+  CHECK(some->partitions[1].topic == "logs");
+
+  elect_leaders_response_msg answer{errc::none, {}, 3, {}};
+  answer.results.push_back(election_outcome{"orders", 2, errc::none, {}});
+  answer.results.push_back(
+      election_outcome{"logs", 0, errc::preferred_leader_not_available, "fenced"});
+  auto r = decode_elect_leaders_response(encode(answer));
+  REQUIRE(r);
+  CHECK(r->error == errc::none);
+  CHECK(r->leader_hint == 3);
+  REQUIRE(r->results.size() == 2);
+  CHECK(r->results[0].error == errc::none);
+  CHECK(r->results[1].topic == "logs");
+  CHECK(r->results[1].error == errc::preferred_leader_not_available);
+  CHECK(r->results[1].message == "fenced");
+
+  auto refused = decode_elect_leaders_response(
+      encode(elect_leaders_response_msg{errc::not_controller, "not me", 2, {}}));
+  REQUIRE(refused);
+  CHECK(refused->error == errc::not_controller);
+  CHECK(refused->message == "not me");
+}

@@ -282,6 +282,43 @@ TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and ref
   CHECK(configs->at("cleanup.policy") == "delete");
 }
 
+TEST_CASE_METHOD(metadata_fixture,
+                 "grow adds partitions placed as create places them, persists and "
+                 "applies them, and refuses what Kafka refuses",
+                 "[controller][metadata]") {
+  brokers = 3;
+  auto meta = start();
+  REQUIRE(create(meta, topic_spec{"orders", 1, 2, {}}));
+  auto grown = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{3});
+  REQUIRE(grown);
+  const auto& parts = applied->back()->topics.at("orders").partitions;
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[1].partition == 1);
+  CHECK(parts[1].replicas == std::vector<int32_t>{2, 3});
+  CHECK(parts[2].replicas == std::vector<int32_t>{3, 1});
+  CHECK(parts[2].leader == 3);
+  auto stored = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(stored);
+  CHECK(stored->topics.at("orders").partitions.size() == 3);
+
+  auto same = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{3});
+  REQUIRE_FALSE(same);
+  CHECK(code_of(same.error()) == errc::invalid_partitions);
+  auto unknown = request<bool>(meta, grow_atom_v, std::string("nope"), int32_t{3});
+  REQUIRE_FALSE(unknown);
+  CHECK(code_of(unknown.error()) == errc::unknown_topic_or_partition);
+  auto huge = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{10001});
+  REQUIRE_FALSE(huge);
+  CHECK(code_of(huge.error()) == errc::policy_violation);
+
+  routes->broken.insert(topic_partition{"orders", 3});
+  auto broken = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{4});
+  REQUIRE_FALSE(broken);
+  CHECK(code_of(broken.error()) == errc::kafka_storage_error);
+  CHECK(from_caf_error(broken.error()).message.find("new partition(s) 3 of topic 'orders'") !=
+        std::string::npos);
+}
+
 TEST_CASE_METHOD(metadata_fixture, "initProducerId hands out each id once, also after a restart",
                  "[controller][metadata][producer]") {
   std::set<int64_t> seen;

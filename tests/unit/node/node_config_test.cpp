@@ -395,3 +395,26 @@ TEST_CASE("replication settings out of range or at odds are INVALID_CONFIG namin
     for (const auto& key : named) CHECK(c.err().message.find(key) != std::string::npos);
   }
 }
+
+TEST_CASE("the periodic leader rebalance takes Kafka's keys and defaults", "[node][config]") {
+  const node_config defaults;
+  CHECK(defaults.auto_leader_rebalance_enable);
+  CHECK(defaults.leader_imbalance_check_interval_seconds == 300);
+  CHECK(defaults.leader_imbalance_per_broker_percentage == 10);
+  auto c = node_config::from_toml("auto.leader.rebalance.enable = false\n"
+                                  "leader.imbalance.check.interval.seconds = 5\n"
+                                  "leader.imbalance.per.broker.percentage = 0\n",
+                                  "inline.toml", node_config{});
+  REQUIRE(c);
+  CHECK_FALSE(c->auto_leader_rebalance_enable);
+  CHECK(c->leader_imbalance_check_interval_seconds == 5);
+  CHECK(c->leader_imbalance_per_broker_percentage == 0);
+  for (const char* bad : {"auto.leader.rebalance.enable = \"yes\"\n",
+                          "leader.imbalance.check.interval.seconds = 0\n",
+                          "leader.imbalance.per.broker.percentage = 101\n"}) {
+    INFO(bad);
+    auto b = node_config::from_toml(bad, "inline.toml", node_config{});
+    REQUIRE_FALSE(b);
+    CHECK(b.code() == errc::invalid_config);
+  }
+}

@@ -30,6 +30,8 @@ controller_request_sink::behavior_type echo_controller() {
       [](rmtopic_atom, const capnp_frame& f) { return f; },
       [](altercfg_atom, const capnp_frame& f) { return f; },
       [](allocpid_atom, const capnp_frame& f) { return f; },
+      [](mkparts_atom, const capnp_frame& f) { return f; },
+      [](elect_atom, const capnp_frame& f) { return f; },
       [](descquorum_atom) { return capnp_frame{}; },
   };
 }

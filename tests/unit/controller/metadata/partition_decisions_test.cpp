@@ -197,3 +197,24 @@ TEST_CASE("preferred leader election refusals are named", "[controller][preferre
   CHECK(again.results[0].outcome.code == errc::preferred_leader_not_available);
   CHECK(again.results[0].outcome.message.find("not in the ISR") != std::string::npos);
 }
+
+TEST_CASE("the periodic rebalance picks a node's partitions once their imbalance passes the "
+          "percentage",
+          "[controller][preferred]") {
+  // Node 1 is preferred for four partitions; another replica leads one of them (25%).
+  auto image = image_builder()
+                   .nodes({1, 2, 3})
+                   .topic("orders", 1, {ids({1, 2}), ids({1, 3}), ids({1, 2}), ids({1, 3})})
+                   .image();
+  image =
+      applied(image, {partition_change_record{orders, partition_id{2}, node_id{2}, std::nullopt,
+                                              std::nullopt, leader_epoch{1}, partition_epoch{1}}});
+  CHECK(imbalanced_partitions(image, 25).empty());
+  auto picked = imbalanced_partitions(image, 10);
+  REQUIRE(picked.size() == 1);
+  CHECK(picked[0] == partition_ref{"orders", partition_id{2}});
+  CHECK(imbalanced_partitions(image, 0) == picked);
+  // A fenced preferred replica is no node to rebalance towards.
+  image = applied(image, fence_broker(image, node_id{1}, broker_epoch{1}, {})->records);
+  CHECK(imbalanced_partitions(image, 0).empty());
+}
