@@ -115,4 +115,20 @@ interface Capstan {
   # empty: capstan has no transactions (INVALID_REQUEST). producerId is -1 on error.
   initProducerId @12 (transactionalId :Text)
       -> (errorCode :UInt8, errorMessage :Text, producerId :Int64 = -1, producerEpoch :Int16 = -1);
+
+  # The answering node's fault switch, for failure tests (docs/operations.md, "Fault
+  # injection"). POLICY_VIOLATION unless the node runs with fault.injection.enable = true.
+  # isolate: every message between this node and each of `peers` (node ids) is dropped, both
+  # ways, until cleared. dropProduceResponses: the next `count` produce calls on this node are
+  # appended as usual, and their answers replaced by a DISCONNECTED error, a lost response.
+  # clear: both undone. INVALID_REQUEST for isolate without peers, with this node's own id or a
+  # negative one, or a negative count.
+  injectFault @13 (fault :FaultKind, peers :List(Int32), count :Int32)
+      -> (errorCode :UInt8, errorMessage :Text);
+}
+
+enum FaultKind {
+  clear @0;
+  isolate @1;
+  dropProduceResponses @2;
 }

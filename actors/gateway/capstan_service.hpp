@@ -105,6 +105,7 @@ public:
   kj::Promise<void> fetchOffsets(FetchOffsetsContext call) override;
   kj::Promise<void> describeCluster(DescribeClusterContext call) override;
   kj::Promise<void> initProducerId(InitProducerIdContext call) override;
+  kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:
   // Counts `call` in the connection's load, and unless `parked` in the node's calls in flight,

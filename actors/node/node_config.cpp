@@ -184,6 +184,15 @@ key_setter int_key(Get get, int64_t min, int64_t max) {
 }
 
 template <class Get>
+key_setter bool_key(Get get) {
+  return [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
+    if (auto s = check_kind(key, flat, {value_kind::boolean}, "a boolean"); !s) return s;
+    get(c) = flat.text == "true";
+    return {};
+  };
+}
+
+template <class Get>
 key_setter text_key(Get get, std::string expected) {
   return [get, expected](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::string}, expected); !s) return s;
@@ -235,6 +244,8 @@ const std::map<std::string, key_setter>& node_keys() {
     {"controller.quorum.election.timeout.ms",
      int_key([](node_config& c) -> auto& { return c.controller_quorum_election_timeout_ms; }, 1,
              int32_max)},
+    {"fault.injection.enable",
+     bool_key([](node_config& c) -> auto& { return c.fault_injection_enable; })},
     {"cluster.id", text_key([](node_config& c) -> auto& { return c.cluster_id; }, "a string")},
     {min_insync_replicas_key,
      int_key([](node_config& c) -> auto& { return c.min_insync_replicas; }, 1, int32_max)},

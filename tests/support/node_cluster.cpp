@@ -43,7 +43,8 @@ std::string untabbed(std::string text) {
   return text;
 }
 
-node_cluster::node_cluster(std::string binary, int brokers) : binary_(std::move(binary)) {
+node_cluster::node_cluster(std::string binary, int brokers, const std::string& more_settings)
+    : binary_(std::move(binary)) {
   std::vector<uint16_t> ports;
   std::string quorum;
   for (int id = 1; id <= 3; ++id) {
@@ -56,7 +57,7 @@ node_cluster::node_cluster(std::string binary, int brokers) : binary_(std::move(
     const std::string listen =
         id <= 3 ? "127.0.0.1:" + std::to_string(ports[static_cast<size_t>(id - 1)]) : "127.0.0.1:0";
     nodes.push_back(std::make_unique<node_process>(
-        dir, id, node_process_options{binary_, settings, listen, flags}));
+        dir, id, node_process_options{binary_, settings + more_settings, listen, flags}));
   }
   for (auto& n : nodes) n->start();
 }

@@ -19,8 +19,9 @@ namespace capstan::test {
 
 class node_cluster {
 public:
-  // Starts voters 1..3 and nodes 4..3+brokers, each waited for until it is ready.
-  node_cluster(std::string binary, int brokers);
+  // Starts voters 1..3 and nodes 4..3+brokers, each waited for until it is ready. `more_settings`
+  // (TOML lines) go into every node's config after the short timings.
+  node_cluster(std::string binary, int brokers, const std::string& more_settings = "");
   ~node_cluster();
   node_cluster(const node_cluster&) = delete;
   node_cluster& operator=(const node_cluster&) = delete;
