@@ -272,10 +272,10 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
       "Fetches answered at once because fetch.max.parked.per.connection or .per.node was reached");
   bridge_restarts = &registry->counter("capstan_rpc_bridge_restarts_total",
                                        "RPC bridge actors replaced after they ended");
-  for (const char* method : {"metadata", "createTopic", "deleteTopic", "listTopics",
-                             "describeConfigs", "alterConfigs", "produce", "fetch", "listOffsets",
-                             "commitOffsets", "fetchOffsets", "describeCluster", "initProducerId",
-                             "injectFault"})
+  for (const char* method :
+       {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
+        "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
+        "initProducerId", "injectFault"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -597,8 +597,8 @@ kj::Promise<void> capstan_service::injectFault(InjectFaultContext call) {
     done = faults->drop_produce_responses(params.getCount());
     break;
   default:
-    done = make_error(errc::invalid_request, "unknown fault kind " +
-                                                 std::to_string(static_cast<int>(params.getFault())));
+    done = make_error(errc::invalid_request,
+                      "unknown fault kind " + std::to_string(static_cast<int>(params.getFault())));
   }
   if (!done) set_error(results, ctx_->metrics, method, done.err());
   return kj::READY_NOW;

@@ -346,10 +346,10 @@ caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_part
     return refusal(errc::not_leader_or_follower, "node " + std::to_string(st.opts.node.value()) +
                                                    " knows no controller to send the ISR change to");
   if (link_faults::instance().dropped(st.opts.node, st.controller_node))
-    return refusal(errc::request_timed_out,
-                   "the ISR change of " + tp_name(req.tp) + " to controller " +
-                       std::to_string(st.controller_node.value()) +
-                       " is lost: the fault switch cuts the link");
+    return refusal(errc::request_timed_out, "the ISR change of " + tp_name(req.tp) +
+                                                " to controller " +
+                                                std::to_string(st.controller_node.value()) +
+                                                " is lost: the fault switch cuts the link");
   alter_partition_msg msg;
   msg.broker = st.opts.node;
   msg.partitions.push_back(alter_partition_item{req.tp, req.id, req.epoch, req.partition_epoch, req.isr});

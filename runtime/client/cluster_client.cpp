@@ -298,13 +298,16 @@ public:
     });
   }
 
-  status inject_fault(fault_kind kind, const std::vector<int32_t>& peers,
-                      int32_t count) override {
+  status inject_fault(fault_kind kind, const std::vector<int32_t>& peers, int32_t count) override {
     auto r = run_sync<bool>([this, kind, peers, count] {
       auto req = admin_cap().injectFaultRequest();
       switch (kind) {
-      case fault_kind::clear: req.setFault(rpc::FaultKind::CLEAR); break;
-      case fault_kind::isolate: req.setFault(rpc::FaultKind::ISOLATE); break;
+      case fault_kind::clear:
+        req.setFault(rpc::FaultKind::CLEAR);
+        break;
+      case fault_kind::isolate:
+        req.setFault(rpc::FaultKind::ISOLATE);
+        break;
       case fault_kind::drop_produce_responses:
         req.setFault(rpc::FaultKind::DROP_PRODUCE_RESPONSES);
         break;
