@@ -135,4 +135,19 @@ interface Capstan {
   # every partition of every topic. One result per partition asked (or per partition, for all).
   electLeaders @14 (partitions :List(TopicPartition))
       -> (errorCode :UInt8, errorMessage :Text, results :List(ElectionResult));
+  # The answering node's fault switch, for failure tests (docs/operations.md, "Fault
+  # injection"). POLICY_VIOLATION unless the node runs with fault.injection.enable = true.
+  # isolate: every message between this node and each of `peers` (node ids) is dropped, both
+  # ways, until cleared. dropProduceResponses: the next `count` produce calls on this node are
+  # appended as usual, and their answers replaced by a DISCONNECTED error, a lost response.
+  # clear: both undone. INVALID_REQUEST for isolate without peers, with this node's own id or a
+  # negative one, or a negative count.
+  injectFault @15 (fault :FaultKind, peers :List(Int32), count :Int32)
+      -> (errorCode :UInt8, errorMessage :Text);
+}
+
+enum FaultKind {
+  clear @0;
+  isolate @1;
+  dropProduceResponses @2;
 }

@@ -130,6 +130,12 @@ settled_request active_controller::commit(const prepared_request& prepared,
       sessions_.heartbeat(r->node, now_ms);
       registered = r->node;
     }
+    // A node unfenced by its heartbeat may have missed the control messages sent while it was
+    // fenced (a cut-off node, docs/operations.md, drops them): it needs everything it hosts too.
+    if (std::holds_alternative<broker_heartbeat_msg>(prepared.request) &&
+        applied.code == errc::none && prepared.refused.code == errc::none)
+      for (const auto& rec : prepared.changes.records)
+        if (auto u = std::get_if<unfence_broker_record>(&rec)) registered = u->node;
     out.messages = messages(plan_control_messages(image_, *committed), *committed, registered);
     image_ = std::move(*committed);
   }

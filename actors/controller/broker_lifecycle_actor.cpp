@@ -10,6 +10,7 @@
 
 #include "actors/controller/controller_codec.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/link_faults.hpp"
 
 namespace capstan {
 
@@ -110,6 +111,8 @@ broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
           step(self, st.opts.self_endpoint);
           return;
         }
+        if (link_faults::instance().dropped(st.opts.node, target))
+          return no_answer(self, "the fault switch cuts the link");
         self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, target)
             .then([self](node_endpoint_actor& ep) { step(self, ep); },
                   [self](caf::error& err) { no_answer(self, caf::to_string(err)); });

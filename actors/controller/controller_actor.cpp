@@ -17,6 +17,7 @@
 #include "actors/controller/active_controller.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/link_faults.hpp"
 
 namespace capstan {
 
@@ -114,6 +115,13 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
     sent(self, to, generation);
   };
   auto ok = [self, to, generation](const capnp_frame&) { sent(self, to, generation); };
+  if (link_faults::instance().dropped(st.opts.node, to)) {
+    spdlog::debug("controller {}: a control message to node {} is lost: the fault switch cuts "
+                  "the link",
+                  st.opts.node.value(), to.value());
+    sent(self, to, generation);
+    return;
+  }
   switch (m.what) {
   case outgoing_message::kind::update_metadata:
     self->request(ep, timeout, metadata_atom_v, m.frame).then(ok, failed);
@@ -376,8 +384,13 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         return rp;
       },
-      [self](alterisr_atom, const capnp_frame& f) {
-        return enqueue(self, widen(decode_alter_partition(f)), alter_partition_msg{});
+      [self](alterisr_atom, const capnp_frame& f) -> caf::result<capnp_frame> {
+        auto msg = decode_alter_partition(f);
+        // AlterPartition comes straight from the leader's replica manager, not through the node
+        // endpoint, so the fault switch is asked here (link_faults.hpp): a lost request.
+        if (msg && link_faults::instance().dropped(msg->broker, self->state.opts.node))
+          return self->make_response_promise<capnp_frame>();
+        return enqueue(self, widen(std::move(msg)), alter_partition_msg{});
       },
       [self](endpoint_atom, const node_endpoint_actor& ep) { self->state.own_endpoint = ep; },
       [self](ctick_atom) {

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/link_faults.hpp"
 #include "runtime/cluster/producer_id_pool.hpp"
 
 namespace capstan {
@@ -190,6 +191,9 @@ void attempt(client_ptr self, uint64_t id) {
   p.hint = -1;
   if (target == st.opts.node && st.opts.self_endpoint)
     return ask_endpoint(self, id, target, st.opts.self_endpoint);
+  if (link_faults::instance().dropped(st.opts.node, target))
+    return retry(self, id,
+                 "voter " + std::to_string(target.value()) + ": the fault switch cuts the link");
   self->request(st.opts.peers, st.opts.attempt_timeout, endpoint_atom_v, target)
       .then([self, id, target](node_endpoint_actor& ep) { ask_endpoint(self, id, target, ep); },
             [self, id, target](caf::error& err) {
@@ -237,6 +241,10 @@ caf::result<cluster_description_ptr> describe_quorum(client_ptr self) {
     const auto voter = v.node;
     if (voter == st.opts.node && st.opts.self_endpoint) {
       ask_voter_state(self, round, voter, st.opts.self_endpoint);
+      continue;
+    }
+    if (link_faults::instance().dropped(st.opts.node, voter)) {
+      voter_answered(round, {voter.value(), std::nullopt, "the fault switch cuts the link"});
       continue;
     }
     self->request(st.opts.peers, st.opts.attempt_timeout, endpoint_atom_v, voter)

@@ -315,7 +315,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
   for (const char* method :
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
-        "initProducerId", "createPartitions", "electLeaders"})
+        "initProducerId", "createPartitions", "electLeaders", "injectFault"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -610,6 +610,40 @@ kj::Promise<void> capstan_service::initProducerId(InitProducerIdContext call) {
   }));
 }
 
+kj::Promise<void> capstan_service::injectFault(InjectFaultContext call) {
+  static constexpr const char* method = "injectFault";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  auto results = call.getResults(results_size_hint);
+  auto& faults = ctx_->targets.faults;
+  if (!faults) {
+    set_error(results, ctx_->metrics, method,
+              make_error(errc::policy_violation,
+                         "fault injection is off on this node (fault.injection.enable = false)"));
+    return kj::READY_NOW;
+  }
+  status done;
+  switch (params.getFault()) {
+  case rpc::FaultKind::CLEAR:
+    faults->clear();
+    break;
+  case rpc::FaultKind::ISOLATE: {
+    std::vector<int32_t> peers;
+    for (auto p : params.getPeers()) peers.push_back(p);
+    done = faults->isolate(peers);
+    break;
+  }
+  case rpc::FaultKind::DROP_PRODUCE_RESPONSES:
+    done = faults->drop_produce_responses(params.getCount());
+    break;
+  default:
+    done = make_error(errc::invalid_request,
+                      "unknown fault kind " + std::to_string(static_cast<int>(params.getFault())));
+  }
+  if (!done) set_error(results, ctx_->metrics, method, done.err());
+  return kj::READY_NOW;
+}
+
 kj::Promise<void> capstan_service::produce(ProduceContext call) {
   static constexpr const char* method = "produce";
   const auto start = clock_type::now();
@@ -641,6 +675,11 @@ kj::Promise<void> capstan_service::produce(ProduceContext call) {
       ask<produce_result>(*ctx_, *dest, timeout, produce_atom_v, std::move(req))
           .then([call, ctx = ctx_, start, size](reply<produce_result>&& reply_) mutable {
             auto r = std::move(reply_).take();
+            // A lost response (the fault switch): the batch is appended, the client hears
+            // DISCONNECTED and cannot know whether it was.
+            if (r && ctx->targets.faults && ctx->targets.faults->take_produce_response())
+              kj::throwFatalException(KJ_EXCEPTION(
+                  DISCONNECTED, "produce response dropped by the fault switch (injectFault)"));
             auto results = call.getResults(results_size_hint);
             const auto& m = ctx->metrics;
             if (r) {

@@ -107,6 +107,7 @@ public:
   kj::Promise<void> initProducerId(InitProducerIdContext call) override;
   kj::Promise<void> createPartitions(CreatePartitionsContext call) override;
   kj::Promise<void> electLeaders(ElectLeadersContext call) override;
+  kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:
   // Counts `call` in the connection's load, and unless `parked` in the node's calls in flight,

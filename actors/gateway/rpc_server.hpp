@@ -24,6 +24,7 @@
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/replica_messages.hpp"
+#include "runtime/cluster/node_fault_switch.hpp"
 #include "runtime/result.hpp"
 
 namespace capstan {
@@ -46,6 +47,9 @@ struct rpc_targets {
   // alterConfigs go there (whether or not the cache is there yet) instead of being refused with
   // NOT_CONTROLLER.
   controller_client_actor controller;
+  // The node's fault switch (fault.injection.enable); null: injectFault is refused with
+  // POLICY_VIOLATION.
+  std::shared_ptr<node_fault_switch> faults;
 };
 
 class rpc_server {

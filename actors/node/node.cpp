@@ -106,6 +106,8 @@ struct node::impl {
   controller_actor controller;
   broker_lifecycle_actor lifecycle;
   controller_client_actor controller_client;
+  // fault.injection.enable: the switch injectFault sets (null when off).
+  std::shared_ptr<node_fault_switch> faults;
   // Set once start() succeeded: a failed start removes the lock file it created.
   bool started = false;
   bool stopped = false;
@@ -324,6 +326,13 @@ status node::impl::start_actors() {
   targets.routes = [r = routes] { return r->current(); };
   targets.controller_metadata = [m = controller_metadata] { return m->current(); };
   targets.metrics = metrics;
+  if (config.fault_injection_enable) {
+    faults = std::make_shared<node_fault_switch>(node_id{config.node_id});
+    targets.faults = faults;
+    spdlog::warn("node {}: fault injection is enabled (fault.injection.enable): clients may cut "
+                 "this node off or drop its produce responses",
+                 config.node_id);
+  }
   if (!voters.empty()) {
     controller_client_options cc;
     cc.node = node_id{config.node_id};
@@ -379,6 +388,8 @@ status node::impl::ensure_offsets_topic(caf::scoped_actor& self, const metadata_
 void node::impl::stop() {
   if (stopped) return;
   stopped = true;
+  // The switch is process-wide (link_faults): a node that stops takes its faults along.
+  if (faults) faults->clear();
   if (rpc) rpc->stop();
   if (metrics_http) metrics_http->stop();
   if (sys) {

@@ -69,6 +69,9 @@ struct node_config {
   int64_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
   int32_t num_replica_fetchers = 1;         // num.replica.fetchers
   replica_fetcher_config replica_fetcher;   // replica.fetch.*, replica.socket.timeout.ms
+  // fault.injection.enable (capstan's own, after Redpanda's): the injectFault call may cut this
+  // node off from peers or drop produce responses (docs/operations.md). Off: it is refused.
+  bool fault_injection_enable = false;
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
   // are INVALID_CONFIG naming the key (docs/configuration.md lists them).

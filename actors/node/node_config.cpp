@@ -194,6 +194,15 @@ key_setter bool_key(Get get) {
 }
 
 template <class Get>
+key_setter bool_key(Get get) {
+  return [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
+    if (auto s = check_kind(key, flat, {value_kind::boolean}, "a boolean"); !s) return s;
+    get(c) = flat.text == "true";
+    return {};
+  };
+}
+
+template <class Get>
 key_setter text_key(Get get, std::string expected) {
   return [get, expected](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::string}, expected); !s) return s;
@@ -263,6 +272,8 @@ const std::map<std::string, key_setter>& node_keys() {
     {"leader.imbalance.per.broker.percentage",
      int_key([](node_config& c) -> auto& { return c.leader_imbalance_per_broker_percentage; }, 0,
              100)},
+    {"fault.injection.enable",
+     bool_key([](node_config& c) -> auto& { return c.fault_injection_enable; })},
     {"cluster.id", text_key([](node_config& c) -> auto& { return c.cluster_id; }, "a string")},
     {min_insync_replicas_key,
      int_key([](node_config& c) -> auto& { return c.min_insync_replicas; }, 1, int32_max)},

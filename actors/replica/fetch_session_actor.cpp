@@ -51,6 +51,12 @@ using self_ptr = fetch_session_actor::stateful_pointer<session_state>;
 
 fetch_session_actor self_handle(self_ptr self) { return caf::actor_cast<fetch_session_actor>(self); }
 
+// True iff the fault switch drops what the follower sends here: its request is left unanswered,
+// as a lost one would be (the fetcher's own timeout ends it).
+bool cut_off(self_ptr self) {
+  return link_faults::instance().dropped(self->state.opts.follower, self->state.opts.node);
+}
+
 // Delivers `frame` to `rp`, unless the fault switch drops or delays the link to the follower.
 void answer(self_ptr self, caf::typed_response_promise<capnp_frame> rp, capnp_frame frame) {
   auto fault = link_faults::instance().check(self->state.opts.node, self->state.opts.follower);
@@ -266,8 +272,14 @@ fetch_session_actor::behavior_type session_behavior(self_ptr self, fetch_session
     });
   }
   return {
-    [self](fetch_atom, const capnp_frame& frame) { return on_fetch(self, frame); },
-    [self](epochend_atom, const capnp_frame& frame) { return on_epochs(self, frame); },
+    [self](fetch_atom, const capnp_frame& frame) -> caf::result<capnp_frame> {
+      if (cut_off(self)) return self->make_response_promise<capnp_frame>();
+      return on_fetch(self, frame);
+    },
+    [self](epochend_atom, const capnp_frame& frame) -> caf::result<capnp_frame> {
+      if (cut_off(self)) return self->make_response_promise<capnp_frame>();
+      return on_epochs(self, frame);
+    },
     [self](notify_atom) { retry_parked(self); },
     [self](tick_atom) {
       auto& st = self->state;

@@ -7,6 +7,7 @@
 #include "actors/replica/node_endpoint_actor.hpp"
 
 #include <map>
+#include <type_traits>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
@@ -15,6 +16,10 @@
 
 #include "actors/replica/fetch_session_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/link_faults.hpp"
+#include "schema/controller.capnp.h"
+#include "schema/raft.capnp.h"
+#include "schema/replication.capnp.h"
 
 namespace capstan {
 
@@ -33,12 +38,40 @@ struct endpoint_state {
 
 using endpoint_ptr = node_endpoint_actor::stateful_pointer<endpoint_state>;
 
+// The node a frame of `Schema` names as its sender (its first field); -1 when unreadable.
+template <class Schema>
+node_id sender_of(const capnp_frame& frame) {
+  auto id = frame.try_read<Schema>([](typename Schema::Reader m) {
+    if constexpr (std::is_same_v<Schema, schema::RaftMessage>)
+      return m.getFrom();
+    else if constexpr (std::is_same_v<Schema, schema::LeaderAndIsr> ||
+                       std::is_same_v<Schema, schema::UpdateMetadata> ||
+                       std::is_same_v<Schema, schema::StopReplica>)
+      return m.getControllerId();
+    else
+      return m.getNodeId();
+  });
+  return node_id{id ? *id : -1};
+}
+
+// True iff the fault switch drops what `from` sends this node (link_faults.hpp). Such a request
+// is left unanswered, as a lost message would be: the sender's own timeout ends it.
+bool cut_off(endpoint_ptr self, node_id from) {
+  return link_faults::instance().dropped(from, self->state.opts.node);
+}
+
 template <class Atom>
 caf::result<capnp_frame> to_control(endpoint_ptr self, Atom atom, const capnp_frame& frame) {
   auto& st = self->state;
   if (!st.opts.control)
     return refusal(errc::not_leader_or_follower, "node " + std::to_string(st.opts.node.value()) +
                                                      " takes no controller requests");
+  using schema_type =
+      std::conditional_t<std::is_same_v<Atom, leaderisr_atom>, schema::LeaderAndIsr,
+                         std::conditional_t<std::is_same_v<Atom, metadata_atom>,
+                                            schema::UpdateMetadata, schema::StopReplica>>;
+  if (cut_off(self, sender_of<schema_type>(frame)))
+    return self->make_response_promise<capnp_frame>();
   return self->delegate(st.opts.control, atom, frame);
 }
 
@@ -48,6 +81,15 @@ caf::result<capnp_frame> to_controller(endpoint_ptr self, Atom atom, const capnp
   if (!st.opts.controller)
     return refusal(errc::not_controller,
                    "node " + std::to_string(st.opts.node.value()) + " runs no controller");
+  // CreateTopic, DeleteTopic and AlterConfigs name no sender: only the sender's switch drops them.
+  node_id from{-1};
+  if constexpr (std::is_same_v<Atom, brokerreg_atom>)
+    from = sender_of<schema::BrokerRegistration>(frame);
+  else if constexpr (std::is_same_v<Atom, brokerhb_atom>)
+    from = sender_of<schema::BrokerHeartbeat>(frame);
+  else if constexpr (std::is_same_v<Atom, allocpid_atom>)
+    from = sender_of<schema::AllocateProducerIds>(frame);
+  if (cut_off(self, from)) return self->make_response_promise<capnp_frame>();
   return self->delegate(st.opts.controller, atom, frame);
 }
 
@@ -62,6 +104,7 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self,
         if (follower < 0 || !fetcher)
           return refusal(errc::invalid_request,
                          "a fetch session needs a follower id and its fetcher");
+        if (cut_off(self, node_id{follower})) return self->make_response_promise<caf::actor>();
         fetch_session_options so;
         so.node = st.opts.node;
         so.follower = node_id{follower};
@@ -79,6 +122,7 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self,
       [self](metadata_atom a, const capnp_frame& f) { return to_control(self, a, f); },
       [self](stopreplica_atom a, const capnp_frame& f) { return to_control(self, a, f); },
       [self](raft_atom a, const capnp_frame& f) {
+        if (cut_off(self, sender_of<schema::RaftMessage>(f))) return;
         if (self->state.opts.raft) self->send(self->state.opts.raft, a, f);
       },
       [self](brokerreg_atom a, const capnp_frame& f) { return to_controller(self, a, f); },

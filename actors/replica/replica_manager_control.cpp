@@ -16,6 +16,7 @@
 #include "actors/countdown.hpp"
 #include "actors/replica/replica_manager_state.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/link_faults.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 
 namespace capstan::replica_manager_detail {
@@ -44,7 +45,10 @@ caf::error accept_controller(self_ptr self, int32_t controller_id, int32_t epoch
   if (epoch > st.controller_epoch)
     spdlog::info("node {}: controller {} at epoch {}", st.opts.node.value(), controller_id, epoch);
   st.controller_epoch = epoch;
-  if (auto sender = self->current_sender()) st.controller = caf::actor_cast<controller_sink>(sender);
+  if (auto sender = self->current_sender()) {
+    st.controller = caf::actor_cast<controller_sink>(sender);
+    st.controller_node = node_id{controller_id};
+  }
   return caf::none;
 }
 
@@ -341,6 +345,11 @@ caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_part
   if (!st.controller)
     return refusal(errc::not_leader_or_follower, "node " + std::to_string(st.opts.node.value()) +
                                                    " knows no controller to send the ISR change to");
+  if (link_faults::instance().dropped(st.opts.node, st.controller_node))
+    return refusal(errc::request_timed_out, "the ISR change of " + tp_name(req.tp) +
+                                                " to controller " +
+                                                std::to_string(st.controller_node.value()) +
+                                                " is lost: the fault switch cuts the link");
   alter_partition_msg msg;
   msg.broker = st.opts.node;
   msg.partitions.push_back(alter_partition_item{req.tp, req.id, req.epoch, req.partition_epoch, req.isr});

@@ -64,6 +64,7 @@ struct replica_manager_state {
   // active controller, where leaders' ISR changes go).
   int32_t controller_epoch = -1;
   controller_sink controller;
+  node_id controller_node{-1};
   // The I/O workers of the node's partition logs (linked), and the next to hand out.
   std::vector<io_worker_actor> io_workers;
   size_t next_io_worker = 0;

@@ -335,6 +335,33 @@ public:
     });
   }
 
+  status inject_fault(fault_kind kind, const std::vector<int32_t>& peers, int32_t count) override {
+    auto r = run_sync<bool>([this, kind, peers, count] {
+      auto req = admin_cap().injectFaultRequest();
+      switch (kind) {
+      case fault_kind::clear:
+        req.setFault(rpc::FaultKind::CLEAR);
+        break;
+      case fault_kind::isolate:
+        req.setFault(rpc::FaultKind::ISOLATE);
+        break;
+      case fault_kind::drop_produce_responses:
+        req.setFault(rpc::FaultKind::DROP_PRODUCE_RESPONSES);
+        break;
+      }
+      auto list = req.initPeers(static_cast<unsigned>(peers.size()));
+      for (size_t i = 0; i < peers.size(); ++i) list.set(static_cast<unsigned>(i), peers[i]);
+      req.setCount(count);
+      return with_timeout(req.send().then([](auto response) -> result<bool> {
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
+        return true;
+      }));
+    });
+    if (!r) return r.err();
+    return {};
+  }
+
   void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
                std::function<void(result<produce_response>)> done) override {
     auto data = std::make_shared<bytes>(std::move(batch));

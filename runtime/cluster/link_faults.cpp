@@ -1,5 +1,7 @@
 #include "runtime/cluster/link_faults.hpp"
 
+#include <iterator>
+
 namespace capstan {
 
 link_faults& link_faults::instance() {
@@ -24,9 +26,20 @@ void link_faults::cut(node_id a, node_id b) {
   drop(b, a);
 }
 
+void link_faults::isolate(node_id node, const std::vector<node_id>& peers) {
+  for (auto peer : peers) cut(node, peer);
+}
+
 void link_faults::clear(node_id from, node_id to) {
   std::lock_guard<std::mutex> guard{mu_};
   faults_.erase({from, to});
+  any_.store(!faults_.empty(), std::memory_order_relaxed);
+}
+
+void link_faults::clear_node(node_id node) {
+  std::lock_guard<std::mutex> guard{mu_};
+  for (auto it = faults_.begin(); it != faults_.end();)
+    it = it->first.first == node || it->first.second == node ? faults_.erase(it) : std::next(it);
   any_.store(!faults_.empty(), std::memory_order_relaxed);
 }
 

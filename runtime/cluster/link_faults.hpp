@@ -2,11 +2,14 @@
 
 // The fault switch for links between nodes: tests make the messages from one node to another
 // vanish or arrive late, in one direction or both, to play a slow follower, a cut-off leader or
-// a lossy network. The replica fetchers, fetch sessions and the controller quorum's Raft sends
-// ask it before each send (the controller's requests and AlterPartition do not: a cut link still
-// carries them); with no
-// fault set that costs one relaxed atomic load. Process-wide: in a cluster test every node's
-// actor system shares one process.
+// a lossy network. Every inter-node sender asks it before each send: replica fetchers, fetch
+// sessions, the controller quorum's Raft sends, the controller's LeaderAndIsr / UpdateMetadata /
+// StopReplica, a node's registration, heartbeats, AlterPartition and controller requests. Drops
+// (not delays) are checked on arrival too, where the sender's id is known (the node endpoint,
+// fetch sessions, the controller's AlterPartition): a fault set in one process then cuts the
+// link both ways although the peer's process never heard of it, which is how a real `capstan
+// node` is isolated (injectFault, docs/operations.md). With no fault set a check costs one relaxed
+// atomic load. Process-wide: in a cluster test every node's actor system shares one process.
 //
 // Thread-safe: any thread may set, clear or check.
 
@@ -15,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "runtime/types.hpp"
 
@@ -38,11 +42,19 @@ public:
   void delay(node_id from, node_id to, std::chrono::milliseconds by);
   // Both directions between `a` and `b`.
   void cut(node_id a, node_id b);
+  // Every message between `node` and each of `peers`, both ways, is dropped until cleared.
+  void isolate(node_id node, const std::vector<node_id>& peers);
   void clear(node_id from, node_id to);
+  // Every fault on a link to or from `node`.
+  void clear_node(node_id node);
   void clear_all();
 
   // What to do with a message from `from` to `to` now.
   link_fault check(node_id from, node_id to) const;
+  // True iff a message from `from` to `to` is dropped now.
+  bool dropped(node_id from, node_id to) const {
+    return check(from, to).what == link_fault::kind::drop;
+  }
 
 private:
   link_faults() = default;

@@ -281,8 +281,13 @@ struct rpc_fixture {
     replica = ts.spawn(stub_replica, probe);
     table = std::make_shared<const routing_table>(routing_table{{{"t", 0}, replica}});
     metadata = ts.spawn(stub_metadata);
-    rpc_targets targets{metadata, ts.spawn(stub_groups),
-                        [this] { return std::atomic_load(&table); }, metrics, {}, {}};
+    rpc_targets targets{metadata,
+                        ts.spawn(stub_groups),
+                        [this] { return std::atomic_load(&table); },
+                        metrics,
+                        {},
+                        {},
+                        {}};
     auto started = rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0, limits);
     REQUIRE(started.ok());
     server = std::move(*started);
@@ -621,6 +626,25 @@ TEST_CASE("rpc server: initProducerId answers the metadata actor's id with epoch
   CHECK(refused.getErrorCode() == static_cast<uint8_t>(errc::invalid_request));
   CHECK(refused.getProducerId() == -1);
   CHECK(refused.getProducerEpoch() == -1);
+}
+
+TEST_CASE("rpc server: injectFault is refused with POLICY_VIOLATION on a node without a fault "
+          "switch",
+          "[gateway][rpc][fault]") {
+  rpc_fixture f;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto& ws = client.getWaitScope();
+  auto cap = client.getMain<rpc::Capstan>();
+  for (auto kind :
+       {rpc::FaultKind::CLEAR, rpc::FaultKind::ISOLATE, rpc::FaultKind::DROP_PRODUCE_RESPONSES}) {
+    auto req = cap.injectFaultRequest();
+    req.setFault(kind);
+    req.initPeers(1).set(0, 2);
+    req.setCount(1);
+    auto r = req.send().wait(ws);
+    CHECK(r.getErrorCode() == static_cast<uint8_t>(errc::policy_violation));
+    CHECK(std::string(r.getErrorMessage()).find("fault.injection.enable") != std::string::npos);
+  }
 }
 
 TEST_CASE("rpc server: committed group offsets are fetched back", "[gateway][rpc]") {

@@ -384,6 +384,10 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
   CHECK(out.find("--sync") != std::string::npos);
   CHECK(run_to_end(binary, {"perf", "e2e", "--help"}, dir.path(), &out, &err, 30s) == 0);
   CHECK(out.find("--throughput") != std::string::npos);
+  CHECK(run_to_end(binary, {"debug", "fault", "isolate", "--help"}, dir.path(), &out, &err, 30s) ==
+        0);
+  CHECK(out.find("--peers") != std::string::npos);
+  CHECK(out.find("--bootstrap") != std::string::npos);
 }
 
 TEST_CASE("failures against a running node exit 1, invalid requests 2, each with one error line", "[system][cli]") {

@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/link_faults.hpp"
+#include "schema/raft.capnp.h"
 #include "tests/support/caf_fixture.hpp"
 
 using namespace capstan;
@@ -36,7 +38,35 @@ controller_request_sink::behavior_type echo_controller() {
   };
 }
 
+capnp_frame raft_from(int32_t from) {
+  capnp::MallocMessageBuilder builder;
+  builder.initRoot<schema::RaftMessage>().setFrom(from);
+  return capnp_frame::from_builder(builder);
+}
+
 } // namespace
+
+TEST_CASE("the node endpoint drops Raft frames from a node the fault switch cuts off",
+          "[replica][endpoint][fault]") {
+  link_faults::instance().clear_all();
+  caf_fixture fix;
+  auto frames = std::make_shared<int>(0);
+  node_endpoint_options o;
+  o.node = node_id{1};
+  o.raft = fix.spawn(counting_sink, frames);
+  auto endpoint = spawn_node_endpoint(fix.sys(), o);
+  fix.track(endpoint);
+  // Set in this process only, as a real node's switch is: the sender never checked.
+  link_faults::instance().drop(node_id{2}, node_id{1});
+  caf::anon_send(endpoint, raft_atom_v, raft_from(2));
+  caf::anon_send(endpoint, raft_atom_v, raft_from(3));
+  fix.run();
+  CHECK(*frames == 1);
+  link_faults::instance().clear_all();
+  caf::anon_send(endpoint, raft_atom_v, raft_from(2));
+  fix.run();
+  CHECK(*frames == 2);
+}
 
 TEST_CASE("the node endpoint hands Raft frames to its raft sink", "[replica][endpoint]") {
   caf_fixture fix;

@@ -1,0 +1,13 @@
+#pragma once
+
+// `capstan debug fault isolate|drop-produce-responses|clear`: the fault switch of the node named
+// by --bootstrap (schema/client.capnp, injectFault), for failure tests. The node must run with
+// fault.injection.enable = true (docs/operations.md, "Fault injection").
+
+#include <CLI/App.hpp>
+
+namespace capstan::cli {
+
+void add_debug_command(CLI::App& app);
+
+} // namespace capstan::cli

@@ -1,0 +1,214 @@
+// The fault switch of real `capstan node` processes (fault.injection.enable, `capstan debug
+// fault`, docs/operations.md): refused while the key is off; a partition leader cut off from the
+// other two nodes of a three-voter cluster stops acknowledging acks=all writes, is fenced and
+// replaced, and once the fault is cleared truncates what it alone wrote and is back in the ISR
+// with a log equal to the others'; a produce response dropped on purpose makes the client retry.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "runtime/client/cluster_client.hpp"
+#include "tests/support/eventually.hpp"
+#include "tests/support/log_builder.hpp"
+#include "tests/support/node_cluster.hpp"
+#include "tests/support/node_process.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string binary = CAPSTAN_BINARY;
+const std::string enabled = "fault.injection.enable = true\n";
+
+// A node of its own: a single-node cluster.
+node_process_options single_node(const std::string& settings) {
+  node_process_options o;
+  o.binary = binary;
+  o.settings = settings;
+  return o;
+}
+
+std::string lines(const std::string& prefix, int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i) out += prefix + "-" + std::to_string(i) + "\n";
+  return out;
+}
+
+std::vector<std::string> values(const std::string& prefix, int count) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) out.push_back(prefix + "-" + std::to_string(i));
+  return out;
+}
+
+// The bytes of a partition directory's .log segments, in offset order.
+std::string log_bytes(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> segments;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".log") segments.push_back(e.path());
+  std::sort(segments.begin(), segments.end());
+  std::string out;
+  for (const auto& s : segments) {
+    std::ifstream in(s, std::ios::binary);
+    out.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return out;
+}
+
+std::string ids(const std::vector<int>& list) {
+  std::string out;
+  for (size_t i = 0; i < list.size(); ++i) out += (i ? "," : "") + std::to_string(list[i]);
+  return out;
+}
+
+// A client of the client library that knows `via` alone, so its produce goes to the partition
+// leader `via`'s metadata names, however stale.
+std::unique_ptr<client::cluster_client> client_of(const node_process& via, int16_t acks) {
+  client::client_config config;
+  config.bootstrap = {via.bootstrap()};
+  config.acks = acks;
+  config.request_timeout_ms = 3000;
+  config.delivery_timeout_ms = 6000;
+  config.retry_backoff_ms = 50;
+  auto connected = client::cluster_client::connect(config);
+  INFO((connected ? std::string() : connected.err().to_string()));
+  REQUIRE(connected);
+  return std::move(*connected);
+}
+
+} // namespace
+
+TEST_CASE("debug fault is refused with POLICY_VIOLATION unless fault.injection.enable is set",
+          "[system][fault]") {
+  temp_dir dir("capstan-fault");
+  node_process node(dir, 1, single_node(""));
+  node.start();
+  std::string out, err;
+  const std::vector<std::vector<std::string>> commands = {
+      {"debug", "fault", "isolate", "--peers", "2,3"},
+      {"debug", "fault", "drop-produce-responses", "1"},
+      {"debug", "fault", "clear"}};
+  for (auto args : commands) {
+    args.push_back("--bootstrap");
+    args.push_back(node.bootstrap());
+    CHECK(run_cli(binary, dir, "", args, &out, &err) == 1);
+    INFO(err);
+    CHECK(err.find("POLICY_VIOLATION") != std::string::npos);
+    CHECK(err.find("fault.injection.enable") != std::string::npos);
+  }
+  node.stop();
+}
+
+TEST_CASE("a leader cut off by the fault switch stops acknowledging acks=all writes, and once "
+          "cleared truncates its divergent tail and rejoins the ISR with an equal log",
+          "[system][fault]") {
+  node_cluster c(binary, 0, enabled);
+  c.create_topic("cut", 3, c.node(1), 1, {"min.insync.replicas=2"});
+  const int old_leader = c.await_isr("cut", c.node(1), {1, 2, 3});
+  std::vector<int> others;
+  for (int id = 1; id <= 3; ++id)
+    if (id != old_leader) others.push_back(id);
+  auto& cut_off = c.node(old_leader);
+  auto& survivor = c.node(others.front());
+  INFO("old leader " << old_leader << ", others " << ids(others));
+
+  std::string out, err;
+  REQUIRE(c.cli(lines("before", 5), {"produce", "cut", "--acks", "all"}, cut_off, &out, &err) == 0);
+
+  INFO(err);
+  REQUIRE(c.cli("", {"debug", "fault", "isolate", "--peers", ids(others)}, cut_off, &out, &err) ==
+          0);
+  CHECK(out.find("Isolated from nodes " + ids(others)) != std::string::npos);
+
+  // The others fence it (no heartbeats) and elect a leader among themselves.
+  const auto after_cut =
+      c.await_partition("cut", survivor, [&](const node_cluster::partition_row& r) {
+        return r.leader != old_leader && r.leader > 0 && r.isr == others;
+      });
+  auto& new_leader = c.node(after_cut.leader);
+
+  // The cut-off node still believes it leads, but no follower fetches from it: an acks=all write
+  // it takes is never acknowledged.
+  {
+    auto client = client_of(cut_off, -1);
+    auto r = client->produce_sync("cut", 0, -1, make_batch(1, "unacked", 1000));
+    CHECK_FALSE(r);
+  }
+  // acks=1 writes land in its log alone: the divergent tail.
+  REQUIRE(c.cli(lines("diverged", 3), {"produce", "cut", "--acks", "1"}, cut_off, &out, &err) == 0);
+
+  // The new leader takes acks=all writes from the others.
+  REQUIRE(c.cli(lines("after", 5), {"produce", "cut", "--acks", "all"}, new_leader, &out, &err) ==
+          0);
+
+  REQUIRE(c.cli("", {"debug", "fault", "clear"}, cut_off, &out, &err) == 0);
+
+  // Back: unfenced, a follower of the new leader, truncated to the common epoch, caught up and in
+  // the ISR as every node sees it.
+  for (auto& n : c.nodes) c.await_isr("cut", *n, {1, 2, 3});
+  REQUIRE(c.cli(lines("final", 2), {"produce", "cut", "--acks", "all"}, cut_off, &out, &err) == 0);
+
+  auto expected = values("before", 5);
+  for (const auto& v : values("after", 5)) expected.push_back(v);
+  for (const auto& v : values("final", 2)) expected.push_back(v);
+  for (auto& n : c.nodes) {
+    INFO("read through node " << n->id());
+    CHECK(c.consume("cut", *n, expected.size()) == expected);
+  }
+
+  // After a clean stop the three logs are equal, record for record and byte for byte: nothing of
+  // the cut-off node's own tail is left.
+  for (auto& n : c.nodes) n->stop();
+  const topic_partition tp{"cut", 0};
+  const auto first = partition_dir_records(c.node(1).partition_dir(tp));
+  REQUIRE(first.size() == expected.size());
+  for (size_t i = 0; i < first.size(); ++i) CHECK(first[i].value == expected[i]);
+  const auto first_bytes = log_bytes(c.node(1).partition_dir(tp));
+  for (auto& n : c.nodes) {
+    INFO("node " << n->id());
+    CHECK(partition_dir_records(n->partition_dir(tp)) == first);
+    CHECK(log_bytes(n->partition_dir(tp)) == first_bytes);
+  }
+}
+
+TEST_CASE("a produce response dropped by the fault switch makes the client retry, and the "
+          "record is stored twice without idempotence",
+          "[system][fault]") {
+  temp_dir dir("capstan-fault");
+  node_process node(dir, 1, single_node(enabled));
+  node.start();
+  std::string out, err;
+  REQUIRE(run_cli(binary, dir, "", {"topic", "create", "drops", "--bootstrap", node.bootstrap()},
+                  &out, &err) == 0);
+  INFO(err);
+  REQUIRE(
+      run_cli(binary, dir, "",
+              {"debug", "fault", "drop-produce-responses", "1", "--bootstrap", node.bootstrap()},
+              &out, &err) == 0);
+  CHECK(out.find("Dropping the next 1 produce responses") != std::string::npos);
+
+  // The first attempt is appended but its answer is lost (the client hears a lost connection);
+  // the retry is appended again and acknowledged.
+  auto client = client_of(node, 1);
+  auto r = client->produce_sync("drops", 0, 1, make_batch(1, "once", 1000));
+  INFO((r ? std::string() : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(r->base_offset.value() == 1);
+  // The switch is spent: the next produce is answered at once.
+  auto next = client->produce_sync("drops", 0, 1, make_batch(1, "next", 1000));
+  REQUIRE(next);
+  CHECK(next->base_offset.value() == 2);
+  node.stop();
+
+  const auto stored = partition_dir_records(node.partition_dir({"drops", 0}));
+  std::vector<std::string> got;
+  for (const auto& rec : stored) got.push_back(rec.value.value_or(""));
+  CHECK(got == std::vector<std::string>{"once-0", "once-0", "next-0"});
+}
