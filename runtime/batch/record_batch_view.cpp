@@ -414,6 +414,17 @@ void set_log_append_time(std::span<uint8_t> batch, timestamp_ms now) {
   bf::store_be<uint32_t>(d + bf::crc_at, crc32c(bytes_view(frame).subspan(bf::attributes_at)));
 }
 
+void set_producer(std::span<uint8_t> batch, int64_t producer_id, int16_t epoch,
+                  int32_t base_sequence) {
+  auto frame = own_frame(batch);
+  if (frame.empty()) return;
+  uint8_t* d = frame.data();
+  bf::store_be<int64_t>(d + bf::producer_id_at, producer_id);
+  bf::store_be<int16_t>(d + bf::producer_epoch_at, epoch);
+  bf::store_be<int32_t>(d + bf::base_sequence_at, base_sequence);
+  bf::store_be<uint32_t>(d + bf::crc_at, crc32c(bytes_view(frame).subspan(bf::attributes_at)));
+}
+
 result<std::optional<record_batch_view>> batch_sequence_reader::next() {
   // Padding after the previous batch: up to the next multiple of 8, or the end of the sequence
   // (the last batch needs no padding after it).

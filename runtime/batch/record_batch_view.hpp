@@ -119,6 +119,10 @@ void set_base_offset(std::span<uint8_t> batch, offset base);
 void set_partition_leader_epoch(std::span<uint8_t> batch, leader_epoch epoch);
 // Sets the LogAppendTime bit and max timestamp, then recomputes the CRC.
 void set_log_append_time(std::span<uint8_t> batch, timestamp_ms now);
+// Sets producer id, producer epoch and base sequence, then recomputes the CRC: an idempotent
+// producer stamps a built batch when it is drained for sending (docs/idempotence.md).
+void set_producer(std::span<uint8_t> batch, int64_t producer_id, int16_t epoch,
+                  int32_t base_sequence);
 
 // Iterates the batches of a padded sequence (docs/formats.md, "Alignment"): each batch starts
 // at a multiple of 8 from the sequence start; the 0-7 bytes between batches must be zero.

@@ -6,6 +6,7 @@
 
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/option_checks.hpp"
+#include "runtime/client/producer_sequencer.hpp"
 
 namespace capstan::cli {
 
@@ -15,6 +16,21 @@ void add_client_options(CLI::App* cmd, client_options& options) {
   cmd->add_option("--request-timeout-ms", options.request_timeout_ms, "Bound on each request (request.timeout.ms)")
     ->capture_default_str()
     ->check(integer_in(1));
+}
+
+void add_idempotence_option(CLI::App* cmd, std::optional<bool>& value) {
+  cmd->add_option_function<std::string>(
+         "--idempotence", [&value](const std::string& text) { value = text == "true"; },
+         "true or false (default: true unless --acks is 0 or 1): number batches so that retries "
+         "never write a record twice or out of order (docs/idempotence.md)")
+      ->check(CLI::IsMember({"true", "false"}))
+      ->type_name("BOOL");
+}
+
+void apply_idempotence_or_fail(client::client_config& config, std::optional<bool> value) {
+  config.enable_idempotence = value;
+  if (auto r = client::resolve_idempotence(config); !r)
+    fail("--idempotence: " + r.err().message, exit_usage);
 }
 
 client::client_config make_client_config(const client_options& options) {

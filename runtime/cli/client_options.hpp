@@ -5,6 +5,7 @@
 // CLI::RuntimeError, which run_app (runtime/cli/exit_codes.hpp) turns into the exit code).
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/App.hpp>
@@ -20,6 +21,16 @@ struct client_options {
 
 // Adds --bootstrap and --request-timeout-ms to `cmd`.
 void add_client_options(CLI::App* cmd, client_options& options);
+
+// Adds `--idempotence true|false` (enable.idempotence) to a producing command. `value` stays
+// nullopt unless given, so that Kafka 3.x's rule applies (client::resolve_idempotence): unset
+// means on unless --acks is 0 or 1 (or --max-in-flight above 5); set to true with those it is a
+// usage error naming the conflict.
+void add_idempotence_option(CLI::App* cmd, std::optional<bool>& value);
+
+// Sets config.enable_idempotence to `value` and fails with a usage error (exit 2) when the
+// result conflicts with acks or max in flight.
+void apply_idempotence_or_fail(client::client_config& config, std::optional<bool> value);
 
 // The client config for `options`: the bootstrap list split at commas.
 client::client_config make_client_config(const client_options& options);

@@ -41,6 +41,7 @@ struct perf_produce_flags {
   int64_t buffer_memory = 33554432;
   int64_t report_interval_ms = 5000;
   bool sync = false;
+  std::optional<bool> idempotence;
 };
 
 struct perf_e2e_flags {
@@ -183,6 +184,7 @@ void run_perf_produce(const perf_produce_flags& f) {
   config.linger_ms = f.linger_ms;
   config.max_in_flight = f.max_in_flight;
   config.buffer_memory = f.buffer_memory;
+  apply_idempotence_or_fail(config, f.idempotence);
   auto client = connect_or_fail(config);
   if (auto md = client->metadata({f.topic}); !md) fail(md.err());
 
@@ -470,6 +472,7 @@ void add_perf_command(CLI::App& app) {
                         "One record in flight: send one record per request, the next after its "
                         "acknowledgement; report latency percentiles in microseconds "
                         "(--batch-size and --linger-ms do not apply)");
+  add_idempotence_option(produce, p->idempotence);
   add_client_options(produce, p->client);
   sync->excludes("--throughput")->excludes("--max-in-flight");
   produce->callback([p] { run_perf_produce(*p); });

@@ -23,10 +23,11 @@ struct produce_flags {
   client_options client;
   std::string topic;
   std::optional<int32_t> partition;
-  std::string acks = "1";
+  std::string acks = "all";
   std::string key_separator;
   int64_t linger_ms = 5;
   int64_t delivery_timeout_ms = 120000;
+  std::optional<bool> idempotence;
 };
 
 bytes_view as_bytes(std::string_view s) {
@@ -40,6 +41,7 @@ void run_produce(const produce_flags& f) {
   config.acks = *acks;
   config.linger_ms = f.linger_ms;
   config.delivery_timeout_ms = f.delivery_timeout_ms;
+  apply_idempotence_or_fail(config, f.idempotence);
   auto client = connect_or_fail(config);
   auto md = client->metadata({f.topic});
   if (!md) fail(md.err());
@@ -110,6 +112,7 @@ void add_produce_command(CLI::App& app) {
   cmd->add_option("--delivery-timeout-ms", f->delivery_timeout_ms, "delivery.timeout.ms")
     ->capture_default_str()
     ->check(integer_in(1));
+  add_idempotence_option(cmd, f->idempotence);
   add_client_options(cmd, f->client);
   cmd->callback([f] { run_produce(*f); });
 }

@@ -3,6 +3,7 @@
 // Client settings, named as Kafka's producer/consumer configs.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct client_config {
   int64_t linger_ms = 5;                   // linger.ms
   int32_t max_in_flight = 5;               // max.in.flight.requests.per.connection
   int64_t buffer_memory = 33554432;        // buffer.memory: send() blocks above it
+  // enable.idempotence, as Kafka 3.x: unset means on when acks is all and max_in_flight <= 5,
+  // else off; set to true with acks 0/1 or max_in_flight > 5 it is INVALID_CONFIG
+  // (resolve_idempotence in producer_sequencer.hpp, docs/idempotence.md).
+  std::optional<bool> enable_idempotence;
   // consumer
   int32_t fetch_max_bytes = 52428800;      // fetch.max.bytes
   int32_t max_partition_fetch_bytes = 1048576; // max.partition.fetch.bytes

@@ -3,6 +3,12 @@
 // max.in.flight requests outstanding and hands them to cluster_client::produce, which retries
 // retriable errors until delivery.timeout.ms. Completions run on the client thread: they call
 // the records' callbacks in order and release buffer.memory and the in-flight slot.
+//
+// With idempotence (docs/idempotence.md, "The client") the sender thread first asks
+// initProducerId, then stamps each drained batch with the producer id, epoch and the partition's
+// next base sequence (producer_sequencer decides those and what a failure becomes); a batch the
+// sequencer sends back for a retry is resent, byte for byte, by the sender thread after
+// retry.backoff.ms, before any new batch of its partition.
 
 #include "runtime/client/producer.hpp"
 
@@ -12,14 +18,16 @@
 #include <mutex>
 #include <thread>
 
+#include "runtime/batch/record_batch_view.hpp"
 #include "runtime/client/partitioner.hpp"
+#include "runtime/client/producer_sequencer.hpp"
 #include "runtime/client/record_accumulator.hpp"
 
 namespace capstan::client {
 
 struct producer::impl {
   impl(cluster_client& c, client_config cfg)
-      : client(c), config(std::move(cfg)),
+      : client(c), config(std::move(cfg)), idempotence(resolve_idempotence(config)),
         accumulator(config.batch_size, std::chrono::milliseconds(config.linger_ms)) {
     sender = std::thread([this] { run_sender(); });
   }
@@ -56,6 +64,10 @@ struct producer::impl {
 
   void send(const std::string& topic, std::optional<bytes_view> key, std::optional<bytes_view> value,
             std::optional<int32_t> explicit_partition, send_callback done) {
+    if (!idempotence) {
+      if (done) done(idempotence.err());
+      return;
+    }
     auto count = partitions_of(topic);
     if (!count) {
       if (done) done(count.err());
@@ -105,7 +117,9 @@ struct producer::impl {
 
   void run_sender() {
     std::unique_lock lock(mu);
-    const auto budget = [this](const topic_partition_key& tp) {
+    const bool idempotent = idempotence && *idempotence;
+    const auto budget = [this, idempotent](const topic_partition_key& tp) {
+      if (idempotent) return sequencer.free_slots(tp, config.max_in_flight);
       auto it = in_flight.find(tp);
       return config.max_in_flight - (it == in_flight.end() ? 0 : it->second);
     };
@@ -119,22 +133,53 @@ struct producer::impl {
         cv.notify_all();
         continue;
       }
+      if (idempotent) {
+        if (auto due = take_due_resends(now); !due.empty()) {
+          lock.unlock();
+          for (auto& state : due) send_stamped(state);
+          lock.lock();
+          continue;
+        }
+        if (sequencer.wants_identity() && !accumulator.empty()) {
+          lock.unlock();
+          auto id = client.init_producer_id();
+          lock.lock();
+          if (id) {
+            sequencer.set_identity(*id);
+            continue;
+          }
+          // Queued batches wait (and expire after delivery.timeout.ms) until an id comes.
+          cv.wait_for(lock, std::chrono::milliseconds(config.retry_backoff_ms));
+          continue;
+        }
+      }
       auto batches = accumulator.drain(now, flushing > 0 || stopping, budget);
       if (!batches.empty()) {
-        for (const auto& b : batches) {
+        std::vector<std::shared_ptr<batch_state>> stamped;
+        for (auto& b : batches) {
           ++in_flight[b.tp];
           in_flight_bytes += b.accounted_bytes;
           ++in_flight_batches;
+          if (idempotent) stamped.push_back(stamp(b, now));
         }
         lock.unlock();
-        for (auto& b : batches) dispatch(std::move(b));
+        if (idempotent) {
+          for (auto& state : stamped) send_stamped(state);
+        } else {
+          for (auto& b : batches) dispatch(std::move(b));
+        }
         lock.lock();
         continue;
       }
-      if (stopping && accumulator.empty()) return;
+      if (stopping && accumulator.empty() && resends.empty()) return;
       // Partitions at their in-flight limit are woken by a completion; the 1 ms floor keeps a
       // past deadline from spinning.
-      if (auto deadline = accumulator.next_deadline())
+      auto deadline = accumulator.next_deadline();
+      if (!resends.empty()) {
+        const auto resend_at = next_resend_time();
+        deadline = deadline ? std::min(*deadline, resend_at) : resend_at;
+      }
+      if (deadline)
         cv.wait_until(lock, std::max(*deadline, now + std::chrono::milliseconds(1)));
       else
         cv.wait(lock);
@@ -154,10 +199,88 @@ struct producer::impl {
     topic_partition_key tp;
     size_t accounted_bytes = 0;
     std::vector<send_callback> callbacks;
+    // Idempotence only: the stamped bytes every attempt sends, the stamp, the order the batch was
+    // first sent in, and when retries stop (delivery.timeout.ms after the first send).
+    bytes data;
+    batch_stamp stamp;
+    uint64_t send_order = 0;
+    clock_type::time_point retry_until;
   };
 
+  // Stamps a drained batch with the partition's next sequence. Called with mu held.
+  std::shared_ptr<batch_state> stamp(ready_batch& b, clock_type::time_point now) {
+    auto state = std::make_shared<batch_state>();
+    state->tp = b.tp;
+    state->accounted_bytes = b.accounted_bytes;
+    state->callbacks = std::move(b.callbacks);
+    state->stamp = sequencer.next(b.tp, b.records);
+    set_producer(b.data, state->stamp.producer_id, state->stamp.epoch, state->stamp.base_sequence);
+    state->data = std::move(b.data);
+    state->send_order = next_send_order++;
+    state->retry_until = now + std::chrono::milliseconds(config.delivery_timeout_ms);
+    return state;
+  }
+
+  void send_stamped(const std::shared_ptr<batch_state>& state) {
+    client.produce(state->tp.topic, state->tp.partition, config.acks, bytes(state->data),
+                   [this, state](result<produce_response> r) { complete_stamped(state, r); });
+  }
+
+  // Resends whose backoff has passed, in sending order per partition; a partition's later resends
+  // wait for its earlier ones. Called with mu held.
+  std::vector<std::shared_ptr<batch_state>> take_due_resends(clock_type::time_point now) {
+    std::vector<std::shared_ptr<batch_state>> due;
+    std::optional<topic_partition_key> blocked;
+    for (auto it = resends.begin(); it != resends.end();) {
+      if (blocked && it->first.first == *blocked) {
+        ++it;
+        continue;
+      }
+      if (it->second.ready_at > now) {
+        blocked = it->first.first;
+        ++it;
+        continue;
+      }
+      sequencer.resent(it->first.first);
+      due.push_back(std::move(it->second.state));
+      it = resends.erase(it);
+    }
+    return due;
+  }
+
+  clock_type::time_point next_resend_time() const {
+    auto earliest = clock_type::time_point::max();
+    for (const auto& [key, r] : resends) earliest = std::min(earliest, r.ready_at);
+    return earliest;
+  }
+
+  void complete_stamped(const std::shared_ptr<batch_state>& state,
+                        const result<produce_response>& r) {
+    {
+      std::lock_guard lock(mu);
+      if (r) {
+        sequencer.acknowledged(state->tp, state->stamp);
+      } else {
+        const auto now = clock_type::now();
+        const auto verdict =
+            sequencer.failed(state->tp, state->stamp, r.code(), now < state->retry_until);
+        if (verdict == failure_verdict::retry) {
+          resends.emplace(
+              std::pair{state->tp, state->send_order},
+              pending_resend{state, now + std::chrono::milliseconds(config.retry_backoff_ms)});
+          cv.notify_all();
+          return;
+        }
+      }
+    }
+    complete(*state, r);
+  }
+
   void dispatch(ready_batch b) {
-    auto state = std::make_shared<batch_state>(batch_state{b.tp, b.accounted_bytes, std::move(b.callbacks)});
+    auto state = std::make_shared<batch_state>();
+    state->tp = b.tp;
+    state->accounted_bytes = b.accounted_bytes;
+    state->callbacks = std::move(b.callbacks);
     client.produce(b.tp.topic, b.tp.partition, config.acks, std::move(b.data),
                    [this, state](result<produce_response> r) { complete(*state, r); });
   }
@@ -185,6 +308,7 @@ struct producer::impl {
 
   cluster_client& client;
   const client_config config;
+  const result<bool> idempotence; // resolve_idempotence(config): an error fails every send
 
   std::mutex mu; // guards everything below
   std::condition_variable cv; // sender wake-ups, buffer.memory and flush waiters
@@ -192,11 +316,18 @@ struct producer::impl {
   sticky_partitioner sticky;
   std::map<std::string, int32_t> partition_counts;
   std::map<topic_partition_key, int> in_flight;
+  producer_sequencer sequencer;
+  struct pending_resend {
+    std::shared_ptr<batch_state> state;
+    clock_type::time_point ready_at;
+  };
+  // Batches the sequencer sent back for a retry, by partition and first sending order.
+  std::map<std::pair<topic_partition_key, uint64_t>, pending_resend> resends;
+  uint64_t next_send_order = 0;
   size_t in_flight_bytes = 0;
   size_t in_flight_batches = 0;
   int flushing = 0;
   bool stopping = false;
-  producer_identity identity;
   std::thread sender;
 };
 
@@ -216,13 +347,13 @@ status producer::init_producer_id() {
   auto id = impl_->client.init_producer_id();
   if (!id) return id.err();
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->identity = *id;
+  impl_->sequencer.set_identity(*id);
   return {};
 }
 
 producer_identity producer::identity() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->identity;
+  return impl_->sequencer.identity();
 }
 
 } // namespace capstan::client

@@ -5,7 +5,7 @@
 // that a leader answers a retried batch with its original offsets instead of appending it twice,
 // and refuses a batch that would leave a gap. Rules and the Kafka behaviour they follow:
 // docs/idempotence.md. The partition log (actors/log/partition_log_actor.cpp) owns one per
-// partition; clients do not send producer ids yet.
+// partition; the client's side is runtime/client/producer_sequencer.hpp.
 //
 // Appending is two-phase so that a failed append changes nothing: check() looks at an incoming
 // batch and says what to do; once the batch is in the log, commit() records it at its offsets.

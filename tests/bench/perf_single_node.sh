@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Produce and consume throughput and latency against one `capstan node` (issue 3, section 7;
-# issue 7, section 6).
+# issue 7, section 6; issue 9, point 6).
 #
-#   [MODES="throughput sync e2e"] [ACKS="1 all"] tests/bench/perf_single_node.sh [BUILD_DIR] [RECORDS]
+#   [MODES="throughput sync e2e idempotence"] [ACKS="1 all"] tests/bench/perf_single_node.sh [BUILD_DIR] [RECORDS]
 #
 # Starts a node on a temporary data dir with its own ports, creates one topic per run, and runs
-# the MODES asked for (default all three):
+# the MODES asked for (default the first three):
 #   throughput: `capstan perf produce` for 100-byte and 1 KiB records with each acks of ACKS
-#               (default "1 all"), then `capstan perf consume` over what was written;
+#               (default "1 all"; acks all is idempotent, acks 1 is not), then
+#               `capstan perf consume` over what was written;
+#   idempotence: `capstan perf produce` of RECORDS 100-byte records, acks all, with
+#               `--idempotence false` then `--idempotence true`, IDEMPOTENCE_ROUNDS times
+#               (default 1), each on a topic of its own;
 #   sync:       `capstan perf produce --sync`, SYNC_RECORDS (default 20,000) 100-byte records one
 #               in flight, acks=1;
 #   e2e:        `capstan perf e2e`, E2E_RECORDS (default 100,000) 100-byte records at E2E_RATE
@@ -23,6 +27,7 @@ acks_list=${ACKS:-1 all}
 sync_records=${SYNC_RECORDS:-20000}
 e2e_records=${E2E_RECORDS:-100000}
 e2e_rate=${E2E_RATE:-10000}
+idempotence_rounds=${IDEMPOTENCE_ROUNDS:-1}
 run_timeout=${RUN_TIMEOUT:-600}
 capstan="$build/runtime/capstan"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
@@ -85,6 +90,17 @@ for mode in $modes; do
       timeout "$run_timeout" "$capstan" perf e2e perf-e2e --records "$e2e_records" --throughput "$e2e_rate" \
         --record-size 100 --acks 1 --bootstrap "$bootstrap"
       ;;
-    *) echo "unknown mode '$mode' in MODES (throughput, sync, e2e)" >&2; exit 2 ;;
+    idempotence)
+      for round in $(seq 1 "$idempotence_rounds"); do
+        for idem in false true; do
+          create "perf-idem-$idem-$round"
+          echo "== perf produce: $records records of 100 bytes, acks=all, idempotence=$idem (round $round)"
+          timeout "$run_timeout" "$capstan" perf produce "perf-idem-$idem-$round" --records "$records" \
+            --record-size 100 --acks all --idempotence "$idem" --batch-size 65536 --linger-ms 5 \
+            --bootstrap "$bootstrap"
+        done
+      done
+      ;;
+    *) echo "unknown mode '$mode' in MODES (throughput, sync, e2e, idempotence)" >&2; exit 2 ;;
   esac
 done

@@ -167,10 +167,13 @@ TEST_CASE("lines produced through the CLI are consumed back in order, keyed ones
   std::string out, err;
   REQUIRE(node.run({"topic", "create", "lines", "--partitions", "1"}, &out, &err) == 0);
   INFO(err);
-  REQUIRE(node.run_with_input("one\ntwo\nthree\n", "produce lines --acks all", &out, &err) == 0);
+  REQUIRE(node.run_with_input("one\ntwo\n", "produce lines --acks all", &out, &err) == 0);
+  // Without idempotence (explicitly, and implied by acks 1) it writes as well.
+  REQUIRE(node.run_with_input("three\n", "produce lines --idempotence false", &out, &err) == 0);
+  REQUIRE(node.run_with_input("four\n", "produce lines --acks 1", &out, &err) == 0);
   REQUIRE(node.run({"consume", "lines", "--from-beginning", "--timeout-ms", "1000", "--print-offset"}, &out,
                    &err) == 0);
-  CHECK(lines(out) == std::vector<std::string>{"0\tone", "1\ttwo", "2\tthree"});
+  CHECK(lines(out) == std::vector<std::string>{"0\tone", "1\ttwo", "2\tthree", "3\tfour"});
 
   REQUIRE(node.run({"consume", "lines", "--offset", "1", "--max-messages", "1"}, &out, &err) == 0);
   CHECK(lines(out) == std::vector<std::string>{"two"});
@@ -348,6 +351,11 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
      "--offset: 99999999999999999999 is not an integer >= 0"},
     {{"consume", "t", "--timeout-ms", "soon"}, "--timeout-ms: 'soon' is not an integer >= 0"},
     {{"produce", "t", "--key-separator", ""}, "--key-separator: an empty value is not allowed"},
+    {{"produce", "t", "--acks", "1", "--idempotence", "true"},
+     "--idempotence: idempotence requires acks all, not acks 1"},
+    {{"produce", "t", "--idempotence", "maybe"}, "--idempotence"},
+    {{"perf", "produce", "t", "--records", "1", "--max-in-flight", "6", "--idempotence", "true"},
+     "at most 5 requests in flight per partition, not 6"},
     {{"perf", "produce", "t", "--records", "1", "--sync", "--throughput", "10"},
        "--throughput excludes --sync"},
       {{"perf", "e2e", "t", "--records", "10", "--record-size", "8"},
@@ -356,8 +364,9 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
        "--throughput: 0 is not an integer in 1.."},
       {{"perf", "e2e", "t"}, "--records"},
       {{"log", "dump", (dir / "empty").string()}, "holds no .log segment files"},
-    {{"node", "--config", (dir / "typed.toml").string()}, "log.dirs: must be a string (a directory), not an integer (5)"},
-    {{"node", "--config", (dir / "aliases.toml").string()}, "node.id = 1 and broker.id = 2"},
+      {{"node", "--config", (dir / "typed.toml").string()},
+       "log.dirs: must be a string (a directory), not an integer (5)"},
+      {{"node", "--config", (dir / "aliases.toml").string()}, "node.id = 1 and broker.id = 2"},
   };
   for (const auto& r : rows) {
     std::string joined;

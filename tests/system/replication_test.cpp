@@ -387,9 +387,12 @@ TEST_CASE("capstan produce --acks all and capstan consume work through any node 
   ctl.elect(1, 1, {1, 2, 3}, {1, 2, 3});
 
   std::string out, err;
+  // Without idempotence: the test controller hands out no producer ids.
   // Node 2 follows: the client learns from its Metadata that node 1 leads.
   int code = run_cli(dir, "one\ntwo\nthree\n",
-                     {"produce", tp.first, "--acks", "all", "--bootstrap", bootstrap(*nodes[1])}, &out, &err);
+                     {"produce", tp.first, "--acks", "all", "--idempotence", "false", "--bootstrap",
+                      bootstrap(*nodes[1])},
+                     &out, &err);
   INFO(err);
   REQUIRE(code == 0);
   for (auto& n : nodes) {
@@ -408,7 +411,9 @@ TEST_CASE("capstan produce --acks all and capstan consume work through any node 
   nodes[0]->kill();
   ctl.elect(2, 2, {1, 2, 3}, {2, 3}, {2, 3});
   code = run_cli(dir, "four\nfive\n",
-                 {"produce", tp.first, "--acks", "all", "--bootstrap", bootstrap(*nodes[2])}, &out, &err);
+                 {"produce", tp.first, "--acks", "all", "--idempotence", "false", "--bootstrap",
+                  bootstrap(*nodes[2])},
+                 &out, &err);
   INFO(err);
   REQUIRE(code == 0);
   code = run_cli(dir, "",
@@ -448,6 +453,9 @@ TEST_CASE("the client library's acks=all producer goes on at the new leader when
   config.delivery_timeout_ms = 60000;
   config.retry_backoff_ms = 50;
   config.buffer_memory = 1 << 20;
+  // The test controller hands out no producer ids (initProducerId needs the node's own controller
+  // or metadata actor): tests/system/idempotence_test.cpp covers the idempotent producer.
+  config.enable_idempotence = false;
 
   std::mutex mu;
   std::map<int64_t, std::string> acknowledged;

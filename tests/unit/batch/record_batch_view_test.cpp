@@ -420,6 +420,21 @@ TEST_CASE("set_log_append_time sets the timestamp type and max timestamp and re-
   CHECK(r->base_timestamp() == 1000);
 }
 
+TEST_CASE("set_producer stamps producer id, epoch and base sequence and re-checksums",
+          "[batch][view]") {
+  bytes batch = sample_batch();
+  batch.push_back(0xaa); // bytes after the batch are not touched
+  set_producer(batch, 4200000000123, 7, 2147483646);
+  CHECK(batch.back() == 0xaa);
+  auto r = record_batch_view::parse(batch, max_bytes, batch_validation::produce);
+  REQUIRE(r.ok());
+  CHECK(r->producer_id() == 4200000000123);
+  CHECK(r->producer_epoch() == 7);
+  CHECK(r->base_sequence() == 2147483646);
+  CHECK(r->base_timestamp() == 1000);
+  CHECK(r->record_count() == 3);
+}
+
 TEST_CASE("a record timestamp that overflows int64 is refused: corrupt when stored, invalid when "
           "produced",
           "[batch][view][timestamp]") {

@@ -411,6 +411,8 @@ TEST_CASE("the producer puts keyed records on murmur2's partition with consecuti
   fake_server server;
   auto config = config_for(server);
   config.batch_size = 512; // many batches
+  // The fake server answers no initProducerId; idempotence is system_tests "[idempotence]".
+  config.enable_idempotence = false;
   auto client = cluster_client::connect(config);
   REQUIRE(client);
 
