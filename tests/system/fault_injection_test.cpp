@@ -212,3 +212,32 @@ TEST_CASE("a produce response dropped by the fault switch makes the client retry
   for (const auto& rec : stored) got.push_back(rec.value.value_or(""));
   CHECK(got == std::vector<std::string>{"once-0", "once-0", "next-0"});
 }
+
+TEST_CASE("capstan produce with idempotence stores every line once when produce responses "
+          "are dropped",
+          "[system][fault][idempotence]") {
+  temp_dir dir("capstan-fault");
+  node_process node(dir, 1, single_node(enabled));
+  node.start();
+  std::string out, err;
+  REQUIRE(run_cli(binary, dir, "", {"topic", "create", "dedup", "--bootstrap", node.bootstrap()},
+                  &out, &err) == 0);
+  INFO(err);
+  REQUIRE(
+      run_cli(binary, dir, "",
+              {"debug", "fault", "drop-produce-responses", "3", "--bootstrap", node.bootstrap()},
+              &out, &err) == 0);
+
+  // No linger, so the lines go out in several requests, and three answers are lost. Each lost
+  // answer is retried with its batch's sequence, which the leader recognises as a duplicate.
+  const int count = 200;
+  REQUIRE(run_cli(binary, dir, lines("line", count),
+                  {"produce", "dedup", "--linger-ms", "0", "--bootstrap", node.bootstrap()}, &out,
+                  &err) == 0);
+  node.stop();
+
+  std::vector<std::string> got;
+  for (const auto& rec : partition_dir_records(node.partition_dir({"dedup", 0})))
+    got.push_back(rec.value.value_or(""));
+  CHECK(got == values("line", count));
+}
