@@ -5,7 +5,8 @@
 #   [MODES="throughput sync e2e"] tests/bench/perf_rf3.sh [BUILD_DIR] [RECORDS]
 #
 # Starts three nodes on temporary data dirs, each listening on ports the kernel picks on
-# 127.0.0.1, and bench_rf3_controller, which plays the controller (`capstan node` runs none yet):
+# 127.0.0.1, and bench_rf3_controller, which plays the controller (this script predates
+# --controller-quorum; tests/bench/README.md says how to measure nodes running their own quorum):
 # it places one single-partition topic per run on all three nodes, led by nodes 1, 2 and 3 in
 # turn, every node in the ISR. Then runs, bootstrapped at node 2 (the client finds each leader
 # through Metadata), the MODES asked for (default all three), each with acks=all:
