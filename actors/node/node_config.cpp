@@ -194,15 +194,6 @@ key_setter bool_key(Get get) {
 }
 
 template <class Get>
-key_setter bool_key(Get get) {
-  return [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
-    if (auto s = check_kind(key, flat, {value_kind::boolean}, "a boolean"); !s) return s;
-    get(c) = flat.text == "true";
-    return {};
-  };
-}
-
-template <class Get>
 key_setter text_key(Get get, std::string expected) {
   return [get, expected](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::string}, expected); !s) return s;

@@ -201,17 +201,11 @@ public:
   }
 
   status delete_topic(const std::string& name) override {
-    auto r = run_sync<bool>([this, name] {
+    return run_status([this, name] {
       auto req = admin_cap().deleteTopicRequest();
       req.setName(name);
-      return with_timeout(req.send().then([](auto response) -> result<bool> {
-        if (response.getErrorCode() != 0)
-          return from_code(response.getErrorCode(), response.getErrorMessage());
-        return true;
-      }));
+      return req;
     });
-    if (!r) return r.err();
-    return {};
   }
 
   result<std::vector<std::string>> list_topics() override {
@@ -242,7 +236,7 @@ public:
 
   status alter_configs(const std::string& topic,
                        const std::map<std::string, std::string>& configs) override {
-    auto r = run_sync<bool>([this, topic, configs] {
+    return run_status([this, topic, configs] {
       auto req = admin_cap().alterConfigsRequest();
       req.setTopic(topic);
       auto list = req.initConfigs(static_cast<unsigned>(configs.size()));
@@ -252,29 +246,17 @@ public:
         list[i].setValue(v);
         ++i;
       }
-      return with_timeout(req.send().then([](auto response) -> result<bool> {
-        if (response.getErrorCode() != 0)
-          return from_code(response.getErrorCode(), response.getErrorMessage());
-        return true;
-      }));
+      return req;
     });
-    if (!r) return r.err();
-    return {};
   }
 
   status create_partitions(const std::string& topic, int32_t total) override {
-    auto r = run_sync<bool>([this, topic, total] {
+    return run_status([this, topic, total] {
       auto req = admin_cap().createPartitionsRequest();
       req.setTopic(topic);
       req.setTotalCount(total);
-      return with_timeout(req.send().then([](auto response) -> result<bool> {
-        if (response.getErrorCode() != 0)
-          return from_code(response.getErrorCode(), response.getErrorMessage());
-        return true;
-      }));
+      return req;
     });
-    if (!r) return r.err();
-    return {};
   }
 
   result<std::vector<election_result>>
@@ -336,7 +318,7 @@ public:
   }
 
   status inject_fault(fault_kind kind, const std::vector<int32_t>& peers, int32_t count) override {
-    auto r = run_sync<bool>([this, kind, peers, count] {
+    return run_status([this, kind, peers, count] {
       auto req = admin_cap().injectFaultRequest();
       switch (kind) {
       case fault_kind::clear:
@@ -352,14 +334,8 @@ public:
       auto list = req.initPeers(static_cast<unsigned>(peers.size()));
       for (size_t i = 0; i < peers.size(); ++i) list.set(static_cast<unsigned>(i), peers[i]);
       req.setCount(count);
-      return with_timeout(req.send().then([](auto response) -> result<bool> {
-        if (response.getErrorCode() != 0)
-          return from_code(response.getErrorCode(), response.getErrorMessage());
-        return true;
-      }));
+      return req;
     });
-    if (!r) return r.err();
-    return {};
   }
 
   void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
@@ -543,6 +519,22 @@ private:
       queue_.push_back(std::move(job));
     }
     wake();
+  }
+
+  // Sends the request `build` makes (on the RPC thread) and reads its answer's errorCode and
+  // errorMessage, the answer of every admin call that returns nothing else.
+  template <class Build>
+  status run_status(Build build) {
+    auto r = run_sync<bool>([this, build] {
+      auto req = build();
+      return with_timeout(req.send().then([](auto response) -> result<bool> {
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
+        return true;
+      }));
+    });
+    if (!r) return r.err();
+    return {};
   }
 
   // REQUIRES: not called on the loop thread (it would wait for itself).
