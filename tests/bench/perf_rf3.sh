@@ -35,7 +35,7 @@ capstan="$build/runtime/capstan"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be an integer >= 1, not '$rounds'" >&2; exit 2; }
 
-# shellcheck source=../../examples/lib/cluster.sh
+# shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
 source "$here/../../examples/lib/cluster.sh"
 
 # True if nothing listens on TCP port $1 of 127.0.0.1.
@@ -60,13 +60,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# cluster_start creates the sync topic and waits for its ISR; the others are created below.
-CAPSTAN=$capstan EXAMPLE_DIR=$dir TOPIC=perf-rf3-sync PARTITIONS=1 CLUSTER_ID=capstan-bench-rf3 \
+# cluster_start creates the sync topic and waits for its ISR; the others are created below. It
+# runs in a subshell: on failure it stops what it started and exits that, and its EXIT trap
+# leaves this script's alone.
+(CAPSTAN=$capstan EXAMPLE_DIR=$dir TOPIC=perf-rf3-sync PARTITIONS=1 CLUSTER_ID=capstan-bench-rf3 \
   CLIENT_PORTS="$base,$((base + 100)),$((base + 200))" \
   CLUSTER_PORTS="$((base + 1)),$((base + 101)),$((base + 201))" \
   METRICS_PORTS="$((base + 2)),$((base + 102)),$((base + 202))" \
-  cluster_start 3 3 "$dir" 1 "$here" >"$dir/start.out" || { cat "$dir/start.out" >&2; exit 1; }
-trap cleanup EXIT # cluster_start replaced the trap while it ran
+  cluster_start 3 3 "$dir" 1 "$here") >"$dir/start.out" 2>&1 || { cat "$dir/start.out" >&2; exit 1; }
 bootstrap=$(<"$dir/bootstrap")
 
 # Creates topic $1 (one partition, RF=3, min.insync.replicas=2) and waits (at most 60 s) until it
