@@ -7,13 +7,18 @@
 // and producer snapshot writes all run on the worker (docs/storage.md).
 //
 // Ordering: the worker handles the log's requests in the order sent, so a read sent after an
-// append sees it. Structural changes that must finish before anything else (truncation) use
-// `await`, which holds back other messages until the worker answered.
+// append sees it. A read of exactly the last append (a follower's or consumer's next fetch) is
+// answered from the appended buffer without the worker: the log counts those bytes from the
+// moment it planned the write, and they are the bytes the worker writes. Structural changes that
+// must finish before anything else (truncation) use `await`, which holds back other messages until
+// the worker answered.
 
 #include "actors/log/partition_log_actor.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <optional>
+#include <vector>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -23,6 +28,7 @@
 #include "actors/log/io_worker_actor.hpp"
 #include "actors/log/partition_log.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/batch/record_batch_format.hpp"
 #include "runtime/storage/epoch_scan.hpp"
 #include "runtime/storage/file_handle.hpp"
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
@@ -36,6 +42,10 @@ namespace capstan {
 
 namespace {
 
+// The largest append buffer a log keeps for reads of its tail (partition_log_state::tail): at
+// most this much memory per partition beyond what the worker holds while it writes.
+constexpr size_t max_tail_bytes = 64 * 1024;
+
 struct partition_log_state {
   static inline const char* name = "capstan.partition_log";
 
@@ -48,6 +58,20 @@ struct partition_log_state {
   std::optional<partition_log> log;
   // Set after a storage error: the log then refuses everything (Kafka takes the log dir offline).
   std::optional<error> failed;
+  // The last append, when it was one write of at most `max_tail_bytes`: a read of exactly the
+  // log's tail (a follower's or a consumer's next fetch) is answered from it without a round
+  // trip to the worker. Good while the log end and the layout generation are still the ones
+  // the append left.
+  struct appended_tail {
+    batch_buffer bytes;
+    offset first{0};
+    offset next{0};
+    uint64_t generation = 0;
+    // `bytes` as a slice, made by the first read: log_slice's promise (8-byte aligned, readable
+    // up to its last whole word) may need a copy.
+    std::optional<log_slice> slice;
+  };
+  std::optional<appended_tail> tail;
 
   timestamp_ms now() const { return opts.clock(); }
 };
@@ -224,12 +248,50 @@ caf::result<append_result> run_append(self_ptr self, append_plan plan) {
   return rp;
 }
 
+// Remembers what `plan` writes as the log's tail, if it is a single write small enough to keep.
+void remember_tail(partition_log_state& st, const append_plan& plan) {
+  st.tail.reset();
+  if (plan.steps.size() != 1) return;
+  const auto* w = std::get_if<segment_write>(&plan.steps.front());
+  if (!w || !w->part.data || w->part.data->size() > max_tail_bytes) return;
+  st.tail = partition_log_state::appended_tail{w->part, plan.result.first, plan.result.last + 1,
+                                               st.log->generation(), std::nullopt};
+}
+
+// `tail` as a log slice: its own bytes if they keep log_slice's promise (8-byte aligned and
+// readable up to the last whole word), else an aligned, zero-padded copy.
+log_slice slice_of(const partition_log_state::appended_tail& tail) {
+  const auto view = tail.bytes.view();
+  const size_t whole_words = batch_format::align_up(view.size());
+  if (reinterpret_cast<uintptr_t>(view.data()) % batch_format::alignment == 0 &&
+      tail.bytes.begin + whole_words <= tail.bytes.data->size())
+    return log_slice{tail.bytes.data, view.data(), view.size(), tail.first, tail.next};
+  auto words = std::make_shared<std::vector<uint64_t>>(whole_words / sizeof(uint64_t), 0);
+  std::memcpy(words->data(), view.data(), view.size());
+  const auto* data = reinterpret_cast<const uint8_t*>(words->data());
+  return log_slice{std::move(words), data, view.size(), tail.first, tail.next};
+}
+
+// The tail kept by the last append, as the read `req` would return it from the segment (one
+// batch, written as given): only a read starting at its first offset, taking all of it, while
+// it still ends the log and no truncation, retention or compaction changed the layout.
+std::optional<log_slice> read_tail(partition_log_state& st, const read_request& req) {
+  if (!st.tail) return std::nullopt;
+  auto& t = *st.tail;
+  if (t.generation != st.log->generation() || t.next != st.log->log_end() || req.from != t.first ||
+      t.next > req.upto || static_cast<int64_t>(t.bytes.size()) > req.max_bytes)
+    return std::nullopt;
+  if (!t.slice) t.slice = slice_of(t);
+  return t.slice;
+}
+
 caf::result<append_result> append(self_ptr self, append_request& req) {
   auto& st = self->state;
   if (st.failed) return refuse(st);
   auto plan = st.log->append(req, st.now());
   if (!plan) return to_caf_error(plan.err());
   if (plan->result.duplicate) return plan->result;
+  remember_tail(st, *plan);
   return run_append(self, std::move(*plan));
 }
 
@@ -567,6 +629,7 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
         auto start = st.log->start_read(req);
         if (!start) return to_caf_error(start.err());
         if (start->empty) return log_slice{{}, nullptr, 0, req.from, req.from};
+        if (auto tail = read_tail(st, req)) return std::move(*tail);
         auto rp = self->make_response_promise<log_slice>();
         read_from(self, start->segment_base, req, rp);
         return rp;

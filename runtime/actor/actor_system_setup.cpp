@@ -21,8 +21,13 @@ void prepare_actor_config(caf::actor_system_config& cfg, const actor_config_opti
     cfg.set("scheduler.max-threads", options.max_threads);
   if (options.policy == actor_config_options::scheduler_policy::sharing)
     cfg.set("scheduler.policy", caf::atom("sharing"));
-  if (options.load_middleman)
+  if (options.load_middleman) {
     cfg.load<caf::io::middleman>();
+    // A message from another node is deserialized on the multiplexer thread and enqueued to its
+    // actor directly. CAF's default (one BASP worker on 2 cores) hands it to a worker that runs
+    // on the scheduler first: one more thread hand-off on every replication round trip.
+    cfg.set("middleman.workers", size_t{0});
+  }
 }
 
 actor_config::actor_config(const actor_config_options& options) {

@@ -54,6 +54,13 @@ TEST_CASE("the actor config defaults to two scheduler threads", "[actor][actor_s
   CHECK(caf::get_or(wide.content, "scheduler.max-threads", size_t{0}) == 3);
 }
 
+TEST_CASE("with the middleman, messages from other nodes skip the BASP workers",
+          "[actor][actor_system_setup]") {
+  actor_config_options options;
+  actor_config cfg{options};
+  CHECK(caf::get_or(cfg.content, "middleman.workers", size_t{1}) == 0);
+}
+
 TEST_CASE("the sharing policy is set when asked for", "[actor][actor_system_setup]") {
   actor_config_options options;
   options.load_middleman = false;

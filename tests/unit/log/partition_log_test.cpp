@@ -77,6 +77,61 @@ TEST_CASE("reads stop below the upper bound at a batch boundary", "[log]") {
   CHECK(at_bound->empty());
 }
 
+TEST_CASE("a read of the last append returns its records, aligned, until the log changes",
+          "[log]") {
+  temp_dir dir;
+  log_harness log(dir.path());
+  log.open();
+  REQUIRE(log.append(make_batch(3, "a", log.now())));
+  REQUIRE(log.append(make_batch(2, "b", log.now())));
+  auto tail = log.read(offset{3});
+  REQUIRE(tail);
+  CHECK(reinterpret_cast<uintptr_t>(tail->data) % 8 == 0);
+  CHECK(tail->first_offset == offset{3});
+  CHECK(tail->next_offset == offset{5});
+  auto records = records_of(tail->bytes());
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].value == "b-0");
+  CHECK(records[1].off == offset{4});
+
+  // Above the upper bound (a high watermark below the append): nothing.
+  auto bounded = log.read(offset{3}, 1 << 20, offset{4});
+  REQUIRE(bounded);
+  CHECK(bounded->empty());
+
+  // Truncated and appended again at the same offsets: the new records, not the old ones.
+  REQUIRE(log.truncate(offset{3}));
+  auto gone = log.read(offset{3});
+  REQUIRE(gone);
+  CHECK(gone->empty());
+  REQUIRE(log.append(make_batch(2, "c", log.now())));
+  auto again = log.read(offset{3});
+  REQUIRE(again);
+  auto replaced = records_of(again->bytes());
+  REQUIRE(replaced.size() == 2);
+  CHECK(replaced[0].value == "c-0");
+  CHECK(log.read_all().size() == 5);
+}
+
+TEST_CASE("a read of the last replicated append returns the leader's batch", "[log]") {
+  temp_dir dir;
+  log_harness log(dir.path());
+  log.open();
+  for (int i = 0; i < 3; ++i) {
+    auto batch = make_batch(1 + i, "r" + std::to_string(i), log.now());
+    const offset base{i * (i + 1) / 2};
+    set_base_offset(batch, base);
+    REQUIRE(log.append(batch, append_origin::replication));
+    auto slice = log.read(base);
+    REQUIRE(slice);
+    CHECK(reinterpret_cast<uintptr_t>(slice->data) % 8 == 0);
+    auto records = records_of(slice->bytes());
+    REQUIRE(records.size() == static_cast<size_t>(1 + i));
+    CHECK(records.front().off == base);
+    CHECK(records.front().value == "r" + std::to_string(i) + "-0");
+  }
+}
+
 TEST_CASE("reads outside the log are OFFSET_OUT_OF_RANGE and at the end are empty", "[log]") {
   temp_dir dir;
   log_harness log(dir.path());
