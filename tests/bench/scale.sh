@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Scale (issue 8, point 10): starts three `capstan node` processes with a controller quorum of all
+# three (examples/lib/cluster.sh), creates topics totalling PARTITIONS partitions (default 10,000)
+# with replication factor RF (default 3), and reports
+#  - how long the creations took and how long until every partition has a leader and until every
+#    ISR is full (polling `capstan topic describe`, bounded by WAIT_S);
+#  - that partitions serve: one record produced with acks=all to each of SAMPLE partitions spread
+#    over the topics (default 50; 0 skips) and read back;
+#  - per node: RSS and open file descriptors before and after, memory per partition replica, and
+#    the partitions its log reports offline or unopened.
+# A topic whose creation fails is reported with its error and not counted. Stops every node it
+# started, by pid. Usage: tests/bench/scale.sh BUILD [PARTITIONS]
+# Environment: RF, PER_TOPIC (partitions per topic, default 1000), SAMPLE, NODE_CONFIG,
+# BENCH_DIR (default a fresh temporary dir, removed at the end unless KEEP=1), WAIT_S (default 900).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${1:?usage: $0 BUILD [PARTITIONS]}
+build=$(cd "$build" && pwd)
+partitions=${2:-10000}
+rf=${RF:-3}
+per_topic=${PER_TOPIC:-1000}
+sample=${SAMPLE:-50}
+wait_s=${WAIT_S:-900}
+# shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
+source "$here/../../examples/lib/cluster.sh"
+
+export CAPSTAN=$build/runtime/capstan
+dir=${BENCH_DIR:-$(mktemp -d /tmp/capstan-scale.XXXXXX)}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+export EXAMPLE_DIR=$dir TOPIC=scale-probe PARTITIONS=1 CLUSTER_ID=capstan-scale-bench
+export START_TIMEOUT_S=120
+base=$((20000 + RANDOM % 400 * 100))
+export CLIENT_PORTS="$base,$((base + 10)),$((base + 20))"
+export CLUSTER_PORTS="$((base + 1)),$((base + 11)),$((base + 21))"
+export METRICS_PORTS="$((base + 2)),$((base + 12)),$((base + 22))"
+
+cleanup() {
+  cluster_stop "$dir" >/dev/null
+  if [[ ${KEEP:-0} == 1 ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
+}
+cluster_start 3 3 "$dir" 1 "$here" >/dev/null
+trap cleanup EXIT
+bootstrap=$(<"$dir/bootstrap")
+echo "3 nodes in $dir; $partitions partitions, RF=$rf, $per_topic per topic"
+echo "load: $(uptime | sed 's/.*load average/load average/')"
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+declare -A rss_before fd_before
+node_stats() { # ID -> "RSS_KB FDS"
+  local pid
+  pid=$(live_pid "$dir" "$1")
+  [[ -n $pid ]] || { echo "dead dead"; return; }
+  echo "$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status") $(find "/proc/$pid/fd" -mindepth 1 2>/dev/null | wc -l)"
+}
+for i in 1 2 3; do
+  pid=$(live_pid "$dir" "$i")
+  echo "node $i: pid $pid, open-file limit $(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")"
+  read -r rss_before[$i] fd_before[$i] < <(node_stats "$i")
+done
+
+# The topics: scale-0, scale-1, ... of PER_TOPIC partitions, the last one what is left.
+t0=$(now_ms)
+created=0
+declare -a topics=() topic_parts=()
+k=0
+while ((created < partitions)); do
+  n=$((partitions - created < per_topic ? partitions - created : per_topic))
+  if out=$("$CAPSTAN" topic create "scale-$k" --partitions "$n" --replication-factor "$rf" \
+    --bootstrap "$bootstrap" 2>&1); then
+    topics+=("scale-$k")
+    topic_parts+=("$n")
+  else
+    echo "error: topic scale-$k ($n partitions) not created: $out"
+  fi
+  created=$((created + n))
+  k=$((k + 1))
+done
+t_created=$(now_ms)
+total=0
+for n in "${topic_parts[@]}"; do total=$((total + n)); done
+echo "created ${#topics[@]} topics, $total partitions, in $((t_created - t0)) ms"
+((total > 0)) || die "no topic was created"
+
+# Counts over every created partition: "PARTITIONS WITH_LEADER FULL_ISR".
+census() {
+  local t out
+  for t in "${topics[@]}"; do
+    out=$("$CAPSTAN" topic describe "$t" --bootstrap "$bootstrap" 2>/dev/null) || continue
+    echo "$out"
+  done | awk -v rf="$rf" '/Partition: / { n++; for (f = 1; f <= NF; f++) {
+      if ($f == "Leader:" && $(f + 1) != "none") l++
+      if ($f == "Isr:" && split($(f + 1), a, ",") == rf) i++ } }
+    END { printf "%d %d %d\n", n, l, i }'
+}
+t_leaders="" t_isr=""
+deadline=$((SECONDS + wait_s))
+while :; do
+  read -r seen led full < <(census)
+  now=$(now_ms)
+  if [[ -z $t_leaders ]] && ((seen == total && led == total)); then t_leaders=$now; fi
+  if ((seen == total && full == total)); then t_isr=$now; break; fi
+  if ((SECONDS >= deadline)); then
+    echo "error: after $wait_s s: $seen partitions described, $led with a leader, $full with a full ISR"
+    break
+  fi
+  sleep 2
+done
+[[ -n $t_leaders ]] && echo "every partition has a leader: $((t_leaders - t0)) ms after the first creation"
+[[ -n $t_isr ]] && echo "every ISR has $rf replicas: $((t_isr - t0)) ms after the first creation"
+
+# Serving: one acks=all record to each sampled partition, read back.
+if ((sample > 0)); then
+  ok=0 failed=0
+  for s in $(seq 0 $((sample - 1))); do
+    ti=$((s % ${#topics[@]}))
+    t=${topics[$ti]}
+    p=$(((s / ${#topics[@]} * 97 + s) % ${topic_parts[$ti]}))
+    v="scale-check-$s"
+    if echo "$v" | "$CAPSTAN" produce "$t" --partition "$p" --acks all --bootstrap "$bootstrap" \
+      >/dev/null 2>"$dir/sample.err" &&
+      got=$("$CAPSTAN" consume "$t" --partition "$p" --from-beginning --max-messages 1 \
+        --timeout-ms 10000 --bootstrap "$bootstrap" 2>>"$dir/sample.err") && [[ $got == "$v" ]]; then
+      ok=$((ok + 1))
+    else
+      failed=$((failed + 1))
+      echo "error: $t-$p does not serve: $(tail -n 1 "$dir/sample.err")"
+    fi
+  done
+  echo "serving: $ok of $sample sampled partitions produced to and read back, $failed failed"
+fi
+
+echo "per node (replicas hosted: $((total * rf / 3)) on average):"
+for i in 1 2 3; do
+  read -r rss fds < <(node_stats "$i")
+  hosted=$(grep -c "" <(for t in "${topics[@]}"; do
+    "$CAPSTAN" topic describe "$t" --bootstrap "$bootstrap" 2>/dev/null; done |
+    awk -v id="$i" '/Partition: / { for (f = 1; f <= NF; f++) if ($f == "Replicas:") {
+      n = split($(f + 1), r, ","); for (j = 1; j <= n; j++) if (r[j] == id) print } }'))
+  offline=$(grep -cE "is offline|cannot open" "$dir/node-$i.log" || true)
+  per=$([[ $rss != dead && $hosted -gt 0 ]] && echo "$(((rss - rss_before[$i]) / hosted)) KiB" || echo NA)
+  echo "  node $i: RSS ${rss_before[$i]} -> $rss KiB, fds ${fd_before[$i]} -> $fds," \
+    "$hosted replicas, $per per replica, $offline offline/unopened log lines"
+done
+echo "load: $(uptime | sed 's/.*load average/load average/')"
