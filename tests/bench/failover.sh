@@ -132,11 +132,13 @@ producer_pid=$!
 wait_until "the producer's first acknowledgement" grep -q '^first ' "$dir/producer.out"
 
 echo "== partition leader failover: $trials trials"
-printf '%-6s %-7s %12s %12s %12s\n' trial leader detect_ms elected_ms total_ms
+printf '%-6s %-7s %-11s %12s %12s %12s\n' trial leader controller detect_ms elected_ms total_ms
 for t in $(seq 1 "$trials"); do
   sleep 1 # acknowledgements flow before the kill
   leader=$(leader_of)
   [[ $leader =~ ^[1-3]$ ]] || die "trial $t: partition 0 has no leader ('$leader')"
+  # When the leader is the active controller too, a new controller must be elected first.
+  ctl=$(active_controller "$bootstrap")
   t0=$(now_ns)
   kill_node "$leader"
   first_ack() { awk -v t0="$t0" '$1 == "gap" && $3 > t0 { print $3; exit }' "$dir/producer.out"; }
@@ -147,8 +149,8 @@ for t in $(seq 1 "$trials"); do
   detect=$([[ -n $t_detect ]] && ms "$t0" "$t_detect" || echo NA)
   elect=$([[ -n $t_elect ]] && ms "$t0" "$t_elect" || echo NA)
   total=$(ms "$t0" "$t_ack")
-  printf '%-6s %-7s %12s %12s %12s\n' "$t" "$leader" "$detect" "$elect" "$total"
-  echo "leader $detect $elect $total" >>"$results"
+  printf '%-6s %-7s %-11s %12s %12s %12s\n' "$t" "$leader" "$ctl" "$detect" "$elect" "$total"
+  echo "leader $detect $elect $total $([[ $ctl == "$leader" ]] && echo both || echo leader-only)" >>"$results"
   restart_node "$leader"
 done
 
@@ -187,5 +189,7 @@ summary leader 4 "leader: first acks=all acknowledgement on the new leader"
 summary controller 2 "controller: new controller logs 'active in term' (detection)"
 summary controller 3 "controller: cluster describe names the new one"
 summary controller 4 "controller: a topic creation succeeds"
+printf '%-58s ' "leader: first acknowledgement, leader not the controller"
+awk '$1 == "leader" && $5 == "leader-only" { print $4 }' "$results" | stats
 awk '$1 == "leader" && $2 != "NA" { d += $2; s += $4; n++ }
   END { if (n) printf "detection share of the leader failover total: %.0f%%\n", 100 * d / s }' "$results"

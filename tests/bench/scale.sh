@@ -8,6 +8,8 @@
 #    over the topics (default 50; 0 skips) and read back;
 #  - per node: RSS and open file descriptors before and after, memory per partition replica, and
 #    the partitions its log reports offline or unopened.
+#  - with RESTART=1 (the default), a whole-cluster restart: how long the nodes take to stop and
+#    to start, and until every partition has a leader again.
 # A topic whose creation fails is reported with its error and not counted. Stops every node it
 # started, by pid. Usage: tests/bench/scale.sh BUILD [PARTITIONS]
 # Environment: RF, PER_TOPIC (partitions per topic, default 1000), SAMPLE, NODE_CONFIG,
@@ -93,21 +95,26 @@ census() {
       if ($f == "Isr:" && split($(f + 1), a, ",") == rf) i++ } }
     END { printf "%d %d %d\n", n, l, i }'
 }
-t_leaders="" t_isr=""
-deadline=$((SECONDS + wait_s))
-while :; do
-  read -r seen led full < <(census)
-  now=$(now_ms)
-  if [[ -z $t_leaders ]] && ((seen == total && led == total)); then t_leaders=$now; fi
-  if ((seen == total && full == total)); then t_isr=$now; break; fi
-  if ((SECONDS >= deadline)); then
-    echo "error: after $wait_s s: $seen partitions described, $led with a leader, $full with a full ISR"
-    break
-  fi
-  sleep 2
-done
-[[ -n $t_leaders ]] && echo "every partition has a leader: $((t_leaders - t0)) ms after the first creation"
-[[ -n $t_isr ]] && echo "every ISR has $rf replicas: $((t_isr - t0)) ms after the first creation"
+# Polls until every partition has a leader and a full ISR (bounded by WAIT_S); prints both times
+# in ms after $1, the start, with $2 naming it.
+await_leaders() {
+  local start=$1 what=$2 t_leaders="" t_isr="" seen led full now deadline=$((SECONDS + wait_s))
+  while :; do
+    read -r seen led full < <(census)
+    now=$(now_ms)
+    if [[ -z $t_leaders ]] && ((seen == total && led == total)); then t_leaders=$now; fi
+    if ((seen == total && full == total)); then t_isr=$now; break; fi
+    if ((SECONDS >= deadline)); then
+      echo "error: after $wait_s s: $seen partitions described, $led with a leader, $full with a full ISR"
+      break
+    fi
+    sleep 2
+  done
+  [[ -n $t_leaders ]] && echo "every partition has a leader: $((t_leaders - start)) ms after $what"
+  [[ -n $t_isr ]] && echo "every ISR has $rf replicas: $((t_isr - start)) ms after $what"
+  return 0
+}
+await_leaders "$t0" "the first creation"
 
 # Serving: one acks=all record to each sampled partition, read back.
 if ((sample > 0)); then
@@ -138,8 +145,26 @@ for i in 1 2 3; do
     awk -v id="$i" '/Partition: / { for (f = 1; f <= NF; f++) if ($f == "Replicas:") {
       n = split($(f + 1), r, ","); for (j = 1; j <= n; j++) if (r[j] == id) print } }'))
   offline=$(grep -cE "is offline|cannot open" "$dir/node-$i.log" || true)
+  ((offline == 0)) || echo "error: node $i could not open $offline of its replicas (see its log)"
   per=$([[ $rss != dead && $hosted -gt 0 ]] && echo "$(((rss - rss_before[$i]) / hosted)) KiB" || echo NA)
   echo "  node $i: RSS ${rss_before[$i]} -> $rss KiB, fds ${fd_before[$i]} -> $fds," \
     "$hosted replicas, $per per replica, $offline offline/unopened log lines"
 done
+
+# Whole-cluster restart (RESTART=1, the default): SIGTERM to every node, then the same nodes
+# again on their data dirs, timed until they are ready and until every partition is led again.
+if [[ ${RESTART:-1} == 1 ]]; then
+  t_stop=$(now_ms)
+  STOP_TIMEOUT_S=120 cluster_stop "$dir" >/dev/null
+  t_start=$(now_ms)
+  echo "restart: the nodes stopped in $((t_start - t_stop)) ms"
+  START_TIMEOUT_S=$wait_s cluster_start 3 3 "$dir" 1 "$here" >/dev/null
+  echo "restart: nodes ready and $TOPIC led again $(($(now_ms) - t_start)) ms after the start"
+  await_leaders "$t_start" "the start"
+  for i in 1 2 3; do
+    read -r rss fds < <(node_stats "$i")
+    echo "  node $i after the restart: RSS $rss KiB, fds $fds," \
+      "$(grep -cE "is offline|cannot open" "$dir/node-$i.log" || true) offline/unopened log lines"
+  done
+fi
 echo "load: $(uptime | sed 's/.*load average/load average/')"
