@@ -95,39 +95,75 @@ census() {
       if ($f == "Isr:" && split($(f + 1), a, ",") == rf) i++ } }
     END { printf "%d %d %d\n", n, l, i }'
 }
-# Polls until every partition has a leader and a full ISR (bounded by WAIT_S); prints both times
-# in ms after $1, the start, with $2 naming it.
+# Replicas of the scale-* topics node $1 has opened since its log began (one "opened with" line
+# each: the log is loaded and its files are open).
+opened() { grep -cE "scale-[0-9]+-[0-9]+ on node $1: opened with" "$dir/node-$1.log" || true; }
+# `topic describe $1`, tried up to 10 times (a busy node can time a describe out).
+describe() {
+  local n
+  for n in $(seq 1 10); do
+    "$CAPSTAN" topic describe "$1" --bootstrap "$bootstrap" 2>/dev/null && return 0
+    sleep 1
+  done
+  die "topic describe $1 failed 10 times"
+}
+# The replicas each node hosts, from `topic describe`.
+declare -A hosted
+count_hosted() {
+  local i
+  for i in 1 2 3; do
+    hosted[$i]=$(for t in "${topics[@]}"; do describe "$t"; done |
+      awk -v id="$i" '/Partition: / { for (f = 1; f <= NF; f++) if ($f == "Replicas:") {
+        n = split($(f + 1), r, ","); for (j = 1; j <= n; j++) if (r[j] == id) c++ } }
+        END { print c + 0 }')
+  done
+}
+# Polls (bounded by WAIT_S) until the metadata gives every partition a leader and a full ISR, and
+# until every node has opened every replica it hosts; prints the times in ms after $1, the start,
+# with $2 naming it. The metadata alone proves little: the controller assigns a new partition's
+# whole replica set as its ISR, and keeps leaders and ISRs over a restart.
 await_leaders() {
-  local start=$1 what=$2 t_leaders="" t_isr="" seen led full now deadline=$((SECONDS + wait_s))
+  local start=$1 what=$2 t_leaders="" t_opened="" seen led full now i all deadline=$((SECONDS + wait_s))
   while :; do
-    read -r seen led full < <(census)
     now=$(now_ms)
-    if [[ -z $t_leaders ]] && ((seen == total && led == total)); then t_leaders=$now; fi
-    if ((seen == total && full == total)); then t_isr=$now; break; fi
+    if [[ -z $t_leaders ]]; then
+      read -r seen led full < <(census)
+      if ((seen == total && led == total && full == total)); then t_leaders=$(now_ms); fi
+    fi
+    if [[ -z $t_opened ]]; then
+      all=1
+      for i in 1 2 3; do (($(opened "$i") >= hosted[$i])) || all=0; done
+      ((all)) && t_opened=$now
+    fi
+    [[ -n $t_leaders && -n $t_opened ]] && break
     if ((SECONDS >= deadline)); then
-      echo "error: after $wait_s s: $seen partitions described, $led with a leader, $full with a full ISR"
+      echo "error: after $wait_s s: $seen partitions described, $led with a leader, $full with a full ISR;" \
+        "opened per node: $(opened 1)/${hosted[1]} $(opened 2)/${hosted[2]} $(opened 3)/${hosted[3]}"
       break
     fi
-    sleep 2
+    sleep 1
   done
-  [[ -n $t_leaders ]] && echo "every partition has a leader: $((t_leaders - start)) ms after $what"
-  [[ -n $t_isr ]] && echo "every ISR has $rf replicas: $((t_isr - start)) ms after $what"
+  [[ -n $t_leaders ]] && echo "metadata gives every partition a leader and $rf replicas in sync: $((t_leaders - start)) ms after $what"
+  [[ -n $t_opened ]] && echo "every node has opened every replica it hosts: $((t_opened - start)) ms after $what"
   return 0
 }
+count_hosted
 await_leaders "$t0" "the first creation"
 
-# Serving: one acks=all record to each sampled partition, read back.
-if ((sample > 0)); then
-  ok=0 failed=0
+# Serving: one acks=all record to each sampled partition, read back as the partition's $1th
+# record ($1: how many checks have run, this one included).
+serve() {
+  ((sample > 0)) || return 0
+  local ok=0 failed=0 s ti t p v got
   for s in $(seq 0 $((sample - 1))); do
     ti=$((s % ${#topics[@]}))
     t=${topics[$ti]}
     p=$(((s / ${#topics[@]} * 97 + s) % ${topic_parts[$ti]}))
-    v="scale-check-$s"
+    v="scale-check-$1-$s"
     if echo "$v" | "$CAPSTAN" produce "$t" --partition "$p" --acks all --bootstrap "$bootstrap" \
       >/dev/null 2>"$dir/sample.err" &&
-      got=$("$CAPSTAN" consume "$t" --partition "$p" --from-beginning --max-messages 1 \
-        --timeout-ms 10000 --bootstrap "$bootstrap" 2>>"$dir/sample.err") && [[ $got == "$v" ]]; then
+      got=$("$CAPSTAN" consume "$t" --partition "$p" --from-beginning --max-messages "$1" \
+        --timeout-ms 10000 --bootstrap "$bootstrap" 2>>"$dir/sample.err" | tail -n 1) && [[ $got == "$v" ]]; then
       ok=$((ok + 1))
     else
       failed=$((failed + 1))
@@ -135,20 +171,18 @@ if ((sample > 0)); then
     fi
   done
   echo "serving: $ok of $sample sampled partitions produced to and read back, $failed failed"
-fi
+}
+serve 1
 
 echo "per node (replicas hosted: $((total * rf / 3)) on average):"
 for i in 1 2 3; do
   read -r rss fds < <(node_stats "$i")
-  hosted=$(grep -c "" <(for t in "${topics[@]}"; do
-    "$CAPSTAN" topic describe "$t" --bootstrap "$bootstrap" 2>/dev/null; done |
-    awk -v id="$i" '/Partition: / { for (f = 1; f <= NF; f++) if ($f == "Replicas:") {
-      n = split($(f + 1), r, ","); for (j = 1; j <= n; j++) if (r[j] == id) print } }'))
+  h=${hosted[$i]}
   offline=$(grep -cE "is offline|cannot open" "$dir/node-$i.log" || true)
   ((offline == 0)) || echo "error: node $i could not open $offline of its replicas (see its log)"
-  per=$([[ $rss != dead && $hosted -gt 0 ]] && echo "$(((rss - rss_before[$i]) / hosted)) KiB" || echo NA)
+  per=$([[ $rss != dead && $h -gt 0 ]] && echo "$(((rss - rss_before[$i]) / h)) KiB" || echo NA)
   echo "  node $i: RSS ${rss_before[$i]} -> $rss KiB, fds ${fd_before[$i]} -> $fds," \
-    "$hosted replicas, $per per replica, $offline offline/unopened log lines"
+    "$h replicas, $per per replica, $offline offline/unopened log lines"
 done
 
 # Whole-cluster restart (RESTART=1, the default): SIGTERM to every node, then the same nodes
@@ -161,6 +195,7 @@ if [[ ${RESTART:-1} == 1 ]]; then
   START_TIMEOUT_S=$wait_s cluster_start 3 3 "$dir" 1 "$here" >/dev/null
   echo "restart: nodes ready and $TOPIC led again $(($(now_ms) - t_start)) ms after the start"
   await_leaders "$t_start" "the start"
+  serve 2
   for i in 1 2 3; do
     read -r rss fds < <(node_stats "$i")
     echo "  node $i after the restart: RSS $rss KiB, fds $fds," \
