@@ -84,7 +84,8 @@ for n in "${topic_parts[@]}"; do total=$((total + n)); done
 echo "created ${#topics[@]} topics, $total partitions, in $((t_created - t0)) ms"
 ((total > 0)) || die "no topic was created"
 
-# Counts over every created partition: "PARTITIONS WITH_LEADER FULL_ISR".
+# Counts over every created partition: "PARTITIONS WITH_LEADER FULL_ISR R1 R2 R3", Ri being the
+# replicas node i hosts. A describe that fails leaves its topic out.
 census() {
   local t out
   for t in "${topics[@]}"; do
@@ -92,45 +93,30 @@ census() {
     echo "$out"
   done | awk -v rf="$rf" '/Partition: / { n++; for (f = 1; f <= NF; f++) {
       if ($f == "Leader:" && $(f + 1) != "none") l++
-      if ($f == "Isr:" && split($(f + 1), a, ",") == rf) i++ } }
-    END { printf "%d %d %d\n", n, l, i }'
+      if ($f == "Isr:" && split($(f + 1), a, ",") == rf) i++
+      if ($f == "Replicas:") { k = split($(f + 1), r, ","); for (j = 1; j <= k; j++) h[r[j]]++ } } }
+    END { printf "%d %d %d %d %d %d\n", n, l, i, h[1], h[2], h[3] }'
 }
 # Replicas of the scale-* topics node $1 has opened since its log began (one "opened with" line
 # each: the log is loaded and its files are open).
 opened() { grep -cE "scale-[0-9]+-[0-9]+ on node $1: opened with" "$dir/node-$1.log" || true; }
-# `topic describe $1`, tried up to 10 times (a busy node can time a describe out).
-describe() {
-  local n
-  for n in $(seq 1 10); do
-    "$CAPSTAN" topic describe "$1" --bootstrap "$bootstrap" 2>/dev/null && return 0
-    sleep 1
-  done
-  die "topic describe $1 failed 10 times"
-}
-# The replicas each node hosts, from `topic describe`.
+# The replicas each node hosts, from the first census that described every partition.
 declare -A hosted
-count_hosted() {
-  local i
-  for i in 1 2 3; do
-    hosted[$i]=$(for t in "${topics[@]}"; do describe "$t"; done |
-      awk -v id="$i" '/Partition: / { for (f = 1; f <= NF; f++) if ($f == "Replicas:") {
-        n = split($(f + 1), r, ","); for (j = 1; j <= n; j++) if (r[j] == id) c++ } }
-        END { print c + 0 }')
-  done
-}
 # Polls (bounded by WAIT_S) until the metadata gives every partition a leader and a full ISR, and
 # until every node has opened every replica it hosts; prints the times in ms after $1, the start,
 # with $2 naming it. The metadata alone proves little: the controller assigns a new partition's
 # whole replica set as its ISR, and keeps leaders and ISRs over a restart.
 await_leaders() {
-  local start=$1 what=$2 t_leaders="" t_opened="" seen led full now i all deadline=$((SECONDS + wait_s))
+  local start=$1 what=$2 t_leaders="" t_opened="" seen=0 led=0 full=0 h1 h2 h3 now i all
+  local deadline=$((SECONDS + wait_s))
   while :; do
     now=$(now_ms)
-    if [[ -z $t_leaders ]]; then
-      read -r seen led full < <(census)
+    if [[ -z $t_leaders || -z ${hosted[1]:-} ]]; then
+      read -r seen led full h1 h2 h3 < <(census)
+      if ((seen == total)) && [[ -z ${hosted[1]:-} ]]; then hosted=([1]=$h1 [2]=$h2 [3]=$h3); fi
       if ((seen == total && led == total && full == total)); then t_leaders=$(now_ms); fi
     fi
-    if [[ -z $t_opened ]]; then
+    if [[ -z $t_opened && -n ${hosted[1]:-} ]]; then
       all=1
       for i in 1 2 3; do (($(opened "$i") >= hosted[$i])) || all=0; done
       ((all)) && t_opened=$now
@@ -138,7 +124,7 @@ await_leaders() {
     [[ -n $t_leaders && -n $t_opened ]] && break
     if ((SECONDS >= deadline)); then
       echo "error: after $wait_s s: $seen partitions described, $led with a leader, $full with a full ISR;" \
-        "opened per node: $(opened 1)/${hosted[1]} $(opened 2)/${hosted[2]} $(opened 3)/${hosted[3]}"
+        "opened per node: $(opened 1)/${hosted[1]:-?} $(opened 2)/${hosted[2]:-?} $(opened 3)/${hosted[3]:-?}"
       break
     fi
     sleep 1
@@ -147,7 +133,6 @@ await_leaders() {
   [[ -n $t_opened ]] && echo "every node has opened every replica it hosts: $((t_opened - start)) ms after $what"
   return 0
 }
-count_hosted
 await_leaders "$t0" "the first creation"
 
 # Serving: one acks=all record to each sampled partition, read back as the partition's $1th
@@ -177,7 +162,7 @@ serve 1
 echo "per node (replicas hosted: $((total * rf / 3)) on average):"
 for i in 1 2 3; do
   read -r rss fds < <(node_stats "$i")
-  h=${hosted[$i]}
+  h=${hosted[$i]:-0}
   offline=$(grep -cE "is offline|cannot open" "$dir/node-$i.log" || true)
   ((offline == 0)) || echo "error: node $i could not open $offline of its replicas (see its log)"
   per=$([[ $rss != dead && $h -gt 0 ]] && echo "$(((rss - rss_before[$i]) / h)) KiB" || echo NA)
