@@ -163,7 +163,7 @@ echo "per node (replicas hosted: $((total * rf / 3)) on average):"
 for i in 1 2 3; do
   read -r rss fds < <(node_stats "$i")
   h=${hosted[$i]:-0}
-  offline=$(grep -cE "is offline|cannot open" "$dir/node-$i.log" || true)
+  offline=$(grep -cE "on node $i is offline|cannot open" "$dir/node-$i.log" || true)
   ((offline == 0)) || echo "error: node $i could not open $offline of its replicas (see its log)"
   per=$([[ $rss != dead && $h -gt 0 ]] && echo "$(((rss - rss_before[$i]) / h)) KiB" || echo NA)
   echo "  node $i: RSS ${rss_before[$i]} -> $rss KiB, fds ${fd_before[$i]} -> $fds," \
@@ -184,7 +184,7 @@ if [[ ${RESTART:-1} == 1 ]]; then
   for i in 1 2 3; do
     read -r rss fds < <(node_stats "$i")
     echo "  node $i after the restart: RSS $rss KiB, fds $fds," \
-      "$(grep -cE "is offline|cannot open" "$dir/node-$i.log" || true) offline/unopened log lines"
+      "$(grep -cE "on node $i is offline|cannot open" "$dir/node-$i.log" || true) offline/unopened log lines"
   done
 fi
 echo "load: $(uptime | sed 's/.*load average/load average/')"
