@@ -143,6 +143,7 @@ serve() {
   for s in $(seq 0 $((sample - 1))); do
     ti=$((s % ${#topics[@]}))
     t=${topics[$ti]}
+    # shellcheck disable=SC2017 # s / topics is the round: each round moves 97 partitions on
     p=$(((s / ${#topics[@]} * 97 + s) % ${topic_parts[$ti]}))
     v="scale-check-$1-$s"
     if echo "$v" | "$CAPSTAN" produce "$t" --partition "$p" --acks all --bootstrap "$bootstrap" \
