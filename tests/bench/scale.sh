@@ -179,6 +179,7 @@ if [[ ${RESTART:-1} == 1 ]]; then
   t_start=$(now_ms)
   echo "restart: the nodes stopped in $((t_start - t_stop)) ms"
   START_TIMEOUT_S=$wait_s cluster_start 3 3 "$dir" 1 "$here" >/dev/null
+  trap cleanup EXIT # cluster_start cleared it
   echo "restart: nodes ready and $TOPIC led again $(($(now_ms) - t_start)) ms after the start"
   await_leaders "$t_start" "the start"
   serve 2
