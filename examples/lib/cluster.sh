@@ -37,7 +37,7 @@ live_pid() {
   [[ -r /proc/$pid/stat ]] || return 0
   state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 0
   [[ $state != Z ]] || return 0
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--data-dir $dir/node-$id " || return 0
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "--data-dir $dir/node-$id " || return 0
   echo "$pid"
 }
 

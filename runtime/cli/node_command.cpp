@@ -11,6 +11,7 @@
 #include "runtime/actor/logging.hpp"
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/option_checks.hpp"
+#include "runtime/storage/open_file_limit.hpp"
 
 namespace capstan::cli {
 
@@ -97,17 +98,21 @@ void add_node_command(CLI::App& app) {
     ->capture_default_str()
     ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   cmd->callback([flags] {
+    // Before resolve: the defaults of max.broker.partitions and max.connections follow the limit.
+    const auto limit = raise_open_file_limit();
     auto config = resolve(*flags);
     if (!config) {
       spdlog::set_default_logger(get_logger());
       spdlog::error("{}", config.err().to_string());
       throw CLI::RuntimeError(exit_code_for(config.err().code));
     }
-    if (int rc = run_node(*config, flags->log_level); rc != exit_ok) throw CLI::RuntimeError(rc);
+    if (int rc = run_node(*config, flags->log_level, limit); rc != exit_ok)
+      throw CLI::RuntimeError(rc);
   });
 }
 
-int run_node(const node_config& config, const std::string& log_level) {
+int run_node(const node_config& config, const std::string& log_level,
+             const result<open_file_limit>& limit) {
   // Logs go to stderr: stdout is kept for data.
   spdlog::set_default_logger(get_logger());
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ [node " + std::to_string(config.node_id) + "] %v");
@@ -115,6 +120,13 @@ int run_node(const node_config& config, const std::string& log_level) {
     spdlog::error("{}", s.err().to_string());
     return exit_usage;
   }
+  if (!limit)
+    spdlog::warn("node {}: open-file limit unchanged: {}", config.node_id, limit.err().to_string());
+  else if (limit->soft_after != limit->soft_before)
+    spdlog::info("node {}: open-file limit (RLIMIT_NOFILE) raised from {} to its hard limit {}",
+                 config.node_id, limit->soft_before, limit->soft_after);
+  else
+    spdlog::info("node {}: open-file limit (RLIMIT_NOFILE) {}", config.node_id, limit->soft_after);
 
   // Block the stop signals before any thread starts, so that only sigwait below sees them.
   sigset_t stop_signals;

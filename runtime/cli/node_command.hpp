@@ -7,6 +7,7 @@
 #include <CLI/App.hpp>
 
 #include "actors/node/node.hpp"
+#include "runtime/storage/open_file_limit.hpp"
 
 namespace capstan::cli {
 
@@ -18,6 +19,8 @@ void add_node_command(CLI::App& app);
 // Logs to stderr with "[node N]" in every line. Returns the process exit code: exit_ok after a
 // clean stop, else exit_code_for the error that kept the node from starting (exit_usage for an
 // INVALID_CONFIG such as an unusable controller quorum, exit_failed for a listener in use).
-int run_node(const node_config& config, const std::string& log_level);
+// `limit` is what raise_open_file_limit did before the config was resolved; it is logged.
+int run_node(const node_config& config, const std::string& log_level,
+             const result<open_file_limit>& limit);
 
 } // namespace capstan::cli
