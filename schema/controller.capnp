@@ -49,6 +49,7 @@ struct CreateTopic {
   partitions @1 :Int32;
   replicationFactor @2 :Int16;
   configs @3 :List(Config);
+  nodeId @4 :Int32 = -1;    # the sending node (-1: unnamed); the fault switch drops by it
 
   struct Config {
     name @0 :Text;
@@ -59,6 +60,7 @@ struct CreateTopic {
 # One topic of Kafka's DeleteTopics.
 struct DeleteTopic {
   name @0 :Text;
+  nodeId @1 :Int32 = -1;    # the sending node, as in CreateTopic
 }
 
 # Kafka's IncrementalAlterConfigs (SET) for one topic: the named configs take these values, the
@@ -66,6 +68,7 @@ struct DeleteTopic {
 struct AlterConfigs {
   name @0 :Text;
   configs @1 :List(CreateTopic.Config);
+  nodeId @2 :Int32 = -1;    # the sending node, as in CreateTopic
 }
 
 # Kafka's CreatePartitions for one topic: grow topic `name` to `totalCount` partitions (answered
@@ -73,12 +76,14 @@ struct AlterConfigs {
 struct CreatePartitions {
   name @0 :Text;
   totalCount @1 :Int32;
+  nodeId @2 :Int32 = -1;    # the sending node, as in CreateTopic
 }
 
 # Kafka's ElectLeaders with electionType PREFERRED: make each partition's preferred replica (its
 # first) the leader where it is unfenced and in the ISR. No partitions: every partition.
 struct ElectLeaders {
   partitions @0 :List(Partition);
+  nodeId @1 :Int32 = -1;    # the sending node, as in CreateTopic
 
   struct Partition {
     topic @0 :Text;

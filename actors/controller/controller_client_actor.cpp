@@ -218,7 +218,8 @@ void voter_answered(const std::shared_ptr<describe_round>& round, voter_answer a
 
 void ask_voter_state(client_ptr self, const std::shared_ptr<describe_round>& round, node_id voter,
                      const node_endpoint_actor& ep) {
-  self->request(ep, self->state.opts.attempt_timeout, descquorum_atom_v)
+  self->request(ep, self->state.opts.attempt_timeout, descquorum_atom_v,
+                self->state.opts.node.value())
       .then(
           [round, voter](const capnp_frame& f) {
             auto s = decode_voter_state(f);
@@ -311,7 +312,7 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         pending_request p;
         p.what = pending_request::kind::create;
         p.topic = spec.name;
-        p.frame = encode(spec);
+        p.frame = encode(spec, self->state.opts.node);
         p.created = self->make_response_promise<topic_metadata>();
         auto rp = p.created;
         add(self, std::move(p));
@@ -321,7 +322,7 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         pending_request p;
         p.what = pending_request::kind::remove;
         p.topic = name;
-        p.frame = encode(delete_topic_msg{name});
+        p.frame = encode(delete_topic_msg{name}, self->state.opts.node);
         p.done = self->make_response_promise<bool>();
         auto rp = p.done;
         add(self, std::move(p));
@@ -332,7 +333,7 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         pending_request p;
         p.what = pending_request::kind::alter;
         p.topic = name;
-        p.frame = encode(alter_configs_msg{name, std::move(configs)});
+        p.frame = encode(alter_configs_msg{name, std::move(configs)}, self->state.opts.node);
         p.done = self->make_response_promise<bool>();
         auto rp = p.done;
         add(self, std::move(p));
@@ -342,7 +343,7 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         pending_request p;
         p.what = pending_request::kind::grow;
         p.topic = name;
-        p.frame = encode(create_partitions_msg{name, total});
+        p.frame = encode(create_partitions_msg{name, total}, self->state.opts.node);
         p.done = self->make_response_promise<bool>();
         auto rp = p.done;
         add(self, std::move(p));
@@ -351,7 +352,7 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
       [self](elect_atom, election_targets& partitions) -> caf::result<election_outcomes> {
         pending_request p;
         p.what = pending_request::kind::elect;
-        p.frame = encode(elect_leaders_msg{std::move(partitions)});
+        p.frame = encode(elect_leaders_msg{std::move(partitions)}, self->state.opts.node);
         p.elected = self->make_response_promise<election_outcomes>();
         auto rp = p.elected;
         add(self, std::move(p));

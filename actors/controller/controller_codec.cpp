@@ -82,10 +82,11 @@ capnp_frame encode(const broker_heartbeat_response_msg& m) {
   return capnp_frame::from_builder(b);
 }
 
-capnp_frame encode(const topic_spec& m) {
+capnp_frame encode(const topic_spec& m, node_id from) {
   capnp::MallocMessageBuilder b;
   auto root = b.initRoot<schema::CreateTopic>();
   root.setName(m.name);
+  root.setNodeId(from.value());
   root.setPartitions(m.partitions);
   root.setReplicationFactor(m.replication_factor);
   auto configs = root.initConfigs(static_cast<unsigned>(m.configs.size()));
@@ -98,16 +99,19 @@ capnp_frame encode(const topic_spec& m) {
   return capnp_frame::from_builder(b);
 }
 
-capnp_frame encode(const delete_topic_msg& m) {
+capnp_frame encode(const delete_topic_msg& m, node_id from) {
   capnp::MallocMessageBuilder b;
-  b.initRoot<schema::DeleteTopic>().setName(m.name);
+  auto root = b.initRoot<schema::DeleteTopic>();
+  root.setName(m.name);
+  root.setNodeId(from.value());
   return capnp_frame::from_builder(b);
 }
 
-capnp_frame encode(const alter_configs_msg& m) {
+capnp_frame encode(const alter_configs_msg& m, node_id from) {
   capnp::MallocMessageBuilder b;
   auto root = b.initRoot<schema::AlterConfigs>();
   root.setName(m.name);
+  root.setNodeId(from.value());
   auto configs = root.initConfigs(static_cast<unsigned>(m.configs.size()));
   unsigned i = 0;
   for (const auto& [k, v] : m.configs) {
@@ -316,18 +320,20 @@ decode_allocate_producer_ids_response(const capnp_frame& frame) {
       });
 }
 
-capnp_frame encode(const create_partitions_msg& m) {
+capnp_frame encode(const create_partitions_msg& m, node_id from) {
   capnp::MallocMessageBuilder b;
   auto root = b.initRoot<schema::CreatePartitions>();
   root.setName(m.name);
+  root.setNodeId(from.value());
   root.setTotalCount(m.total);
   return capnp_frame::from_builder(b);
 }
 
-capnp_frame encode(const elect_leaders_msg& m) {
+capnp_frame encode(const elect_leaders_msg& m, node_id from) {
   capnp::MallocMessageBuilder b;
-  auto list =
-      b.initRoot<schema::ElectLeaders>().initPartitions(static_cast<unsigned>(m.partitions.size()));
+  auto root = b.initRoot<schema::ElectLeaders>();
+  root.setNodeId(from.value());
+  auto list = root.initPartitions(static_cast<unsigned>(m.partitions.size()));
   for (unsigned i = 0; i < list.size(); ++i) {
     list[i].setTopic(m.partitions[i].topic);
     list[i].setPartition(m.partitions[i].partition);

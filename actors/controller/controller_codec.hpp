@@ -113,11 +113,13 @@ capnp_frame encode(const controller::broker_registration_request& m);
 capnp_frame encode(const broker_registration_response_msg& m);
 capnp_frame encode(const broker_heartbeat_msg& m);
 capnp_frame encode(const broker_heartbeat_response_msg& m);
-capnp_frame encode(const topic_spec& m);
-capnp_frame encode(const delete_topic_msg& m);
-capnp_frame encode(const alter_configs_msg& m);
-capnp_frame encode(const create_partitions_msg& m);
-capnp_frame encode(const elect_leaders_msg& m);
+// A node's topic and election requests name their sender `from` (-1: unnamed), so that the
+// receiving endpoint can drop them when the fault switch cuts that node off (link_faults.hpp).
+capnp_frame encode(const topic_spec& m, node_id from = node_id{-1});
+capnp_frame encode(const delete_topic_msg& m, node_id from = node_id{-1});
+capnp_frame encode(const alter_configs_msg& m, node_id from = node_id{-1});
+capnp_frame encode(const create_partitions_msg& m, node_id from = node_id{-1});
+capnp_frame encode(const elect_leaders_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const elect_leaders_response_msg& m);
 capnp_frame encode(const topic_response_msg& m);
 capnp_frame encode(const voter_state& m);

@@ -184,6 +184,42 @@ void roll_back_create(self_ptr self, caf::typed_response_promise<topic_metadata>
   });
 }
 
+// A grown topic whose new partitions did not all open shrinks back to its `count` old ones
+// (persisted, then applied, which closes and deletes the new partitions that did open), as a
+// created topic is removed again: all or nothing. The caller gets KAFKA_STORAGE_ERROR naming the
+// partitions either way.
+void roll_back_grow(self_ptr self, caf::typed_response_promise<bool> rp, const std::string& name,
+                    const topic_id& id, int32_t count, const std::string& why) {
+  auto& st = self->state;
+  auto fail = [rp](const std::string& message) mutable {
+    rp.deliver(to_caf_error(make_error(errc::kafka_storage_error, message)));
+  };
+  auto next = st.current;
+  if (auto it = next.topics.find(name); it != next.topics.end() && it->second.id == id) {
+    auto& parts = it->second.partitions;
+    parts.erase(std::remove_if(parts.begin(), parts.end(),
+                               [count](const partition_assignment& a) { return a.partition >= count; }),
+                parts.end());
+  }
+  commit_then(self, std::move(next), [self, fail, why, name, count](status s) mutable {
+    if (!s)
+      return fail(why + "; shrinking the topic back failed (" + s.err().message +
+                  "), so it keeps those partitions offline");
+    spdlog::warn("metadata: {}; topic {} keeps its {} partitions", why, name, count);
+    auto& st = self->state;
+    self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
+      .then(
+        [fail, why, count](const std::vector<topic_partition>&) mutable {
+          fail(why + "; the topic was not grown and keeps its " + std::to_string(count) +
+               " partitions");
+        },
+        [fail, why](caf::error& e) mutable {
+          fail(why + "; the topic was shrunk back, but closing its new partitions failed: " +
+               caf::to_string(e));
+        });
+  });
+}
+
 // Applies a new topic to the replica manager, then answers with it, or rolls it back when some
 // of its partitions did not open.
 void apply_created(self_ptr self, caf::typed_response_promise<topic_metadata> rp,
@@ -317,7 +353,8 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       auto& grown = next.topics[name];
       grown.partitions.insert(grown.partitions.end(), added.begin(), added.end());
       auto rp = self->make_response_promise<bool>();
-      commit_then(self, std::move(next), [self, rp, name, count, total](status s) mutable {
+      const auto id = grown.id;
+      commit_then(self, std::move(next), [self, rp, name, id, count, total](status s) mutable {
         if (!s) {
           rp.deliver(to_caf_error(s.err()));
           return;
@@ -326,7 +363,7 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
         auto& st = self->state;
         self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
           .then(
-            [self, rp, name, count](const std::vector<topic_partition>& unserved) mutable {
+            [self, rp, name, id, count](const std::vector<topic_partition>& unserved) mutable {
               std::vector<int32_t> failed;
               for (const auto& tp : unserved)
                 if (tp.first == name && tp.second >= count) failed.push_back(tp.second);
@@ -334,11 +371,10 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
                 rp.deliver(true);
                 return;
               }
-              rp.deliver(to_caf_error(make_error(
-                errc::kafka_storage_error,
-                "new partition(s) " + join(failed) + " of topic '" + name +
-                  "' could not be opened on node " + std::to_string(self->state.opts.node_id) +
-                  " (see its log); they stay offline")));
+              roll_back_grow(self, rp, name, id, count,
+                             "new partition(s) " + join(failed) + " of topic '" + name +
+                               "' could not be opened on node " +
+                               std::to_string(self->state.opts.node_id) + " (see its log)");
             },
             [rp](caf::error& e) mutable {
               spdlog::error("metadata: applying the change failed: {}", caf::to_string(e));

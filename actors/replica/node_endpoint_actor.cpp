@@ -81,7 +81,6 @@ caf::result<capnp_frame> to_controller(endpoint_ptr self, Atom atom, const capnp
   if (!st.opts.controller)
     return refusal(errc::not_controller,
                    "node " + std::to_string(st.opts.node.value()) + " runs no controller");
-  // CreateTopic, DeleteTopic and AlterConfigs name no sender: only the sender's switch drops them.
   node_id from{-1};
   if constexpr (std::is_same_v<Atom, brokerreg_atom>)
     from = sender_of<schema::BrokerRegistration>(frame);
@@ -89,6 +88,16 @@ caf::result<capnp_frame> to_controller(endpoint_ptr self, Atom atom, const capnp
     from = sender_of<schema::BrokerHeartbeat>(frame);
   else if constexpr (std::is_same_v<Atom, allocpid_atom>)
     from = sender_of<schema::AllocateProducerIds>(frame);
+  else if constexpr (std::is_same_v<Atom, mktopic_atom>)
+    from = sender_of<schema::CreateTopic>(frame);
+  else if constexpr (std::is_same_v<Atom, rmtopic_atom>)
+    from = sender_of<schema::DeleteTopic>(frame);
+  else if constexpr (std::is_same_v<Atom, altercfg_atom>)
+    from = sender_of<schema::AlterConfigs>(frame);
+  else if constexpr (std::is_same_v<Atom, mkparts_atom>)
+    from = sender_of<schema::CreatePartitions>(frame);
+  else
+    from = sender_of<schema::ElectLeaders>(frame);
   if (cut_off(self, from)) return self->make_response_promise<capnp_frame>();
   return self->delegate(st.opts.controller, atom, frame);
 }
@@ -133,8 +142,9 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self,
       [self](allocpid_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](mkparts_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](elect_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
-      [self](descquorum_atom a) -> caf::result<capnp_frame> {
+      [self](descquorum_atom a, int32_t from) -> caf::result<capnp_frame> {
         auto& st = self->state;
+        if (cut_off(self, node_id{from})) return self->make_response_promise<capnp_frame>();
         if (!st.opts.controller)
           return refusal(errc::not_controller,
                          "node " + std::to_string(st.opts.node.value()) + " runs no controller");

@@ -83,7 +83,8 @@ using node_endpoint_actor = caf::typed_actor<
     caf::replies_to<allocpid_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<mkparts_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
-    caf::replies_to<descquorum_atom>::with<capnp_frame>>;
+    // DescribeQuorum from node `from` (the frames above name their sender themselves).
+    caf::replies_to<descquorum_atom, int32_t>::with<capnp_frame>>;
 
 // Where the endpoint hands Raft messages (the node's controller quorum actor).
 using raft_sink = caf::typed_actor<caf::reacts_to<raft_atom, capnp_frame>>;

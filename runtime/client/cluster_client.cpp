@@ -338,9 +338,9 @@ public:
     });
   }
 
-  void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
+  void produce(const std::string& topic, int32_t partition, int16_t acks,
+               std::shared_ptr<const bytes> data,
                std::function<void(result<produce_response>)> done) override {
-    auto data = std::make_shared<bytes>(std::move(batch));
     auto timeout = static_cast<int32_t>(config_.request_timeout_ms);
     auto call = [data, acks, timeout, topic, partition](capnp_cap& cap) {
       const auto words = data->size() / sizeof(capnp::word) + 32;
@@ -846,7 +846,7 @@ result<produce_response> cluster_client::produce_sync(const std::string& topic, 
                                                       int16_t acks, bytes batch) {
   auto p = std::make_shared<std::promise<result<produce_response>>>();
   auto f = p->get_future();
-  produce(topic, partition, acks, std::move(batch),
+  produce(topic, partition, acks, std::make_shared<const bytes>(std::move(batch)),
           [p](result<produce_response> r) { p->set_value(std::move(r)); });
   return f.get();
 }

@@ -89,8 +89,10 @@ public:
   // node of the cluster, with epoch 0.
   virtual result<producer_identity> init_producer_id() = 0;
 
-  // Data (asynchronous; `done` runs on the client thread, never blocks it).
-  virtual void produce(const std::string& topic, int32_t partition, int16_t acks, bytes batch,
+  // Data (asynchronous; `done` runs on the client thread, never blocks it). The batch is shared
+  // and never changed, so a caller that sends it again (an idempotent retry) copies no bytes.
+  virtual void produce(const std::string& topic, int32_t partition, int16_t acks,
+                       std::shared_ptr<const bytes> batch,
                        std::function<void(result<produce_response>)> done) = 0;
   // Retriable errors are retried for request.timeout.ms + max_wait_ms, but no retry starts after
   // `retry_until`: a caller with a bound of its own (a consumer's poll timeout) hears the last

@@ -200,8 +200,9 @@ struct producer::impl {
     size_t accounted_bytes = 0;
     std::vector<send_callback> callbacks;
     // Idempotence only: the stamped bytes every attempt sends, the stamp, the order the batch was
-    // first sent in, and when retries stop (delivery.timeout.ms after the first send).
-    bytes data;
+    // first sent in, and when retries stop (delivery.timeout.ms after the first send). Shared
+    // with the attempts in flight: a retry sends the same bytes without copying them.
+    std::shared_ptr<const bytes> data;
     batch_stamp stamp;
     uint64_t send_order = 0;
     clock_type::time_point retry_until;
@@ -215,14 +216,14 @@ struct producer::impl {
     state->callbacks = std::move(b.callbacks);
     state->stamp = sequencer.next(b.tp, b.records);
     set_producer(b.data, state->stamp.producer_id, state->stamp.epoch, state->stamp.base_sequence);
-    state->data = std::move(b.data);
+    state->data = std::make_shared<const bytes>(std::move(b.data));
     state->send_order = next_send_order++;
     state->retry_until = now + std::chrono::milliseconds(config.delivery_timeout_ms);
     return state;
   }
 
   void send_stamped(const std::shared_ptr<batch_state>& state) {
-    client.produce(state->tp.topic, state->tp.partition, config.acks, bytes(state->data),
+    client.produce(state->tp.topic, state->tp.partition, config.acks, state->data,
                    [this, state](result<produce_response> r) { complete_stamped(state, r); });
   }
 
@@ -281,7 +282,8 @@ struct producer::impl {
     state->tp = b.tp;
     state->accounted_bytes = b.accounted_bytes;
     state->callbacks = std::move(b.callbacks);
-    client.produce(b.tp.topic, b.tp.partition, config.acks, std::move(b.data),
+    client.produce(b.tp.topic, b.tp.partition, config.acks,
+                   std::make_shared<const bytes>(std::move(b.data)),
                    [this, state](result<produce_response> r) { complete(*state, r); });
   }
 

@@ -5,8 +5,8 @@
 // a lossy network. Every inter-node sender asks it before each send: replica fetchers, fetch
 // sessions, the controller quorum's Raft sends, the controller's LeaderAndIsr / UpdateMetadata /
 // StopReplica, a node's registration, heartbeats, AlterPartition and controller requests. Drops
-// (not delays) are checked on arrival too, where the sender's id is known (the node endpoint,
-// fetch sessions, the controller's AlterPartition): a fault set in one process then cuts the
+// (not delays) are checked on arrival too, by the sender's id (the node endpoint for every
+// node-to-node and node-to-controller request, fetch sessions, the controller's AlterPartition): a fault set in one process then cuts the
 // link both ways although the peer's process never heard of it, which is how a real `capstan
 // node` is isolated (injectFault, docs/operations.md). With no fault set a check costs one relaxed
 // atomic load. Process-wide: in a cluster test every node's actor system shares one process.

@@ -192,3 +192,24 @@ TEST_CASE("a topic whose partition directory cannot be made is refused with KAFK
   INFO((d ? std::string() : d.err().to_string()));
   CHECK(d);
 }
+
+TEST_CASE("a single node's topic whose new partition cannot be made keeps its old partitions",
+          "[cluster][storage]") {
+  faulty_node f;
+  auto& client = f.client;
+  REQUIRE(client->create_topic(topic_spec{"g", 1, 1, {}}));
+  f.faults.fail("/g-2", storage_op::mkdir, ENOSPC);
+  auto grown = client->create_partitions("g", 3);
+  REQUIRE_FALSE(grown);
+  INFO(grown.err().to_string());
+  CHECK(grown.code() == errc::kafka_storage_error);
+  CHECK(grown.err().message.find("new partition(s) 2 of topic 'g'") != std::string::npos);
+  CHECK(grown.err().message.find("keeps its 1 partitions") != std::string::npos);
+  // All or nothing: partition 1, which did open, is closed and deleted again.
+  auto md = client->metadata({"g"});
+  REQUIRE(md);
+  REQUIRE(md->topics.count("g") == 1);
+  CHECK(md->topics.at("g").partitions.size() == 1);
+  CHECK_FALSE(std::filesystem::exists(f.dir.path() / "g-1"));
+  CHECK(client->produce_sync("g", 0, -1, make_batch(1, "g-kept", 1000)));
+}

@@ -328,7 +328,7 @@ TEST_CASE("a produce in flight when its leader dies is retried at the leader the
   leader->state.produce_never_answers = true;
   auto outcome = std::make_shared<std::promise<result<produce_response>>>();
   auto answered = outcome->get_future();
-  (*client)->produce("t", 0, -1, one_batch("v"),
+  (*client)->produce("t", 0, -1, std::make_shared<const bytes>(one_batch("v")),
                      [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
   REQUIRE(test::eventually([&] { return leader->state.produce_calls == 1; }, 10s));
   // The leader dies with the produce in flight; until the controller names another leader, the

@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include "actors/controller/controller_codec.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/link_faults.hpp"
 #include "schema/raft.capnp.h"
@@ -110,4 +111,37 @@ TEST_CASE("the node endpoint hands nodes' controller requests to its controller,
   auto refused = fix.request<capnp_frame>(plain, brokerreg_atom_v, capnp_frame{});
   REQUIRE(!refused);
   CHECK(from_caf_error(refused.error()).code == errc::not_controller);
+}
+
+TEST_CASE("the node endpoint drops every controller request from a node the fault switch cuts off",
+          "[replica][endpoint][fault]") {
+  link_faults::instance().clear_all();
+  caf_fixture fix;
+  node_endpoint_options o;
+  o.node = node_id{1};
+  o.controller = fix.spawn(echo_controller);
+  auto endpoint = spawn_node_endpoint(fix.sys(), o);
+  fix.track(endpoint);
+  // Set in this process only, as a real node's switch is: the sender never checked.
+  link_faults::instance().drop(node_id{2}, node_id{1});
+  auto answered = [&](int32_t from) {
+    const node_id sender{from};
+    std::vector<bool> out;
+    out.push_back(static_cast<bool>(fix.request<capnp_frame>(
+        endpoint, mktopic_atom_v, encode(topic_spec{"t", 1, 1, {}}, sender))));
+    out.push_back(static_cast<bool>(
+        fix.request<capnp_frame>(endpoint, rmtopic_atom_v, encode(delete_topic_msg{"t"}, sender))));
+    out.push_back(static_cast<bool>(fix.request<capnp_frame>(
+        endpoint, altercfg_atom_v, encode(alter_configs_msg{"t", {}}, sender))));
+    out.push_back(static_cast<bool>(fix.request<capnp_frame>(
+        endpoint, mkparts_atom_v, encode(create_partitions_msg{"t", 2}, sender))));
+    out.push_back(static_cast<bool>(
+        fix.request<capnp_frame>(endpoint, elect_atom_v, encode(elect_leaders_msg{}, sender))));
+    out.push_back(static_cast<bool>(fix.request<capnp_frame>(endpoint, descquorum_atom_v, from)));
+    return out;
+  };
+  CHECK(answered(2) == std::vector<bool>(6, false));
+  CHECK(answered(3) == std::vector<bool>(6, true));
+  link_faults::instance().clear_all();
+  CHECK(answered(2) == std::vector<bool>(6, true));
 }
