@@ -101,18 +101,10 @@ rm -f "$dir/acked" "$dir/stop-producing" "$dir/produce.err"
 ) &
 producer_pid=$!
 
-wait_for() { # DESCRIPTION COMMAND...: runs COMMAND until it succeeds, at most $timeout s
-  local what=$1 deadline=$((SECONDS + timeout))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || die "$what: not within $timeout s"
-    sleep 0.2
-  done
-}
 at_least_acked() { (($(acked_count) >= $1)); }
 
 echo "== producing with acks=all"
-wait_for "$before records acknowledged" at_least_acked "$before"
+wait_until "$timeout" 0.2 "$before records acknowledged" at_least_acked "$before"
 old=$(leader_of)
 [[ $old =~ ^[0-9]+$ ]] || die "partition 0 of $TOPIC has no leader: '$old'"
 victim=$(live_pid "$dir" "$old")
@@ -124,11 +116,11 @@ new_leader() {
   l=$(leader_of)
   [[ $l =~ ^[0-9]+$ && $l != "$old" ]]
 }
-wait_for "a new leader" new_leader
+wait_until "$timeout" 0.2 "a new leader" new_leader
 echo "== new leader elected:"
 "$CAPSTAN" topic describe "$TOPIC" --bootstrap "$bootstrap" | grep "Partition: "
 target=$(($(acked_count) + after))
-wait_for "$after more records acknowledged after the failover" at_least_acked "$target"
+wait_until "$timeout" 0.2 "$after more records acknowledged after the failover" at_least_acked "$target"
 stop_producer
 
 echo "== consuming $TOPIC from the beginning"

@@ -27,6 +27,17 @@ count() {
   echo "${#items[@]}"
 }
 
+# wait_until TIMEOUT_S POLL_S DESCRIPTION COMMAND...: runs COMMAND every POLL_S seconds until it
+# succeeds; dies naming DESCRIPTION after TIMEOUT_S.
+wait_until() {
+  local deadline=$((SECONDS + $1)) poll=$2 what=$3 limit=$1
+  shift 3
+  until "$@"; do
+    ((SECONDS < deadline)) || die "$what: not within $limit s"
+    sleep "$poll"
+  done
+}
+
 # Pid of node I if that process is alive (a zombie is not) and is the node this directory
 # started: its command line names its data dir. Empty otherwise.
 live_pid() {

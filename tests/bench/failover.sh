@@ -84,14 +84,6 @@ isr_size() {
 active_controller() {
   "$CAPSTAN" cluster describe --bootstrap "$1" 2>/dev/null | awk '/^Active controller:/ { print $3 }'
 }
-wait_until() { # DESCRIPTION COMMAND...
-  local what=$1 deadline=$((SECONDS + wait_s))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || die "$what: not within $wait_s s"
-    sleep 0.1
-  done
-}
 
 # kill -9 node $1 and remember its command line for restart_node.
 declare -a victim_cmd
@@ -104,15 +96,15 @@ kill_node() {
 }
 restart_node() {
   local id=$1
-  wait_until "node $id gone" bash -c "[[ ! -d /proc/$(<"$dir/node-$id.pid") ]] || [[ \$(awk '{print \$3}' /proc/$(<"$dir/node-$id.pid")/stat) == Z ]]"
+  wait_until "$wait_s" 0.1 "node $id gone" bash -c "[[ ! -d /proc/$(<"$dir/node-$id.pid") ]] || [[ \$(awk '{print \$3}' /proc/$(<"$dir/node-$id.pid")/stat) == Z ]]"
   local ready_before
   ready_before=$(grep -c "node $id ready" "$dir/node-$id.log" || true)
   "${victim_cmd[@]}" </dev/null >>"$dir/node-$id.log" 2>&1 &
   echo $! >"$dir/node-$id.pid"
   disown $!
-  wait_until "node $id ready again" \
+  wait_until "$wait_s" 0.1 "node $id ready again" \
     bash -c "(( \$(grep -c 'node $id ready' '$dir/node-$id.log') > $ready_before ))"
-  wait_until "node $id back in the ISR" isr_is_3
+  wait_until "$wait_s" 0.1 "node $id back in the ISR" isr_is_3
 }
 isr_is_3() { [[ $(isr_size) == 3 ]]; }
 
@@ -129,7 +121,7 @@ results=$dir/results
 rm -f "$dir/stop-producing"
 "$producer_bin" "$bootstrap" "$TOPIC" 0 "$dir/stop-producing" >"$dir/producer.out" 2>"$dir/producer.err" &
 producer_pid=$!
-wait_until "the producer's first acknowledgement" grep -q '^first ' "$dir/producer.out"
+wait_until "$wait_s" 0.1 "the producer's first acknowledgement" grep -q '^first ' "$dir/producer.out"
 
 echo "== partition leader failover: $trials trials"
 printf '%-6s %-7s %-11s %12s %12s %12s\n' trial leader controller detect_ms elected_ms total_ms
@@ -142,7 +134,7 @@ for t in $(seq 1 "$trials"); do
   t0=$(now_ns)
   kill_node "$leader"
   first_ack() { awk -v t0="$t0" '$1 == "gap" && $3 > t0 { print $3; exit }' "$dir/producer.out"; }
-  wait_until "trial $t: an acknowledgement after the kill" bash -c "[[ -n \$(awk -v t0=$t0 '\$1 == \"gap\" && \$3 > t0 { print; exit }' '$dir/producer.out') ]]"
+  wait_until "$wait_s" 0.1 "trial $t: an acknowledgement after the kill" bash -c "[[ -n \$(awk -v t0=$t0 '\$1 == \"gap\" && \$3 > t0 { print; exit }' '$dir/producer.out') ]]"
   t_ack=$(first_ack)
   t_detect=$(log_time_after "the session of node $leader expired" "$t0")
   t_elect=$(log_time_after "$TOPIC-0 on node [0-9]+: leader at epoch" "$t0")
@@ -164,11 +156,11 @@ for t in $(seq 1 "$controller_trials"); do
   t0=$(now_ns)
   kill_node "$ctl"
   new_controller() { local c; c=$(active_controller "$others"); [[ $c =~ ^[1-3]$ && $c != "$ctl" ]]; }
-  wait_until "controller trial $t: a new active controller" new_controller
+  wait_until "$wait_s" 0.1 "controller trial $t: a new active controller" new_controller
   t_described=$(now_ns)
   create() { "$CAPSTAN" topic create "ctl-trial-$t" --partitions 1 --replication-factor 1 \
     --bootstrap "$others" >/dev/null 2>&1; }
-  wait_until "controller trial $t: a topic creation" create
+  wait_until "$wait_s" 0.1 "controller trial $t: a topic creation" create
   t_created=$(now_ns)
   t_detect=$(log_time_after "controller [0-9]+: active in term" "$t0")
   detect=$([[ -n $t_detect ]] && ms "$t0" "$t_detect" || echo NA)
