@@ -138,6 +138,8 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
     auto& st = self->state;
     for (auto& [end, p] : st.pending_acks) p.rp.deliver(em.reason);
     st.pending_acks.clear();
+    for (auto& [id, rp] : st.appending) rp.deliver(em.reason);
+    st.appending.clear();
     for (auto& [id, rp] : st.parked_promises) rp.deliver(em.reason);
     st.parked_promises.clear();
     st.parked.take_all();

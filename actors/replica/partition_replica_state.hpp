@@ -55,6 +55,10 @@ struct replica_state {
   std::unordered_map<uint64_t, caf::typed_response_promise<fetch_result>> parked_promises;
   // acks=-1 produces waiting for the HW to reach the key (their last offset + 1).
   std::multimap<offset, pending_produce> pending_acks;
+  // Produces whose append the log has not answered yet, by a number of their own: the exit
+  // handler answers them when the log dies, as CAF may run the log's exit before its answer.
+  std::unordered_map<uint64_t, caf::typed_response_promise<produce_result>> appending;
+  uint64_t next_append = 0;
   // Fetch sessions whose follower found nothing: told once when the log grows.
   std::set<fetch_session_actor> watchers;
   bool isr_check_armed = false;

@@ -213,13 +213,25 @@ caf::result<produce_result> produce(self_ptr self, produce_request& req) {
                 });
     return produce_result{offset{-1}, no_timestamp, st.log_start};
   }
-  auto rp = self->make_response_promise<produce_result>();
+  const auto id = st.next_append++;
+  st.appending.emplace(id, self->make_response_promise<produce_result>());
+  // The promise, once the append answered; none if the exit handler answered it already.
+  auto take = [self, id]() -> std::optional<caf::typed_response_promise<produce_result>> {
+    auto it = self->state.appending.find(id);
+    if (it == self->state.appending.end()) return std::nullopt;
+    auto rp = std::move(it->second);
+    self->state.appending.erase(it);
+    return rp;
+  };
   const auto acks = req.acks;
   const auto timeout = std::chrono::milliseconds(std::max<int32_t>(req.timeout_ms, 0));
   append.then(
-    [self, rp, acks, size, timeout, epoch](const append_result& res) mutable {
+    [self, take, acks, size, timeout, epoch](const append_result& res) mutable {
       auto& st = self->state;
+      auto taken = take();
       on_appended(self, res, size);
+      if (!taken) return;
+      auto rp = std::move(*taken);
       produce_result out{res.first, no_timestamp, st.log_start};
       if (acks == 1) {
         rp.deliver(out);
@@ -236,8 +248,10 @@ caf::result<produce_result> produce(self_ptr self, produce_request& req) {
       st.pending_acks.emplace(res.last + 1, pending_produce{rp, out, self->clock().now() + timeout});
       self->delayed_send(self, timeout, tick_atom_v);
     },
-    [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
-  return rp;
+    [take](caf::error& e) mutable {
+      if (auto rp = take()) rp->deliver(std::move(e));
+    });
+  return st.appending.at(id);
 }
 
 caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_request& req) {
