@@ -29,11 +29,20 @@ struct BrokerRegistrationResponse {
 }
 
 # KRaft's BrokerHeartbeat. wantFence: the node is not ready to lead or be in an ISR yet (the
-# controller unfences it on the first heartbeat without it).
+# controller unfences it on the first heartbeat without it). offlineReplicas: the replicas the
+# node cannot serve (damaged or unreadable at start, or whose disk failed), every one in every
+# heartbeat; the controller takes the node out of their ISRs and leadership (KRaft's offline log
+# directories, per replica).
 struct BrokerHeartbeat {
   nodeId @0 :Int32;
   brokerEpoch @1 :Int64;
   wantFence @2 :Bool;
+  offlineReplicas @3 :List(Replica);
+
+  struct Replica {
+    topicId @0 :Data;       # 16 bytes
+    partition @1 :Int32;
+  }
 }
 
 struct BrokerHeartbeatResponse {

@@ -75,6 +75,26 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             sessions_.heartbeat(h.node, now_ms);
             if (!h.want_fence && !image_.is_unfenced(h.node))
               take(p, unfence_broker(image_, h.node, epoch, opts_.decisions));
+            if (h.offline.empty() || p.refused.code != errc::none) return;
+            // The offline replicas are decided on the image the unfencing (if any) leaves, as
+            // it may have elected the node for a partition it cannot serve.
+            const metadata_image* base = &image_;
+            std::optional<metadata_image> unfenced;
+            if (!p.changes.records.empty()) {
+              unfenced.emplace(image_);
+              if (auto s = unfenced->apply(p.changes.records); !s) {
+                p.refused = s.err();
+                return;
+              }
+              base = &*unfenced;
+            }
+            auto offline = take_replicas_offline(*base, h.node, epoch, h.offline, opts_.decisions);
+            if (!offline) {
+              p.refused = offline.err();
+              return;
+            }
+            for (auto& r : offline->records) p.changes.records.push_back(std::move(r));
+            for (auto& w : offline->warnings) p.changes.warnings.push_back(std::move(w));
           },
           [&](const topic_spec& spec) {
             take(p, create_topic(image_, spec, opts_.decisions, rng_));

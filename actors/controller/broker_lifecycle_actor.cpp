@@ -77,7 +77,9 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
     r.rack = st.opts.rack;
     frame = encode(r);
   } else {
-    frame = encode(broker_heartbeat_msg{st.opts.node, st.core->epoch(), false});
+    frame = encode(
+        broker_heartbeat_msg{st.opts.node, st.core->epoch(), false,
+                             st.opts.offline ? *st.opts.offline->current() : offline_replicas{}});
   }
   auto ok = [self, registering](const capnp_frame& f) { answered(self, registering, f); };
   auto failed = [self](caf::error& err) { no_answer(self, caf::to_string(err)); };

@@ -2,13 +2,16 @@
 
 // A node's registration with the active controller: registers, then heartbeats every
 // broker.heartbeat.interval.ms, finding the active controller among the quorum's voters and
-// following their leader hints (broker_lifecycle.hpp has the rules). Requests go to the voters'
-// node endpoints (schema/controller.capnp frames); each waits at most request_timeout.
+// following their leader hints (broker_lifecycle.hpp has the rules). Every heartbeat names the
+// replicas the node cannot serve, so the controller moves their leadership and ISR elsewhere.
+// Requests go to the voters' node endpoints (schema/controller.capnp frames); each waits at most
+// request_timeout.
 //
 // The node's AlterPartition needs nothing from it: the replica manager sends those to whoever
 // sent it the latest LeaderAndIsr, which is the active controller.
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,7 @@
 #include "actors/controller/metadata/metadata_types.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
 #include "actors/replica/replica_atoms.hpp"
+#include "runtime/cluster/offline_replicas.hpp"
 
 namespace capstan {
 
@@ -57,6 +61,8 @@ struct broker_lifecycle_options {
   node_endpoint_actor self_endpoint;
   broker_lifecycle_timing timing;
   std::chrono::milliseconds request_timeout{2000};
+  // The replicas the replica manager cannot serve, reported in every heartbeat; may be null.
+  std::shared_ptr<const offline_replica_registry> offline;
 };
 
 // REQUIRES: options.voters non-empty.

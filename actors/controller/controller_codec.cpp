@@ -69,6 +69,11 @@ capnp_frame encode(const broker_heartbeat_msg& m) {
   root.setNodeId(m.node.value());
   root.setBrokerEpoch(m.broker_epoch);
   root.setWantFence(m.want_fence);
+  auto offline = root.initOfflineReplicas(static_cast<unsigned>(m.offline.size()));
+  for (unsigned i = 0; i < offline.size(); ++i) {
+    offline[i].setTopicId(data_of(m.offline[i].topic));
+    offline[i].setPartition(m.offline[i].partition);
+  }
   return capnp_frame::from_builder(b);
 }
 
@@ -172,7 +177,15 @@ result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame) {
   return decode<schema::BrokerHeartbeat>(
       frame, [](schema::BrokerHeartbeat::Reader r) -> result<broker_heartbeat_msg> {
         if (r.getNodeId() < 0) return invalid("heartbeat of node " + std::to_string(r.getNodeId()));
-        return broker_heartbeat_msg{node_id{r.getNodeId()}, r.getBrokerEpoch(), r.getWantFence()};
+        broker_heartbeat_msg m{node_id{r.getNodeId()}, r.getBrokerEpoch(), r.getWantFence(), {}};
+        for (auto o : r.getOfflineReplicas()) {
+          auto id = read_id16(o.getTopicId(), false, "an offline replica's topic id");
+          if (!id) return id.err();
+          if (o.getPartition() < 0)
+            return invalid("offline replica of partition " + std::to_string(o.getPartition()));
+          m.offline.push_back(offline_replica{*id, o.getPartition()});
+        }
+        return m;
       });
 }
 

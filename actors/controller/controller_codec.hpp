@@ -16,6 +16,7 @@
 #include "actors/controller/metadata/broker_decisions.hpp"
 #include "runtime/cluster/cluster_description.hpp"
 #include "runtime/cluster/metadata.hpp"
+#include "runtime/cluster/offline_replicas.hpp"
 #include "runtime/errc.hpp"
 #include "runtime/messages/capnp_frame.hpp"
 #include "runtime/result.hpp"
@@ -35,6 +36,8 @@ struct broker_heartbeat_msg {
   int64_t broker_epoch = -1;
   // Not ready to lead or be in an ISR (KRaft's wantFence).
   bool want_fence = false;
+  // The replicas the node cannot serve.
+  offline_replicas offline;
 };
 
 struct broker_heartbeat_response_msg {
@@ -131,7 +134,8 @@ result<controller::broker_registration_request>
 decode_broker_registration(const capnp_frame& frame);
 result<broker_registration_response_msg>
 decode_broker_registration_response(const capnp_frame& frame);
-// INVALID_REQUEST: a negative node id.
+// INVALID_REQUEST: a negative node id, an offline replica without a 16-byte topic id or with a
+// negative partition.
 result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame);
 result<broker_heartbeat_response_msg> decode_broker_heartbeat_response(const capnp_frame& frame);
 // INVALID_REQUEST: a config named twice. (The name and counts are the decision's to check.)

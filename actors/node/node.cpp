@@ -84,6 +84,8 @@ struct node::impl {
   // The controller's UpdateMetadata as the replica manager last accepted it; the gateway answers
   // clients from it once there is one.
   std::shared_ptr<metadata_cache_registry> controller_metadata = std::make_shared<metadata_cache_registry>();
+  // What the replica manager cannot serve, for the heartbeats.
+  std::shared_ptr<offline_replica_registry> offline = std::make_shared<offline_replica_registry>();
   std::shared_ptr<metrics_registry> metrics = std::make_shared<metrics_registry>();
   // The client listener's port once bound; the metadata actor reads it for every snapshot.
   std::shared_ptr<std::atomic<uint16_t>> advertised_port = std::make_shared<std::atomic<uint16_t>>(0);
@@ -250,6 +252,7 @@ void node::impl::join_cluster() {
   lo.peers = controller_peers;
   if (voter) lo.self_endpoint = endpoint;
   lo.timing.heartbeat_interval = std::chrono::milliseconds(config.broker_heartbeat_interval_ms);
+  lo.offline = offline;
   lifecycle = spawn_broker_lifecycle(*sys, lo);
   spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
                config.controller_quorum, voter ? "a voter" : "a broker only");
@@ -267,6 +270,7 @@ status node::impl::start_actors() {
   rm.num_replica_fetchers = config.num_replica_fetchers;
   rm.fetcher_config = config.replica_fetcher;
   rm.metadata_registry = controller_metadata;
+  rm.offline_registry = offline;
   // rm.endpoint stays empty: the endpoint hands controller requests to this manager, so it can
   // only be spawned after it. The manager's peer directory would use it only for a follower
   // whose leader is this node, which LeaderAndIsr never makes (the leader leads).

@@ -49,9 +49,16 @@ std::string log_name(const replica_manager_state& st, const topic_partition& tp)
 }
 
 void publish_routes(self_ptr self) {
+  auto& st = self->state;
   auto table = std::make_shared<routing_table>();
-  for (const auto& [tp, e] : self->state.replicas) table->emplace(tp, e.actor);
-  self->state.routes->publish(std::move(table));
+  offline_replicas offline;
+  for (const auto& [tp, e] : st.replicas) {
+    table->emplace(tp, e.actor);
+    // Without a topic id (not placed by a controller) there is nobody to tell.
+    if (e.offline && e.id != topic_id{}) offline.push_back(offline_replica{e.id, tp.second});
+  }
+  st.routes->publish(std::move(table));
+  if (st.opts.offline_registry) st.opts.offline_registry->publish(std::move(offline));
 }
 
 // Writes both checkpoint files from the maps; afterwards no deleted partition is left in them.

@@ -22,6 +22,7 @@
 #include "actors/replica/node_endpoint_actor.hpp"
 #include "actors/replica/replica_fetcher_actor.hpp"
 #include "actors/replica/replica_messages.hpp"
+#include "runtime/cluster/offline_replicas.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
 
@@ -83,6 +84,9 @@ struct replica_manager_options {
   // Where every accepted UpdateMetadata is published as the node's metadata cache, for the
   // client gateway; may be null (no one answers clients from it).
   std::shared_ptr<metadata_cache_registry> metadata_registry;
+  // Where the replicas this node cannot serve are published with the routing table, for the
+  // broker lifecycle's heartbeats; may be null (a single node reports to no controller).
+  std::shared_ptr<offline_replica_registry> offline_registry;
 };
 
 // Creates the data dir if missing and reads its checkpoints, then spawns the manager. A malformed

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+
+#include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/controller_harness.hpp"
 #include "tests/support/log_builder.hpp"
 
@@ -124,6 +127,77 @@ TEST_CASE("a node whose heartbeats stop is fenced after its session timeout and 
     return replicas_agree(h, tp, others(victim), new_leader, moved.leader_epoch.value());
   }));
   REQUIRE(h.produce(new_leader, tp, batch_of(1)));
+}
+
+TEST_CASE("a replica whose disk fails leaves its ISR and leadership while its node stays unfenced",
+          "[controller][active]") {
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  controller_harness h({});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
+  auto before =
+      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
+  int controller = 0;
+  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
+  const int victim = others(controller).front();
+  int32_t led = -1;
+  for (int32_t p = 0; p < 3; ++p)
+    if (partition_of(before, "orders", p)->leader == node_id{victim}) led = p;
+  REQUIRE(led >= 0);
+  const auto old_epoch = partition_of(before, "orders", led)->leader_epoch.value();
+  const topic_partition tp{"orders", led};
+  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, {1, 2, 3}, victim, old_epoch); }));
+
+  // The victim's disk fails under the partition it leads: the write fails, the replica goes
+  // offline, and the victim's next heartbeat names it.
+  const auto dir = h.node(victim).data_dir / "data" / ("orders-" + std::to_string(led));
+  faults.fail(dir.string() + "/", storage_op::write, EIO);
+  auto refused = h.produce(victim, tp, batch_of(1));
+  REQUIRE_FALSE(refused);
+
+  auto after = h.await_image([&](const auto& i) {
+    auto p = partition_of(i, "orders", led);
+    return p->leader != node_id{victim} && !p->in_isr(node_id{victim});
+  });
+  // Not fenced: the victim still heartbeats and keeps its other replicas.
+  CHECK(after.is_unfenced(node_id{victim}));
+  for (int32_t p = 0; p < 3; ++p)
+    if (p != led) CHECK(partition_of(after, "orders", p)->in_isr(node_id{victim}));
+  const auto& moved = *partition_of(after, "orders", led);
+  CHECK(moved.leader_epoch.value() > old_epoch);
+  const int new_leader = moved.leader.value();
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, tp, others(victim), new_leader, moved.leader_epoch.value());
+  }));
+  auto taken = h.produce(new_leader, tp, batch_of(2));
+  INFO((taken ? std::string() : caf::to_string(taken.error())));
+  REQUIRE(taken);
+}
+
+TEST_CASE("a replica its node cannot open is led elsewhere, outside the ISR, from the start",
+          "[controller][active]") {
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  controller_harness h({});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  // Node 1 cannot open its replica of orders-0 (as when it runs out of file descriptors).
+  faults.fail((h.node(1).data_dir / "data" / "orders-0").string() + "/", storage_op::open, EMFILE);
+  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
+  auto after = h.await_image([](const auto& i) {
+    auto p = partition_of(i, "orders", 0);
+    return p != nullptr && p->leader != node_id{1} && p->leader != controller::no_leader &&
+           !p->in_isr(node_id{1});
+  });
+  CHECK(after.is_unfenced(node_id{1}));
+  CHECK(partition_of(after, "orders", 1)->in_isr(node_id{1}));
+  const int leader = partition_of(after, "orders", 0)->leader.value();
+  const topic_partition tp{"orders", 0};
+  REQUIRE(h.eventually([&] { return static_cast<bool>(h.produce(leader, tp, batch_of(1))); }));
 }
 
 TEST_CASE("when the active controller's node stops, another member becomes active, sends the "

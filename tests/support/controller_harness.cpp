@@ -71,6 +71,7 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     ro.fetcher_config.max_wait_ms = 200;
     ro.fetcher_config.backoff_ms = 50;
     ro.fetcher_config.request_timeout_ms = 2000;
+    ro.offline_registry = n->offline;
     auto rm = spawn_replica_manager(sys, ro, n->routes);
     if (!rm) FAIL("node " << i << ": " << rm.err().to_string());
     n->replicas = *rm;
@@ -106,6 +107,7 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     lo.timing.min_backoff = std::chrono::milliseconds(50);
     lo.timing.max_backoff = std::chrono::milliseconds(400);
     lo.request_timeout = std::chrono::milliseconds(1000);
+    lo.offline = n->offline;
     n->lifecycle = spawn_broker_lifecycle(n->system->sys(), lo);
     n->system->track(n->lifecycle);
   }

@@ -39,6 +39,7 @@ struct controller_node {
   std::filesystem::path data_dir;
   std::unique_ptr<threaded_system> system;
   std::shared_ptr<routing_registry> routes;
+  std::shared_ptr<offline_replica_registry> offline = std::make_shared<offline_replica_registry>();
   peer_directory_actor directory;
   quorum_actor quorum;
   controller_actor controller;

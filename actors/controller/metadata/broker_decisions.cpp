@@ -1,5 +1,8 @@
 #include "actors/controller/metadata/broker_decisions.hpp"
 
+#include <set>
+#include <utility>
+
 #include "actors/controller/metadata/leader_election.hpp"
 
 namespace capstan::controller {
@@ -96,6 +99,29 @@ result<decision> unfence_broker(const metadata_image& image, node_id node, broke
                        return p.leader == no_leader && p.has_replica(node);
                      },
                      out);
+  return out;
+}
+
+result<decision> take_replicas_offline(const metadata_image& image, node_id node,
+                                       broker_epoch epoch, const offline_replicas& offline,
+                                       const decision_options& options) {
+  if (auto s = check_broker_epoch(image, node, epoch); !s) return s.err();
+  decision out;
+  auto live = [&](node_id n) { return n != node && image.is_unfenced(n); };
+  // A replica named twice must not change its partition twice from the same state.
+  std::set<std::pair<topic_id, int32_t>> seen;
+  for (const auto& r : offline) {
+    const auto* topic = image.topic(r.topic);
+    const partition_id p{r.partition};
+    const auto* current = image.partition(r.topic, p);
+    if (current == nullptr || !(current->in_isr(node) || current->leader == node)) continue;
+    if (!seen.emplace(r.topic, r.partition).second) continue;
+    auto change = leadership_change(
+        *topic, p, live, node,
+        unclean_leader_election_enabled(*topic, options.unclean_leader_election_enable),
+        out.warnings);
+    if (change) out.records.push_back(std::move(*change));
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "actors/controller/metadata/decision.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
+#include "runtime/cluster/offline_replicas.hpp"
 #include "runtime/result.hpp"
 
 namespace capstan::controller {
@@ -51,5 +52,14 @@ result<decision> fence_broker(const metadata_image& image, node_id node, broker_
 // already. STALE_BROKER_EPOCH as check_broker_epoch.
 result<decision> unfence_broker(const metadata_image& image, node_id node, broker_epoch epoch,
                                 const decision_options& options);
+
+// KRaft's handleDirectoriesOffline, per replica: for each of `offline` (replicas the node reports
+// it cannot serve), the node leaves the partition's ISR (but as the last member) and, if it led,
+// the partition gets a new leader by the election rules, exactly as fence_broker does for all of
+// a fenced node's partitions. Replicas of unknown topics or partitions (deleted since) and
+// partitions already without the node are skipped. STALE_BROKER_EPOCH as check_broker_epoch.
+result<decision> take_replicas_offline(const metadata_image& image, node_id node,
+                                       broker_epoch epoch, const offline_replicas& offline,
+                                       const decision_options& options);
 
 } // namespace capstan::controller

@@ -73,16 +73,16 @@ TEST_CASE("a registered node is unfenced by its first heartbeat that says it is 
   // The new node gets the cluster's state at once.
   CHECK(kinds_to(reg.messages, 2) == std::vector<kind>{kind::update_metadata});
 
-  auto not_ready = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch, true}, 20);
+  auto not_ready = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch, true, {}}, 20);
   CHECK(std::get<broker_heartbeat_response_msg>(not_ready.answer).is_fenced);
 
-  auto ready = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch, false}, 30);
+  auto ready = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch, false, {}}, 30);
   auto& hb = std::get<broker_heartbeat_response_msg>(ready.answer);
   CHECK(hb.error == errc::none);
   CHECK_FALSE(hb.is_fenced);
   CHECK(c.image().is_unfenced(node_id{2}));
 
-  auto stale = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch + 5, false}, 40);
+  auto stale = run(c, broker_heartbeat_msg{node_id{2}, answer.broker_epoch + 5, false, {}}, 40);
   CHECK(std::get<broker_heartbeat_response_msg>(stale.answer).error == errc::stale_broker_epoch);
 }
 
@@ -124,9 +124,9 @@ TEST_CASE("an expired session fences the node and its partitions get new leaders
   auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image();
   (void)c.activate(image, 2, 0);
   for (int32_t n : {2, 3}) {
-    auto hb =
-        run(c, broker_heartbeat_msg{node_id{n}, c.image().broker(node_id{n})->epoch.value(), false},
-            5000);
+    auto hb = run(
+        c, broker_heartbeat_msg{node_id{n}, c.image().broker(node_id{n})->epoch.value(), false, {}},
+        5000);
     REQUIRE(std::get<broker_heartbeat_response_msg>(hb.answer).error == errc::none);
   }
   CHECK(c.expired_sessions(session_ms - 1).empty());
@@ -270,9 +270,10 @@ TEST_CASE("a heartbeat renews its session when it arrives, before it is decided"
   auto c = make_controller();
   (void)c.activate(image_builder().nodes({1, 2}).image(), 2, 0);
   c.heartbeat_arrived(
-      broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(), false}, 5000);
+      broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(), false, {}},
+      5000);
   // A heartbeat of another registration renews nothing.
-  c.heartbeat_arrived(broker_heartbeat_msg{node_id{1}, 99, false}, 5000);
+  c.heartbeat_arrived(broker_heartbeat_msg{node_id{1}, 99, false, {}}, 5000);
   auto expired = c.expired_sessions(session_ms + 1);
   REQUIRE(expired.size() == 1);
   CHECK(expired[0].node == node_id{1});

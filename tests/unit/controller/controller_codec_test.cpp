@@ -40,11 +40,18 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   CHECK(rr->broker_epoch == 12);
   CHECK(rr->leader_hint == 2);
 
-  auto hb = decode_broker_heartbeat(encode(broker_heartbeat_msg{node_id{4}, 17, true}));
+  auto hb = decode_broker_heartbeat(encode(broker_heartbeat_msg{node_id{4}, 17, true, {}}));
   REQUIRE(hb);
   CHECK(hb->node == node_id{4});
   CHECK(hb->broker_epoch == 17);
   CHECK(hb->want_fence);
+  CHECK(hb->offline.empty());
+
+  const offline_replica damaged{topic_id{7, 1}, 3};
+  auto with_offline =
+      decode_broker_heartbeat(encode(broker_heartbeat_msg{node_id{4}, 17, false, {damaged}}));
+  REQUIRE(with_offline);
+  CHECK(with_offline->offline == offline_replicas{damaged});
 
   auto hr = decode_broker_heartbeat_response(
       encode(broker_heartbeat_response_msg{errc::none, {}, false, 1}));
@@ -142,6 +149,15 @@ TEST_CASE("a malformed or out-of-range node request decodes to an error value",
   configs[0].setName("retention.ms");
   configs[1].setName("retention.ms");
   CHECK(decode_create_topic(capnp_frame::from_builder(twice)).code() == errc::invalid_request);
+
+  CHECK(decode_broker_heartbeat(
+            encode(broker_heartbeat_msg{node_id{1}, 2, false, {{topic_id{1}, -1}}}))
+            .code() == errc::invalid_request);
+  capnp::MallocMessageBuilder idless;
+  auto h = idless.initRoot<schema::BrokerHeartbeat>();
+  h.setNodeId(1);
+  h.initOfflineReplicas(1)[0].setPartition(0);
+  CHECK(decode_broker_heartbeat(capnp_frame::from_builder(idless)).code() == errc::invalid_request);
 }
 
 TEST_CASE("AllocateProducerIds and its answer survive a round trip", "[controller][codec]") {

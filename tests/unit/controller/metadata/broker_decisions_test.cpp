@@ -132,6 +132,37 @@ TEST_CASE("fencing a node takes it out of every ISR and re-elects the leaders it
   CHECK(fence_broker(after, node_id{1}, broker_epoch{1}, defaults)->records.empty());
 }
 
+TEST_CASE("a node's offline replicas leave their ISR and leadership, the node stays unfenced",
+          "[controller][brokers]") {
+  const auto image = with_isr(cluster(), 3, ids({1})); // orders-3 [1,2], ISR [1]
+  const auto t = make_topic_id(1);
+  // orders-0 (led by 1), orders-1 (1 follows), orders-3 (1 is the last ISR member), a replica
+  // named twice, and replicas of a deleted topic and a partition that is not there.
+  const offline_replicas offline = {{t, 0}, {t, 1}, {t, 0}, {t, 3}, {make_topic_id(9), 0}, {t, 8}};
+  auto d = take_replicas_offline(image, node_id{1}, broker_epoch{1}, offline, defaults);
+  REQUIRE(d.ok());
+  const std::vector<metadata_record> expected = {
+      partition_change_record{t, partition_id{0}, node_id{2}, ids({2, 3}), std::nullopt,
+                              leader_epoch{1}, partition_epoch{1}},
+      partition_change_record{t, partition_id{1}, std::nullopt, ids({2, 3}), std::nullopt,
+                              leader_epoch{0}, partition_epoch{1}},
+      // The last ISR member stays, as when fenced: the partition has no leader.
+      partition_change_record{t, partition_id{3}, no_leader, std::nullopt, std::nullopt,
+                              leader_epoch{1}, partition_epoch{2}},
+  };
+  CHECK(d->records == expected);
+  REQUIRE(d->warnings.size() == 1);
+  CHECK(d->warnings[0].find("orders-3 is offline") != std::string::npos);
+  const auto after = applied(image, d->records);
+  CHECK(after.is_unfenced(node_id{1}));
+  CHECK(partition(after, 2).isr == ids({3, 1, 2}));
+  // Reported again in the next heartbeat: nothing left to change.
+  CHECK(take_replicas_offline(after, node_id{1}, broker_epoch{1}, offline, defaults)
+            ->records.empty());
+  CHECK(take_replicas_offline(image, node_id{1}, broker_epoch{7}, offline, defaults).code() ==
+        errc::stale_broker_epoch);
+}
+
 TEST_CASE("fencing refuses a stale or unknown registration", "[controller][brokers]") {
   const auto image = cluster();
   CHECK(fence_broker(image, node_id{1}, broker_epoch{7}, defaults).code() ==
