@@ -32,12 +32,14 @@ struct BrokerRegistrationResponse {
 # controller unfences it on the first heartbeat without it). offlineReplicas: the replicas the
 # node cannot serve (damaged or unreadable at start, or whose disk failed), every one in every
 # heartbeat; the controller takes the node out of their ISRs and leadership (KRaft's offline log
-# directories, per replica).
+# directories, per replica). wantShutDown: the node is stopping (KRaft's controlled shutdown): the
+# controller moves its leaderships and ISR memberships to other nodes and fences it at once.
 struct BrokerHeartbeat {
   nodeId @0 :Int32;
   brokerEpoch @1 :Int64;
   wantFence @2 :Bool;
   offlineReplicas @3 :List(Replica);
+  wantShutDown @4 :Bool;
 
   struct Replica {
     topicId @0 :Data;       # 16 bytes
@@ -50,6 +52,7 @@ struct BrokerHeartbeatResponse {
   errorMessage @1 :Text;
   isFenced @2 :Bool;
   leaderHint @3 :Int32;
+  shouldShutDown @4 :Bool;  # the controlled shutdown is done: the node leads nothing now
 }
 
 # One topic of Kafka's CreateTopics. partitions / replicationFactor -1: the controller's defaults.

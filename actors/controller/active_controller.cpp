@@ -73,6 +73,12 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
               return;
             }
             sessions_.heartbeat(h.node, now_ms);
+            if (h.want_shut_down) {
+              // KRaft's controlled shutdown, in one step: the node's leaderships and ISR
+              // memberships move now rather than when its session would run out.
+              take(p, fence_broker(image_, h.node, epoch, opts_.decisions));
+              return;
+            }
             if (!h.want_fence && !image_.is_unfenced(h.node))
               take(p, unfence_broker(image_, h.node, epoch, opts_.decisions));
             if (h.offline.empty() || p.refused.code != errc::none) return;
@@ -159,6 +165,12 @@ settled_request active_controller::commit(const prepared_request& prepared,
     out.messages = messages(plan_control_messages(image_, *committed), *committed, registered);
     image_ = std::move(*committed);
   }
+  // A node whose controlled shutdown is done has no session: the process is going, and its next
+  // incarnation may register at once.
+  if (auto h = std::get_if<broker_heartbeat_msg>(&prepared.request);
+      h != nullptr && h->want_shut_down && applied.code == errc::none &&
+      prepared.refused.code == errc::none && !image_.is_unfenced(h->node))
+    sessions_.remove(h->node);
   if (applied.code != errc::none)
     out.answer = refuse(prepared.request, applied, opts_.node.value());
   else if (prepared.refused.code != errc::none)
@@ -176,7 +188,7 @@ controller_answer active_controller::refuse(const controller_request& request, c
             return broker_registration_response_msg{why.code, why.message, -1, leader_hint};
           },
           [&](const broker_heartbeat_msg&) -> controller_answer {
-            return broker_heartbeat_response_msg{why.code, why.message, true, leader_hint};
+            return broker_heartbeat_response_msg{why.code, why.message, true, leader_hint, false};
           },
           [&](const topic_spec&) -> controller_answer {
             return topic_response_msg{why.code, why.message, {}, leader_hint};
@@ -216,8 +228,9 @@ controller_answer active_controller::answer(const prepared_request& prepared,
                 errc::none, {}, b ? b->epoch.value() : -1, hint};
           },
           [&](const broker_heartbeat_msg& h) -> controller_answer {
+            const bool fenced = !committed.is_unfenced(h.node);
             return broker_heartbeat_response_msg{
-                errc::none, {}, !committed.is_unfenced(h.node), hint};
+                errc::none, {}, fenced, hint, h.want_shut_down && fenced};
           },
           [&](const topic_spec& spec) -> controller_answer {
             auto t = committed.topic_by_name(spec.name);

@@ -20,6 +20,8 @@ struct lifecycle_state {
   static inline const char* name = "capstan.broker_lifecycle";
   broker_lifecycle_options opts;
   std::unique_ptr<broker_lifecycle> core;
+  // A controlled shutdown began: no more registrations or heartbeats.
+  bool stopping = false;
 };
 
 using lifecycle_ptr = broker_lifecycle_actor::stateful_pointer<lifecycle_state>;
@@ -89,6 +91,55 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
     self->request(ep, st.opts.request_timeout, brokerhb_atom_v, frame).then(ok, failed);
 }
 
+// Hands the endpoint of the voter the next request goes to to `then`, or why there is none to
+// `failed`.
+void with_target(lifecycle_ptr self, std::function<void(const node_endpoint_actor&)> then,
+                 std::function<void(const std::string&)> failed) {
+  auto& st = self->state;
+  const auto target = st.core->target();
+  if (target == st.opts.node && st.opts.self_endpoint) return then(st.opts.self_endpoint);
+  if (link_faults::instance().dropped(st.opts.node, target))
+    return failed("the fault switch cuts the link");
+  self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, target)
+      .then([then](node_endpoint_actor& ep) { then(ep); },
+            [failed](caf::error& err) { failed(caf::to_string(err)); });
+}
+
+// KRaft's controlled shutdown: one heartbeat asking to shut down, to the voter that answered
+// last; true iff the controller says it is done (the node leads nothing and is fenced).
+caf::result<bool> shut_down(lifecycle_ptr self) {
+  auto& st = self->state;
+  st.stopping = true;
+  if (st.core->registering()) return false;
+  auto rp = self->make_response_promise<bool>();
+  const auto node = st.opts.node.value();
+  broker_heartbeat_msg hb{st.opts.node, st.core->epoch(), false, {}, true};
+  if (st.opts.offline) hb.offline = *st.opts.offline->current();
+  auto frame = encode(hb);
+  auto give_up = [rp, node](const std::string& why) mutable {
+    spdlog::warn("node {}: controlled shutdown not confirmed: {}", node, why);
+    rp.deliver(false);
+  };
+  with_target(
+      self,
+      [self, rp, frame, give_up, node](const node_endpoint_actor& ep) mutable {
+        self->request(ep, self->state.opts.request_timeout, brokerhb_atom_v, frame)
+            .then(
+                [rp, give_up, node](const capnp_frame& f) mutable {
+                  auto r = decode_broker_heartbeat_response(f);
+                  if (!r) return give_up(r.err().to_string());
+                  if (r->error != errc::none)
+                    return give_up(std::string(to_string(r->error)) + ": " + r->message);
+                  if (!r->should_shut_down) return give_up("the controller did not fence it");
+                  spdlog::info("node {}: controlled shutdown done: its leaderships moved", node);
+                  rp.deliver(true);
+                },
+                [give_up](caf::error& err) mutable { give_up(caf::to_string(err)); });
+      },
+      give_up);
+  return rp;
+}
+
 broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
                                                          broker_lifecycle_options opts) {
   auto& st = self->state;
@@ -107,18 +158,12 @@ broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
         return broker_lifecycle_status{c.epoch(), c.fenced(), c.target()};
       },
       [self](lctick_atom) {
-        auto& st = self->state;
-        const auto target = st.core->target();
-        if (target == st.opts.node && st.opts.self_endpoint) {
-          step(self, st.opts.self_endpoint);
-          return;
-        }
-        if (link_faults::instance().dropped(st.opts.node, target))
-          return no_answer(self, "the fault switch cuts the link");
-        self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, target)
-            .then([self](node_endpoint_actor& ep) { step(self, ep); },
-                  [self](caf::error& err) { no_answer(self, caf::to_string(err)); });
+        if (self->state.stopping) return;
+        with_target(
+            self, [self](const node_endpoint_actor& ep) { step(self, ep); },
+            [self](const std::string& why) { no_answer(self, why); });
       },
+      [self](stop_atom) { return shut_down(self); },
   };
 }
 

@@ -40,6 +40,10 @@ struct broker_lifecycle_status {
 
 using broker_lifecycle_actor =
     caf::typed_actor<caf::replies_to<status_atom>::with<broker_lifecycle_status>,
+                     // KRaft's controlled shutdown: asks the active controller to move this
+                     // node's leaderships now and stops heartbeating. True iff it confirmed;
+                     // answered within request_timeout (plus finding the voter's endpoint).
+                     caf::replies_to<stop_atom>::with<bool>,
                      // The next request is due (its own timer).
                      caf::reacts_to<lctick_atom>>;
 

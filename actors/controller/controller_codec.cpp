@@ -69,6 +69,7 @@ capnp_frame encode(const broker_heartbeat_msg& m) {
   root.setNodeId(m.node.value());
   root.setBrokerEpoch(m.broker_epoch);
   root.setWantFence(m.want_fence);
+  root.setWantShutDown(m.want_shut_down);
   auto offline = root.initOfflineReplicas(static_cast<unsigned>(m.offline.size()));
   for (unsigned i = 0; i < offline.size(); ++i) {
     offline[i].setTopicId(data_of(m.offline[i].topic));
@@ -84,6 +85,7 @@ capnp_frame encode(const broker_heartbeat_response_msg& m) {
   if (!m.message.empty()) root.setErrorMessage(m.message);
   root.setIsFenced(m.is_fenced);
   root.setLeaderHint(m.leader_hint);
+  root.setShouldShutDown(m.should_shut_down);
   return capnp_frame::from_builder(b);
 }
 
@@ -177,7 +179,8 @@ result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame) {
   return decode<schema::BrokerHeartbeat>(
       frame, [](schema::BrokerHeartbeat::Reader r) -> result<broker_heartbeat_msg> {
         if (r.getNodeId() < 0) return invalid("heartbeat of node " + std::to_string(r.getNodeId()));
-        broker_heartbeat_msg m{node_id{r.getNodeId()}, r.getBrokerEpoch(), r.getWantFence(), {}};
+        broker_heartbeat_msg m{
+            node_id{r.getNodeId()}, r.getBrokerEpoch(), r.getWantFence(), {}, r.getWantShutDown()};
         for (auto o : r.getOfflineReplicas()) {
           auto id = read_id16(o.getTopicId(), false, "an offline replica's topic id");
           if (!id) return id.err();
@@ -194,7 +197,8 @@ result<broker_heartbeat_response_msg> decode_broker_heartbeat_response(const cap
       frame,
       [](schema::BrokerHeartbeatResponse::Reader r) -> result<broker_heartbeat_response_msg> {
         return broker_heartbeat_response_msg{errc_from_code(r.getErrorCode()), r.getErrorMessage(),
-                                             r.getIsFenced(), r.getLeaderHint()};
+                                             r.getIsFenced(), r.getLeaderHint(),
+                                             r.getShouldShutDown()};
       });
 }
 

@@ -38,6 +38,8 @@ struct broker_heartbeat_msg {
   bool want_fence = false;
   // The replicas the node cannot serve.
   offline_replicas offline;
+  // The node is stopping (KRaft's wantShutDown).
+  bool want_shut_down = false;
 };
 
 struct broker_heartbeat_response_msg {
@@ -45,6 +47,8 @@ struct broker_heartbeat_response_msg {
   std::string message;
   bool is_fenced = true;
   int32_t leader_hint = -1;
+  // The controlled shutdown asked for is done (KRaft's shouldShutDown).
+  bool should_shut_down = false;
 };
 
 // The request of CreateTopic is a topic_spec (what create_topic decides on).

@@ -48,6 +48,8 @@ namespace fs = std::filesystem;
 // Opening every partition log of a large data dir may take a while (recovery re-reads segments).
 constexpr auto apply_timeout = std::chrono::minutes(10);
 constexpr auto request_timeout = std::chrono::seconds(60);
+// The lifecycle answers within its own request timeout (2 s) plus finding the voter (2 s).
+constexpr auto controlled_shutdown_timeout = std::chrono::seconds(5);
 constexpr auto metrics_refresh_interval = std::chrono::seconds(5);
 
 // A node of a multi-node quorum: every node of the cluster must share one cluster id, so a new
@@ -397,8 +399,16 @@ void node::impl::stop() {
   if (rpc) rpc->stop();
   if (metrics_http) metrics_http->stop();
   if (sys) {
-    // No heartbeats from now on: the controller fences this node after its session timeout.
-    if (lifecycle) caf::anon_send_exit(lifecycle, caf::exit_reason::user_shutdown);
+    // KRaft's controlled shutdown: the active controller moves this node's leaderships and fences
+    // it before its replicas close, so clients and followers move on at once and the next
+    // process may register without waiting out this one's session. Without a confirmation (no
+    // controller reachable) the node stops anyway and is fenced when its session runs out.
+    if (lifecycle) {
+      caf::scoped_actor self{*sys};
+      self->request(lifecycle, controlled_shutdown_timeout, stop_atom_v)
+          .receive([](bool) {}, [](caf::error&) {});
+      caf::anon_send_exit(lifecycle, caf::exit_reason::user_shutdown);
+    }
     // Then the controller and the other nodes: no LeaderAndIsr and no fetch session any more
     // (the sessions are linked to the endpoint and end with it), so nothing reads a replica
     // that is closing. `kill`, because the endpoint traps exit messages (a session that ends

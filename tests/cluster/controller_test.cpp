@@ -200,6 +200,40 @@ TEST_CASE("a replica its node cannot open is led elsewhere, outside the ISR, fro
   REQUIRE(h.eventually([&] { return static_cast<bool>(h.produce(leader, tp, batch_of(1))); }));
 }
 
+TEST_CASE("a stopping node's controlled shutdown moves its leaderships before it goes",
+          "[controller][active]") {
+  controller_harness h({});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
+  auto before =
+      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
+  int controller = 0;
+  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
+  const int victim = others(controller).front();
+  int32_t led = -1;
+  for (int32_t p = 0; p < 3; ++p)
+    if (partition_of(before, "orders", p)->leader == node_id{victim}) led = p;
+  REQUIRE(led >= 0);
+  const auto old_epoch = partition_of(before, "orders", led)->leader_epoch.value();
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, {"orders", led}, {1, 2, 3}, victim, old_epoch);
+  }));
+
+  REQUIRE(h.shut_down(victim));
+  // Confirmed means committed: the active controller's image has it already.
+  auto after = h.image(controller);
+  REQUIRE(after);
+  CHECK_FALSE(after->is_unfenced(node_id{victim}));
+  const auto& moved = *partition_of(*after, "orders", led);
+  CHECK(moved.leader != node_id{victim});
+  CHECK_FALSE(moved.in_isr(node_id{victim}));
+  // The node's next process is taken at once, not refused while the old session would last.
+  auto again = h.register_at(controller, h.registration_of(victim, 77));
+  CHECK(again.error == errc::none);
+}
+
 TEST_CASE("when the active controller's node stops, another member becomes active, sends the "
           "state, and topics can be created again",
           "[controller][active]") {

@@ -140,6 +140,14 @@ void controller_harness::stop(int id) {
   n.system.reset();
 }
 
+bool controller_harness::shut_down(int id) {
+  auto& n = node(id);
+  if (!n.system) return false;
+  auto confirmed = n.system->request<bool>(n.lifecycle, std::chrono::seconds(10), stop_atom_v);
+  stop(id);
+  return confirmed && *confirmed;
+}
+
 int controller_harness::quorum_leader() {
   int best = 0;
   uint64_t best_term = 0;

@@ -63,6 +63,9 @@ public:
   // Tears node `id`'s actor system down: its quorum member, controller, replicas and heartbeats
   // all stop.
   void stop(int id);
+  // Stops node `id` as a stopping node does: its controlled shutdown first, then stop(id). True
+  // iff the active controller confirmed the shutdown.
+  bool shut_down(int id);
 
   // The running node whose quorum member leads in the highest term, 0 if none.
   int quorum_leader();

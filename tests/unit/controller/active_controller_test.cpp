@@ -118,6 +118,34 @@ TEST_CASE("activation sends every node its state, stamped with the term", "[cont
   }
 }
 
+TEST_CASE("a node's controlled shutdown moves its leaderships and frees its id at once",
+          "[controller][active]") {
+  auto c = make_controller();
+  auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({2, 1, 3})}).image();
+  (void)c.activate(image, 2, 0);
+  const auto epoch = c.image().broker(node_id{2})->epoch.value();
+  // A heartbeat of a node that is not stopping says nothing of shutting down.
+  auto plain = run(c, broker_heartbeat_msg{node_id{2}, epoch, false, {}}, 100);
+  CHECK_FALSE(std::get<broker_heartbeat_response_msg>(plain.answer).should_shut_down);
+
+  auto stopping = run(c, broker_heartbeat_msg{node_id{2}, epoch, false, {}, true}, 200);
+  const auto& answer = std::get<broker_heartbeat_response_msg>(stopping.answer);
+  CHECK(answer.error == errc::none);
+  CHECK(answer.should_shut_down);
+  CHECK(answer.is_fenced);
+  CHECK_FALSE(c.image().is_unfenced(node_id{2}));
+  for (int32_t n : {1, 3}) {
+    auto lai = leader_and_isr_to(stopping.messages, n);
+    REQUIRE(lai.partitions.size() == 1);
+    CHECK(lai.partitions[0].leader == node_id{1});
+    CHECK(lai.partitions[0].isr == ids({1, 3}));
+  }
+  // Its next process registers well within the old session's timeout.
+  CHECK_FALSE(c.session_alive(node_id{2}, 300));
+  auto again = run(c, registration_of(2, 9), 300);
+  CHECK(std::get<broker_registration_response_msg>(again.answer).error == errc::none);
+}
+
 TEST_CASE("an expired session fences the node and its partitions get new leaders",
           "[controller][active]") {
   auto c = make_controller();

@@ -52,6 +52,11 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
       decode_broker_heartbeat(encode(broker_heartbeat_msg{node_id{4}, 17, false, {damaged}}));
   REQUIRE(with_offline);
   CHECK(with_offline->offline == offline_replicas{damaged});
+  CHECK_FALSE(with_offline->want_shut_down);
+  auto stopping =
+      decode_broker_heartbeat(encode(broker_heartbeat_msg{node_id{4}, 17, false, {}, true}));
+  REQUIRE(stopping);
+  CHECK(stopping->want_shut_down);
 
   auto hr = decode_broker_heartbeat_response(
       encode(broker_heartbeat_response_msg{errc::none, {}, false, 1}));
@@ -59,6 +64,11 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   CHECK(hr->error == errc::none);
   CHECK_FALSE(hr->is_fenced);
   CHECK(hr->leader_hint == 1);
+  CHECK_FALSE(hr->should_shut_down);
+  auto done = decode_broker_heartbeat_response(
+      encode(broker_heartbeat_response_msg{errc::none, {}, true, 1, true}));
+  REQUIRE(done);
+  CHECK(done->should_shut_down);
 
   topic_spec spec{"orders", 6, 3, {{"min.insync.replicas", "2"}, {"retention.ms", "1000"}}};
   auto ct = decode_create_topic(encode(spec));
