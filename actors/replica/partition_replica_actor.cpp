@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/log/partition_log_actor.hpp"
+#include "actors/replica/log_call.hpp"
 #include "actors/replica/partition_replica_state.hpp"
 #include "runtime/actor/caf_error.hpp"
 
@@ -68,6 +69,20 @@ void on_tick(self_ptr self) {
   if (!st.parked.empty()) answer_parked(self, st.parked.take_expired(now));
 }
 
+// Answers every caller still waiting here (acks=-1 produces, parked fetches, requests out at the
+// log) with `answer`, then quits with `reason`: CAF 0.17 drops an undelivered promise silently, so
+// each caller would otherwise wait out its own timeout.
+void quit_answering(self_ptr self, const caf::error& answer, const caf::error& reason) {
+  auto& st = self->state;
+  for (auto& [end, p] : st.pending_acks) p.rp.deliver(answer);
+  st.pending_acks.clear();
+  for (auto& [id, rp] : st.parked_promises) rp.deliver(answer);
+  st.parked_promises.clear();
+  st.parked.take_all();
+  st.held.fail_all(answer);
+  self->quit(reason);
+}
+
 caf::result<bool> become(self_ptr self, const replica_role& role) {
   auto& st = self->state;
   if (st.closing) return not_leader(st);
@@ -88,20 +103,23 @@ caf::result<replica_checkpoint> close(self_ptr self) {
   }
   st.closing = true;
   fail_pending_acks(self, errc::not_leader_or_follower, "the replica is closing");
-  answer_parked(self, st.parked.take_all(), [self, rp]() mutable {
-    self->request(self->state.log, caf::infinite, close_atom_v)
-      .then(
-        [self, rp](offset recovery_point) mutable {
-          auto& st = self->state;
-          spdlog::info("{}: closed, high watermark {}, recovery point {}", st.log_name,
-                       st.high_watermark().value(), recovery_point.value());
-          rp.deliver(replica_checkpoint{recovery_point, st.high_watermark()});
-          self->quit();
-        },
-        [self, rp](caf::error& e) mutable {
-          rp.deliver(e);
-          self->quit(e);
-        });
+  // Held while the parked fetches' reads are out: the exit handler answers it if the log dies.
+  const auto key = st.held.hold(rp);
+  answer_parked(self, st.parked.take_all(), [self, rp, key]() mutable {
+    if (!self->state.held.release(key)) return;
+    ask_log(self, rp, close_atom_v)
+        .then(
+            [self, rp](offset recovery_point) mutable {
+              auto& st = self->state;
+              spdlog::info("{}: closed, high watermark {}, recovery point {}", st.log_name,
+                           st.high_watermark().value(), recovery_point.value());
+              rp.deliver(replica_checkpoint{recovery_point, st.high_watermark()});
+              quit_answering(self, not_leader(st), caf::none);
+            },
+            [self, rp](caf::error& e) mutable {
+              rp.deliver(e);
+              quit_answering(self, e, e);
+            });
   });
   return rp;
 }
@@ -130,20 +148,10 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
   st.log_name = partition_name(st) + " on node " + std::to_string(st.opts.node.value());
   st.log = log;
   self->link_to(log);
-  // A failed log (its disk failed) or a dying manager takes the replica down. What waits here
-  // (acks=all produces, parked fetches) is answered with that reason first: CAF 0.17 drops an
-  // undelivered promise silently, so each client would otherwise wait out its own timeout.
+  // A failed log (its disk failed) or a dying manager takes the replica down, and every caller
+  // waiting here is answered with that reason.
   self->set_exit_handler([self](caf::exit_msg& em) {
-    if (!em.reason) return;
-    auto& st = self->state;
-    for (auto& [end, p] : st.pending_acks) p.rp.deliver(em.reason);
-    st.pending_acks.clear();
-    for (auto& [id, rp] : st.appending) rp.deliver(em.reason);
-    st.appending.clear();
-    for (auto& [id, rp] : st.parked_promises) rp.deliver(em.reason);
-    st.parked_promises.clear();
-    st.parked.take_all();
-    self->quit(em.reason);
+    if (em.reason) quit_answering(self, em.reason, em.reason);
   });
   // Nothing else is served before the log's offsets are known.
   self->request(log, caf::infinite, info_atom_v)
@@ -166,19 +174,14 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
     [self](offsets_atom, timestamp_ms ts) { return list_offsets(self, ts); },
     [self](info_atom) -> caf::result<log_info> {
       auto rp = self->make_response_promise<log_info>();
-      self->request(self->state.log, caf::infinite, info_atom_v)
-        .then([rp](const log_info& info) mutable { rp.deliver(info); },
-              [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      ask_log(self, rp, info_atom_v).then([rp](const log_info& info) mutable { rp.deliver(info); });
       return rp;
     },
     [self](checkpoint_atom) -> caf::result<replica_checkpoint> {
       auto rp = self->make_response_promise<replica_checkpoint>();
-      self->request(self->state.log, caf::infinite, info_atom_v)
-        .then(
-          [self, rp](const log_info& info) mutable {
-            rp.deliver(replica_checkpoint{info.recovery_point, self->state.high_watermark()});
-          },
-          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      ask_log(self, rp, info_atom_v).then([self, rp](const log_info& info) mutable {
+        rp.deliver(replica_checkpoint{info.recovery_point, self->state.high_watermark()});
+      });
       return rp;
     },
     [self](status_atom) { return status_of(self->state); },
@@ -225,7 +228,13 @@ partition_replica_actor spawn_partition_replica(caf::actor_system& sys,
                                                 partition_replica_options options,
                                                 loaded_partition_log log) {
   auto actor = spawn_partition_log(sys, log_options_of(options), std::move(log));
-  return sys.spawn(partition_replica_behavior, std::move(options), actor);
+  return spawn_partition_replica(sys, std::move(options), actor);
+}
+
+partition_replica_actor spawn_partition_replica(caf::actor_system& sys,
+                                                partition_replica_options options,
+                                                partition_log_actor log) {
+  return sys.spawn(partition_replica_behavior, std::move(options), log);
 }
 
 } // namespace capstan

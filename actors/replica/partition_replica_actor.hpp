@@ -63,4 +63,10 @@ partition_replica_actor spawn_partition_replica(caf::actor_system& sys,
                                                 partition_replica_options options,
                                                 loaded_partition_log log);
 
+// Spawns the replica over a log actor already running, which the replica links itself to (and
+// closes when it closes).
+partition_replica_actor spawn_partition_replica(caf::actor_system& sys,
+                                                partition_replica_options options,
+                                                partition_log_actor log);
+
 } // namespace capstan

@@ -16,6 +16,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/replica/delayed_fetch.hpp"
+#include "actors/replica/held_promises.hpp"
 #include "actors/replica/leader_state.hpp"
 #include "actors/replica/partition_replica_actor.hpp"
 #include "actors/replica/replication_messages.hpp"
@@ -37,6 +38,8 @@ struct replica_state {
   partition_replica_options opts;
   std::string log_name;
   partition_log_actor log;
+  // Callers waiting on the log's answer to a request made for them (log_call.hpp).
+  held_promises held;
   offset log_start{0};
   offset log_end{0};
 
@@ -55,10 +58,6 @@ struct replica_state {
   std::unordered_map<uint64_t, caf::typed_response_promise<fetch_result>> parked_promises;
   // acks=-1 produces waiting for the HW to reach the key (their last offset + 1).
   std::multimap<offset, pending_produce> pending_acks;
-  // Produces whose append the log has not answered yet, by a number of their own: the exit
-  // handler answers them when the log dies, as CAF may run the log's exit before its answer.
-  std::unordered_map<uint64_t, caf::typed_response_promise<produce_result>> appending;
-  uint64_t next_append = 0;
   // Fetch sessions whose follower found nothing: told once when the log grows.
   std::set<fetch_session_actor> watchers;
   bool isr_check_armed = false;

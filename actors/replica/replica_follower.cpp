@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/replica/log_call.hpp"
 #include "actors/replica/partition_replica_state.hpp"
 #include "runtime/actor/caf_error.hpp"
 
@@ -57,17 +58,13 @@ caf::result<bool> become_follower(self_ptr self, const replica_role& role) {
 }
 
 caf::result<follower_position> position(self_ptr self) {
-  auto& st = self->state;
   auto rp = self->make_response_promise<follower_position>();
-  self->request(st.log, caf::infinite, info_atom_v)
-    .then(
-      [self, rp](const log_info& info) mutable {
-        auto& st = self->state;
-        st.log_start = info.log_start;
-        set_log_end(st, info.log_end);
-        rp.deliver(follower_position{info.latest_epoch, info.log_end, st.follower_hw, info.log_start});
-      },
-      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  ask_log(self, rp, info_atom_v).then([self, rp](const log_info& info) mutable {
+    auto& st = self->state;
+    st.log_start = info.log_start;
+    set_log_end(st, info.log_end);
+    rp.deliver(follower_position{info.latest_epoch, info.log_end, st.follower_hw, info.log_start});
+  });
   return rp;
 }
 
@@ -116,17 +113,15 @@ caf::result<offset> replicate(self_ptr self, replicate_request& req) {
   auto rp = self->make_response_promise<offset>();
   const auto epoch = req.epoch;
   const auto leader_hw = req.leader_high_watermark;
-  self->request(st.log, caf::infinite, append_atom_v,
-                append_request{std::move(req.batches), append_origin::replication, epoch})
-    .then(
-      [self, rp, leader_hw, take_hw](const append_result& res) mutable {
+  ask_log(self, rp, append_atom_v,
+          append_request{std::move(req.batches), append_origin::replication, epoch})
+      .then([self, rp, leader_hw, take_hw](const append_result& res) mutable {
         auto& st = self->state;
         st.log_start = std::max(st.log_start, res.log_start);
         st.log_end = std::max(st.log_end, res.last + 1);
         take_hw(st, leader_hw);
         rp.deliver(st.log_end);
-      },
-      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      });
   return rp;
 }
 

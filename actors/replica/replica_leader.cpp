@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/countdown.hpp"
+#include "actors/replica/log_call.hpp"
 #include "actors/replica/partition_replica_state.hpp"
 #include "runtime/actor/caf_error.hpp"
 
@@ -203,55 +204,41 @@ caf::result<produce_result> produce(self_ptr self, produce_request& req) {
                        std::to_string(st.opts.min_insync_replicas));
   const auto size = static_cast<int64_t>(buffer_of(req.batch).size());
   const auto epoch = st.epoch;
-  auto append = self->request(st.log, caf::infinite, append_atom_v,
-                              append_request{std::move(req.batch), append_origin::leader, st.epoch});
+  append_request append{std::move(req.batch), append_origin::leader, st.epoch};
   if (req.acks == 0) {
     // Kafka answers acks=0 before appending; a failed append is only logged.
-    append.then([self, size](const append_result& res) { on_appended(self, res, size); },
-                [self](caf::error& e) {
-                  spdlog::warn("{}: acks=0 produce failed: {}", self->state.log_name, to_string(e));
-                });
+    self->request(st.log, caf::infinite, append_atom_v, std::move(append))
+        .then([self, size](const append_result& res) { on_appended(self, res, size); },
+              [self](caf::error& e) {
+                spdlog::warn("{}: acks=0 produce failed: {}", self->state.log_name, to_string(e));
+              });
     return produce_result{offset{-1}, no_timestamp, st.log_start};
   }
-  const auto id = st.next_append++;
-  st.appending.emplace(id, self->make_response_promise<produce_result>());
-  // The promise, once the append answered; none if the exit handler answered it already.
-  auto take = [self, id]() -> std::optional<caf::typed_response_promise<produce_result>> {
-    auto it = self->state.appending.find(id);
-    if (it == self->state.appending.end()) return std::nullopt;
-    auto rp = std::move(it->second);
-    self->state.appending.erase(it);
-    return rp;
-  };
+  auto rp = self->make_response_promise<produce_result>();
   const auto acks = req.acks;
   const auto timeout = std::chrono::milliseconds(std::max<int32_t>(req.timeout_ms, 0));
-  append.then(
-    [self, take, acks, size, timeout, epoch](const append_result& res) mutable {
-      auto& st = self->state;
-      auto taken = take();
-      on_appended(self, res, size);
-      if (!taken) return;
-      auto rp = std::move(*taken);
-      produce_result out{res.first, no_timestamp, st.log_start};
-      if (acks == 1) {
-        rp.deliver(out);
-        return;
-      }
-      if (!st.is_leader() || st.epoch != epoch) {
-        rp.deliver(not_leader(st));
-        return;
-      }
-      if (st.high_watermark() > res.last) {
-        rp.deliver(out);
-        return;
-      }
-      st.pending_acks.emplace(res.last + 1, pending_produce{rp, out, self->clock().now() + timeout});
-      self->delayed_send(self, timeout, tick_atom_v);
-    },
-    [take](caf::error& e) mutable {
-      if (auto rp = take()) rp->deliver(std::move(e));
-    });
-  return st.appending.at(id);
+  ask_log(self, rp, append_atom_v, std::move(append))
+      .then([self, rp, acks, size, timeout, epoch](const append_result& res) mutable {
+        auto& st = self->state;
+        on_appended(self, res, size);
+        produce_result out{res.first, no_timestamp, st.log_start};
+        if (acks == 1) {
+          rp.deliver(out);
+          return;
+        }
+        if (!st.is_leader() || st.epoch != epoch) {
+          rp.deliver(not_leader(st));
+          return;
+        }
+        if (st.high_watermark() > res.last) {
+          rp.deliver(out);
+          return;
+        }
+        st.pending_acks.emplace(res.last + 1,
+                                pending_produce{rp, out, self->clock().now() + timeout});
+        self->delayed_send(self, timeout, tick_atom_v);
+      });
+  return rp;
 }
 
 caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_request& req) {
@@ -288,28 +275,28 @@ caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_
     return out;
   }
   auto rp = self->make_response_promise<follower_fetch_result>();
-  self->request(st.log, caf::infinite, read_atom_v, read_request{req.fetch_offset, req.max_bytes})
-    .then(
-      [self, rp, watcher = req.watcher](log_slice& slice) mutable {
-        auto& st = self->state;
-        if (slice.empty() && watcher) st.watchers.insert(watcher);
-        follower_fetch_result res;
-        res.high_watermark = st.high_watermark();
-        res.log_start = st.log_start;
-        res.log_end = st.log_end;
-        res.records = std::move(slice);
-        rp.deliver(std::move(res));
-      },
-      [self, rp](caf::error& e) mutable {
-        auto err = from_caf_error(e);
-        follower_fetch_result res;
-        res.error = err.code;
-        res.message = err.message;
-        res.high_watermark = self->state.high_watermark();
-        res.log_start = self->state.log_start;
-        res.log_end = self->state.log_end;
-        rp.deliver(std::move(res));
-      });
+  ask_log(self, rp, read_atom_v, read_request{req.fetch_offset, req.max_bytes})
+      .then(
+          [self, rp, watcher = req.watcher](log_slice& slice) mutable {
+            auto& st = self->state;
+            if (slice.empty() && watcher) st.watchers.insert(watcher);
+            follower_fetch_result res;
+            res.high_watermark = st.high_watermark();
+            res.log_start = st.log_start;
+            res.log_end = st.log_end;
+            res.records = std::move(slice);
+            rp.deliver(std::move(res));
+          },
+          [self, rp](caf::error& e) mutable {
+            auto err = from_caf_error(e);
+            follower_fetch_result res;
+            res.error = err.code;
+            res.message = err.message;
+            res.high_watermark = self->state.high_watermark();
+            res.log_start = self->state.log_start;
+            res.log_end = self->state.log_end;
+            rp.deliver(std::move(res));
+          });
   return rp;
 }
 
@@ -317,9 +304,9 @@ caf::result<epoch_end> answer_epoch(self_ptr self, leader_epoch current, leader_
   auto& st = self->state;
   if (auto e = check_epoch(st, current)) return e;
   auto rp = self->make_response_promise<epoch_end>();
-  self->request(st.log, caf::infinite, epoch_atom_v, requested)
-    .then([rp](const epoch_end& end) mutable { rp.deliver(end); },
-          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  ask_log(self, rp, epoch_atom_v, requested).then([rp](const epoch_end& end) mutable {
+    rp.deliver(end);
+  });
   return rp;
 }
 

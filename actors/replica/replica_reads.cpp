@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include "actors/countdown.hpp"
+#include "actors/replica/log_call.hpp"
 #include "actors/replica/partition_replica_state.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_view.hpp"
@@ -26,16 +27,17 @@ void answer_fetch(self_ptr self, caf::typed_response_promise<fetch_result> rp,
     if (done) done();
     return;
   }
-  self->request(st.log, caf::infinite, read_atom_v, read_request{req.from, req.max_bytes, upto})
-    .then(
-      [self, rp, done](log_slice& slice) mutable {
-        rp.deliver(fetch_result{self->state.high_watermark(), self->state.log_start, std::move(slice)});
-        if (done) done();
-      },
-      [rp, done](caf::error& e) mutable {
-        rp.deliver(std::move(e));
-        if (done) done();
-      });
+  ask_log(self, rp, read_atom_v, read_request{req.from, req.max_bytes, upto})
+      .then(
+          [self, rp, done](log_slice& slice) mutable {
+            rp.deliver(fetch_result{self->state.high_watermark(), self->state.log_start,
+                                    std::move(slice)});
+            if (done) done();
+          },
+          [rp, done](caf::error& e) mutable {
+            rp.deliver(std::move(e));
+            if (done) done();
+          });
 }
 
 // The timestamp of the first record at or after `found` with a timestamp >= target, read from
@@ -43,9 +45,8 @@ void answer_fetch(self_ptr self, caf::typed_response_promise<fetch_result> rp,
 void answer_offset_for_time(self_ptr self, int64_t found, timestamp_ms target,
                             caf::typed_response_promise<list_offsets_result> rp) {
   auto& st = self->state;
-  self->request(st.log, caf::infinite, read_atom_v, read_request{offset{found}, 1, st.high_watermark()})
-    .then(
-      [rp, found, target](log_slice& slice) mutable {
+  ask_log(self, rp, read_atom_v, read_request{offset{found}, 1, st.high_watermark()})
+      .then([rp, found, target](log_slice& slice) mutable {
         list_offsets_result out{found, no_timestamp};
         batch_sequence_reader reader(slice.bytes(), std::numeric_limits<size_t>::max());
         bool done = false;
@@ -62,8 +63,7 @@ void answer_offset_for_time(self_ptr self, int64_t found, timestamp_ms target,
           });
         }
         rp.deliver(out);
-      },
-      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      });
 }
 
 } // namespace
@@ -113,9 +113,8 @@ caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
     return rp;
   }
   const int64_t total_at_read = st.bytes_below_hw;
-  self->request(st.log, caf::infinite, read_atom_v, read_request{req.from, req.max_bytes, hw})
-    .then(
-      [self, req, rp, total_at_read, may_wait, park](log_slice& slice) mutable {
+  ask_log(self, rp, read_atom_v, read_request{req.from, req.max_bytes, hw})
+      .then([self, req, rp, total_at_read, may_wait, park](log_slice& slice) mutable {
         auto& st = self->state;
         const auto found = static_cast<int64_t>(slice.size);
         if (st.closing || !st.is_leader() || !may_wait || delayed_fetch_set::satisfied(req, found)) {
@@ -123,8 +122,7 @@ caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
           return;
         }
         park(req, found, total_at_read, rp);
-      },
-      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      });
   return rp;
 }
 
@@ -136,26 +134,20 @@ caf::result<list_offsets_result> list_offsets(self_ptr self, timestamp_ms ts) {
   auto rp = self->make_response_promise<list_offsets_result>();
   if (ts == earliest_timestamp) {
     // Asked from the log: retention may have moved the log start since the last append.
-    self->request(st.log, caf::infinite, info_atom_v)
-      .then(
-        [self, rp](const log_info& info) mutable {
-          auto& st = self->state;
-          st.log_start = std::max(st.log_start, info.log_start);
-          rp.deliver(list_offsets_result{st.log_start.value(), no_timestamp});
-        },
-        [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+    ask_log(self, rp, info_atom_v).then([self, rp](const log_info& info) mutable {
+      auto& st = self->state;
+      st.log_start = std::max(st.log_start, info.log_start);
+      rp.deliver(list_offsets_result{st.log_start.value(), no_timestamp});
+    });
     return rp;
   }
-  self->request(st.log, caf::infinite, time_atom_v, ts)
-    .then(
-      [self, rp, ts](int64_t found) mutable {
-        if (found < 0 || found >= self->state.high_watermark().value()) {
-          rp.deliver(list_offsets_result{});
-          return;
-        }
-        answer_offset_for_time(self, found, ts, rp);
-      },
-      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  ask_log(self, rp, time_atom_v, ts).then([self, rp, ts](int64_t found) mutable {
+    if (found < 0 || found >= self->state.high_watermark().value()) {
+      rp.deliver(list_offsets_result{});
+      return;
+    }
+    answer_offset_for_time(self, found, ts, rp);
+  });
   return rp;
 }
 
