@@ -27,8 +27,9 @@ inline constexpr const char* max_broker_partitions_key = "max.broker.partitions"
 // File descriptors a node keeps for everything but partitions (sockets, checkpoints, the
 // metadata store, logging).
 inline constexpr uint64_t reserved_file_descriptors = 256;
-// Files a partition holds open at the least: its active segment's .log, .index and .timeindex.
-inline constexpr uint64_t file_descriptors_per_partition = 3;
+// Files a partition holds open at the least: its active segment's .log (its indexes open their
+// files only while they write them, runtime/storage/index_file.hpp).
+inline constexpr uint64_t file_descriptors_per_partition = 1;
 
 // The partitions an open-file limit can hold: (limit - reserved) / per partition, at least 1 and
 // at most 2^31-1.

@@ -3,10 +3,16 @@
 // The file side shared by the offset and time indexes (docs/storage.md): the whole index in
 // memory, new entries written to the file in batches, and a reset index rewritten over its old
 // bytes with the stale tail cut on the next write (no ftruncate for an index that did not change).
+// The file is opened for each write, truncate, sync or read and closed again, so an index holds
+// no file descriptor between them: a partition costs one descriptor (its active segment's .log),
+// not three. Kafka likewise closes an index's file once it is mapped. Every open after the
+// first expects the file to exist, so an index removed behind its back fails loudly instead of
+// being recreated empty.
 // `Index` supplies `entry_size`, `write_batch` and `static void encode(const Entry&, uint8_t*)`
 // (used only in member bodies, so an index class may hold its own index_file); the index classes
 // add decoding and their lookups on top.
 
+#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -21,7 +27,8 @@ class index_file {
 public:
   using entry_type = Entry;
 
-  explicit index_file(file_handle file) : file_(std::move(file)) {}
+  // REQUIRES: `path` exists (the index's open created it).
+  explicit index_file(std::filesystem::path path) : path_(std::move(path)) {}
   index_file(index_file&&) = default;
   index_file& operator=(index_file&&) = default;
   index_file(const index_file&) = delete;
@@ -29,10 +36,12 @@ public:
 
   // The file's current bytes, to decode.
   result<bytes> read_all() {
-    auto size = file_.size();
+    auto file = opened();
+    if (!file) return file.err();
+    auto size = file->size();
     if (!size) return size.err();
     bytes content(*size);
-    if (auto s = file_.pread_all(content, 0); !s) return s.err();
+    if (auto s = file->pread_all(content, 0); !s) return s.err();
     return content;
   }
   // Takes decoded entries as exactly what the file holds.
@@ -59,7 +68,9 @@ public:
     entries_.resize(count);
     if (written_ > count) {
       written_ = count;
-      return file_.truncate(count * Index::entry_size);
+      auto file = opened();
+      if (!file) return file.err();
+      return file->truncate(count * Index::entry_size);
     }
     return {};
   }
@@ -67,25 +78,26 @@ public:
   status write_pending() {
     if (auto s = write_buffered(); !s) return s;
     if (!stale_tail_) return {};
-    auto size = file_.size();
+    auto file = opened();
+    if (!file) return file.err();
+    auto size = file->size();
     if (!size) return size.err();
     if (*size > written_ * Index::entry_size)
-      if (auto s = file_.truncate(written_ * Index::entry_size); !s) return s;
+      if (auto s = file->truncate(written_ * Index::entry_size); !s) return s;
     stale_tail_ = false;
     return {};
   }
   status sync() {
     if (auto s = write_pending(); !s) return s;
-    return file_.sync();
+    // fsync through a new descriptor flushes what earlier ones wrote: it syncs the file.
+    auto file = opened();
+    if (!file) return file.err();
+    return file->sync();
   }
-  status remove() {
-    auto path = file_.path();
-    if (auto s = file_.close(); !s) return s;
-    return remove_file(path);
-  }
+  status remove() { return remove_file(path_); }
 
   const std::vector<entry_type>& entries() const { return entries_; }
-  const std::filesystem::path& path() const { return file_.path(); }
+  const std::filesystem::path& path() const { return path_; }
 
 private:
   status write_buffered() {
@@ -93,12 +105,15 @@ private:
     bytes buffer((entries_.size() - written_) * Index::entry_size);
     for (size_t i = written_; i < entries_.size(); ++i)
       Index::encode(entries_[i], buffer.data() + (i - written_) * Index::entry_size);
-    if (auto s = file_.pwrite_all(buffer, written_ * Index::entry_size); !s) return s;
+    auto file = opened();
+    if (!file) return file.err();
+    if (auto s = file->pwrite_all(buffer, written_ * Index::entry_size); !s) return s;
     written_ = entries_.size();
     return {};
   }
+  result<file_handle> opened() const { return file_handle::open(path_, file_mode::open_existing); }
 
-  file_handle file_;
+  std::filesystem::path path_;
   std::vector<entry_type> entries_;
   size_t written_ = 0;      // entries_[0, written_) are in the file
   bool stale_tail_ = false; // reset() left old bytes past written_ in the file

@@ -46,7 +46,7 @@ void offset_index::encode(const offset_index_entry& entry, uint8_t* out) {
 result<offset_index> offset_index::open(const std::filesystem::path& path) {
   auto file = file_handle::open(path, file_mode::open_or_create);
   if (!file) return file.err();
-  return offset_index(std::move(*file));
+  return offset_index(path);
 }
 
 status offset_index::load(uint64_t log_size) {

@@ -78,7 +78,7 @@ public:
   const std::filesystem::path& path() const { return file_.path(); }
 
 private:
-  explicit offset_index(file_handle file) : file_(std::move(file)) {}
+  explicit offset_index(std::filesystem::path path) : file_(std::move(path)) {}
 
   index_file<offset_index, offset_index_entry> file_;
 };

@@ -78,7 +78,7 @@ public:
   const std::filesystem::path& path() const { return file_.path(); }
 
 private:
-  explicit time_index(file_handle file) : file_(std::move(file)) {}
+  explicit time_index(std::filesystem::path path) : file_(std::move(path)) {}
 
   index_file<time_index, time_index_entry> file_;
 };

@@ -125,8 +125,8 @@ TEST_CASE("too many partitions for one topic is what Kafka's controller sends: P
 
 TEST_CASE("the default partition cap is what the open-file limit can hold",
           "[controller][validation]") {
-  CHECK(max_broker_partitions_for(1024) == (1024 - 256) / 3);
-  CHECK(max_broker_partitions_for(20000) == (20000 - 256) / 3);
+  CHECK(max_broker_partitions_for(1024) == 1024 - 256);
+  CHECK(max_broker_partitions_for(20000) == 20000 - 256);
   CHECK(max_broker_partitions_for(0) == 1);
   CHECK(max_broker_partitions_for(256) == 1);
   CHECK(max_broker_partitions_for(uint64_t{1} << 40) == std::numeric_limits<int32_t>::max());

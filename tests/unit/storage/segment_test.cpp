@@ -147,6 +147,32 @@ TEST_CASE("a created segment is empty and refuses to be created twice", "[storag
         errc::kafka_storage_error);
 }
 
+// The files of `dir` this process has open, by their names.
+std::vector<std::string> open_files_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& fd : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    auto target = fs::read_symlink(fd.path(), ec);
+    if (!ec && target.parent_path() == fs::canonical(dir)) out.push_back(target.filename());
+  }
+  return out;
+}
+
+TEST_CASE("a segment keeps only its .log open: its indexes open their files to write them",
+          "[storage][segment]") {
+  test::temp_dir dir("segment");
+  segment_fixture f;
+  auto seg = must_open(dir.path(), offset{0}, segment_open_mode::create, f.options);
+  CHECK(open_files_in(dir.path()) == std::vector<std::string>{"00000000000000000000.log"});
+  f.fill(*seg, 200);
+  REQUIRE(seg->flush().ok());
+  CHECK(open_files_in(dir.path()) == std::vector<std::string>{"00000000000000000000.log"});
+  REQUIRE(seg->seal().ok());
+  CHECK(open_files_in(dir.path()) == std::vector<std::string>{"00000000000000000000.log"});
+  CHECK(fs::file_size(dir / "00000000000000000000.index") > 0);
+  CHECK(fs::file_size(dir / "00000000000000000000.timeindex") > 0);
+}
+
 TEST_CASE("batches are stored at 8-byte aligned positions with zero padding before each",
           "[storage][segment]") {
   test::temp_dir dir("segment");
