@@ -340,6 +340,72 @@ caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame) {
   return rp;
 }
 
+namespace {
+
+void send_isr_changes(self_ptr self);
+
+// Answers every change of `batch` from the controller's `reply` (or with its error), then sends
+// what queued meanwhile.
+void isr_changes_answered(self_ptr self, std::vector<isr_change>& batch,
+                          result<alter_partition_response_msg> reply) {
+  std::map<topic_partition, const alter_partition_result_item*> by_tp;
+  if (reply && reply->error == errc::none)
+    for (const auto& item : reply->partitions) by_tp[item.tp] = &item;
+  for (auto& change : batch) {
+    if (!reply) {
+      change.rp.deliver(to_caf_error(reply.err()));
+      continue;
+    }
+    if (reply->error != errc::none) {
+      change.rp.deliver(refusal(reply->error, reply->message));
+      continue;
+    }
+    auto it = by_tp.find(change.item.tp);
+    if (it == by_tp.end()) {
+      change.rp.deliver(refusal(errc::unknown_server_error,
+                                "the controller's answer left out " + tp_name(change.item.tp)));
+      continue;
+    }
+    const auto& item = *it->second;
+    if (item.error != errc::none)
+      change.rp.deliver(refusal(item.error, item.message));
+    else
+      change.rp.deliver(
+          alter_partition_result{item.leader, item.epoch, item.partition_epoch, item.isr});
+  }
+  self->state.isr_changes_in_flight = false;
+  send_isr_changes(self);
+}
+
+void send_isr_changes(self_ptr self) {
+  auto& st = self->state;
+  if (st.isr_changes_in_flight || st.isr_changes_queued.empty()) return;
+  auto batch = std::make_shared<std::vector<isr_change>>();
+  alter_partition_msg msg;
+  msg.broker = st.opts.node;
+  for (auto& [tp, change] : st.isr_changes_queued) {
+    msg.partitions.push_back(change.item);
+    batch->push_back(std::move(change));
+  }
+  st.isr_changes_queued.clear();
+  if (!st.controller || link_faults::instance().dropped(st.opts.node, st.controller_node)) {
+    result<alter_partition_response_msg> lost =
+        make_error(errc::request_timed_out, "the ISR change to controller " +
+                                                std::to_string(st.controller_node.value()) +
+                                                " is lost: the fault switch cuts the link");
+    return isr_changes_answered(self, *batch, std::move(lost));
+  }
+  st.isr_changes_in_flight = true;
+  self->request(st.controller, controller_request_timeout, alterisr_atom_v, encode(msg))
+      .then(
+          [self, batch](const capnp_frame& reply) {
+            isr_changes_answered(self, *batch, decode_alter_partition_response(reply));
+          },
+          [self, batch](caf::error& e) { isr_changes_answered(self, *batch, from_caf_error(e)); });
+}
+
+} // namespace
+
 caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_partition_request& req) {
   auto& st = self->state;
   if (!st.controller)
@@ -350,36 +416,18 @@ caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_part
                                                 " to controller " +
                                                 std::to_string(st.controller_node.value()) +
                                                 " is lost: the fault switch cuts the link");
-  alter_partition_msg msg;
-  msg.broker = st.opts.node;
-  msg.partitions.push_back(alter_partition_item{req.tp, req.id, req.epoch, req.partition_epoch, req.isr});
   auto rp = self->make_response_promise<alter_partition_result>();
-  const auto tp = req.tp;
-  self->request(st.controller, controller_request_timeout, alterisr_atom_v, encode(msg))
-    .then(
-      [rp, tp](const capnp_frame& reply) mutable {
-        auto answer = decode_alter_partition_response(reply);
-        if (!answer) {
-          rp.deliver(to_caf_error(answer.err()));
-          return;
-        }
-        if (answer->error != errc::none) {
-          rp.deliver(refusal(answer->error, answer->message));
-          return;
-        }
-        for (auto& item : answer->partitions) {
-          if (item.tp != tp) continue;
-          if (item.error != errc::none) {
-            rp.deliver(refusal(item.error, item.message));
-            return;
-          }
-          rp.deliver(alter_partition_result{item.leader, item.epoch, item.partition_epoch, std::move(item.isr)});
-          return;
-        }
-        rp.deliver(refusal(errc::unknown_server_error, "the controller's answer left out " + tp_name(tp)));
-      },
-      [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  isr_change change{alter_partition_item{req.tp, req.id, req.epoch, req.partition_epoch, req.isr},
+                    rp};
+  if (auto it = st.isr_changes_queued.find(req.tp); it != st.isr_changes_queued.end()) {
+    it->second.rp.deliver(
+        refusal(errc::request_timed_out, "the ISR change of " + tp_name(req.tp) +
+                                             " was replaced by a newer one before it was sent"));
+    it->second = std::move(change);
+  } else {
+    st.isr_changes_queued.emplace(req.tp, std::move(change));
+  }
+  send_isr_changes(self);
   return rp;
 }
-
 } // namespace capstan::replica_manager_detail

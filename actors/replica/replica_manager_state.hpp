@@ -41,6 +41,12 @@ struct replica_entry {
   bool from_controller = false;
 };
 
+// A leader's ISR change waiting for the controller, with the leader's promise.
+struct isr_change {
+  alter_partition_item item;
+  caf::typed_response_promise<alter_partition_result> rp;
+};
+
 struct replica_manager_state {
   static inline const char* name = "capstan.replica_manager";
 
@@ -65,6 +71,12 @@ struct replica_manager_state {
   int32_t controller_epoch = -1;
   controller_sink controller;
   node_id controller_node{-1};
+  // Kafka's AlterPartitionManager: ISR changes queue here, one per partition (a newer one
+  // replaces a queued one), and go to the controller together, one AlterPartition in flight at a
+  // time, so that thousands of leaders changing their ISRs at once (after a node returns) cost a
+  // few controller decisions rather than thousands of requests timing out behind each other.
+  std::map<topic_partition, isr_change> isr_changes_queued;
+  bool isr_changes_in_flight = false;
   // The I/O workers of the node's partition logs (linked), and the next to hand out.
   std::vector<io_worker_actor> io_workers;
   size_t next_io_worker = 0;

@@ -483,3 +483,101 @@ TEST_CASE("an accepted UpdateMetadata becomes the node's metadata cache, and a s
   REQUIRE(f.metadata->current() != cache);
   CHECK(f.metadata->current()->cluster().topics.at("placed").partitions.at(0).leader == 3);
 }
+
+namespace {
+
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using sizes_atom = caf::atom_constant<caf::atom("sizes")>;
+using ready_atom = caf::atom_constant<caf::atom("ready")>;
+constexpr release_atom release_atom_v{};
+constexpr sizes_atom sizes_atom_v{};
+constexpr ready_atom ready_atom_v{};
+
+// A controller that becomes `manager`'s (one UpdateMetadata), records how many partitions each
+// AlterPartition carries and answers those it holds, accepting each change, only when released.
+caf::behavior holding_controller(caf::event_based_actor* self, replica_manager_actor manager) {
+  auto sizes = std::make_shared<std::vector<size_t>>();
+  auto held =
+      std::make_shared<std::vector<std::pair<caf::response_promise, alter_partition_msg>>>();
+  auto ready = std::make_shared<bool>(false);
+  update_metadata_msg um;
+  um.controller_id = 9;
+  um.controller_epoch = 1;
+  um.cluster_id = "test";
+  self->request(manager, timeout, metadata_atom_v, encode(um)).then([ready](const capnp_frame&) {
+    *ready = true;
+  });
+  return {
+      [=](alterisr_atom, const capnp_frame& f) {
+        auto msg = decode_alter_partition(f);
+        REQUIRE(msg);
+        sizes->push_back(msg->partitions.size());
+        held->emplace_back(self->make_response_promise(), std::move(*msg));
+        return held->back().first;
+      },
+      [=](release_atom) {
+        for (auto& [rp, msg] : *held) {
+          alter_partition_response_msg answer;
+          for (const auto& item : msg.partitions)
+            answer.partitions.push_back({item.tp,
+                                         errc::none,
+                                         {},
+                                         node_id{1},
+                                         item.epoch,
+                                         item.new_isr,
+                                         item.partition_epoch + 1});
+          rp.deliver(encode(answer));
+        }
+        held->clear();
+      },
+      [=](sizes_atom) { return *sizes; },
+      [=](ready_atom) { return *ready; },
+  };
+}
+
+} // namespace
+
+TEST_CASE("ISR changes queued behind one in flight reach the controller in one AlterPartition",
+          "[replica][manager]") {
+  manager_fixture f;
+  auto controller = f.sys->sys().spawn(holding_controller, f.manager);
+  f.sys->track(controller);
+  caf::scoped_actor self{f.sys->sys()};
+  auto sizes = [&] {
+    auto s = f.sys->request<std::vector<size_t>>(controller, timeout, sizes_atom_v);
+    REQUIRE(s);
+    return *s;
+  };
+  // The manager knows its controller once the UpdateMetadata was taken; the first change then
+  // waits at the controller and the other four queue behind it.
+  bool ready = false;
+  for (int i = 0; i < 500 && !ready; ++i) {
+    auto r = f.sys->request<bool>(controller, timeout, ready_atom_v);
+    REQUIRE(r);
+    ready = *r;
+    if (!ready) std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(ready);
+  auto send = [&](int32_t p) {
+    self->send(f.manager, alterisr_atom_v,
+               alter_partition_request{{"t", p}, {}, leader_epoch{0}, 3, {node_id{1}}});
+  };
+  send(0);
+  for (int i = 0; i < 500 && sizes().empty(); ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(sizes() == std::vector<size_t>{1});
+  for (int32_t p = 1; p <= 4; ++p) send(p);
+  caf::anon_send(controller, release_atom_v);
+  for (int i = 0; i < 500 && sizes().size() < 2; ++i) std::this_thread::sleep_for(10ms);
+  CHECK(sizes() == std::vector<size_t>{1, 4});
+  caf::anon_send(controller, release_atom_v);
+  size_t answered = 0;
+  bool timed_out = false;
+  while (!timed_out && answered < 5)
+    self->receive(
+        [&](const alter_partition_result& r) {
+          CHECK(r.partition_epoch == 4);
+          ++answered;
+        },
+        caf::after(timeout) >> [&] { timed_out = true; });
+  CHECK(answered == 5);
+}
