@@ -35,7 +35,11 @@ std::vector<outgoing_message> active_controller::activate(metadata_image committ
   sessions_ = broker_sessions(opts_.session_timeout_ms);
   std::vector<node_id> registered;
   for (const auto& [id, b] : image_.brokers()) registered.push_back(id);
-  sessions_.start_all(registered, now_ms);
+  // Only unfenced nodes get a session now (KRaft's BrokerHeartbeatManager tracks fenced ones
+  // without one): a node whose controlled shutdown fenced it, here or under the previous
+  // controller, is gone, and its next process must not be refused while a fresh session lasts.
+  // A fenced node that still runs gets its session from its next heartbeat.
+  sessions_.start_all(image_.unfenced_brokers(), now_ms);
   std::vector<outgoing_message> out;
   for (auto id : registered) {
     out.push_back(

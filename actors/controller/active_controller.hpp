@@ -102,7 +102,7 @@ public:
   ~active_controller() = default;
 
   // Becomes active as the quorum leader of `term` (the controller epoch its messages carry) over
-  // the committed image: every registered node's session starts at `now_ms` (as KRaft does on
+  // the committed image: every unfenced node's session starts at `now_ms` (as KRaft does on
   // activation), and every registered node gets UpdateMetadata and LeaderAndIsr of all it hosts.
   std::vector<outgoing_message> activate(metadata_image committed, int32_t term, int64_t now_ms);
   // Forgets the sessions; prepare() and commit() need activate() again.

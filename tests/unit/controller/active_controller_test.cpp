@@ -146,6 +146,22 @@ TEST_CASE("a node's controlled shutdown moves its leaderships and frees its id a
   CHECK(std::get<broker_registration_response_msg>(again.answer).error == errc::none);
 }
 
+TEST_CASE("a newly active controller starts no session for a fenced node", "[controller][active]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2, 3}).image(), 2, 0);
+  const auto epoch = c.image().broker(node_id{2})->epoch.value();
+  (void)run(c, broker_heartbeat_msg{node_id{2}, epoch, false, {}, true}, 100);
+  REQUIRE_FALSE(c.image().is_unfenced(node_id{2}));
+  // The controller's node fails over: the next one activates over the same image.
+  const auto image = c.image();
+  c.deactivate();
+  (void)c.activate(image, 3, 1000);
+  CHECK(c.session_alive(node_id{3}, 1100));
+  CHECK_FALSE(c.session_alive(node_id{2}, 1100));
+  auto again = run(c, registration_of(2, 9), 1100);
+  CHECK(std::get<broker_registration_response_msg>(again.answer).error == errc::none);
+}
+
 TEST_CASE("an expired session fences the node and its partitions get new leaders",
           "[controller][active]") {
   auto c = make_controller();
