@@ -46,8 +46,12 @@ caf::error accept_controller(self_ptr self, int32_t controller_id, int32_t epoch
     spdlog::info("node {}: controller {} at epoch {}", st.opts.node.value(), controller_id, epoch);
   st.controller_epoch = epoch;
   if (auto sender = self->current_sender()) {
-    st.controller = caf::actor_cast<controller_sink>(sender);
+    auto controller = caf::actor_cast<controller_sink>(sender);
+    const bool changed = controller != st.controller;
+    st.controller = controller;
     st.controller_node = node_id{controller_id};
+    // An AlterPartition in flight to the old controller may never be answered (its node died).
+    if (changed) resend_isr_changes(self);
   }
   return caf::none;
 }
@@ -342,12 +346,9 @@ caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame) {
 
 namespace {
 
-void send_isr_changes(self_ptr self);
-
-// Answers every change of `batch` from the controller's `reply` (or with its error), then sends
-// what queued meanwhile.
-void isr_changes_answered(self_ptr self, std::vector<isr_change>& batch,
-                          result<alter_partition_response_msg> reply) {
+// Answers every change of `batch` from the controller's `reply` (or with its error).
+void answer_isr_changes(std::vector<isr_change>& batch,
+                        const result<alter_partition_response_msg>& reply) {
   std::map<topic_partition, const alter_partition_result_item*> by_tp;
   if (reply && reply->error == errc::none)
     for (const auto& item : reply->partitions) by_tp[item.tp] = &item;
@@ -373,38 +374,60 @@ void isr_changes_answered(self_ptr self, std::vector<isr_change>& batch,
       change.rp.deliver(
           alter_partition_result{item.leader, item.epoch, item.partition_epoch, item.isr});
   }
-  self->state.isr_changes_in_flight = false;
-  send_isr_changes(self);
 }
+
+} // namespace
 
 void send_isr_changes(self_ptr self) {
   auto& st = self->state;
   if (st.isr_changes_in_flight || st.isr_changes_queued.empty()) return;
-  auto batch = std::make_shared<std::vector<isr_change>>();
+  std::vector<isr_change> batch;
   alter_partition_msg msg;
   msg.broker = st.opts.node;
   for (auto& [tp, change] : st.isr_changes_queued) {
     msg.partitions.push_back(change.item);
-    batch->push_back(std::move(change));
+    batch.push_back(std::move(change));
   }
   st.isr_changes_queued.clear();
   if (!st.controller || link_faults::instance().dropped(st.opts.node, st.controller_node)) {
-    result<alter_partition_response_msg> lost =
-        make_error(errc::request_timed_out, "the ISR change to controller " +
-                                                std::to_string(st.controller_node.value()) +
-                                                " is lost: the fault switch cuts the link");
-    return isr_changes_answered(self, *batch, std::move(lost));
+    answer_isr_changes(
+        batch, make_error(errc::request_timed_out, "the ISR change to controller " +
+                                                       std::to_string(st.controller_node.value()) +
+                                                       " is lost: the fault switch cuts the link"));
+    return;
   }
+  st.isr_changes_sent = std::move(batch);
   st.isr_changes_in_flight = true;
+  const auto number = ++st.isr_batch;
+  auto answered = [self, number](result<alter_partition_response_msg> reply) {
+    auto& st = self->state;
+    if (!st.isr_changes_in_flight || st.isr_batch != number) return;
+    auto batch = std::exchange(st.isr_changes_sent, {});
+    st.isr_changes_in_flight = false;
+    answer_isr_changes(batch, reply);
+    send_isr_changes(self);
+  };
   self->request(st.controller, controller_request_timeout, alterisr_atom_v, encode(msg))
-      .then(
-          [self, batch](const capnp_frame& reply) {
-            isr_changes_answered(self, *batch, decode_alter_partition_response(reply));
-          },
-          [self, batch](caf::error& e) { isr_changes_answered(self, *batch, from_caf_error(e)); });
+      .then([answered](
+                const capnp_frame& reply) { answered(decode_alter_partition_response(reply)); },
+            [answered](caf::error& e) { answered(from_caf_error(e)); });
 }
 
-} // namespace
+void resend_isr_changes(self_ptr self) {
+  auto& st = self->state;
+  if (!st.isr_changes_in_flight) return;
+  for (auto& change : st.isr_changes_sent) {
+    if (st.isr_changes_queued.count(change.item.tp) != 0)
+      change.rp.deliver(
+          refusal(errc::request_timed_out,
+                  "the ISR change of " + tp_name(change.item.tp) + " was replaced by a newer one"));
+    else
+      st.isr_changes_queued.emplace(change.item.tp, std::move(change));
+  }
+  st.isr_changes_sent.clear();
+  st.isr_changes_in_flight = false;
+  send_isr_changes(self);
+}
 
 caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_partition_request& req) {
   auto& st = self->state;

@@ -76,7 +76,11 @@ struct replica_manager_state {
   // time, so that thousands of leaders changing their ISRs at once (after a node returns) cost a
   // few controller decisions rather than thousands of requests timing out behind each other.
   std::map<topic_partition, isr_change> isr_changes_queued;
+  // The AlterPartition in flight, if any, and its number: a new controller gets it again at once
+  // (its answer from the old one, if it ever comes, no longer counts).
+  std::vector<isr_change> isr_changes_sent;
   bool isr_changes_in_flight = false;
+  uint64_t isr_batch = 0;
   // The I/O workers of the node's partition logs (linked), and the next to hand out.
   std::vector<io_worker_actor> io_workers;
   size_t next_io_worker = 0;
@@ -134,5 +138,9 @@ caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame)
 caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame);
 caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame);
 caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_partition_request& req);
+// Sends the queued ISR changes as one AlterPartition unless one is in flight.
+void send_isr_changes(self_ptr self);
+// The controller changed: the changes in flight go to it again, with those queued.
+void resend_isr_changes(self_ptr self);
 
 } // namespace capstan::replica_manager_detail

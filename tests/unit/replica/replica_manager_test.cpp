@@ -495,14 +495,15 @@ constexpr ready_atom ready_atom_v{};
 
 // A controller that becomes `manager`'s (one UpdateMetadata), records how many partitions each
 // AlterPartition carries and answers those it holds, accepting each change, only when released.
-caf::behavior holding_controller(caf::event_based_actor* self, replica_manager_actor manager) {
+caf::behavior holding_controller(caf::event_based_actor* self, replica_manager_actor manager,
+                                 int32_t epoch) {
   auto sizes = std::make_shared<std::vector<size_t>>();
   auto held =
       std::make_shared<std::vector<std::pair<caf::response_promise, alter_partition_msg>>>();
   auto ready = std::make_shared<bool>(false);
   update_metadata_msg um;
   um.controller_id = 9;
-  um.controller_epoch = 1;
+  um.controller_epoch = epoch;
   um.cluster_id = "test";
   self->request(manager, timeout, metadata_atom_v, encode(um)).then([ready](const capnp_frame&) {
     *ready = true;
@@ -535,21 +536,16 @@ caf::behavior holding_controller(caf::event_based_actor* self, replica_manager_a
   };
 }
 
-} // namespace
+std::vector<size_t> sizes_at(manager_fixture& f, const caf::actor& controller) {
+  auto s = f.sys->request<std::vector<size_t>>(controller, timeout, sizes_atom_v);
+  REQUIRE(s);
+  return *s;
+}
 
-TEST_CASE("ISR changes queued behind one in flight reach the controller in one AlterPartition",
-          "[replica][manager]") {
-  manager_fixture f;
-  auto controller = f.sys->sys().spawn(holding_controller, f.manager);
+// A holding controller of `epoch`, once the manager took its UpdateMetadata.
+caf::actor spawn_holding_controller(manager_fixture& f, int32_t epoch) {
+  auto controller = f.sys->sys().spawn(holding_controller, f.manager, epoch);
   f.sys->track(controller);
-  caf::scoped_actor self{f.sys->sys()};
-  auto sizes = [&] {
-    auto s = f.sys->request<std::vector<size_t>>(controller, timeout, sizes_atom_v);
-    REQUIRE(s);
-    return *s;
-  };
-  // The manager knows its controller once the UpdateMetadata was taken; the first change then
-  // waits at the controller and the other four queue behind it.
   bool ready = false;
   for (int i = 0; i < 500 && !ready; ++i) {
     auto r = f.sys->request<bool>(controller, timeout, ready_atom_v);
@@ -558,14 +554,28 @@ TEST_CASE("ISR changes queued behind one in flight reach the controller in one A
     if (!ready) std::this_thread::sleep_for(10ms);
   }
   REQUIRE(ready);
-  auto send = [&](int32_t p) {
-    self->send(f.manager, alterisr_atom_v,
-               alter_partition_request{{"t", p}, {}, leader_epoch{0}, 3, {node_id{1}}});
-  };
-  send(0);
+  return controller;
+}
+
+// An ISR change of partition t-`p` from a leader, answered to `self`.
+void send_isr_change(caf::scoped_actor& self, manager_fixture& f, int32_t p) {
+  self->send(f.manager, alterisr_atom_v,
+             alter_partition_request{{"t", p}, {}, leader_epoch{0}, 3, {node_id{1}}});
+}
+
+} // namespace
+
+TEST_CASE("ISR changes queued behind one in flight reach the controller in one AlterPartition",
+          "[replica][manager]") {
+  manager_fixture f;
+  auto controller = spawn_holding_controller(f, 1);
+  caf::scoped_actor self{f.sys->sys()};
+  auto sizes = [&] { return sizes_at(f, controller); };
+  // The first change waits at the controller and the other four queue behind it.
+  send_isr_change(self, f, 0);
   for (int i = 0; i < 500 && sizes().empty(); ++i) std::this_thread::sleep_for(10ms);
   REQUIRE(sizes() == std::vector<size_t>{1});
-  for (int32_t p = 1; p <= 4; ++p) send(p);
+  for (int32_t p = 1; p <= 4; ++p) send_isr_change(self, f, p);
   caf::anon_send(controller, release_atom_v);
   for (int i = 0; i < 500 && sizes().size() < 2; ++i) std::this_thread::sleep_for(10ms);
   CHECK(sizes() == std::vector<size_t>{1, 4});
@@ -580,4 +590,24 @@ TEST_CASE("ISR changes queued behind one in flight reach the controller in one A
         },
         caf::after(timeout) >> [&] { timed_out = true; });
   CHECK(answered == 5);
+}
+
+TEST_CASE("an ISR change in flight goes again to a new controller at once", "[replica][manager]") {
+  manager_fixture f;
+  auto old_controller = spawn_holding_controller(f, 1);
+  caf::scoped_actor self{f.sys->sys()};
+  send_isr_change(self, f, 0);
+  for (int i = 0; i < 500 && sizes_at(f, old_controller).empty(); ++i)
+    std::this_thread::sleep_for(10ms);
+  REQUIRE(sizes_at(f, old_controller) == std::vector<size_t>{1});
+  // The old controller never answers (its node died); the next one gets the change.
+  auto new_controller = spawn_holding_controller(f, 2);
+  for (int i = 0; i < 500 && sizes_at(f, new_controller).empty(); ++i)
+    std::this_thread::sleep_for(10ms);
+  REQUIRE(sizes_at(f, new_controller) == std::vector<size_t>{1});
+  caf::anon_send(new_controller, release_atom_v);
+  bool answered = false;
+  self->receive([&](const alter_partition_result& r) { answered = r.partition_epoch == 4; },
+                caf::after(timeout) >> [] {});
+  CHECK(answered);
 }
