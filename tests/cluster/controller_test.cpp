@@ -51,6 +51,36 @@ std::vector<int> others(int not_this) {
   return out;
 }
 
+// Topic "orders" (3 partitions, RF=3) created once all three nodes are unfenced, and a node that
+// is not the quorum leader and leads one of its partitions (each node leads one of three), once
+// every replica follows that leader.
+struct victim_leader {
+  int controller = 0;
+  int victim = 0;
+  int32_t led = -1;
+  int32_t old_epoch = 0;
+  topic_partition tp;
+};
+
+victim_leader orders_led_by_a_non_controller(controller_harness& h) {
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
+  auto before =
+      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
+  victim_leader v;
+  REQUIRE(h.eventually([&] { return (v.controller = h.quorum_leader()) != 0; }));
+  v.victim = others(v.controller).front();
+  for (int32_t p = 0; p < 3; ++p)
+    if (partition_of(before, "orders", p)->leader == node_id{v.victim}) v.led = p;
+  REQUIRE(v.led >= 0);
+  v.old_epoch = partition_of(before, "orders", v.led)->leader_epoch.value();
+  v.tp = topic_partition{"orders", v.led};
+  REQUIRE(h.eventually([&] { return replicas_agree(h, v.tp, {1, 2, 3}, v.victim, v.old_epoch); }));
+  return v;
+}
+
 } // namespace
 
 TEST_CASE(
@@ -93,24 +123,7 @@ TEST_CASE("a node whose heartbeats stop is fenced after its session timeout and 
           "new leaders",
           "[controller][active]") {
   controller_harness h({});
-  h.await_image([](const auto& img) {
-    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
-  });
-  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
-  auto before =
-      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
-
-  // A node that is not the quorum leader and leads a partition (each node leads one of three).
-  int controller = 0;
-  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
-  const int victim = others(controller).front();
-  int32_t led = -1;
-  for (int32_t p = 0; p < 3; ++p)
-    if (partition_of(before, "orders", p)->leader == node_id{victim}) led = p;
-  REQUIRE(led >= 0);
-  const auto old_epoch = partition_of(before, "orders", led)->leader_epoch.value();
-  const topic_partition tp{"orders", led};
-  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, {1, 2, 3}, victim, old_epoch); }));
+  const auto [controller, victim, led, old_epoch, tp] = orders_led_by_a_non_controller(h);
 
   h.stop(victim);
   auto after = h.await_image([&](const auto& i) {
@@ -134,22 +147,7 @@ TEST_CASE("a replica whose disk fails leaves its ISR and leadership while its no
   fault_injection_env faults;
   scoped_storage_env installed(faults);
   controller_harness h({});
-  h.await_image([](const auto& img) {
-    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
-  });
-  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
-  auto before =
-      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
-  int controller = 0;
-  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
-  const int victim = others(controller).front();
-  int32_t led = -1;
-  for (int32_t p = 0; p < 3; ++p)
-    if (partition_of(before, "orders", p)->leader == node_id{victim}) led = p;
-  REQUIRE(led >= 0);
-  const auto old_epoch = partition_of(before, "orders", led)->leader_epoch.value();
-  const topic_partition tp{"orders", led};
-  REQUIRE(h.eventually([&] { return replicas_agree(h, tp, {1, 2, 3}, victim, old_epoch); }));
+  const auto [controller, victim, led, old_epoch, tp] = orders_led_by_a_non_controller(h);
 
   // The victim's disk fails under the partition it leads: the write fails, the replica goes
   // offline, and the victim's next heartbeat names it.
@@ -203,23 +201,7 @@ TEST_CASE("a replica its node cannot open is led elsewhere, outside the ISR, fro
 TEST_CASE("a stopping node's controlled shutdown moves its leaderships before it goes",
           "[controller][active]") {
   controller_harness h({});
-  h.await_image([](const auto& img) {
-    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
-  });
-  REQUIRE(h.create_topic(topic_spec{"orders", 3, 3, {}}).error == errc::none);
-  auto before =
-      h.await_image([](const auto& i) { return partition_of(i, "orders", 2) != nullptr; });
-  int controller = 0;
-  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
-  const int victim = others(controller).front();
-  int32_t led = -1;
-  for (int32_t p = 0; p < 3; ++p)
-    if (partition_of(before, "orders", p)->leader == node_id{victim}) led = p;
-  REQUIRE(led >= 0);
-  const auto old_epoch = partition_of(before, "orders", led)->leader_epoch.value();
-  REQUIRE(h.eventually([&] {
-    return replicas_agree(h, {"orders", led}, {1, 2, 3}, victim, old_epoch);
-  }));
+  const auto [controller, victim, led, old_epoch, tp] = orders_led_by_a_non_controller(h);
 
   REQUIRE(h.shut_down(victim));
   // Confirmed means committed: the active controller's image has it already.
