@@ -101,6 +101,14 @@ void back_off_all(self_ptr self, const std::string& why) {
   st.parts.delay_all(now_ms(self) + st.opts.config.backoff_ms);
 }
 
+// The local replica closed (its node stops, the partition went offline or was deleted) before the
+// fetcher manager unassigned it: stop fetching it, as the unassign that follows would.
+void forget_closed(self_ptr self, const topic_partition& tp, leader_epoch epoch) {
+  spdlog::info("{}: {} has no local replica any more; stops fetching it", self->state.log_name,
+               name_of(tp));
+  self->state.parts.remove(tp, epoch);
+}
+
 void open_session(self_ptr self) {
   auto& st = self->state;
   st.busy = true;
@@ -254,12 +262,19 @@ void truncate_round(self_ptr self, std::vector<topic_partition> tps) {
   };
   for (const auto& tp : tps) {
     const auto* s = st.parts.find(tp);
-    auto replica = local_replica(self, tp);
-    if (!s || !replica) {
+    if (!s) {
       pending->arrive();
       continue;
     }
     const auto epoch = s->epoch;
+    auto replica = local_replica(self, tp);
+    if (!replica) {
+      // Forgotten, not skipped: a partition left waiting here would be ready again at once, and
+      // the round that completes without a request would pump itself until the stack overflows.
+      forget_closed(self, tp, epoch);
+      pending->arrive();
+      continue;
+    }
     self->request(*replica, caf::infinite, position_atom_v)
       .then(
         [self, tp, epoch, queries, asked, pending](const follower_position& pos) {
@@ -290,11 +305,16 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
     auto replica = local_replica(self, p.tp);
     const auto* s = self->state.parts.find(p.tp);
     // Unassigned (or re-assigned under another epoch) while the fetch was out: not ours now.
-    if (it == asked.end() || !replica || !s || s->epoch != it->second) {
+    if (it == asked.end() || !s || s->epoch != it->second) {
       pending->arrive();
       continue;
     }
     const auto epoch = it->second;
+    if (!replica) {
+      forget_closed(self, p.tp, epoch);
+      pending->arrive();
+      continue;
+    }
     const auto tp = p.tp;
     switch (p.error) {
       case errc::none:

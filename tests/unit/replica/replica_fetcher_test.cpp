@@ -1,0 +1,75 @@
+// A replica fetcher whose local replica has closed before the fetcher manager unassigned it (the
+// node stops, the partition went offline) stops fetching that partition. Found by a node that
+// crashed on stop: its truncation round for a closed replica completed without a request and
+// pumped the next identical round, until the scheduler thread's stack overflowed.
+
+#include "actors/replica/replica_fetcher_actor.hpp"
+
+#include <memory>
+
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/replica/fetch_codec.hpp"
+#include "tests/support/caf_fixture.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+
+namespace {
+
+// A leader's fetch session that counts the requests and has nothing new for any partition.
+fetch_session_actor::behavior_type counting_session(std::shared_ptr<int> requests) {
+  return {
+      [requests](fetch_atom, const capnp_frame& f) {
+        ++*requests;
+        auto fetch = decode_fetch(f);
+        std::vector<fetched_partition> parts;
+        for (const auto& p : fetch->partitions)
+          parts.push_back(
+              fetched_partition{p.tp, errc::none, {}, offset{7}, offset{0}, offset{7}, {}});
+        return encode_fetch_response(parts);
+      },
+      [requests](epochend_atom, const capnp_frame&) {
+        ++*requests;
+        return capnp_frame{};
+      },
+      [](notify_atom) {},
+      [](tick_atom) {},
+  };
+}
+
+session_provider::behavior_type sessions_of(fetch_session_actor session) {
+  return {[session](session_atom, node_id, const caf::actor&) { return session; }};
+}
+
+} // namespace
+
+TEST_CASE("a replica fetcher stops fetching a partition whose local replica has closed",
+          "[replica][fetcher]") {
+  const bool truncate_first = GENERATE(true, false);
+  INFO("truncate first: " << truncate_first);
+  caf_fixture fix;
+  auto requests = std::make_shared<int>(0);
+  replica_fetcher_options o;
+  o.node = node_id{2};
+  o.leader = node_id{1};
+  o.sessions = fix.spawn(sessions_of, fix.spawn(counting_session, requests));
+  auto empty = std::make_shared<const routing_table>();
+  o.routes = [empty] { return empty; };
+  auto fetcher = spawn_replica_fetcher(fix.sys(), o);
+  fix.track(fetcher);
+
+  caf::anon_send(
+      fetcher, assign_atom_v,
+      std::vector<fetch_assignment>{{{"orders", 0}, leader_epoch{4}, offset{7}, truncate_first}});
+  fix.run_with_timers(10);
+
+  // Still serving, and it asked the leader nothing more (a fetch already out when the replica
+  // closed is the last) for a partition it cannot append to.
+  auto unassigned =
+      fix.request<bool>(fetcher, unassign_atom_v, std::vector<topic_partition>{{"orders", 0}});
+  REQUIRE(unassigned);
+  CHECK(*unassigned);
+  CHECK(*requests <= (truncate_first ? 0 : 1));
+}
