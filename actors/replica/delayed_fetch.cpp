@@ -29,6 +29,13 @@ std::vector<parked_fetch> delayed_fetch_set::take_ready(int64_t bytes_below_hw) 
   return out;
 }
 
+std::optional<delayed_fetch_set::time_point> delayed_fetch_set::next_deadline() const {
+  std::optional<time_point> out;
+  for (const auto& [id, f] : parked_)
+    if (!out || f.deadline < *out) out = f.deadline;
+  return out;
+}
+
 std::vector<parked_fetch> delayed_fetch_set::take_expired(time_point now) {
   std::vector<parked_fetch> out;
   for (auto it = parked_.begin(); it != parked_.end();) {

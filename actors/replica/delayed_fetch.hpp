@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "actors/replica/replica_messages.hpp"
@@ -50,6 +51,8 @@ public:
   std::vector<parked_fetch> take_expired(time_point now);
   // Removes and returns every parked fetch (on close).
   std::vector<parked_fetch> take_all();
+  // The earliest deadline of a parked fetch; none when nothing is parked.
+  std::optional<time_point> next_deadline() const;
 
   size_t size() const { return parked_.size(); }
   bool empty() const { return parked_.empty(); }

@@ -7,6 +7,7 @@
 
 #include "actors/replica/fetch_session_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -45,6 +46,10 @@ struct session_state {
   std::multimap<std::chrono::steady_clock::time_point,
                 std::pair<caf::typed_response_promise<capnp_frame>, capnp_frame>>
     delayed;
+  // When the earliest tick armed for a parked fetch's deadline fires. One tick serves every
+  // fetch parked until then: a timer per parked fetch costs a wake-up of CAF's clock thread
+  // to set it and another to fire it, and a caught-up follower's fetch parks at every batch.
+  std::optional<std::chrono::steady_clock::time_point> tick_at;
 };
 
 using self_ptr = fetch_session_actor::stateful_pointer<session_state>;
@@ -145,6 +150,14 @@ int64_t apply_budget(std::vector<fetched_partition>& parts, int32_t max_bytes, s
   return total;
 }
 
+// Makes sure a tick comes by `due`.
+void arm_tick(self_ptr self, std::chrono::steady_clock::time_point due) {
+  auto& st = self->state;
+  if (st.tick_at && *st.tick_at <= due) return;
+  st.tick_at = due;
+  self->delayed_send(self, std::max(due - self->clock().now(), caf::timespan{0}), tick_atom_v);
+}
+
 void finish_parked(self_ptr self, std::vector<fetched_partition> parts) {
   auto& st = self->state;
   if (!st.parked) return;
@@ -211,7 +224,7 @@ caf::result<capnp_frame> on_fetch(self_ptr self, const capnp_frame& frame) {
       finish_parked(self, std::move(parts));
       return;
     }
-    self->delayed_send(self, std::chrono::milliseconds(req.max_wait_ms), tick_atom_v);
+    arm_tick(self, st.parked->deadline);
     if (st.reread) {
       st.reread = false;
       retry_parked(self);
@@ -283,8 +296,14 @@ fetch_session_actor::behavior_type session_behavior(self_ptr self, fetch_session
     [self](notify_atom) { retry_parked(self); },
     [self](tick_atom) {
       auto& st = self->state;
+      const auto now = self->clock().now();
+      if (st.tick_at && now >= *st.tick_at) st.tick_at.reset();
       send_delayed(self);
-      if (st.parked && self->clock().now() >= st.parked->deadline) retry_parked(self);
+      if (!st.parked) return;
+      if (now >= st.parked->deadline)
+        retry_parked(self);
+      else
+        arm_tick(self, st.parked->deadline);
     },
   };
 }

@@ -46,16 +46,25 @@ timestamp_ms now_ms(self_ptr self) {
     .count();
 }
 
+void arm_tick(self_ptr self, std::chrono::steady_clock::time_point due) {
+  auto& st = self->state;
+  if (st.tick_at && *st.tick_at <= due) return;
+  st.tick_at = due;
+  self->delayed_send(self, std::max(due - self->clock().now(), caf::timespan{0}), tick_atom_v);
+}
+
 } // namespace replica_detail
 
 namespace {
 
 using namespace replica_detail;
 
-// Expires parked fetches (answered with what is there) and acks=-1 produces (REQUEST_TIMED_OUT).
+// Expires parked fetches (answered with what is there) and acks=-1 produces (REQUEST_TIMED_OUT),
+// and arms the tick for the earliest deadline left.
 void on_tick(self_ptr self) {
   auto& st = self->state;
   const auto now = self->clock().now();
+  if (st.tick_at && now >= *st.tick_at) st.tick_at.reset();
   for (auto it = st.pending_acks.begin(); it != st.pending_acks.end();) {
     if (it->second.deadline > now) {
       ++it;
@@ -67,6 +76,10 @@ void on_tick(self_ptr self) {
     it = st.pending_acks.erase(it);
   }
   if (!st.parked.empty()) answer_parked(self, st.parked.take_expired(now));
+  auto next = st.parked.next_deadline();
+  for (const auto& [end, p] : st.pending_acks)
+    if (!next || p.deadline < *next) next = p.deadline;
+  if (next) arm_tick(self, *next);
 }
 
 // Answers every caller still waiting here (acks=-1 produces, parked fetches, requests out at the

@@ -61,6 +61,10 @@ struct replica_state {
   // Fetch sessions whose follower found nothing: told once when the log grows.
   std::set<fetch_session_actor> watchers;
   bool isr_check_armed = false;
+  // When the earliest armed tick fires. One tick serves every deadline until then (parked
+  // fetches, acks=-1 produces): a timer per request would wake CAF's clock thread to set it and
+  // again to fire it, for every produce and every fetch that waits.
+  std::optional<std::chrono::steady_clock::time_point> tick_at;
 
   // Follower only: min(the leader's HW, the local log end).
   offset follower_hw{0};
@@ -101,6 +105,9 @@ caf::result<offset> restart_at(self_ptr self, leader_epoch followed, offset star
 // replica_reads.cpp
 caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req);
 caf::result<list_offsets_result> list_offsets(self_ptr self, timestamp_ms ts);
+// Makes sure a tick (which expires parked fetches and acks=-1 produces) comes by `due`.
+void arm_tick(self_ptr self, std::chrono::steady_clock::time_point due);
+
 // Answers parked consumer fetches: those ready, or (at a tick) those past their deadline.
 void answer_parked(self_ptr self, const std::vector<parked_fetch>& ready,
                    std::function<void()> done = {});

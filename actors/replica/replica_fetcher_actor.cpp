@@ -7,8 +7,11 @@
 
 #include "actors/replica/replica_fetcher_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <optional>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -31,7 +34,15 @@ struct fetcher_state {
   fetch_states parts;
   fetch_session_actor session;
   bool busy = false;
-  bool tick_armed = false;
+  // When the earliest armed tick fires.
+  std::optional<timestamp_ms> tick_at;
+  // The request of the round in flight: its number (a late answer to an earlier one is dropped),
+  // by when it must be answered, and what a timeout does. The fetcher keeps this deadline
+  // itself rather than giving CAF a timeout per request: CAF's clock thread would be woken to set
+  // and to cancel one for every fetch.
+  uint64_t round = 0;
+  std::optional<timestamp_ms> round_deadline;
+  std::function<void(const error&)> round_timed_out;
   // Work due at a time (a send the fault switch delays, a timeout it simulates), run by tick.
   std::multimap<timestamp_ms, std::function<void()>> deferred;
 };
@@ -71,9 +82,27 @@ void run_deferred(self_ptr self) {
 
 void arm_tick(self_ptr self, int64_t after_ms) {
   auto& st = self->state;
-  if (st.tick_armed) return;
-  st.tick_armed = true;
-  self->delayed_send(self, std::chrono::milliseconds(std::max<int64_t>(after_ms, 1)), tick_atom_v);
+  after_ms = std::max<int64_t>(after_ms, 1);
+  const auto due = now_ms(self) + after_ms;
+  if (st.tick_at && *st.tick_at <= due) return;
+  st.tick_at = due;
+  self->delayed_send(self, std::chrono::milliseconds(after_ms), tick_atom_v);
+}
+
+// Ends the round in flight as timed out if its deadline has passed.
+void check_round_deadline(self_ptr self) {
+  auto& st = self->state;
+  if (!st.round_deadline) return;
+  const auto now = now_ms(self);
+  if (now < *st.round_deadline) {
+    arm_tick(self, *st.round_deadline - now);
+    return;
+  }
+  auto timed_out = std::move(st.round_timed_out);
+  st.round_deadline.reset();
+  st.round_timed_out = nullptr;
+  ++st.round;
+  timed_out(make_error(errc::request_timed_out, "the leader did not answer in time"));
 }
 
 std::optional<partition_replica_actor> local_replica(self_ptr self, const topic_partition& tp) {
@@ -152,9 +181,28 @@ void send_round(self_ptr self, Atom atom, capnp_frame frame, int64_t wait_ms, On
     return;
   }
   auto send = [self, atom, frame, timeout, on_reply, on_error]() mutable {
-    self->request(self->state.session, timeout, atom, std::move(frame))
-      .then([on_reply](capnp_frame& reply) mutable { on_reply(reply); },
-            [on_error](caf::error& e) mutable { on_error(from_caf_error(e)); });
+    auto& st = self->state;
+    const auto round = ++st.round;
+    st.round_deadline = now_ms(self) + timeout.count();
+    st.round_timed_out = on_error;
+    arm_tick(self, timeout.count());
+    // Answered by the deadline or dropped: a lost link never answers, and the deadline ends
+    // the round instead.
+    auto current = [self, round] {
+      auto& st = self->state;
+      if (st.round != round) return false;
+      st.round_deadline.reset();
+      st.round_timed_out = nullptr;
+      return true;
+    };
+    self->request(st.session, caf::infinite, atom, std::move(frame))
+        .then(
+            [current, on_reply](capnp_frame& reply) mutable {
+              if (current()) on_reply(reply);
+            },
+            [current, on_error](caf::error& e) mutable {
+              if (current()) on_error(from_caf_error(e));
+            });
   };
   if (fault.what == link_fault::kind::delay) {
     // Delay by parking the send in a timer: the actor stays responsive meanwhile.
@@ -422,26 +470,28 @@ replica_fetcher_actor::behavior_type fetcher_behavior(self_ptr self, replica_fet
     }
   });
   return {
-    [self](assign_atom, std::vector<fetch_assignment>& assignments) {
-      auto& st = self->state;
-      for (const auto& a : assignments) {
-        st.parts.add(a.tp, a.epoch, a.log_end, a.truncate_first);
-        spdlog::info("{}: fetches {} at offset {} under leader epoch {}", st.log_name,
-                     name_of(a.tp), a.log_end.value(), a.epoch.value());
-      }
-      pump(self);
-    },
-    [self](unassign_atom, const std::vector<topic_partition>& tps) {
-      // An answer still in flight for these partitions is ignored when it arrives (they are no
-      // longer here), and the replica refuses what the fetcher would append under the old epoch.
-      for (const auto& tp : tps) self->state.parts.remove(tp);
-      return true;
-    },
-    [self](tick_atom) {
-      self->state.tick_armed = false;
-      run_deferred(self);
-      pump(self);
-    },
+      [self](assign_atom, std::vector<fetch_assignment>& assignments) {
+        auto& st = self->state;
+        for (const auto& a : assignments) {
+          st.parts.add(a.tp, a.epoch, a.log_end, a.truncate_first);
+          spdlog::info("{}: fetches {} at offset {} under leader epoch {}", st.log_name,
+                       name_of(a.tp), a.log_end.value(), a.epoch.value());
+        }
+        pump(self);
+      },
+      [self](unassign_atom, const std::vector<topic_partition>& tps) {
+        // An answer still in flight for these partitions is ignored when it arrives (they are no
+        // longer here), and the replica refuses what the fetcher would append under the old epoch.
+        for (const auto& tp : tps) self->state.parts.remove(tp);
+        return true;
+      },
+      [self](tick_atom) {
+        auto& st = self->state;
+        if (st.tick_at && now_ms(self) >= *st.tick_at) st.tick_at.reset();
+        run_deferred(self);
+        check_round_deadline(self);
+        pump(self);
+      },
   };
 }
 

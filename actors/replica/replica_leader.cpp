@@ -234,9 +234,9 @@ caf::result<produce_result> produce(self_ptr self, produce_request& req) {
           rp.deliver(out);
           return;
         }
-        st.pending_acks.emplace(res.last + 1,
-                                pending_produce{rp, out, self->clock().now() + timeout});
-        self->delayed_send(self, timeout, tick_atom_v);
+        const auto deadline = self->clock().now() + timeout;
+        st.pending_acks.emplace(res.last + 1, pending_produce{rp, out, deadline});
+        arm_tick(self, deadline);
       });
   return rp;
 }

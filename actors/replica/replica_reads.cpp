@@ -99,10 +99,10 @@ caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
   auto park = [self](const fetch_request& r, int64_t found, int64_t total,
                      caf::typed_response_promise<fetch_result> rp) {
     auto& st = self->state;
-    const auto wait = std::chrono::milliseconds(r.max_wait_ms);
-    auto id = st.parked.park(r, found, total, self->clock().now() + wait);
+    const auto deadline = self->clock().now() + std::chrono::milliseconds(r.max_wait_ms);
+    auto id = st.parked.park(r, found, total, deadline);
     st.parked_promises.emplace(id, std::move(rp));
-    self->delayed_send(self, wait, tick_atom_v);
+    arm_tick(self, deadline);
     // Appends that completed while a read was out count too.
     answer_parked(self, st.parked.take_ready(st.bytes_below_hw));
   };

@@ -205,6 +205,33 @@ TEST_CASE("a parked fetch with nothing new answers empty after max_wait_ms", "[r
   CHECK(r->high_watermark == offset{1});
 }
 
+TEST_CASE("parked fetches are each answered at their own deadline, whatever parked before them",
+          "[replica]") {
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(1, "a", 1000)));
+  caf::scoped_actor self{f.sys.sys()};
+  // One tick serves all three: armed for the 60 s fetch, moved earlier for the 50 ms one, and
+  // armed again for the 150 ms one once the 50 ms one is answered.
+  constexpr caf::timespan short_wait = 10s;
+  auto slow = self->request(f.replica, timeout, fetch_atom_v, fetch_at(1, 1, 60000));
+  auto first = self->request(f.replica, short_wait, fetch_atom_v, fetch_at(1, 1, 50));
+  auto second = self->request(f.replica, short_wait, fetch_atom_v, fetch_at(1, 1, 150));
+  for (auto* parked : {&first, &second}) {
+    std::optional<fetch_result> got;
+    parked->receive([&](fetch_result& r) { got = std::move(r); },
+                    [&](caf::error& e) { FAIL("fetch failed: " << caf::to_string(e)); });
+    REQUIRE(got);
+    CHECK(got->records.empty());
+  }
+  // The slow one is still parked: a produce wakes it.
+  REQUIRE(f.produce(make_batch(1, "b", 1000)));
+  std::optional<fetch_result> got;
+  slow.receive([&](fetch_result& r) { got = std::move(r); },
+               [&](caf::error& e) { FAIL("fetch failed: " << caf::to_string(e)); });
+  REQUIRE(got);
+  CHECK(records_of(got->records.bytes()).size() == 1);
+}
+
 TEST_CASE("list offsets: earliest, latest and by timestamp", "[replica]") {
   replica_fixture f;
   REQUIRE(f.produce(make_batch(2, "a", 1000)));

@@ -73,3 +73,70 @@ TEST_CASE("a replica fetcher stops fetching a partition whose local replica has 
   CHECK(*unassigned);
   CHECK(*requests <= (truncate_first ? 0 : 1));
 }
+
+namespace {
+
+// A leader's fetch session that takes every request and never answers, as one behind a lost
+// link.
+fetch_session_actor::behavior_type silent_session(fetch_session_actor::pointer self,
+                                                  std::shared_ptr<int> requests) {
+  auto hold = [self, requests] {
+    ++*requests;
+    return self->make_response_promise<capnp_frame>();
+  };
+  return {
+      [hold](fetch_atom, const capnp_frame&) { return hold(); },
+      [hold](epochend_atom, const capnp_frame&) { return hold(); },
+      [](notify_atom) {},
+      [](tick_atom) {},
+  };
+}
+
+session_provider::behavior_type counting_sessions(fetch_session_actor session,
+                                                  std::shared_ptr<int> opened) {
+  return {[session, opened](session_atom, node_id, const caf::actor&) {
+    ++*opened;
+    return session;
+  }};
+}
+
+} // namespace
+
+TEST_CASE("a replica fetcher whose fetch goes unanswered gives up on it after its wait plus "
+          "the request timeout, opens a new session and fetches again",
+          "[replica][fetcher]") {
+  caf_fixture fix;
+  auto requests = std::make_shared<int>(0);
+  auto opened = std::make_shared<int>(0);
+  replica_fetcher_options o;
+  o.node = node_id{2};
+  o.leader = node_id{1};
+  o.config.max_wait_ms = 500;
+  o.config.request_timeout_ms = 1000;
+  o.config.backoff_ms = 100;
+  o.sessions = fix.spawn(counting_sessions, fix.spawn(silent_session, requests), opened);
+  auto empty = std::make_shared<const routing_table>();
+  o.routes = [empty] { return empty; };
+  auto fetcher = spawn_replica_fetcher(fix.sys(), o);
+  fix.track(fetcher);
+
+  caf::anon_send(fetcher, assign_atom_v,
+                 std::vector<fetch_assignment>{{{"orders", 0}, leader_epoch{4}, offset{7}, false}});
+  fix.run();
+  CHECK(*opened == 1);
+  CHECK(*requests == 1);
+
+  // Nothing happens before the deadline...
+  fix.advance_time(std::chrono::milliseconds(1400));
+  fix.run();
+  CHECK(*opened == 1);
+  CHECK(*requests == 1);
+
+  // ...and past it (and the back-off) the fetcher starts over.
+  fix.advance_time(std::chrono::milliseconds(200));
+  fix.run();
+  fix.advance_time(std::chrono::milliseconds(200));
+  fix.run();
+  CHECK(*opened == 2);
+  CHECK(*requests == 2);
+}
