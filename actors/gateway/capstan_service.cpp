@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -58,29 +59,39 @@ struct reply {
 };
 
 // A call's reply slot, shared by its bridge job and the job's reply handlers. It goes away once
-// the reply was delivered, or when the request is lost (a dead bridge drops the job), and takes
-// `hold` with it.
+// the reply was delivered, or when the request is lost (a dead bridge drops the job). `hold`
+// goes with it, or at the call's deadline if the actor has not answered by then.
 template <class R>
 struct reply_slot {
   kj::Own<kj::CrossThreadPromiseFulfiller<reply<R>>> fulfiller;
+  std::mutex mu; // guards hold: the deadline drops it on the kj thread
   std::shared_ptr<void> hold;
+
+  void drop_hold() {
+    std::shared_ptr<void> last;
+    std::lock_guard<std::mutex> guard{mu};
+    last = std::move(hold);
+  }
 };
 
 // Asks `dest` through the bridge (rpc_bridge.hpp); the promise always resolves (never rejects) on
-// the kj thread. A lost bridge or reply (the fulfiller dropped unfulfilled) becomes
-// REQUEST_TIMED_OUT. `hold` (may be null) lives until the actor's answer arrives or the request
-// times out, whatever happens to the call meanwhile.
+// the kj thread. No answer within `timeout`, a lost bridge or a lost reply (the fulfiller dropped
+// unfulfilled) becomes REQUEST_TIMED_OUT. `hold` (may be null) lives until the actor's answer
+// arrives or the deadline passes, whatever happens to the call meanwhile.
+// The deadline is a kj timer on the kj thread rather than a CAF request timeout: those wake CAF's
+// clock thread to set and to cancel them, twice per produce and per fetch.
 template <class R, class Handle, class... Ts>
 kj::Promise<reply<R>> ask_holding(const service_context& ctx, std::shared_ptr<void> hold,
                                   Handle dest, std::chrono::milliseconds timeout, Ts... xs) {
   auto paf = kj::newPromiseAndCrossThreadFulfiller<reply<R>>();
-  auto slot =
-      std::make_shared<reply_slot<R>>(reply_slot<R>{kj::mv(paf.fulfiller), std::move(hold)});
-  caf::timespan span = timeout;
+  auto slot = std::make_shared<reply_slot<R>>();
+  slot->fulfiller = kj::mv(paf.fulfiller);
+  slot->hold = std::move(hold);
   caf::anon_send(
-      ctx.bridge.current(), bridge_job{[slot, dest, span, args = std::make_tuple(std::move(xs)...)](
+      ctx.bridge.current(), bridge_job{[slot, dest, args = std::make_tuple(std::move(xs)...)](
                                            caf::event_based_actor* self) mutable {
-        std::apply([&](auto&... as) { return self->request(dest, span, std::move(as)...); }, args)
+        std::apply(
+            [&](auto&... as) { return self->request(dest, caf::infinite, std::move(as)...); }, args)
             .then(
                 [slot](R& r) {
                   slot->fulfiller->fulfill(reply<R>{std::move(r), {}});
@@ -89,11 +100,18 @@ kj::Promise<reply<R>> ask_holding(const service_context& ctx, std::shared_ptr<vo
                   slot->fulfiller->fulfill(reply<R>{R{}, to_error<Handle>(e)});
                 });
       }});
-  return paf.promise.catch_([](kj::Exception&& e) {
+  auto answered = paf.promise.catch_([](kj::Exception&& e) {
     return reply<R>{R{}, make_error(errc::request_timed_out,
                                     std::string{"no reply from the broker's actors: "} +
                                         e.getDescription().cStr())};
   });
+  return answered.exclusiveJoin(
+      ctx.timer->afterDelay(timeout.count() * kj::MILLISECONDS).then([slot, timeout] {
+        slot->drop_hold();
+        return reply<R>{
+            R{}, make_error(errc::request_timed_out, "no reply from the broker's actors within " +
+                                                         std::to_string(timeout.count()) + " ms")};
+      }));
 }
 
 template <class R, class Handle, class... Ts>

@@ -79,6 +79,9 @@ struct service_context {
   parked_fetch_limiter parked_fetches;
   // Calls in flight on every connection together (queued.max.requests); kj thread only.
   int64_t calls_in_flight = 0;
+  // The kj loop's timer, for the calls' deadlines; set by the RPC server's kj thread before it
+  // serves and used only there.
+  kj::Timer* timer = nullptr;
   // Added to a call's own timeout (produce timeoutMs, fetch maxWaitMs) before the gateway gives up
   // waiting for the actor and answers REQUEST_TIMED_OUT.
   std::chrono::milliseconds reply_margin{5000};

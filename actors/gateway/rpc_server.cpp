@@ -212,6 +212,8 @@ struct rpc_server::impl {
           started_info{static_cast<uint16_t>(listener->getPort()), kj::mv(stop.fulfiller)});
       reported = true;
       auto& timer = io.provider->getTimer();
+      ctx->timer = &timer;
+      KJ_DEFER(ctx->timer = nullptr);
       client_acceptor acceptor{ctx, timer};
       stop.promise
           .exclusiveJoin(accept_forever(

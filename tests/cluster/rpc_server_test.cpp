@@ -826,6 +826,29 @@ TEST_CASE("rpc server: an unavailable metadata actor fails the call, not the con
   CHECK(produce(client, "t", 0, make_batch()).first == errc::none);
 }
 
+TEST_CASE("rpc server: a produce its replica never answers ends REQUEST_TIMED_OUT after its "
+          "timeout and the reply margin, and the late answer is dropped",
+          "[gateway][rpc]") {
+  rpc_fixture f;
+  f.probe->hold_produces = true;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto req = client.getMain<rpc::Capstan>().produceRequest();
+  req.setTopic("t");
+  req.setPartition(0);
+  req.setAcks(1);
+  req.setTimeoutMs(100);
+  req.setRecords(data_of(make_batch()));
+  // Bounded by the gateway's own deadline (100 ms + 5 s), not by this wait.
+  auto resp = req.send().wait(client.getWaitScope());
+  CHECK(code_of(resp.getErrorCode()) == errc::request_timed_out);
+  CHECK(resp.getBaseOffset() == -1);
+
+  // The held answer goes out to nobody; the connection serves the next produce.
+  f.probe->hold_produces = false;
+  caf::anon_send(f.replica, tick_atom_v);
+  CHECK(produce(client, "t", 0, make_batch()).first == errc::none);
+}
+
 TEST_CASE("rpc server: garbage and truncated frames on the port do not stop the server",
           "[gateway][rpc]") {
   rpc_fixture f;
