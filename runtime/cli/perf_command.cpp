@@ -41,6 +41,7 @@ struct perf_produce_flags {
   int64_t buffer_memory = 33554432;
   int64_t report_interval_ms = 5000;
   bool sync = false;
+  int64_t warmup_records = 0; // --sync only
   std::optional<bool> idempotence;
 };
 
@@ -55,6 +56,7 @@ struct perf_e2e_flags {
   int64_t linger_ms = 0;
   int32_t max_in_flight = 5;
   int64_t timeout_ms = 10000;
+  int64_t warmup_records = 0;
 };
 
 struct perf_consume_flags {
@@ -141,11 +143,14 @@ void print_sync_summary(const client::latency_histogram& h, double secs) {
 void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& client,
                            const client::client_config& config, bytes_view value,
                            produce_stats& stats) {
-  const auto start = steady::now();
+  auto start = steady::now();
   auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
   {
     client::producer producer(client, config);
-    for (int64_t i = 0; i < f.records; ++i) {
+    for (int64_t i = -f.warmup_records; i < f.records; ++i) {
+      // Measured from the first record after the warm-up (which pays for the producer id, the
+      // metadata and the connection).
+      if (i == 0) start = steady::now();
       const auto sent_at = steady::now();
       producer.send(f.topic, std::nullopt, value, std::nullopt,
                     [stats = &stats](capstan::result<client::record_metadata> r) {
@@ -157,6 +162,7 @@ void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& 
         std::lock_guard lock(stats.mu);
         if (stats.failed > 0) break;
       }
+      if (i < 0) continue;
       const auto latency =
           std::chrono::duration_cast<std::chrono::microseconds>(acked_at - sent_at).count();
       stats.acknowledged(latency);
@@ -246,9 +252,11 @@ constexpr int32_t e2e_header_size = 16;
 
 // What the consumer side of `perf e2e` saw. Only the consuming (main) thread touches it.
 struct e2e_tally {
-  explicit e2e_tally(int64_t records) : seen(static_cast<size_t>(records), false) {}
+  e2e_tally(int64_t warmup, int64_t records)
+      : warmup(static_cast<uint64_t>(warmup)), seen(static_cast<size_t>(warmup + records), false) {}
+  uint64_t warmup; // the first sequence numbers, not measured
   std::vector<bool> seen;
-  uint64_t received = 0; // distinct records of this run
+  uint64_t received = 0; // distinct records of this run, warm-up included
   uint64_t duplicates = 0;
   uint64_t foreign = 0; // too short or out of sequence range: not written by this run
   uint64_t payload = 0;
@@ -275,6 +283,7 @@ struct e2e_tally {
     seen[seq] = true;
     ++received;
     payload += v->size();
+    if (seq < warmup) return;
     const auto now_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
     latency_us.record((now_ns - sent_ns) / 1000);
@@ -309,7 +318,8 @@ private:
     for (auto& b : value) b = static_cast<uint8_t>('A' + rng() % 26);
     client::producer producer(client, config);
     throttler throttle(f.throughput, steady::now());
-    for (int64_t i = 0; i < f.records && !stopping_; ++i) {
+    const int64_t total = f.warmup_records + f.records;
+    for (int64_t i = 0; i < total && !stopping_; ++i) {
       const int64_t now_ns =
           std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
               .count();
@@ -353,8 +363,8 @@ void run_perf_e2e(const perf_e2e_flags& f) {
   // Only what this run writes: positions are taken before the first send.
   if (auto s = consumer.seek_to_end(); !s) fail(s.err());
 
-  e2e_tally tally(f.records);
-  const auto want = static_cast<uint64_t>(f.records);
+  e2e_tally tally(f.warmup_records, f.records);
+  const auto want = static_cast<uint64_t>(f.warmup_records + f.records);
   const auto start = steady::now();
   std::optional<error> poll_error;
   bool timed_out = false;
@@ -382,13 +392,15 @@ void run_perf_e2e(const perf_e2e_flags& f) {
   }
   const double secs = seconds_since(start);
   const auto& h = tally.latency_us;
+  const std::string after_warmup =
+      f.warmup_records > 0 ? " (after " + std::to_string(f.warmup_records) + " warm-up)" : "";
   std::printf(
-      "%llu records received end to end, %.1f records/sec (%.2f MB/sec), %.1f us avg latency, "
+      "%llu records received end to end%s, %.1f records/sec (%.2f MB/sec), %.1f us avg latency, "
       "%lld us max latency, %lld us 50th, %lld us 99th, %lld us 99.9th.\n",
-      static_cast<unsigned long long>(tally.received), static_cast<double>(tally.received) / secs,
-      static_cast<double>(tally.payload) / mib / secs, h.mean(), static_cast<long long>(h.max()),
-      static_cast<long long>(h.percentile(0.5)), static_cast<long long>(h.percentile(0.99)),
-      static_cast<long long>(h.percentile(0.999)));
+      static_cast<unsigned long long>(h.count()), after_warmup.c_str(),
+      static_cast<double>(tally.received) / secs, static_cast<double>(tally.payload) / mib / secs,
+      h.mean(), static_cast<long long>(h.max()), static_cast<long long>(h.percentile(0.5)),
+      static_cast<long long>(h.percentile(0.99)), static_cast<long long>(h.percentile(0.999)));
   std::fflush(stdout);
   if (tally.duplicates > 0 || tally.foreign > 0)
     std::cerr << "warning: " << tally.duplicates << " duplicate records, " << tally.foreign
@@ -472,6 +484,13 @@ void add_perf_command(CLI::App& app) {
                         "One record in flight: send one record per request, the next after its "
                         "acknowledgement; report latency percentiles in microseconds "
                         "(--batch-size and --linger-ms do not apply)");
+  produce
+      ->add_option("--warmup-records", p->warmup_records,
+                   "With --sync: records sent first and left out of the figures (as "
+                   "kafka-producer-perf-test's --warmup-records)")
+      ->capture_default_str()
+      ->check(integer_in(0, 1000000000))
+      ->needs(sync);
   add_idempotence_option(produce, p->idempotence);
   add_client_options(produce, p->client);
   sync->excludes("--throughput")->excludes("--max-in-flight");
@@ -502,6 +521,10 @@ void add_perf_command(CLI::App& app) {
   e2e->add_option("--max-in-flight", e->max_in_flight, "Requests in flight per partition")
     ->capture_default_str()
     ->check(integer_in(1, 1000));
+  e2e->add_option("--warmup-records", e->warmup_records,
+                  "Records sent and consumed first and left out of the figures")
+      ->capture_default_str()
+      ->check(integer_in(0, 1000000000));
   e2e->add_option("--timeout-ms", e->timeout_ms,
                   "Fail when no record arrives for this long; also each record's delivery timeout")
     ->capture_default_str()

@@ -14,9 +14,11 @@
 #   throughput: `capstan perf produce` for 100-byte records (RECORDS, default 1,000,000) and 1 KiB
 #               records (RECORDS / 4);
 #   sync:       `capstan perf produce --sync`, SYNC_RECORDS (default 20,000) 100-byte records one
-#               in flight;
+#               in flight, after WARMUP (default 2,000, as the NATS peer's sync run) records
+#               left out;
 #   e2e:        `capstan perf e2e`, E2E_RECORDS (default 100,000) 100-byte records at E2E_RATE
-#               (default 10,000) records/s.
+#               (default 10,000) records/s, with E2E_MAX_IN_FLIGHT (default 5, the producer's
+#               default) requests in flight, after WARMUP records left out.
 # It prints what perf prints, and stops every node it started by pid (examples/lib/cluster.sh's
 # cluster_stop). Each perf run is bounded by RUN_TIMEOUT seconds (default 600). Needs the
 # `capstan` target built.
@@ -30,6 +32,8 @@ rounds=${ROUNDS:-1}
 sync_records=${SYNC_RECORDS:-20000}
 e2e_records=${E2E_RECORDS:-100000}
 e2e_rate=${E2E_RATE:-10000}
+e2e_in_flight=${E2E_MAX_IN_FLIGHT:-5}
+warmup=${WARMUP:-2000}
 run_timeout=${RUN_TIMEOUT:-600}
 capstan="$build/runtime/capstan"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
@@ -115,12 +119,13 @@ for round in $(seq 1 "$rounds"); do
       sync)
         echo "== perf produce --sync: $sync_records records of 100 bytes one in flight, acks=all, RF=3, min.insync.replicas=2"
         timeout "$run_timeout" "$capstan" perf produce perf-rf3-sync --sync --records "$sync_records" \
-          --record-size 100 --acks all --bootstrap "$bootstrap"
+          --warmup-records "$warmup" --record-size 100 --acks all --bootstrap "$bootstrap"
         ;;
       e2e)
-        echo "== perf e2e: $e2e_records records of 100 bytes at $e2e_rate/s, acks=all, RF=3, min.insync.replicas=2"
+        echo "== perf e2e: $e2e_records records of 100 bytes at $e2e_rate/s, $e2e_in_flight in flight, acks=all, RF=3, min.insync.replicas=2"
         timeout "$run_timeout" "$capstan" perf e2e perf-rf3-e2e --records "$e2e_records" --throughput "$e2e_rate" \
-          --record-size 100 --acks all --bootstrap "$bootstrap"
+          --record-size 100 --acks all --max-in-flight "$e2e_in_flight" --warmup-records "$warmup" \
+          --bootstrap "$bootstrap"
         ;;
     esac
   done

@@ -575,9 +575,26 @@ TEST_CASE("perf produce --sync and perf e2e account for every record they send",
   CHECK(e2e->p999 <= e2e->max);
   CHECK(err.empty());
 
-  REQUIRE(node.run({"perf", "consume", "lat", "--records", "340", "--timeout-ms", "5000"}, &out,
+  // Warm-up records are sent (and consumed) but left out of the figures.
+  REQUIRE(node.run({"perf", "produce", "lat", "--records", "20", "--sync", "--warmup-records", "5"},
+                   &out, &err) == 0);
+  sync = parse_perf_line(out, "records sent one at a time");
+  REQUIRE(sync);
+  CHECK(sync->records == 20);
+  REQUIRE(node.run({"perf", "e2e", "lat", "--records", "100", "--warmup-records", "50",
+                    "--throughput", "1000", "--timeout-ms", "20000"},
+                   &out, &err) == 0);
+  CHECK(out.find("(after 50 warm-up)") != std::string::npos);
+  e2e = parse_perf_line(out, "records received end to end");
+  REQUIRE(e2e);
+  CHECK(e2e->records == 100);
+  CHECK(node.run({"perf", "produce", "lat", "--records", "20", "--warmup-records", "5"}, &out,
+                 &err) != 0);
+  CHECK(err.find("--warmup-records requires --sync") != std::string::npos);
+
+  REQUIRE(node.run({"perf", "consume", "lat", "--records", "515", "--timeout-ms", "5000"}, &out,
                    &err) == 0);
-  CHECK(out.find("340 records received") == 0);
+  CHECK(out.find("515 records received") == 0);
 
   CHECK(node.run({"perf", "e2e", "missing", "--records", "10"}, &out, &err) == 1);
   CHECK(one_line(err));
