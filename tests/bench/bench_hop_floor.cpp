@@ -1,0 +1,200 @@
+// bench_hop_floor: the latency floor of one acks=all round trip on this machine, with no broker
+// in it. Four processes on 127.0.0.1 pass the messages an RF=3 acks=all produce needs, and do
+// nothing else: a client sends 100 bytes to a leader; the leader sends them to two followers;
+// each follower answers 16 bytes (its next fetch); once both did, the leader answers the client.
+// With --write, the leader and each follower also pwrite the 100 bytes to a file of their own
+// first (page cache, no fsync), as a broker appends before it forwards or acknowledges. Each
+// process is one thread blocked in recv, so every hop is one wake-up, the least a broker can pay.
+// Run on demand (not a test):
+//   cmake --build BUILD --target bench_hop_floor && BUILD/tests/bench_hop_floor [round trips]
+//   [--write]
+// Prints the p50 / p99 / p99.9 round trip in microseconds. Every child is stopped by pid.
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+
+namespace {
+
+constexpr size_t record_size = 100;
+constexpr size_t answer_size = 16;
+
+[[noreturn]] void die(const char* what) {
+  std::perror(what);
+  std::_Exit(2);
+}
+
+void send_all(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    auto w = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (w <= 0) die("send");
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// False at the peer's orderly close.
+bool recv_all(int fd, char* data, size_t n) {
+  while (n > 0) {
+    auto r = ::recv(fd, data, n, 0);
+    if (r == 0) return false;
+    if (r < 0) die("recv");
+    data += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+void no_delay(int fd) {
+  int one = 1;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) die("TCP_NODELAY");
+}
+
+// A listening socket on 127.0.0.1 at any free port; returns the fd and sets `port`.
+int listen_any(uint16_t& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) die("socket");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) die("bind");
+  if (::listen(fd, 4) != 0) die("listen");
+  socklen_t len = sizeof a;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) die("getsockname");
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+int connect_to(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) die("socket");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) die("connect");
+  no_delay(fd);
+  return fd;
+}
+
+int accept_one(int listener) {
+  int fd = ::accept(listener, nullptr, nullptr);
+  if (fd < 0) die("accept");
+  no_delay(fd);
+  return fd;
+}
+
+// A file to append to, removed at once (its pages stay while the fd is open).
+int scratch_file() {
+  char name[] = "/tmp/hop-floor-XXXXXX";
+  int fd = ::mkstemp(name);
+  if (fd < 0) die("mkstemp");
+  ::unlink(name);
+  return fd;
+}
+
+void append(int file, off_t& at, const char* data) {
+  if (::pwrite(file, data, record_size, at) != static_cast<ssize_t>(record_size)) die("pwrite");
+  at += static_cast<off_t>(record_size);
+}
+
+void run_follower(int listener, bool write) {
+  int leader = accept_one(listener);
+  int file = write ? scratch_file() : -1;
+  off_t at = 0;
+  std::array<char, record_size> record{};
+  std::array<char, answer_size> answer{};
+  while (recv_all(leader, record.data(), record.size())) {
+    if (write) append(file, at, record.data());
+    send_all(leader, answer.data(), answer.size());
+  }
+  std::_Exit(0);
+}
+
+void run_leader(int listener, uint16_t follower1, uint16_t follower2, bool write) {
+  int followers[2] = {connect_to(follower1), connect_to(follower2)};
+  int client = accept_one(listener);
+  int file = write ? scratch_file() : -1;
+  off_t at = 0;
+  std::array<char, record_size> record{};
+  std::array<char, answer_size> answer{};
+  while (recv_all(client, record.data(), record.size())) {
+    if (write) append(file, at, record.data());
+    for (int f : followers) send_all(f, record.data(), record.size());
+    for (int f : followers)
+      if (!recv_all(f, answer.data(), answer.size())) std::_Exit(1);
+    send_all(client, answer.data(), answer.size());
+  }
+  std::_Exit(0);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int round_trips = 20000;
+  bool write = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--write") {
+      write = true;
+    } else if (int n = std::atoi(argv[i]); n > 0) {
+      round_trips = n;
+    } else {
+      std::fprintf(stderr, "usage: %s [round trips] [--write]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::vector<pid_t> children;
+  auto spawn = [&](auto body) {
+    pid_t pid = ::fork();
+    if (pid < 0) die("fork");
+    if (pid == 0) body();
+    children.push_back(pid);
+  };
+  uint16_t ports[3];
+  int listeners[3];
+  for (int i = 0; i < 3; ++i) listeners[i] = listen_any(ports[i]);
+  spawn([&] { run_follower(listeners[1], write); });
+  spawn([&] { run_follower(listeners[2], write); });
+  spawn([&] { run_leader(listeners[0], ports[1], ports[2], write); });
+  for (int fd : listeners) ::close(fd);
+
+  int leader = connect_to(ports[0]);
+  std::array<char, record_size> record{};
+  std::array<char, answer_size> answer{};
+  const int warm_up = std::min(2000, round_trips / 10);
+  std::vector<double> micros;
+  micros.reserve(static_cast<size_t>(round_trips));
+  for (int i = 0; i < warm_up + round_trips; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    send_all(leader, record.data(), record.size());
+    if (!recv_all(leader, answer.data(), answer.size())) die("the leader closed");
+    const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+    if (i >= warm_up) micros.push_back(took.count());
+  }
+  ::close(leader);
+  for (pid_t pid : children) ::kill(pid, SIGTERM);
+  for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
+
+  std::sort(micros.begin(), micros.end());
+  auto at = [&](double q) { return micros[static_cast<size_t>(q * (micros.size() - 1))]; };
+  std::printf("%d round trips client -> leader -> 2 followers -> leader -> client%s: "
+              "p50 %.0f us, p99 %.0f us, p99.9 %.0f us\n",
+              round_trips, write ? " (each appending to the page cache)" : "", at(0.5), at(0.99),
+              at(0.999));
+  return 0;
+}
