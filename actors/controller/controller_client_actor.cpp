@@ -28,6 +28,8 @@ struct pending_request {
   // The voter to ask next: a leader hint, or -1 for the next voter in turn.
   int32_t hint = -1;
   size_t next_voter = 0;
+  // Whether a NOT_CONTROLLER answer already sent it on to the voter it named without a pause.
+  bool redirected = false;
   std::string last_refusal = "no voter asked yet";
   caf::typed_response_promise<topic_metadata> created;
   // Answers a delete, an alter or a grow.
@@ -40,6 +42,11 @@ struct client_state {
   controller_client_options opts;
   uint64_t next_id = 0;
   std::map<uint64_t, pending_request> pending;
+  // The voter that last answered as the active controller, or that a refusal named as it; -1:
+  // none known. A new request goes there first (Kafka's NodeToControllerChannelManager keeps
+  // the active controller the same way): asking the voters in turn from the first cost a
+  // refusal and a retry pause on every request from a node whose first voter does not lead.
+  int32_t known_controller = -1;
   // The producer id block this node hands out from, and the initProducerId requests waiting for
   // the next block while an AllocateProducerIds is out (allocating).
   producer_id_pool producer_ids;
@@ -101,12 +108,35 @@ void retry(client_ptr self, uint64_t id, std::string why) {
 
 // A voter's answer: NOT_CONTROLLER tries the voter it names next (or the next voter in turn).
 // True iff the answer was such a refusal (and the retry is scheduled).
+void attempt(client_ptr self, uint64_t id);
+
+// A voter that could not be reached or did not answer is no longer taken for the controller.
+void unreachable(client_ptr self, uint64_t id, node_id target, const caf::error& err) {
+  if (self->state.known_controller == target.value()) self->state.known_controller = -1;
+  retry(self, id, "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
+}
+
 bool refused_as_not_controller(client_ptr self, uint64_t id, node_id target, errc error,
                                int32_t leader_hint, const std::string& message) {
-  if (error != errc::not_controller) return false;
-  auto pit = self->state.pending.find(id);
-  if (pit != self->state.pending.end())
-    pit->second.hint = leader_hint == target.value() ? -1 : leader_hint;
+  auto& st = self->state;
+  if (error != errc::not_controller) {
+    st.known_controller = target.value();
+    return false;
+  }
+  const int32_t named = leader_hint == target.value() ? -1 : leader_hint;
+  st.known_controller = named;
+  auto pit = st.pending.find(id);
+  if (pit != st.pending.end()) {
+    pit->second.hint = named;
+    // The first redirect to a named voter goes at once; a second means the voters disagree (an
+    // election is under way) and waits, so two voters naming each other cannot spin.
+    if (named >= 0 && !pit->second.redirected) {
+      pit->second.redirected = true;
+      pit->second.last_refusal = "voter " + std::to_string(target.value()) + ": " + message;
+      attempt(self, id);
+      return true;
+    }
+  }
   retry(self, id, "voter " + std::to_string(target.value()) + ": " + message);
   return true;
 }
@@ -115,9 +145,7 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
   auto it = self->state.pending.find(id);
   if (it == self->state.pending.end()) return;
   auto& p = it->second;
-  auto failed = [self, id, target](caf::error& err) {
-    retry(self, id, "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
-  };
+  auto failed = [self, id, target](caf::error& err) { unreachable(self, id, target, err); };
   const auto wait = self->state.opts.attempt_timeout;
   if (p.what == pending_request::kind::allocate_producer_ids) {
     auto allocated = [self, id, target](const capnp_frame& f) {
@@ -196,10 +224,7 @@ void attempt(client_ptr self, uint64_t id) {
                  "voter " + std::to_string(target.value()) + ": the fault switch cuts the link");
   self->request(st.opts.peers, st.opts.attempt_timeout, endpoint_atom_v, target)
       .then([self, id, target](node_endpoint_actor& ep) { ask_endpoint(self, id, target, ep); },
-            [self, id, target](caf::error& err) {
-              retry(self, id,
-                    "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
-            });
+            [self, id, target](caf::error& err) { unreachable(self, id, target, err); });
 }
 
 // One `cluster describe`: the voters' answers so far and how many are still out.
@@ -263,6 +288,7 @@ caf::result<cluster_description_ptr> describe_quorum(client_ptr self) {
 uint64_t add(client_ptr self, pending_request p) {
   auto& st = self->state;
   p.deadline = clock_type::now() + st.opts.request_timeout;
+  p.hint = st.known_controller;
   const auto id = st.next_id++;
   st.pending.emplace(id, std::move(p));
   attempt(self, id);
