@@ -396,19 +396,22 @@ void node::impl::stop() {
   stopped = true;
   // The switch is process-wide (link_faults): a node that stops takes its faults along.
   if (faults) faults->clear();
+  // KRaft's controlled shutdown: the active controller moves this node's leaderships and fences
+  // it before its replicas close, so clients and followers move on at once and the next process
+  // may register without waiting out this one's session. Without a confirmation (no controller
+  // reachable) the node stops anyway and is fenced when its session runs out. Clients are still
+  // served meanwhile, as Kafka's broker serves until its controlled shutdown is done: a producer
+  // then hears NOT_LEADER_OR_FOLLOWER from the moved replica and goes to the new leader, rather
+  // than finding the port closed and backing off while every node still names this one.
+  if (sys && lifecycle) {
+    caf::scoped_actor self{*sys};
+    self->request(lifecycle, controlled_shutdown_timeout, stop_atom_v)
+        .receive([](bool) {}, [](caf::error&) {});
+    caf::anon_send_exit(lifecycle, caf::exit_reason::user_shutdown);
+  }
   if (rpc) rpc->stop();
   if (metrics_http) metrics_http->stop();
   if (sys) {
-    // KRaft's controlled shutdown: the active controller moves this node's leaderships and fences
-    // it before its replicas close, so clients and followers move on at once and the next
-    // process may register without waiting out this one's session. Without a confirmation (no
-    // controller reachable) the node stops anyway and is fenced when its session runs out.
-    if (lifecycle) {
-      caf::scoped_actor self{*sys};
-      self->request(lifecycle, controlled_shutdown_timeout, stop_atom_v)
-          .receive([](bool) {}, [](caf::error&) {});
-      caf::anon_send_exit(lifecycle, caf::exit_reason::user_shutdown);
-    }
     // Then the controller and the other nodes: no LeaderAndIsr and no fetch session any more
     // (the sessions are linked to the endpoint and end with it), so nothing reads a replica
     // that is closing. `kill`, because the endpoint traps exit messages (a session that ends

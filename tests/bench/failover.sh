@@ -2,19 +2,23 @@
 # Failover time (issue 8, point 10): starts three `capstan node` processes with a controller quorum
 # of all three (examples/lib/cluster.sh), a topic with RF=3 and min.insync.replicas=2, and
 #  - partition leader failover, TRIALS times: bench_failover_producer writes one record in flight
-#    with acks=all to partition 0 without pause; the leader is killed with kill -9; measured from
-#    the kill to the controller's "session of node N expired" line (detection), to the new
-#    leader's "leader at epoch" line, and to the first acknowledgement after the kill (total);
+#    with acks=all to partition 0 without pause; the leader is killed with kill -9 (or SIGTERM,
+#    below); measured from the kill to the controller's "session of node N expired" line
+#    (detection), to the new leader's "leader at epoch" line, and to the first acknowledgement
+#    after the kill (total);
 #  - controller failover, CONTROLLER_TRIALS times: the active controller (`capstan cluster
-#    describe`) is killed with kill -9; measured to the new controller's "active in term" line
+#    describe`) is killed likewise; measured to the new controller's "active in term" line
 #    (detection), until `cluster describe` names a new active controller, and until a
 #    `topic create` succeeds.
 # After each trial the killed node is restarted with its own command line and the next trial
 # waits (bounded) until its replica is back in the ISR. Prints every trial and min / median / max.
 # Stops every node it started, by pid. Usage: tests/bench/failover.sh BUILD [TRIALS]
-# Environment: CONTROLLER_TRIALS (default TRIALS), NODE_CONFIG (a node config file; default none,
-# so the nodes run with the default timeouts), BENCH_DIR (default a fresh temporary dir, removed
-# at the end unless KEEP=1), WAIT_S (bound on every wait, default 60).
+# Environment: SIGNAL (KILL, the default, or TERM: a clean stop, whose controlled shutdown moves
+# the node's leaderships before it exits; detection is then the stopping node's "controlled
+# shutdown done" line, and a failover is a pause of GAP_MS, default 20 rather than 200, between
+# two acknowledgements), CONTROLLER_TRIALS (default TRIALS), NODE_CONFIG (a node config file;
+# default none, so the nodes run with the default timeouts), BENCH_DIR (default a fresh temporary
+# dir, removed at the end unless KEEP=1), WAIT_S (bound on every wait, default 60).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: $0 BUILD [TRIALS]}
@@ -22,6 +26,12 @@ build=$(cd "$build" && pwd)
 trials=${2:-20}
 controller_trials=${CONTROLLER_TRIALS:-$trials}
 wait_s=${WAIT_S:-60}
+signal=${SIGNAL:-KILL}
+case $signal in
+  KILL) signal_name="kill -9" gap_ms=${GAP_MS:-200} ;;
+  TERM) signal_name="SIGTERM" gap_ms=${GAP_MS:-20} ;;
+  *) echo "SIGNAL must be KILL or TERM, not '$signal'" >&2; exit 2 ;;
+esac
 # shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
 source "$here/../../examples/lib/cluster.sh"
 
@@ -55,7 +65,7 @@ trap cleanup EXIT
 for i in 1 2 3; do disown "$(<"$dir/node-$i.pid")"; done
 bootstrap=$(<"$dir/bootstrap")
 echo "3 nodes in $dir, load: $(uptime | sed 's/.*load average/load average/')"
-echo "node config: ${NODE_CONFIG:-none (default timeouts)}"
+echo "node config: ${NODE_CONFIG:-none (default timeouts)}; nodes stopped with $signal_name"
 
 now_ns() { date +%s%N; }
 ms() { echo $((($2 - $1) / 1000000)); } # START_NS END_NS -> milliseconds
@@ -85,14 +95,14 @@ active_controller() {
   "$CAPSTAN" cluster describe --bootstrap "$1" 2>/dev/null | awk '/^Active controller:/ { print $3 }'
 }
 
-# kill -9 node $1 and remember its command line for restart_node.
+# Sends SIGNAL to node $1 and remembers its command line for restart_node.
 declare -a victim_cmd
 kill_node() {
   local id=$1 pid
   pid=$(live_pid "$dir" "$id")
   [[ -n $pid ]] || die "node $id is not running"
   mapfile -d '' -t victim_cmd <"/proc/$pid/cmdline"
-  kill -KILL "$pid"
+  kill -"$signal" "$pid"
 }
 restart_node() {
   local id=$1
@@ -119,7 +129,7 @@ stats() {
 results=$dir/results
 : >"$results"
 rm -f "$dir/stop-producing"
-"$producer_bin" "$bootstrap" "$TOPIC" 0 "$dir/stop-producing" >"$dir/producer.out" 2>"$dir/producer.err" &
+"$producer_bin" "$bootstrap" "$TOPIC" 0 "$dir/stop-producing" "$gap_ms" >"$dir/producer.out" 2>"$dir/producer.err" &
 producer_pid=$!
 wait_until "$wait_s" 0.1 "the producer's first acknowledgement" grep -q '^first ' "$dir/producer.out"
 
@@ -136,7 +146,11 @@ for t in $(seq 1 "$trials"); do
   first_ack() { awk -v t0="$t0" '$1 == "gap" && $3 > t0 { print $3; exit }' "$dir/producer.out"; }
   wait_until "$wait_s" 0.1 "trial $t: an acknowledgement after the kill" bash -c "[[ -n \$(awk -v t0=$t0 '\$1 == \"gap\" && \$3 > t0 { print; exit }' '$dir/producer.out') ]]"
   t_ack=$(first_ack)
-  t_detect=$(log_time_after "the session of node $leader expired" "$t0")
+  if [[ $signal == KILL ]]; then
+    t_detect=$(log_time_after "the session of node $leader expired" "$t0")
+  else
+    t_detect=$(log_time_after "node $leader: controlled shutdown done" "$t0")
+  fi
   t_elect=$(log_time_after "$TOPIC-0 on node [0-9]+: leader at epoch" "$t0")
   detect=$([[ -n $t_detect ]] && ms "$t0" "$t_detect" || echo NA)
   elect=$([[ -n $t_elect ]] && ms "$t0" "$t_elect" || echo NA)
@@ -174,8 +188,8 @@ summary() { # KIND COLUMN LABEL
   printf '%-58s ' "$3"
   awk -v k="$1" -v c="$2" '$1 == k && $c != "NA" { print $c }' "$results" | stats
 }
-echo "== summary (kill -9 to ...), load: $(uptime | sed 's/.*load average/load average/')"
-summary leader 2 "leader: controller logs the session expired (detection)"
+echo "== summary ($signal_name to ...), load: $(uptime | sed 's/.*load average/load average/')"
+summary leader 2 "leader: session expired / shutdown confirmed (detection)"
 summary leader 3 "leader: new leader logs 'leader at epoch'"
 summary leader 4 "leader: first acks=all acknowledgement on the new leader"
 summary controller 2 "controller: new controller logs 'active in term' (detection)"
