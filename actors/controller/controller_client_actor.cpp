@@ -106,8 +106,6 @@ void retry(client_ptr self, uint64_t id, std::string why) {
   self->delayed_send(self, backoff, cretry_atom_v, id);
 }
 
-// A voter's answer: NOT_CONTROLLER tries the voter it names next (or the next voter in turn).
-// True iff the answer was such a refusal (and the retry is scheduled).
 void attempt(client_ptr self, uint64_t id);
 
 // A voter that could not be reached or did not answer is no longer taken for the controller.
@@ -116,6 +114,9 @@ void unreachable(client_ptr self, uint64_t id, node_id target, const caf::error&
   retry(self, id, "voter " + std::to_string(target.value()) + ": " + caf::to_string(err));
 }
 
+// A voter's answer: NOT_CONTROLLER tries the voter it names next (or the next voter in turn);
+// any other answer marks the voter as the active controller. True iff the answer was such a
+// refusal (and the next attempt is under way or scheduled).
 bool refused_as_not_controller(client_ptr self, uint64_t id, node_id target, errc error,
                                int32_t leader_hint, const std::string& message) {
   auto& st = self->state;

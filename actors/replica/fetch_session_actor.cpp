@@ -15,6 +15,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/armed_tick.hpp"
 #include "actors/countdown.hpp"
 #include "actors/replica/fetch_codec.hpp"
 #include "runtime/actor/caf_error.hpp"
@@ -46,10 +47,8 @@ struct session_state {
   std::multimap<std::chrono::steady_clock::time_point,
                 std::pair<caf::typed_response_promise<capnp_frame>, capnp_frame>>
     delayed;
-  // When the earliest tick armed for a parked fetch's deadline fires. One tick serves every
-  // fetch parked until then: a timer per parked fetch costs a wake-up of CAF's clock thread
-  // to set it and another to fire it, and a caught-up follower's fetch parks at every batch.
-  std::optional<std::chrono::steady_clock::time_point> tick_at;
+  // The timer for parked fetches' deadlines: a caught-up follower's fetch parks at every batch.
+  armed_tick<std::chrono::steady_clock::time_point> tick;
 };
 
 using self_ptr = fetch_session_actor::stateful_pointer<session_state>;
@@ -152,10 +151,8 @@ int64_t apply_budget(std::vector<fetched_partition>& parts, int32_t max_bytes, s
 
 // Makes sure a tick comes by `due`.
 void arm_tick(self_ptr self, std::chrono::steady_clock::time_point due) {
-  auto& st = self->state;
-  if (st.tick_at && *st.tick_at <= due) return;
-  st.tick_at = due;
-  self->delayed_send(self, std::max(due - self->clock().now(), caf::timespan{0}), tick_atom_v);
+  if (self->state.tick.arm(due))
+    self->delayed_send(self, std::max(due - self->clock().now(), caf::timespan{0}), tick_atom_v);
 }
 
 void finish_parked(self_ptr self, std::vector<fetched_partition> parts) {
@@ -297,7 +294,7 @@ fetch_session_actor::behavior_type session_behavior(self_ptr self, fetch_session
     [self](tick_atom) {
       auto& st = self->state;
       const auto now = self->clock().now();
-      if (st.tick_at && now >= *st.tick_at) st.tick_at.reset();
+      st.tick.arrived(now);
       send_delayed(self);
       if (!st.parked) return;
       if (now >= st.parked->deadline)

@@ -47,10 +47,8 @@ timestamp_ms now_ms(self_ptr self) {
 }
 
 void arm_tick(self_ptr self, std::chrono::steady_clock::time_point due) {
-  auto& st = self->state;
-  if (st.tick_at && *st.tick_at <= due) return;
-  st.tick_at = due;
-  self->delayed_send(self, std::max(due - self->clock().now(), caf::timespan{0}), tick_atom_v);
+  if (self->state.tick.arm(due))
+    self->delayed_send(self, std::max(due - self->clock().now(), caf::timespan{0}), tick_atom_v);
 }
 
 } // namespace replica_detail
@@ -64,7 +62,7 @@ using namespace replica_detail;
 void on_tick(self_ptr self) {
   auto& st = self->state;
   const auto now = self->clock().now();
-  if (st.tick_at && now >= *st.tick_at) st.tick_at.reset();
+  st.tick.arrived(now);
   for (auto it = st.pending_acks.begin(); it != st.pending_acks.end();) {
     if (it->second.deadline > now) {
       ++it;

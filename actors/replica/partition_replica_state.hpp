@@ -15,6 +15,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/armed_tick.hpp"
 #include "actors/replica/delayed_fetch.hpp"
 #include "actors/replica/held_promises.hpp"
 #include "actors/replica/leader_state.hpp"
@@ -61,10 +62,8 @@ struct replica_state {
   // Fetch sessions whose follower found nothing: told once when the log grows.
   std::set<fetch_session_actor> watchers;
   bool isr_check_armed = false;
-  // When the earliest armed tick fires. One tick serves every deadline until then (parked
-  // fetches, acks=-1 produces): a timer per request would wake CAF's clock thread to set it and
-  // again to fire it, for every produce and every fetch that waits.
-  std::optional<std::chrono::steady_clock::time_point> tick_at;
+  // The timer for every deadline here (parked fetches, acks=-1 produces).
+  armed_tick<std::chrono::steady_clock::time_point> tick;
 
   // Follower only: min(the leader's HW, the local log end).
   offset follower_hw{0};

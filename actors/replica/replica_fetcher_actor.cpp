@@ -16,6 +16,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/armed_tick.hpp"
 #include "actors/countdown.hpp"
 #include "actors/replica/fetch_codec.hpp"
 #include "actors/replica/fetch_states.hpp"
@@ -34,15 +35,17 @@ struct fetcher_state {
   fetch_states parts;
   fetch_session_actor session;
   bool busy = false;
-  // When the earliest armed tick fires.
-  std::optional<timestamp_ms> tick_at;
-  // The request of the round in flight: its number (a late answer to an earlier one is dropped),
-  // by when it must be answered, and what a timeout does. The fetcher keeps this deadline
-  // itself rather than giving CAF a timeout per request: CAF's clock thread would be woken to set
-  // and to cancel one for every fetch.
+  armed_tick<timestamp_ms> tick;
+  // The number of the latest round's request (a late answer to an earlier one is dropped) and,
+  // while it is unanswered, its deadline and what its timeout does. The fetcher keeps this
+  // deadline itself rather than giving CAF a timeout per request: CAF's clock thread would be
+  // woken to set and to cancel one for every fetch.
   uint64_t round = 0;
-  std::optional<timestamp_ms> round_deadline;
-  std::function<void(const error&)> round_timed_out;
+  struct unanswered {
+    timestamp_ms deadline;
+    std::function<void(const error&)> timed_out;
+  };
+  std::optional<unanswered> waiting;
   // Work due at a time (a send the fault switch delays, a timeout it simulates), run by tick.
   std::multimap<timestamp_ms, std::function<void()>> deferred;
 };
@@ -83,24 +86,21 @@ void run_deferred(self_ptr self) {
 void arm_tick(self_ptr self, int64_t after_ms) {
   auto& st = self->state;
   after_ms = std::max<int64_t>(after_ms, 1);
-  const auto due = now_ms(self) + after_ms;
-  if (st.tick_at && *st.tick_at <= due) return;
-  st.tick_at = due;
-  self->delayed_send(self, std::chrono::milliseconds(after_ms), tick_atom_v);
+  if (st.tick.arm(now_ms(self) + after_ms))
+    self->delayed_send(self, std::chrono::milliseconds(after_ms), tick_atom_v);
 }
 
 // Ends the round in flight as timed out if its deadline has passed.
 void check_round_deadline(self_ptr self) {
   auto& st = self->state;
-  if (!st.round_deadline) return;
+  if (!st.waiting) return;
   const auto now = now_ms(self);
-  if (now < *st.round_deadline) {
-    arm_tick(self, *st.round_deadline - now);
+  if (now < st.waiting->deadline) {
+    arm_tick(self, st.waiting->deadline - now);
     return;
   }
-  auto timed_out = std::move(st.round_timed_out);
-  st.round_deadline.reset();
-  st.round_timed_out = nullptr;
+  auto timed_out = std::move(st.waiting->timed_out);
+  st.waiting.reset();
   ++st.round;
   timed_out(make_error(errc::request_timed_out, "the leader did not answer in time"));
 }
@@ -183,16 +183,14 @@ void send_round(self_ptr self, Atom atom, capnp_frame frame, int64_t wait_ms, On
   auto send = [self, atom, frame, timeout, on_reply, on_error]() mutable {
     auto& st = self->state;
     const auto round = ++st.round;
-    st.round_deadline = now_ms(self) + timeout.count();
-    st.round_timed_out = on_error;
+    st.waiting = fetcher_state::unanswered{now_ms(self) + timeout.count(), on_error};
     arm_tick(self, timeout.count());
     // Answered by the deadline or dropped: a lost link never answers, and the deadline ends
     // the round instead.
     auto current = [self, round] {
       auto& st = self->state;
       if (st.round != round) return false;
-      st.round_deadline.reset();
-      st.round_timed_out = nullptr;
+      st.waiting.reset();
       return true;
     };
     self->request(st.session, caf::infinite, atom, std::move(frame))
@@ -487,7 +485,7 @@ replica_fetcher_actor::behavior_type fetcher_behavior(self_ptr self, replica_fet
       },
       [self](tick_atom) {
         auto& st = self->state;
-        if (st.tick_at && now_ms(self) >= *st.tick_at) st.tick_at.reset();
+        st.tick.arrived(now_ms(self));
         run_deferred(self);
         check_round_deadline(self);
         pump(self);

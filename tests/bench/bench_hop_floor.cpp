@@ -98,28 +98,36 @@ int accept_one(int listener) {
   return fd;
 }
 
-// A file to append to, removed at once (its pages stay while the fd is open).
-int scratch_file() {
-  char name[] = "/tmp/hop-floor-XXXXXX";
-  int fd = ::mkstemp(name);
-  if (fd < 0) die("mkstemp");
-  ::unlink(name);
-  return fd;
-}
+// What a node does with a record before it passes it on: with --write, append it to a file of
+// its own (removed at once; its pages stay while the fd is open), else nothing.
+class node_log {
+public:
+  explicit node_log(bool write) {
+    if (!write) return;
+    char name[] = "/tmp/hop-floor-XXXXXX";
+    file_ = ::mkstemp(name);
+    if (file_ < 0) die("mkstemp");
+    ::unlink(name);
+  }
+  void append(const char* record) {
+    if (file_ < 0) return;
+    if (::pwrite(file_, record, record_size, at_) != static_cast<ssize_t>(record_size))
+      die("pwrite");
+    at_ += static_cast<off_t>(record_size);
+  }
 
-void append(int file, off_t& at, const char* data) {
-  if (::pwrite(file, data, record_size, at) != static_cast<ssize_t>(record_size)) die("pwrite");
-  at += static_cast<off_t>(record_size);
-}
+private:
+  int file_ = -1;
+  off_t at_ = 0;
+};
 
 void run_follower(int listener, bool write) {
   int leader = accept_one(listener);
-  int file = write ? scratch_file() : -1;
-  off_t at = 0;
+  node_log log(write);
   std::array<char, record_size> record{};
   std::array<char, answer_size> answer{};
   while (recv_all(leader, record.data(), record.size())) {
-    if (write) append(file, at, record.data());
+    log.append(record.data());
     send_all(leader, answer.data(), answer.size());
   }
   std::_Exit(0);
@@ -128,12 +136,11 @@ void run_follower(int listener, bool write) {
 void run_leader(int listener, uint16_t follower1, uint16_t follower2, bool write) {
   int followers[2] = {connect_to(follower1), connect_to(follower2)};
   int client = accept_one(listener);
-  int file = write ? scratch_file() : -1;
-  off_t at = 0;
+  node_log log(write);
   std::array<char, record_size> record{};
   std::array<char, answer_size> answer{};
   while (recv_all(client, record.data(), record.size())) {
-    if (write) append(file, at, record.data());
+    log.append(record.data());
     for (int f : followers) send_all(f, record.data(), record.size());
     for (int f : followers)
       if (!recv_all(f, answer.data(), answer.size())) std::_Exit(1);
