@@ -57,7 +57,7 @@ struct node_config {
   int64_t checkpoint_interval_ms = 60000;   // log.flush.offset.checkpoint.interval.ms
   size_t scheduler_threads = 2;
   // actor.scheduler.policy (capstan's own): true for CAF's sharing policy, false for work-stealing.
-  bool scheduler_sharing = true;
+  bool scheduler_sharing = false;
   // num.log.io.workers (capstan's own): the I/O workers that run the partition logs' blocking
   // file work and recovery, shared by every partition of the node.
   int32_t io_workers = 2;

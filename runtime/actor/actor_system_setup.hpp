@@ -31,9 +31,10 @@ struct actor_config_options {
   // Default for `scheduler.max-threads`: CAF's own default (max(4, cores)) oversubscribes a
   // 2-core box (notes/caf-capnp-brief.md, pitfall 1). 0 keeps CAF's default.
   size_t max_threads = 2;
-  // `scheduler.policy`: CAF's work-stealing workers poll and sleep between polls, so a message
-  // sent from an idle moment waits for a worker to wake; the sharing policy's workers wait on one
-  // queue's condition variable and wake at once (docs/configuration.md, actor.scheduler.policy).
+  // `scheduler.policy`: work-stealing keeps a message between two actors on the sending worker's
+  // own queue, and an idle worker sleeps on its condition variable after a short poll (set by
+  // prepare_actor_config); the sharing policy's workers wait on one shared queue, and every send
+  // wakes one (docs/configuration.md, actor.scheduler.policy).
   enum class scheduler_policy { work_stealing, sharing };
   scheduler_policy policy = scheduler_policy::work_stealing;
   // Other modules' registrars, called after add_message_types in order.

@@ -67,6 +67,10 @@ TEST_CASE("the sharing policy is set when asked for", "[actor][actor_system_setu
   actor_config stealing{options};
   CHECK(caf::get_or(stealing.content, "scheduler.policy", caf::atom("none")) !=
         caf::atom("sharing"));
+  // Idle work-stealing workers sleep on their condition variable after a short poll instead of
+  // CAF's 50 us sleeps, so a message from the RPC thread or the network wakes one at once.
+  CHECK(caf::get_or(stealing.content, "work-stealing.moderate-poll-attempts", size_t{500}) == 0);
+  CHECK(caf::get_or(stealing.content, "work-stealing.aggressive-poll-attempts", size_t{100}) == 10);
   options.policy = actor_config_options::scheduler_policy::sharing;
   actor_config sharing{options};
   CHECK(caf::get_or(sharing.content, "scheduler.policy", caf::atom("none")) ==

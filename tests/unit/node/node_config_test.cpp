@@ -321,12 +321,12 @@ TEST_CASE("num.log.io.workers sets the partition logs' I/O workers, 1 to 256", "
   }
 }
 
-TEST_CASE("actor.scheduler.policy is sharing by default, or work-stealing", "[node][config]") {
+TEST_CASE("actor.scheduler.policy is work-stealing by default, or sharing", "[node][config]") {
   temp_dir dir;
-  CHECK(node_config{}.scheduler_sharing);
-  auto c = load(dir, "actor.scheduler.policy = \"work-stealing\"\n");
+  CHECK_FALSE(node_config{}.scheduler_sharing);
+  auto c = load(dir, "actor.scheduler.policy = \"sharing\"\n");
   REQUIRE(c);
-  CHECK_FALSE(c->scheduler_sharing);
+  CHECK(c->scheduler_sharing);
   for (const char* text :
        {"actor.scheduler.policy = \"stealing\"\n", "actor.scheduler.policy = 1\n"}) {
     INFO(text);
