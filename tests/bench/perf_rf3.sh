@@ -18,7 +18,8 @@
 #               left out;
 #   e2e:        `capstan perf e2e`, E2E_RECORDS (default 100,000) 100-byte records at E2E_RATE
 #               (default 10,000) records/s, with E2E_MAX_IN_FLIGHT (default 5, the producer's
-#               default) requests in flight, after WARMUP records left out.
+#               default) requests in flight and E2E_LINGER_MS (default 0, perf e2e's default)
+#               linger.ms, after WARMUP records left out.
 # It prints what perf prints, and stops every node it started by pid (examples/lib/cluster.sh's
 # cluster_stop). Each perf run is bounded by RUN_TIMEOUT seconds (default 600). Needs the
 # `capstan` target built.
@@ -33,6 +34,7 @@ sync_records=${SYNC_RECORDS:-20000}
 e2e_records=${E2E_RECORDS:-100000}
 e2e_rate=${E2E_RATE:-10000}
 e2e_in_flight=${E2E_MAX_IN_FLIGHT:-5}
+e2e_linger=${E2E_LINGER_MS:-0}
 warmup=${WARMUP:-2000}
 run_timeout=${RUN_TIMEOUT:-600}
 capstan="$build/runtime/capstan"
@@ -122,10 +124,10 @@ for round in $(seq 1 "$rounds"); do
           --warmup-records "$warmup" --record-size 100 --acks all --bootstrap "$bootstrap"
         ;;
       e2e)
-        echo "== perf e2e: $e2e_records records of 100 bytes at $e2e_rate/s, $e2e_in_flight in flight, acks=all, RF=3, min.insync.replicas=2"
+        echo "== perf e2e: $e2e_records records of 100 bytes at $e2e_rate/s, $e2e_in_flight in flight, linger.ms $e2e_linger, acks=all, RF=3, min.insync.replicas=2"
         timeout "$run_timeout" "$capstan" perf e2e perf-rf3-e2e --records "$e2e_records" --throughput "$e2e_rate" \
-          --record-size 100 --acks all --max-in-flight "$e2e_in_flight" --warmup-records "$warmup" \
-          --bootstrap "$bootstrap"
+          --record-size 100 --acks all --max-in-flight "$e2e_in_flight" --linger-ms "$e2e_linger" \
+          --warmup-records "$warmup" --bootstrap "$bootstrap"
         ;;
     esac
   done
