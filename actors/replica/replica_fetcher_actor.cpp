@@ -118,10 +118,25 @@ link_fault outgoing_fault(self_ptr self) {
   return link_faults::instance().check(self->state.opts.node, self->state.opts.leader);
 }
 
-void back_off(self_ptr self, const topic_partition& tp, leader_epoch epoch, const std::string& why) {
+// How soon a partition is fetched again after the leader answered UNKNOWN_LEADER_EPOCH: the
+// follower learned of the leadership before the leader did, which applies the same metadata within
+// milliseconds. Kafka waits replica.fetch.backoff.ms here too, and with an ISR that needs this
+// follower, every acks=all produce waits with it.
+constexpr int64_t leader_behind_retry_ms = 10;
+
+void back_off(self_ptr self, const topic_partition& tp, leader_epoch epoch, errc code,
+              const std::string& why) {
   auto& st = self->state;
-  spdlog::warn("{}: {} backs off {} ms: {}", st.log_name, name_of(tp), st.opts.config.backoff_ms, why);
-  st.parts.delay(tp, epoch, now_ms(self) + st.opts.config.backoff_ms);
+  const auto wait = code == errc::unknown_leader_epoch
+                        ? std::min(leader_behind_retry_ms, st.opts.config.backoff_ms)
+                        : st.opts.config.backoff_ms;
+  spdlog::warn("{}: {} backs off {} ms: {}", st.log_name, name_of(tp), wait, why);
+  st.parts.delay(tp, epoch, now_ms(self) + wait);
+}
+
+void back_off(self_ptr self, const topic_partition& tp, leader_epoch epoch,
+              const std::string& why) {
+  back_off(self, tp, epoch, errc::none, why);
 }
 
 void back_off_all(self_ptr self, const std::string& why) {
@@ -253,7 +268,7 @@ void apply_epoch_answers(self_ptr self, const std::map<topic_partition, leader_e
       continue;
     }
     if (a.error != errc::none) {
-      back_off(self, a.tp, epoch, std::string(to_string(a.error)) + ": " + a.message);
+      back_off(self, a.tp, epoch, a.error, std::string(to_string(a.error)) + ": " + a.message);
       pending->arrive();
       continue;
     }
@@ -392,7 +407,7 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
         continue;
       }
       default:
-        back_off(self, tp, epoch, std::string(to_string(p.error)) + ": " + p.message);
+        back_off(self, tp, epoch, p.error, std::string(to_string(p.error)) + ": " + p.message);
         pending->arrive();
         continue;
     }

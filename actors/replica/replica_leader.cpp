@@ -92,8 +92,10 @@ void maybe_expand(self_ptr self) {
   if (auto p = st.leader->propose_expand()) send_proposal(self, *p);
 }
 
+// Kafka's order (Partition.getLocalLog): the epoch before the role, so a follower that learned of
+// this replica's leadership first hears that this replica is behind, not that it does not lead.
 caf::error check_epoch(const replica_state& st, leader_epoch current) {
-  if (!st.is_leader() || st.closing) return not_leader(st);
+  if (st.closing) return not_leader(st);
   if (current < st.epoch)
     return fail_with(errc::fenced_leader_epoch,
                      partition_name(st) + ": leader epoch " + std::to_string(current.value()) +
@@ -101,7 +103,8 @@ caf::error check_epoch(const replica_state& st, leader_epoch current) {
   if (current > st.epoch)
     return fail_with(errc::unknown_leader_epoch,
                      partition_name(st) + ": leader epoch " + std::to_string(current.value()) +
-                       " is newer than this leader's " + std::to_string(st.epoch.value()));
+                         " is newer than this replica's " + std::to_string(st.epoch.value()));
+  if (!st.is_leader()) return not_leader(st);
   return caf::none;
 }
 

@@ -321,3 +321,39 @@ TEST_CASE("an AlterPartition answer for another leader epoch leaves the leader f
   while (*proposals < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
   CHECK(*proposals >= 2);
 }
+
+TEST_CASE("a fetch naming a leadership this replica has not applied yet is UNKNOWN_LEADER_EPOCH",
+          "[replica][isr]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  partition_replica_options opts;
+  opts.topic = "orders";
+  opts.dir = dir / "orders-0";
+  opts.schedule_background_work = false;
+  auto r = spawn_partition_replica(sys.sys(), opts);
+  REQUIRE(r);
+  sys.track(*r);
+  // Node 1 follows node 3 at epoch 4; the controller has made it leader at epoch 5, and node 2
+  // learned that first.
+  replica_role role;
+  role.leader = node_id{3};
+  role.epoch = leader_epoch{4};
+  role.replicas = {node_id{1}, node_id{2}, node_id{3}};
+  role.isr = role.replicas;
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role));
+  auto fetch_at_epoch = [&](int32_t epoch) {
+    follower_fetch_request req;
+    req.replica = node_id{2};
+    req.current_leader_epoch = leader_epoch{epoch};
+    return sys.request<follower_fetch_result>(*r, timeout, ffetch_atom_v, req);
+  };
+  auto ahead = fetch_at_epoch(5);
+  REQUIRE(ahead);
+  CHECK(ahead->error == errc::unknown_leader_epoch);
+  auto same = fetch_at_epoch(4);
+  REQUIRE(same);
+  CHECK(same->error == errc::not_leader_or_follower);
+  auto older = fetch_at_epoch(3);
+  REQUIRE(older);
+  CHECK(older->error == errc::fenced_leader_epoch);
+}

@@ -140,3 +140,72 @@ TEST_CASE("a replica fetcher whose fetch goes unanswered gives up on it after it
   CHECK(*opened == 2);
   CHECK(*requests == 2);
 }
+
+namespace {
+
+// A leader's fetch session whose leader has not yet applied the leadership the follower names: the
+// first fetch gets UNKNOWN_LEADER_EPOCH, later ones nothing new.
+fetch_session_actor::behavior_type behind_session(std::shared_ptr<int> requests) {
+  return {
+      [requests](fetch_atom, const capnp_frame& f) {
+        const auto error = ++*requests == 1 ? errc::unknown_leader_epoch : errc::none;
+        auto fetch = decode_fetch(f);
+        std::vector<fetched_partition> parts;
+        for (const auto& p : fetch->partitions)
+          parts.push_back(fetched_partition{p.tp, error, {}, offset{7}, offset{0}, offset{7}, {}});
+        return encode_fetch_response(parts);
+      },
+      [](epochend_atom, const capnp_frame&) { return capnp_frame{}; },
+      [](notify_atom) {},
+      [](tick_atom) {},
+  };
+}
+
+// The follower's local replica; the fetcher only needs it to exist for this test.
+partition_replica_actor::behavior_type idle_replica() {
+  return {
+      [](produce_atom, const produce_request&) { return produce_result{}; },
+      [](fetch_atom, const fetch_request&) { return fetch_result{}; },
+      [](offsets_atom, timestamp_ms) { return list_offsets_result{}; },
+      [](info_atom) { return log_info{}; },
+      [](status_atom) { return replica_status{}; },
+      [](checkpoint_atom) { return replica_checkpoint{}; },
+      [](become_atom, const replica_role&) { return true; },
+      [](ffetch_atom, const follower_fetch_request&) { return follower_fetch_result{}; },
+      [](epochend_atom, leader_epoch, leader_epoch) { return undefined_epoch_end; },
+      [](position_atom) { return follower_position{}; },
+      [](ftruncate_atom, leader_epoch, epoch_end) { return truncation_decision{}; },
+      [](replicate_atom, const replicate_request&) { return offset{7}; },
+      [](restart_atom, leader_epoch, offset o) { return o; },
+      [](close_atom) { return replica_checkpoint{}; },
+      [](tick_atom) {},
+      [](isrcheck_atom) {},
+  };
+}
+
+} // namespace
+
+TEST_CASE("a replica fetcher asks again soon when the leader has not yet taken the leadership",
+          "[replica][fetcher]") {
+  caf_fixture fix;
+  auto requests = std::make_shared<int>(0);
+  replica_fetcher_options o;
+  o.node = node_id{2};
+  o.leader = node_id{1};
+  o.config.backoff_ms = 1000;
+  o.sessions = fix.spawn(sessions_of, fix.spawn(behind_session, requests));
+  auto routes = std::make_shared<const routing_table>(
+      routing_table{{{"orders", 0}, fix.spawn(idle_replica)}});
+  o.routes = [routes] { return routes; };
+  auto fetcher = spawn_replica_fetcher(fix.sys(), o);
+  fix.track(fetcher);
+
+  caf::anon_send(fetcher, assign_atom_v,
+                 std::vector<fetch_assignment>{{{"orders", 0}, leader_epoch{5}, offset{7}, false}});
+  fix.run();
+  CHECK(*requests == 1);
+  // Well within replica.fetch.backoff.ms, the partition is fetched again.
+  fix.advance_time(std::chrono::milliseconds(50));
+  fix.run();
+  CHECK(*requests >= 2);
+}
