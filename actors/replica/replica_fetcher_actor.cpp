@@ -118,25 +118,30 @@ link_fault outgoing_fault(self_ptr self) {
   return link_faults::instance().check(self->state.opts.node, self->state.opts.leader);
 }
 
+void back_off(self_ptr self, const topic_partition& tp, leader_epoch epoch, const std::string& why,
+              int64_t wait_ms) {
+  spdlog::warn("{}: {} backs off {} ms: {}", self->state.log_name, name_of(tp), wait_ms, why);
+  self->state.parts.delay(tp, epoch, now_ms(self) + wait_ms);
+}
+
+void back_off(self_ptr self, const topic_partition& tp, leader_epoch epoch,
+              const std::string& why) {
+  back_off(self, tp, epoch, why, self->state.opts.config.backoff_ms);
+}
+
 // How soon a partition is fetched again after the leader answered UNKNOWN_LEADER_EPOCH: the
 // follower learned of the leadership before the leader did, which applies the same metadata within
 // milliseconds. Kafka waits replica.fetch.backoff.ms here too, and with an ISR that needs this
 // follower, every acks=all produce waits with it.
 constexpr int64_t leader_behind_retry_ms = 10;
 
-void back_off(self_ptr self, const topic_partition& tp, leader_epoch epoch, errc code,
-              const std::string& why) {
-  auto& st = self->state;
-  const auto wait = code == errc::unknown_leader_epoch
-                        ? std::min(leader_behind_retry_ms, st.opts.config.backoff_ms)
-                        : st.opts.config.backoff_ms;
-  spdlog::warn("{}: {} backs off {} ms: {}", st.log_name, name_of(tp), wait, why);
-  st.parts.delay(tp, epoch, now_ms(self) + wait);
-}
-
-void back_off(self_ptr self, const topic_partition& tp, leader_epoch epoch,
-              const std::string& why) {
-  back_off(self, tp, epoch, errc::none, why);
+// The leader refused `tp` with `code`.
+void back_off_refused(self_ptr self, const topic_partition& tp, leader_epoch epoch, errc code,
+                      const std::string& message) {
+  const auto backoff_ms = self->state.opts.config.backoff_ms;
+  back_off(self, tp, epoch, std::string(to_string(code)) + ": " + message,
+           code == errc::unknown_leader_epoch ? std::min(leader_behind_retry_ms, backoff_ms)
+                                              : backoff_ms);
 }
 
 void back_off_all(self_ptr self, const std::string& why) {
@@ -268,7 +273,7 @@ void apply_epoch_answers(self_ptr self, const std::map<topic_partition, leader_e
       continue;
     }
     if (a.error != errc::none) {
-      back_off(self, a.tp, epoch, a.error, std::string(to_string(a.error)) + ": " + a.message);
+      back_off_refused(self, a.tp, epoch, a.error, a.message);
       pending->arrive();
       continue;
     }
@@ -407,7 +412,7 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
         continue;
       }
       default:
-        back_off(self, tp, epoch, p.error, std::string(to_string(p.error)) + ": " + p.message);
+        back_off_refused(self, tp, epoch, p.error, p.message);
         pending->arrive();
         continue;
     }

@@ -34,6 +34,16 @@ produce_request produce_of(bytes batch, int16_t acks = -1) {
   return produce_request{batch_buffer::of(std::move(batch)), acks, 30000};
 }
 
+// A replica of orders-0 in `dir`, with no background timers.
+partition_replica_options orders_options(const temp_dir& dir) {
+  partition_replica_options opts;
+  opts.topic = "orders";
+  opts.partition = 0;
+  opts.dir = dir / "orders-0";
+  opts.schedule_background_work = false;
+  return opts;
+}
+
 // One replica on a real actor system over a temporary directory.
 struct replica_fixture {
   temp_dir dir{"replica"};
@@ -41,12 +51,8 @@ struct replica_fixture {
   partition_replica_actor replica;
 
   explicit replica_fixture(int32_t min_insync_replicas = 1) {
-    partition_replica_options opts;
-    opts.topic = "orders";
-    opts.partition = 0;
-    opts.dir = dir / "orders-0";
+    auto opts = orders_options(dir);
     opts.min_insync_replicas = min_insync_replicas;
-    opts.schedule_background_work = false;
     auto r = spawn_partition_replica(sys.sys(), opts);
     if (!r) FAIL("spawn failed: " << r.err().to_string());
     replica = *r;
@@ -300,12 +306,9 @@ TEST_CASE("an AlterPartition answer for another leader epoch leaves the leader f
     }};
   });
   sys.track(sink);
-  partition_replica_options opts;
-  opts.topic = "orders";
-  opts.dir = dir / "orders-0";
+  auto opts = orders_options(dir);
   opts.replica_lag_time_max_ms = 100;
   opts.alter_sink = sink;
-  opts.schedule_background_work = false;
   auto r = spawn_partition_replica(sys.sys(), opts);
   REQUIRE(r);
   sys.track(*r);
@@ -326,11 +329,7 @@ TEST_CASE("a fetch naming a leadership this replica has not applied yet is UNKNO
           "[replica][isr]") {
   temp_dir dir{"replica"};
   threaded_system sys;
-  partition_replica_options opts;
-  opts.topic = "orders";
-  opts.dir = dir / "orders-0";
-  opts.schedule_background_work = false;
-  auto r = spawn_partition_replica(sys.sys(), opts);
+  auto r = spawn_partition_replica(sys.sys(), orders_options(dir));
   REQUIRE(r);
   sys.track(*r);
   // Node 1 follows node 3 at epoch 4; the controller has made it leader at epoch 5, and node 2

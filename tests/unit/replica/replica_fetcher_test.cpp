@@ -18,16 +18,17 @@ using namespace capstan::test;
 
 namespace {
 
-// A leader's fetch session that counts the requests and has nothing new for any partition.
-fetch_session_actor::behavior_type counting_session(std::shared_ptr<int> requests) {
+// A leader's fetch session that counts the requests and has nothing new for any partition. The
+// first fetch's partitions get `first_error`.
+fetch_session_actor::behavior_type counting_session(std::shared_ptr<int> requests,
+                                                    errc first_error) {
   return {
-      [requests](fetch_atom, const capnp_frame& f) {
-        ++*requests;
+      [requests, first_error](fetch_atom, const capnp_frame& f) {
+        const auto error = ++*requests == 1 ? first_error : errc::none;
         auto fetch = decode_fetch(f);
         std::vector<fetched_partition> parts;
         for (const auto& p : fetch->partitions)
-          parts.push_back(
-              fetched_partition{p.tp, errc::none, {}, offset{7}, offset{0}, offset{7}, {}});
+          parts.push_back(fetched_partition{p.tp, error, {}, offset{7}, offset{0}, offset{7}, {}});
         return encode_fetch_response(parts);
       },
       [requests](epochend_atom, const capnp_frame&) {
@@ -43,6 +44,19 @@ session_provider::behavior_type sessions_of(fetch_session_actor session) {
   return {[session](session_atom, node_id, const caf::actor&) { return session; }};
 }
 
+// A fetcher of node 2 from node 1 (`o` gives the rest), tracked by `fix`, assigned orders-0 at
+// offset 7 under `epoch`.
+replica_fetcher_actor start_fetcher(caf_fixture& fix, replica_fetcher_options o, leader_epoch epoch,
+                                    bool truncate_first = false) {
+  o.node = node_id{2};
+  o.leader = node_id{1};
+  auto fetcher = spawn_replica_fetcher(fix.sys(), o);
+  fix.track(fetcher);
+  caf::anon_send(fetcher, assign_atom_v,
+                 std::vector<fetch_assignment>{{{"orders", 0}, epoch, offset{7}, truncate_first}});
+  return fetcher;
+}
+
 } // namespace
 
 TEST_CASE("a replica fetcher stops fetching a partition whose local replica has closed",
@@ -52,17 +66,10 @@ TEST_CASE("a replica fetcher stops fetching a partition whose local replica has 
   caf_fixture fix;
   auto requests = std::make_shared<int>(0);
   replica_fetcher_options o;
-  o.node = node_id{2};
-  o.leader = node_id{1};
-  o.sessions = fix.spawn(sessions_of, fix.spawn(counting_session, requests));
+  o.sessions = fix.spawn(sessions_of, fix.spawn(counting_session, requests, errc::none));
   auto empty = std::make_shared<const routing_table>();
   o.routes = [empty] { return empty; };
-  auto fetcher = spawn_replica_fetcher(fix.sys(), o);
-  fix.track(fetcher);
-
-  caf::anon_send(
-      fetcher, assign_atom_v,
-      std::vector<fetch_assignment>{{{"orders", 0}, leader_epoch{4}, offset{7}, truncate_first}});
+  auto fetcher = start_fetcher(fix, o, leader_epoch{4}, truncate_first);
   fix.run_with_timers(10);
 
   // Still serving, and it asked the leader nothing more (a fetch already out when the replica
@@ -109,19 +116,13 @@ TEST_CASE("a replica fetcher whose fetch goes unanswered gives up on it after it
   auto requests = std::make_shared<int>(0);
   auto opened = std::make_shared<int>(0);
   replica_fetcher_options o;
-  o.node = node_id{2};
-  o.leader = node_id{1};
   o.config.max_wait_ms = 500;
   o.config.request_timeout_ms = 1000;
   o.config.backoff_ms = 100;
   o.sessions = fix.spawn(counting_sessions, fix.spawn(silent_session, requests), opened);
   auto empty = std::make_shared<const routing_table>();
   o.routes = [empty] { return empty; };
-  auto fetcher = spawn_replica_fetcher(fix.sys(), o);
-  fix.track(fetcher);
-
-  caf::anon_send(fetcher, assign_atom_v,
-                 std::vector<fetch_assignment>{{{"orders", 0}, leader_epoch{4}, offset{7}, false}});
+  start_fetcher(fix, o, leader_epoch{4});
   fix.run();
   CHECK(*opened == 1);
   CHECK(*requests == 1);
@@ -142,24 +143,6 @@ TEST_CASE("a replica fetcher whose fetch goes unanswered gives up on it after it
 }
 
 namespace {
-
-// A leader's fetch session whose leader has not yet applied the leadership the follower names: the
-// first fetch gets UNKNOWN_LEADER_EPOCH, later ones nothing new.
-fetch_session_actor::behavior_type behind_session(std::shared_ptr<int> requests) {
-  return {
-      [requests](fetch_atom, const capnp_frame& f) {
-        const auto error = ++*requests == 1 ? errc::unknown_leader_epoch : errc::none;
-        auto fetch = decode_fetch(f);
-        std::vector<fetched_partition> parts;
-        for (const auto& p : fetch->partitions)
-          parts.push_back(fetched_partition{p.tp, error, {}, offset{7}, offset{0}, offset{7}, {}});
-        return encode_fetch_response(parts);
-      },
-      [](epochend_atom, const capnp_frame&) { return capnp_frame{}; },
-      [](notify_atom) {},
-      [](tick_atom) {},
-  };
-}
 
 // The follower's local replica; the fetcher only needs it to exist for this test.
 partition_replica_actor::behavior_type idle_replica() {
@@ -190,18 +173,14 @@ TEST_CASE("a replica fetcher asks again soon when the leader has not yet taken t
   caf_fixture fix;
   auto requests = std::make_shared<int>(0);
   replica_fetcher_options o;
-  o.node = node_id{2};
-  o.leader = node_id{1};
   o.config.backoff_ms = 1000;
-  o.sessions = fix.spawn(sessions_of, fix.spawn(behind_session, requests));
+  // The leader has not yet applied the leadership the follower names.
+  o.sessions =
+      fix.spawn(sessions_of, fix.spawn(counting_session, requests, errc::unknown_leader_epoch));
   auto routes = std::make_shared<const routing_table>(
       routing_table{{{"orders", 0}, fix.spawn(idle_replica)}});
   o.routes = [routes] { return routes; };
-  auto fetcher = spawn_replica_fetcher(fix.sys(), o);
-  fix.track(fetcher);
-
-  caf::anon_send(fetcher, assign_atom_v,
-                 std::vector<fetch_assignment>{{{"orders", 0}, leader_epoch{5}, offset{7}, false}});
+  start_fetcher(fix, o, leader_epoch{5});
   fix.run();
   CHECK(*requests == 1);
   // Well within replica.fetch.backoff.ms, the partition is fetched again.
