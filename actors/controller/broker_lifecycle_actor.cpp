@@ -3,6 +3,8 @@
 
 #include "actors/controller/broker_lifecycle_actor.hpp"
 
+#include <chrono>
+#include <optional>
 #include <random>
 
 #include <caf/all.hpp>
@@ -16,12 +18,24 @@ namespace capstan {
 
 namespace {
 
+// A controlled shutdown asks again until then (the node waits 5 s for it, a request at most
+// request_timeout more).
+constexpr auto shutdown_retry_window = std::chrono::milliseconds(2500);
+
+struct pending_shutdown {
+  caf::typed_response_promise<bool> rp;
+  capnp_frame frame;
+  std::chrono::steady_clock::time_point deadline;
+};
+
 struct lifecycle_state {
   static inline const char* name = "capstan.broker_lifecycle";
   broker_lifecycle_options opts;
   std::unique_ptr<broker_lifecycle> core;
   // A controlled shutdown began: no more registrations or heartbeats.
   bool stopping = false;
+  // Its answer, until it is given.
+  std::optional<pending_shutdown> shutdown;
 };
 
 using lifecycle_ptr = broker_lifecycle_actor::stateful_pointer<lifecycle_state>;
@@ -105,38 +119,76 @@ void with_target(lifecycle_ptr self, std::function<void(const node_endpoint_acto
             [failed](caf::error& err) { failed(caf::to_string(err)); });
 }
 
-// KRaft's controlled shutdown: one heartbeat asking to shut down, to the voter that answered
-// last; true iff the controller says it is done (the node leads nothing and is fenced).
+void finish_shutdown(lifecycle_ptr self, bool done, const std::string& why) {
+  auto& st = self->state;
+  if (!st.shutdown) return;
+  if (done)
+    spdlog::info("node {}: controlled shutdown done: its leaderships moved", st.opts.node.value());
+  else
+    spdlog::warn("node {}: controlled shutdown not confirmed: {}", st.opts.node.value(), why);
+  st.shutdown->rp.deliver(done);
+  st.shutdown.reset();
+}
+
+// The controller moved or is moving (a stopping controller hands the quorum over): ask where the
+// answer points, or the next voter, after the core's wait, while the window lasts.
+void shutdown_refused(lifecycle_ptr self, std::chrono::milliseconds wait, const std::string& why) {
+  auto& st = self->state;
+  if (!st.shutdown) return;
+  if (std::chrono::steady_clock::now() + wait >= st.shutdown->deadline)
+    return finish_shutdown(self, false, why);
+  spdlog::debug("node {}: controlled shutdown: {}; asking controller {}", st.opts.node.value(), why,
+                st.core->target().value());
+  schedule(self, wait);
+}
+
+void ask_to_shut_down(lifecycle_ptr self) {
+  auto& st = self->state;
+  if (!st.shutdown) return;
+  with_target(
+      self,
+      [self](const node_endpoint_actor& ep) {
+        auto& st = self->state;
+        if (!st.shutdown) return;
+        self->request(ep, st.opts.request_timeout, brokerhb_atom_v, st.shutdown->frame)
+            .then(
+                [self](const capnp_frame& f) {
+                  auto r = decode_broker_heartbeat_response(f);
+                  if (!r) return finish_shutdown(self, false, r.err().to_string());
+                  const std::string why = std::string(to_string(r->error)) + ": " + r->message;
+                  if (r->error == errc::not_controller) {
+                    auto wait = self->state.core->heartbeated(*r);
+                    // Pointed at the active controller: ask it now, the node is waiting.
+                    if (r->leader_hint >= 0 &&
+                        self->state.core->target() == node_id{r->leader_hint})
+                      wait = std::chrono::milliseconds{0};
+                    return shutdown_refused(self, wait, why);
+                  }
+                  if (r->error != errc::none) return finish_shutdown(self, false, why);
+                  if (!r->should_shut_down)
+                    return finish_shutdown(self, false, "the controller did not fence it");
+                  finish_shutdown(self, true, {});
+                },
+                [self](caf::error& err) {
+                  shutdown_refused(self, self->state.core->failed(), caf::to_string(err));
+                });
+      },
+      [self](const std::string& why) { shutdown_refused(self, self->state.core->failed(), why); });
+}
+
+// KRaft's controlled shutdown: a heartbeat asking to shut down, to the voter that answered last
+// and, while it says NOT_CONTROLLER or does not answer, to where it points or the next voter;
+// true iff the controller says it is done (the node leads nothing and is fenced).
 caf::result<bool> shut_down(lifecycle_ptr self) {
   auto& st = self->state;
   st.stopping = true;
-  if (st.core->registering()) return false;
-  auto rp = self->make_response_promise<bool>();
-  const auto node = st.opts.node.value();
+  if (st.core->registering() || st.shutdown) return false;
   broker_heartbeat_msg hb{st.opts.node, st.core->epoch(), false, {}, true};
   if (st.opts.offline) hb.offline = *st.opts.offline->current();
-  auto frame = encode(hb);
-  auto give_up = [rp, node](const std::string& why) mutable {
-    spdlog::warn("node {}: controlled shutdown not confirmed: {}", node, why);
-    rp.deliver(false);
-  };
-  with_target(
-      self,
-      [self, rp, frame, give_up, node](const node_endpoint_actor& ep) mutable {
-        self->request(ep, self->state.opts.request_timeout, brokerhb_atom_v, frame)
-            .then(
-                [rp, give_up, node](const capnp_frame& f) mutable {
-                  auto r = decode_broker_heartbeat_response(f);
-                  if (!r) return give_up(r.err().to_string());
-                  if (r->error != errc::none)
-                    return give_up(std::string(to_string(r->error)) + ": " + r->message);
-                  if (!r->should_shut_down) return give_up("the controller did not fence it");
-                  spdlog::info("node {}: controlled shutdown done: its leaderships moved", node);
-                  rp.deliver(true);
-                },
-                [give_up](caf::error& err) mutable { give_up(caf::to_string(err)); });
-      },
-      give_up);
+  auto rp = self->make_response_promise<bool>();
+  st.shutdown =
+      pending_shutdown{rp, encode(hb), std::chrono::steady_clock::now() + shutdown_retry_window};
+  ask_to_shut_down(self);
   return rp;
 }
 
@@ -158,7 +210,7 @@ broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
         return broker_lifecycle_status{c.epoch(), c.fenced(), c.target()};
       },
       [self](lctick_atom) {
-        if (self->state.stopping) return;
+        if (self->state.stopping) return ask_to_shut_down(self);
         with_target(
             self, [self](const node_endpoint_actor& ep) { step(self, ep); },
             [self](const std::string& why) { no_answer(self, why); });

@@ -216,6 +216,22 @@ TEST_CASE("a stopping node's controlled shutdown moves its leaderships before it
   CHECK(again.error == errc::none);
 }
 
+TEST_CASE("a controlled shutdown follows the controller to where the quorum moved since the "
+          "node's last heartbeat",
+          "[controller][active]") {
+  controller_harness h({});
+  const auto [controller, victim, led, old_epoch, tp] = orders_led_by_a_non_controller(h);
+  // The victim's heartbeats went to `controller`, which now hands the quorum over: its answer
+  // to the shutdown is NOT_CONTROLLER.
+  auto& c = h.node(controller);
+  const auto told = c.system->request<int32_t>(c.quorum, std::chrono::seconds(5), resign_atom_v);
+  REQUIRE(told);
+  REQUIRE(*told > 0);
+  REQUIRE(h.shut_down(victim));
+  auto after = h.await_image([&](const auto& i) { return !i.is_unfenced(node_id{victim}); });
+  CHECK(partition_of(after, "orders", led)->leader != node_id{victim});
+}
+
 TEST_CASE("when the active controller's node stops, another member becomes active, sends the "
           "state, and topics can be created again",
           "[controller][active]") {
