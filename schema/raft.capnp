@@ -30,6 +30,7 @@ struct RaftMessage {
     appendEntriesResponse @7 :AppendEntriesResponse;
     installSnapshot @8 :InstallSnapshot;
     installSnapshotResponse @9 :InstallSnapshotResponse;
+    timeoutNow @10 :TimeoutNow;
   }
 
   # PreVote and Vote carry the same fields.
@@ -37,6 +38,7 @@ struct RaftMessage {
     term @0 :UInt64;
     lastLogIndex @1 :UInt64;
     lastLogTerm @2 :UInt64;
+    leadershipTransfer @3 :Bool;  # Vote only: the sender was told to by a leader handing over
   }
 
   struct VoteResponse {
@@ -70,4 +72,9 @@ struct RaftMessage {
     term @0 :UInt64;
     lastIndex @1 :UInt64;
   }
+}
+
+# A leader handing over its leadership tells the follower it chose to start an election now.
+struct TimeoutNow {
+  term @0 :UInt64;
 }

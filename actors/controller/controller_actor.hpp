@@ -65,8 +65,10 @@ struct controller_options {
   controller::decision_options decisions;
   // Kafka's broker.session.timeout.ms.
   std::chrono::milliseconds session_timeout{controller::default_broker_session_timeout_ms};
-  // How often the actor asks its quorum member whether it leads, and checks sessions.
-  std::chrono::milliseconds poll_interval{250};
+  // How often the actor asks its quorum member whether it leads, and checks sessions. Short, as
+  // it bounds how long a new quorum leader waits to become the active controller (a handed-over
+  // leadership takes one round trip); the question is a local message.
+  std::chrono::milliseconds poll_interval{50};
   // Bounds each request to the quorum member and each control message to a node.
   std::chrono::milliseconds request_timeout{5000};
   // Bounds a proposal's wait for its commit; after it the outcome is unknown

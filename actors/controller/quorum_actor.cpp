@@ -10,12 +10,14 @@
 // peer lookup waits without a timeout (the peer directory bounds its own connects), and delayed
 // sends (link_faults) go out anonymously.
 //
-// Peers are reached through their node endpoints, found by the peer directory. A message for a
-// peer whose endpoint is not known yet is dropped while the directory connects: Raft resends
-// (heartbeats, probes, votes at the next election), so a lost message only costs time.
+// Peers are reached through their node endpoints, found by the peer directory. Messages for a
+// peer whose endpoint is not known yet wait (the last few) while the directory connects; beyond
+// that Raft resends (heartbeats, probes, votes at the next election), so a lost message only
+// costs time.
 
 #include "actors/controller/quorum_actor.hpp"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <random>
@@ -47,8 +49,14 @@ caf::behavior ticker(caf::stateful_actor<ticker_state>* self, quorum_actor targe
   };
 }
 
+// Frames kept for a peer while its endpoint is looked up; older ones go first beyond this.
+constexpr size_t max_waiting_frames = 16;
+
 struct peer_link {
   node_endpoint_actor endpoint;
+  // Sent once the lookup answers: after a peer restarted, the first frames for it are often an
+  // election's votes, and losing them costs an election timeout.
+  std::deque<capnp_frame> waiting;
   bool asking = false;
   // After a failed lookup, not before this: a peer that is down is not dialled (and logged) at
   // every message for it.
@@ -62,6 +70,7 @@ struct quorum_state {
   std::map<node_id, peer_link> peers;
   uint64_t next_token = 0;
   std::map<uint64_t, caf::typed_response_promise<propose_reply>> waiting;
+  std::vector<caf::typed_response_promise<int32_t>> resigning;
 };
 
 using quorum_ptr = quorum_actor::stateful_pointer<quorum_state>;
@@ -78,6 +87,8 @@ void ask_endpoint(quorum_ptr self, node_id to) {
             l.asking = false;
             l.endpoint = ep;
             self->monitor(ep);
+            for (auto& f : l.waiting) self->send(ep, raft_atom_v, std::move(f));
+            l.waiting.clear();
           },
           [self, to](caf::error& err) {
             auto& l = self->state.peers[to];
@@ -93,6 +104,8 @@ void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
   if (fault.what == link_fault::kind::drop) return;
   auto& link = self->state.peers[to];
   if (!link.endpoint) {
+    link.waiting.push_back(std::move(frame));
+    if (link.waiting.size() > max_waiting_frames) link.waiting.pop_front();
     ask_endpoint(self, to);
     return;
   }
@@ -100,6 +113,17 @@ void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
     caf::delayed_anon_send(link.endpoint, fault.delay, raft_atom_v, std::move(frame));
   else
     self->send(link.endpoint, raft_atom_v, std::move(frame));
+}
+
+// A hand-over is settled once the transferee was told (the drain that calls this sent the
+// timeout_now), or once there is none (the member stopped leading, or gave up).
+void answer_resigning(quorum_ptr self) {
+  auto& st = self->state;
+  const auto& core = st.member->core();
+  if (st.resigning.empty() || (core.transferee() && !core.transferee_told())) return;
+  const int32_t told = core.transferee_told() ? core.transferee()->value() : -1;
+  for (auto& rp : st.resigning) rp.deliver(told);
+  st.resigning.clear();
 }
 
 // Hands the member's readies to storage, peers and the image; answers settled proposals. A
@@ -122,6 +146,7 @@ void drain(quorum_ptr self) {
                                      std::move(o.message)});
     st.waiting.erase(it);
   }
+  answer_resigning(self);
 }
 
 uint32_t ticks(std::chrono::milliseconds d, std::chrono::milliseconds tick) {
@@ -167,6 +192,14 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
       [self](qtick_atom) {
         self->state.member->tick();
         drain(self);
+      },
+      [self](resign_atom) -> caf::result<int32_t> {
+        auto& st = self->state;
+        st.member->transfer_leadership();
+        auto rp = self->make_response_promise<int32_t>();
+        st.resigning.push_back(rp);
+        drain(self);
+        return rp;
       },
   };
 }

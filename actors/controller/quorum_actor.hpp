@@ -33,9 +33,11 @@ namespace capstan {
 using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using image_atom = caf::atom_constant<caf::atom("image")>;
 using qtick_atom = caf::atom_constant<caf::atom("qtick")>;
+using resign_atom = caf::atom_constant<caf::atom("resign")>;
 inline constexpr propose_atom propose_atom_v{};
 inline constexpr image_atom image_atom_v{};
 inline constexpr qtick_atom qtick_atom_v{};
+inline constexpr resign_atom resign_atom_v{};
 
 // The answer to a proposal: committed at `index` and applied to this member's image (code
 // none); or NOT_CONTROLLER with the leader this member knows of (-1: none), so the caller can
@@ -57,7 +59,11 @@ using quorum_actor = caf::typed_actor<
     // The committed image (a copy).
     caf::replies_to<image_atom>::with<controller::metadata_image>,
     // One tick of the Raft core, from the actor's ticker.
-    caf::reacts_to<qtick_atom>>;
+    caf::reacts_to<qtick_atom>,
+    // Hand the quorum's leadership over before a clean stop (quorum_member::transfer_leadership):
+    // answered with the voter told to take over once it was told, -1 if this member does not
+    // lead, has no other voter, or gave up (after an election timeout).
+    caf::replies_to<resign_atom>::with<int32_t>>;
 
 struct quorum_options {
   node_id node{0};

@@ -83,6 +83,10 @@ public:
   // NOT_CONTROLLER with the known leader (if any) unless this member leads; INVALID_REQUEST for
   // no records.
   raft::proposal propose(uint64_t token, const std::vector<metadata_record>& records);
+  // Hands the quorum's leadership to another voter if this member leads
+  // (raft::raft_core::transfer_leadership); a clean stop does, so the others need not wait out
+  // an election timeout.
+  void transfer_leadership() { core_.transfer_leadership(); }
 
   // Handles every ready (see the top of this file). Returns the proposals that committed or can
   // no longer commit as proposed (their index now holds another term's entry: NOT_CONTROLLER;

@@ -409,6 +409,27 @@ void node::impl::stop() {
         .receive([](bool) {}, [](caf::error&) {});
     caf::anon_send_exit(lifecycle, caf::exit_reason::user_shutdown);
   }
+  // Then the controller quorum's leadership, if this node holds it (KRaft's EndQuorumEpoch, as a
+  // Raft leadership transfer): the most caught-up voter is told to take over at once, rather than
+  // every voter waiting out an election timeout for this one to fall silent. After the controlled
+  // shutdown, which the active controller may be this node's. The core gives up after an
+  // election timeout, and so does this wait.
+  if (sys && quorum) {
+    caf::scoped_actor self{*sys};
+    const auto timeout = std::chrono::milliseconds(config.controller_quorum_election_timeout_ms) +
+                         std::chrono::milliseconds(500);
+    self->request(quorum, timeout, resign_atom_v)
+        .receive(
+            [&](int32_t to) {
+              if (to >= 0)
+                spdlog::info("node {}: handed the controller quorum's leadership to node {}",
+                             config.node_id, to);
+            },
+            [&](caf::error& e) {
+              spdlog::warn("node {}: controller quorum leadership not handed over: {}",
+                           config.node_id, caf::to_string(e));
+            });
+  }
   if (rpc) rpc->stop();
   if (metrics_http) metrics_http->stop();
   if (sys) {

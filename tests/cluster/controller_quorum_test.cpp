@@ -117,6 +117,35 @@ TEST_CASE("the remaining controllers elect a new leader when the leader's system
   REQUIRE(h.eventually([&] { return all_applied(h, {a, b}, 100); }));
 }
 
+TEST_CASE("a leader that resigns hands the quorum to a caught-up voter while it is still up",
+          "[controller][quorum]") {
+  quorum_harness h({});
+  const int old_leader = await_leader(h);
+  for (int64_t k = 0; k < 3; ++k) h.commit(block(k));
+  const auto before = h.status(old_leader);
+  REQUIRE(before);
+  const auto follower_answer = h.resign(other_than(old_leader));
+  REQUIRE(follower_answer);
+  CHECK(*follower_answer == -1);
+
+  const auto told = h.resign(old_leader);
+  REQUIRE(told);
+  REQUIRE(*told != -1);
+  CHECK(*told != old_leader);
+  // Healthy and up, the old leader would keep its leadership for ever: only the hand-over
+  // moves it, to the voter it told, one term later.
+  const int next = await_leader(h, old_leader);
+  CHECK(next == *told);
+  const auto after = h.status(next);
+  REQUIRE(after);
+  CHECK(after->term == before->term.next());
+  h.commit(block(3));
+  REQUIRE(h.eventually([&] { return all_applied(h, {1, 2, 3}, 40); }));
+  const auto old_now = h.status(old_leader);
+  REQUIRE(old_now);
+  CHECK(old_now->role == raft::role::follower);
+}
+
 TEST_CASE("a restarted controller recovers its term, vote, log and image from its data dir",
           "[controller][quorum]") {
   quorum_harness_options o;

@@ -99,6 +99,11 @@ caf::expected<controller::quorum_status> quorum_harness::status(int id) {
   return m.system->request<controller::quorum_status>(m.quorum, request_timeout, status_atom_v);
 }
 
+caf::expected<int32_t> quorum_harness::resign(int id) {
+  auto& m = member(id);
+  return m.system->request<int32_t>(m.quorum, request_timeout, resign_atom_v);
+}
+
 caf::expected<controller::metadata_image> quorum_harness::image(int id) {
   auto& m = member(id);
   return m.system->request<controller::metadata_image>(m.quorum, request_timeout, image_atom_v);

@@ -58,6 +58,8 @@ public:
   caf::expected<propose_reply> propose(int id, std::vector<controller::metadata_record> records);
   caf::expected<controller::quorum_status> status(int id);
   caf::expected<controller::metadata_image> image(int id);
+  // Asks member `id` to hand the quorum's leadership over (resign_atom): the voter it told.
+  caf::expected<int32_t> resign(int id);
 
   // The member that leads in the highest term among the running ones, 0 if none does.
   int leader();

@@ -3,7 +3,8 @@
 // while an acks=all producer writes, restarted on its data dir; and every node stopped (SIGTERM,
 // one SIGKILL) and started again. What is promised: the restarted node registers, is unfenced,
 // catches up and is back in every ISR; every acknowledged record is read back in order through
-// every node and lies at its offset in every replica's log; topics and their configs survive.
+// every node and lies at its offset in every replica's log; topics and their configs survive; a
+// clean stop of the active controller hands the quorum's leadership over.
 
 #include <catch2/catch.hpp>
 
@@ -313,9 +314,24 @@ TEST_CASE("after every node of the cluster is stopped (SIGTERM, one SIGKILL) and
   CHECK(tuned_line.find("retention.ms=86400000") != std::string::npos);
   CHECK(tuned_line.find("segment.bytes=1048576") != std::string::npos);
 
-  c.node(1).stop();
-  c.node(2).stop();
-  c.node(3).kill();
+  // The active controller first: its clean stop hands the quorum's leadership to a voter that
+  // the remaining two elect at once, while the old one is still stopping.
+  int controller = 0;
+  REQUIRE(eventually([&] { return (controller = c.active_controller()) != 0; }, 30s));
+  const int second = controller % 3 + 1;
+  const int last = second % 3 + 1;
+  c.node(controller).stop();
+  const std::string handed = "handed the controller quorum's leadership to node ";
+  const auto stopped_log = c.node(controller).log();
+  const auto at = stopped_log.find(handed);
+  INFO(stopped_log.substr(stopped_log.size() > 4000 ? stopped_log.size() - 4000 : 0));
+  REQUIRE(at != std::string::npos);
+  const int told = std::stoi(stopped_log.substr(at + handed.size()));
+  int next = 0;
+  REQUIRE(eventually([&] { return (next = c.active_controller()) != 0; }, 30s));
+  CHECK(next == told);
+  c.node(second).stop();
+  c.node(last).kill();
   for (auto& n : c.nodes) n->start();
 
   for (auto& n : c.nodes) {

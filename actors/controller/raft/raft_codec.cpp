@@ -41,7 +41,9 @@ struct encoder {
     set_vote_request(out.initPreVote(), m.term, m.last_log_index, m.last_log_term);
   }
   void operator()(const vote& m) {
-    set_vote_request(out.initVote(), m.term, m.last_log_index, m.last_log_term);
+    auto b = out.initVote();
+    set_vote_request(b, m.term, m.last_log_index, m.last_log_term);
+    b.setLeadershipTransfer(m.leadership_transfer);
   }
   void operator()(const pre_vote_response& m) {
     auto b = out.initPreVoteResponse();
@@ -84,6 +86,7 @@ struct encoder {
     b.setTerm(m.term.value());
     b.setLastIndex(m.last_index.value());
   }
+  void operator()(const timeout_now& m) { out.initTimeoutNow().setTerm(m.term.value()); }
 };
 
 result<message_body> decode_append(wire::AppendEntries::Reader r) {
@@ -134,13 +137,14 @@ result<message_body> decode_body(wire::Reader r) {
   switch (r.which()) {
   case wire::PRE_VOTE: {
     auto b = r.getPreVote();
+    if (b.getLeadershipTransfer()) return corrupt("a pre-vote cannot be a leadership transfer");
     return message_body{pre_vote{raft_term{b.getTerm()}, log_index{b.getLastLogIndex()},
                                  raft_term{b.getLastLogTerm()}}};
   }
   case wire::VOTE: {
     auto b = r.getVote();
     return message_body{vote{raft_term{b.getTerm()}, log_index{b.getLastLogIndex()},
-                             raft_term{b.getLastLogTerm()}}};
+                             raft_term{b.getLastLogTerm()}, b.getLeadershipTransfer()}};
   }
   case wire::PRE_VOTE_RESPONSE: {
     auto b = r.getPreVoteResponse();
@@ -166,6 +170,8 @@ result<message_body> decode_body(wire::Reader r) {
     return message_body{
         install_snapshot_response{raft_term{b.getTerm()}, log_index{b.getLastIndex()}}};
   }
+  case wire::TIMEOUT_NOW:
+    return message_body{timeout_now{raft_term{r.getTimeoutNow().getTerm()}}};
   }
   return corrupt("unknown message kind " + std::to_string(static_cast<int>(r.which())));
 }

@@ -74,6 +74,11 @@ void raft_core::tick_election() {
 
 void raft_core::tick_leader() {
   ++heartbeat_elapsed_;
+  // The transferee is gone or lost its election: lead on rather than refuse proposals forever.
+  if (transferee_ && ++transfer_elapsed_ >= config_.election_timeout_ticks) {
+    transferee_.reset();
+    transferee_told_ = false;
+  }
   if (++election_elapsed_ >= config_.election_timeout_ticks) {
     election_elapsed_ = 0;
     // Check-quorum: a leader cut off from a majority steps down rather than keep a client
@@ -100,7 +105,8 @@ void raft_core::step(const message& m) {
     return;
   }
   if (t > hard_.term) {
-    if (std::holds_alternative<vote>(m.body) && in_lease()) return;
+    const auto* v = std::get_if<vote>(&m.body);
+    if (v != nullptr && !v->leadership_transfer && in_lease()) return;
     if (const auto* r = std::get_if<pre_vote_response>(&m.body)) {
       // Granted pre-votes carry the term we asked about (ours + 1); a refusal with a higher
       // term means someone is ahead of us.
@@ -135,6 +141,8 @@ void raft_core::step(const message& m) {
           on_install_snapshot(m.from, body);
         else if constexpr (std::is_same_v<T, install_snapshot_response>)
           on_install_snapshot_response(m.from, body);
+        else if constexpr (std::is_same_v<T, timeout_now>)
+          on_timeout_now();
       },
       m.body);
 }
@@ -143,6 +151,8 @@ proposal raft_core::propose(bytes data) {
   RAFT_INVARIANT(!awaiting_advance_, "propose before advance()");
   if (role_ != raft::role::leader)
     return proposal{errc::not_leader_or_follower, log_index{}, leader_};
+  // Handing over: the next leader is not known yet.
+  if (transferee_) return proposal{errc::not_leader_or_follower, log_index{}, std::nullopt};
   if (data.empty()) return proposal{errc::invalid_request, log_index{}, leader_};
   const log_index index = log_.last_index() + 1;
   log_.append(entry{hard_.term, index, std::move(data)});
@@ -160,6 +170,19 @@ status raft_core::compact(log_index index, bytes data) {
   const raft_term t = *log_.term_at(index);
   log_.compact(snapshot{snapshot_meta{index, t}, std::move(data)});
   return {};
+}
+
+void raft_core::transfer_leadership() {
+  RAFT_INVARIANT(!awaiting_advance_, "transfer_leadership before advance()");
+  if (role_ != raft::role::leader || peers_.empty() || transferee_) return;
+  auto best = peers_.begin();
+  for (auto it = peers_.begin(); it != peers_.end(); ++it)
+    if (it->second.match() > best->second.match()) best = it;
+  transferee_ = best->first;
+  transferee_told_ = false;
+  transfer_elapsed_ = 0;
+  send_more(best->first, best->second);
+  maybe_tell_transferee(best->first, best->second);
 }
 
 // --- output ---------------------------------------------------------------------------------
@@ -213,6 +236,8 @@ void raft_core::become_follower(raft_term t, std::optional<node_id> leader) {
   role_ = raft::role::follower;
   leader_ = leader;
   peers_.clear();
+  transferee_.reset();
+  transferee_told_ = false;
   votes_.clear();
   reset_election_timer();
 }
@@ -229,7 +254,7 @@ void raft_core::start_pre_vote() {
     if (v != config_.id) send(v, pre_vote{hard_.term.next(), log_.last_index(), log_.last_term()});
 }
 
-void raft_core::start_election() {
+void raft_core::start_election(bool transfer) {
   role_ = raft::role::candidate;
   hard_.term = hard_.term.next();
   hard_.voted_for = config_.id;
@@ -239,7 +264,7 @@ void raft_core::start_election() {
   tally(config_.id, true);
   if (role_ != raft::role::candidate) return;
   for (node_id v : config_.voters)
-    if (v != config_.id) send(v, vote{hard_.term, log_.last_index(), log_.last_term()});
+    if (v != config_.id) send(v, vote{hard_.term, log_.last_index(), log_.last_term(), transfer});
 }
 
 void raft_core::become_leader() {
@@ -249,6 +274,8 @@ void raft_core::become_leader() {
   heartbeat_elapsed_ = 0;
   election_elapsed_ = 0;
   peers_.clear();
+  transferee_.reset();
+  transferee_told_ = false;
   for (node_id v : config_.voters)
     if (v != config_.id) peers_.emplace(v, raft_progress(log_.last_index() + 1));
   // Entries of earlier terms commit only once an entry of this term does (§5.4.2): the no-op
@@ -309,6 +336,13 @@ void raft_core::on_stale(const message& m) {
     send(m.from, install_snapshot_response{hard_.term, log_index{}});
   else if (std::holds_alternative<vote>(m.body))
     send(m.from, vote_response{hard_.term, false});
+}
+
+// Straight to a real election: a pre-vote would be refused by the voters still in the old
+// leader's lease, which the transfer vote's flag overrides.
+void raft_core::on_timeout_now() {
+  if (role_ == raft::role::leader) return;
+  start_election(true);
 }
 
 // --- follower side of replication -----------------------------------------------------------
@@ -401,6 +435,7 @@ void raft_core::on_append_entries_response(node_id from, const append_entries_re
         pr.become_probe(pr.match() + 1);
         pr.become_replicate();
       }
+      maybe_tell_transferee(from, pr);
       if (maybe_commit()) {
         broadcast_append();
         return;
@@ -441,6 +476,7 @@ void raft_core::on_install_snapshot_response(node_id from, const install_snapsho
     pr.become_probe(pr.match() + 1);
     send_append(from, pr, true);
   }
+  if (grew) maybe_tell_transferee(from, pr);
   if (grew && maybe_commit()) broadcast_append();
 }
 
@@ -546,6 +582,12 @@ bool raft_core::quorum_active() {
   size_t active = 1;
   for (auto& [id, pr] : peers_) active += pr.take_active() ? 1 : 0;
   return active >= quorum();
+}
+
+void raft_core::maybe_tell_transferee(node_id peer, const raft_progress& pr) {
+  if (transferee_ != peer || transferee_told_ || pr.match() != log_.last_index()) return;
+  transferee_told_ = true;
+  send(peer, timeout_now{hard_.term});
 }
 
 } // namespace capstan::raft

@@ -10,7 +10,8 @@
 // Raft as in Ongaro's thesis with: pre-vote (§9.6), check-quorum (§6.2), leader stickiness
 // (a node that heard from a leader within an election timeout ignores votes), a no-op entry per
 // new leader so commitment only counts current-term entries (§5.4.2), pipelined replication with
-// fast back-off (§5.3), and snapshots. Static voter set; no membership changes.
+// fast back-off (§5.3), snapshots, and leadership transfer (§3.10). Static voter set; no
+// membership changes.
 //
 // Not thread-safe: one owner (an actor) calls it.
 
@@ -67,6 +68,13 @@ public:
   // The application took a snapshot of its state at `index` (which it has applied): the entries
   // up to it may go. INVALID_REQUEST unless snapshot index < index <= applied_index().
   status compact(log_index index, bytes data);
+  // Hands this leader's leadership to the follower holding the most of its log (thesis §3.10;
+  // what KRaft's EndQuorumEpoch does on a clean stop): proposals are refused from now on, that
+  // follower is brought up to the end of the log and then told to start an election at once
+  // (timeout_now), whose votes the others grant despite their lease. So they need not wait out
+  // an election timeout. Gives up after an election timeout with no new leader, and takes
+  // proposals again. Does nothing unless this node leads other voters and is not handing over.
+  void transfer_leadership();
 
   // Output.
   bool has_ready() const;
@@ -87,6 +95,10 @@ public:
   log_index applied_index() const { return applied_; }
   const raft_log& log() const { return log_; }
   const raft_config& config() const { return config_; }
+  // The follower this leader is handing its leadership to, while it does.
+  std::optional<node_id> transferee() const { return transferee_; }
+  // The transferee was told to start its election (timeout_now is in a ready's messages).
+  bool transferee_told() const { return transferee_told_; }
 
 private:
   size_t quorum() const { return config_.voters.size() / 2 + 1; }
@@ -97,7 +109,8 @@ private:
 
   void become_follower(raft_term t, std::optional<node_id> leader);
   void start_pre_vote();
-  void start_election();
+  // `transfer`: this node was told to by the leader handing over (timeout_now).
+  void start_election(bool transfer = false);
   void become_leader();
   // Counts `from`'s answer in the current (pre-)election and acts on a decided outcome.
   void tally(node_id from, bool granted);
@@ -113,6 +126,7 @@ private:
   void on_append_entries_response(node_id from, const append_entries_response& m);
   void on_install_snapshot(node_id from, const install_snapshot& m);
   void on_install_snapshot_response(node_id from, const install_snapshot_response& m);
+  void on_timeout_now();
   // A message of an older term: answer those that need it so a deposed leader learns the term.
   void on_stale(const message& m);
 
@@ -126,6 +140,8 @@ private:
   void heartbeat(node_id to, raft_progress& pr);
   bool maybe_commit();
   bool quorum_active();
+  // Tells the transferee to start its election once its log matches this leader's.
+  void maybe_tell_transferee(node_id peer, const raft_progress& pr);
 
   raft_config config_;
   std::mt19937_64 rng_;
@@ -145,6 +161,9 @@ private:
 
   std::map<node_id, bool> votes_;          // this (pre-)election's answers, self included
   std::map<node_id, raft_progress> peers_; // leader only
+  std::optional<node_id> transferee_;      // leader only
+  bool transferee_told_ = false;
+  uint32_t transfer_elapsed_ = 0;
 
   std::vector<message> outbox_;
   bool awaiting_advance_ = false;

@@ -33,6 +33,9 @@ struct vote {
   raft_term term;
   log_index last_log_index;
   raft_term last_log_term;
+  // Sent by the node a leader handed its leadership to (timeout_now): voters grant it despite
+  // their lease, which would otherwise have them wait for the old leader to fall silent.
+  bool leadership_transfer = false;
 
   bool operator==(const vote&) const = default;
 };
@@ -87,9 +90,17 @@ struct install_snapshot_response {
   bool operator==(const install_snapshot_response&) const = default;
 };
 
+// A leader handing over its leadership tells the chosen follower, once that follower's log
+// matches its own, to start an election at once (thesis §3.10).
+struct timeout_now {
+  raft_term term;
+
+  bool operator==(const timeout_now&) const = default;
+};
+
 using message_body =
     std::variant<pre_vote, pre_vote_response, vote, vote_response, append_entries,
-                 append_entries_response, install_snapshot, install_snapshot_response>;
+                 append_entries_response, install_snapshot, install_snapshot_response, timeout_now>;
 
 struct message {
   node_id from;

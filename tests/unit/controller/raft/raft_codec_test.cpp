@@ -44,6 +44,7 @@ TEST_CASE("every raft message round-trips through a frame", "[raft][codec]") {
       msg(pre_vote{raft_term{4}, log_index{17}, raft_term{3}}),
       msg(pre_vote_response{raft_term{4}, true}),
       msg(vote{raft_term{4}, log_index{17}, raft_term{3}}),
+      msg(vote{raft_term{4}, log_index{17}, raft_term{3}, true}),
       msg(vote_response{raft_term{4}, false}),
       msg(append_entries{
           raft_term{4},
@@ -57,6 +58,7 @@ TEST_CASE("every raft message round-trips through a frame", "[raft][codec]") {
       msg(install_snapshot{raft_term{4},
                            snapshot{snapshot_meta{log_index{100}, raft_term{3}}, b("image")}}),
       msg(install_snapshot_response{raft_term{4}, log_index{100}}),
+      msg(timeout_now{raft_term{4}}),
   };
   for (const auto& m : all) {
     INFO("kind " << m.body.index());
@@ -111,6 +113,14 @@ TEST_CASE("decoding refuses entries the core must not see", "[raft][codec]") {
   auto snap = root.initInstallSnapshot();
   snap.setTerm(3);
   snap.initSnapshot().setIndex(0);
+  CHECK(decode(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
+}
+
+TEST_CASE("decoding refuses a pre-vote that claims a leadership transfer", "[raft][codec]") {
+  capnp::MallocMessageBuilder builder;
+  auto pv = builder.initRoot<schema::RaftMessage>().initPreVote();
+  pv.setTerm(3);
+  pv.setLeadershipTransfer(true);
   CHECK(decode(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
 }
 

@@ -243,6 +243,74 @@ TEST_CASE("a node that hears from its leader refuses pre-votes and ignores highe
   CHECK_FALSE(c.at(2).has_ready());
 }
 
+TEST_CASE("leadership transfer: the follower with the whole log leads without a timeout",
+          "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  c.propose(1, "a");
+  const raft_term term = c.at(1).term();
+  c.at(1).transfer_leadership();
+  // Refused until the transfer is over: the next leader is not known yet.
+  const auto refused = c.at(1).propose(b("during"));
+  CHECK(refused.code == errc::not_leader_or_follower);
+  CHECK_FALSE(refused.leader);
+  // No tick: node 3 grants node 2's vote although it heard from node 1 just now.
+  c.settle();
+  CHECK(c.at(2).role() == role::leader);
+  CHECK(c.at(2).term() == term.next());
+  CHECK(c.at(1).role() == role::follower);
+  CHECK(c.at(1).leader() == node_id{2});
+  c.propose(2, "after");
+  c.tick(2, 2);
+  c.settle();
+  for (int i = 1; i <= 3; ++i) CHECK(c.applied(i).back() == b("after"));
+}
+
+TEST_CASE("leadership transfer: a follower that is behind is caught up before it is told",
+          "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  for (int k = 0; k < 3; ++k) REQUIRE(c.at(1).propose(b("x" + std::to_string(k))).ok());
+  const log_index last = c.at(1).last_index();
+  c.at(1).transfer_leadership();
+  REQUIRE(c.at(1).transferee() == node_id{2});
+  for (const auto& rd : c.drain(1))
+    for (const auto& m : rd.messages) CHECK_FALSE(std::holds_alternative<timeout_now>(m.body));
+  CHECK_FALSE(c.at(1).transferee_told());
+  c.settle();
+  CHECK(c.at(2).role() == role::leader);
+  // The new leader's log holds the old one's whole log, then its own no-op.
+  CHECK(c.at(2).last_index() == last + 1);
+}
+
+TEST_CASE("leadership transfer: a leader whose transferee never takes over leads on",
+          "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  const raft_term term = c.at(1).term();
+  c.at(1).transfer_leadership();
+  c.drain(1);
+  CHECK(c.at(1).transferee_told());
+  c.network().clear();           // the timeout_now is lost
+  for (int k = 0; k < 10; ++k) { // one election timeout, the followers answering heartbeats
+    c.tick(1);
+    c.settle();
+  }
+  CHECK_FALSE(c.at(1).transferee());
+  CHECK(c.at(1).role() == role::leader);
+  CHECK(c.at(1).term() == term);
+  c.propose(1, "again");
+  CHECK(c.at(2).applied_index() == c.at(1).commit_index());
+}
+
+TEST_CASE("leadership transfer: nothing to hand over without other voters", "[raft][core]") {
+  cluster c(1);
+  c.elect(1);
+  c.at(1).transfer_leadership();
+  CHECK_FALSE(c.at(1).transferee());
+  CHECK(c.at(1).propose(b("still")).ok());
+}
+
 TEST_CASE("check-quorum: a leader that hears from no majority steps down", "[raft][core]") {
   cluster c(3);
   c.elect(1);

@@ -28,6 +28,7 @@ enum class action : uint8_t {
   crash,
   torn_persist,
   restart,
+  transfer,
   count_
 };
 
@@ -43,6 +44,7 @@ constexpr std::array<uint32_t, static_cast<size_t>(action::count_)> base_weights
     1,  // crash
     1,  // torn_persist
     3,  // restart
+    1,  // transfer
 };
 
 // The state machine: the data of every applied index, from 1. Its snapshot is all of it.
@@ -306,7 +308,7 @@ private:
           else if constexpr (std::is_same_v<T, pre_vote_response>)
             s << "PreVoteResponse t" << b.term.value() << (b.granted ? " yes" : " no");
           else if constexpr (std::is_same_v<T, vote>)
-            s << "Vote t" << b.term.value();
+            s << "Vote t" << b.term.value() << (b.leadership_transfer ? " (transfer)" : "");
           else if constexpr (std::is_same_v<T, vote_response>)
             s << "VoteResponse t" << b.term.value() << (b.granted ? " yes" : " no");
           else if constexpr (std::is_same_v<T, append_entries>)
@@ -318,8 +320,10 @@ private:
               << b.index.value();
           else if constexpr (std::is_same_v<T, install_snapshot>)
             s << "InstallSnapshot t" << b.term.value() << " at " << b.snap.meta.index.value();
-          else
+          else if constexpr (std::is_same_v<T, install_snapshot_response>)
             s << "InstallSnapshotResponse t" << b.term.value() << " " << b.last_index.value();
+          else
+            s << "TimeoutNow t" << b.term.value();
         },
         m.body);
     return s.str();
@@ -341,6 +345,8 @@ private:
     });
     ++stats_.delivered;
     if (cut || !to.core) return std::nullopt;
+    if (const auto* v = std::get_if<vote>(&m.body); v != nullptr && v->leadership_transfer)
+      ++stats_.transfer_votes;
     to.core->step(m);
     return m.to;
   }
@@ -466,6 +472,18 @@ private:
       changed = n->id;
       break;
     }
+    case action::transfer: {
+      sim_node* n = leader_up();
+      if (n == nullptr) return tick_step();
+      n->core->transfer_leadership();
+      note(15, [&] {
+        const auto to = n->core->transferee();
+        return "node " + std::to_string(n->id.value()) + " hands its leadership to " +
+               (to ? "node " + std::to_string(to->value()) : std::string("nobody"));
+      });
+      changed = n->id;
+      break;
+    }
     case action::count_:
       break;
     }
@@ -516,7 +534,8 @@ private:
       sim_node* leader = nullptr;
       for (auto& n : nodes_)
         if (n.core->role() == raft::role::leader) leader = &n;
-      if (leader != nullptr && proposed_in != leader->core->term()) {
+      // A leader still handing over (from the fault phase) refuses proposals until it gives up.
+      if (leader != nullptr && proposed_in != leader->core->term() && !leader->core->transferee()) {
         proposed_in = leader->core->term();
         bytes data = to_bytes("live#" + std::to_string(proposed_in->value()));
         auto p = leader->core->propose(data);

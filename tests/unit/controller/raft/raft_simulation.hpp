@@ -5,9 +5,10 @@
 // step: deliver a random in-flight message (so any order), drop or duplicate one, tick a node,
 // propose at a node, partition the network or heal it, crash a node (it keeps exactly what the
 // ready/persist protocol made durable, optionally cutting a persist part-way), restart one,
-// and hand a node's ready to its driver. raft_invariant_checker runs after every step. After the
-// fault phase the network heals, crashed nodes restart and faults stop: then a leader must be
-// elected and a new proposal applied on every node within a bounded number of steps.
+// have a leader hand its leadership over, and hand a node's ready to its driver.
+// raft_invariant_checker runs after every step. After the fault phase the network heals, crashed
+// nodes restart and faults stop: then a leader must be elected and a new proposal applied on every
+// node within a bounded number of steps.
 //
 // The same options give the same run, step for step: a failing seed replays exactly.
 
@@ -40,6 +41,7 @@ struct sim_stats {
   size_t committed = 0; // distinct committed indexes seen
   size_t snapshots_installed = 0;
   size_t compactions = 0;
+  size_t transfer_votes = 0; // votes of a leadership transfer delivered
   size_t liveness_steps = 0;
 };
 
