@@ -745,6 +745,9 @@ private:
     std::function<kj::Promise<result<T>>(capnp_cap&)> call;
     std::function<void(result<T>)> done;
     std::optional<error> last;
+    // Retried at a moved leader without the back-off once: never again, so two nodes that each
+    // name the other while metadata settles are not asked in a tight loop.
+    bool followed_move = false;
   };
 
   template <class T>
@@ -799,6 +802,32 @@ private:
           if (r.code() == errc::network_exception) forget_connection(address);
           forget_topic(state->topic);
           state->last = r.err();
+          if (r.code() == errc::not_leader_or_follower && !state->followed_move)
+            return retry_at_moved_leader(state, address);
+          return retry_later(state);
+        });
+  }
+
+  // NOT_LEADER_OR_FOLLOWER mostly means the leadership moved (a controlled shutdown, an
+  // election) and the metadata already says where: asks at once and, if it names another node,
+  // retries there without the back-off, as Kafka's client does since KIP-951 (which carries the
+  // new leader in the response instead). Metadata that still names the node that refused (not
+  // updated yet, no leader) leaves the usual back-off, and so does every later refusal of the
+  // call.
+  template <class T>
+  kj::Promise<result<T>> retry_at_moved_leader(std::shared_ptr<routed_call<T>> state,
+                                               std::string refused) {
+    const auto now = steady::now();
+    if (now >= state->deadline || now >= state->retry_until) return result<T>(*state->last);
+    return refresh_metadata({state->topic})
+        .then([this, state, refused = std::move(refused)](
+                  result<cluster_metadata>&& md) -> kj::Promise<result<T>> {
+          if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
+          const auto moved = leader_address(state->topic, state->partition);
+          if (moved && *moved != refused) {
+            state->followed_move = true;
+            return attempt(state);
+          }
           return retry_later(state);
         });
   }

@@ -313,6 +313,31 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to the leader the refr
   CHECK(new_leader.state.produce_calls == 1);
 }
 
+TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to a moved leader without waiting "
+          "retry.backoff.ms",
+          "[client][cluster_client]") {
+  fake_server old_leader;
+  fake_server new_leader;
+  old_leader.state.leader_port = old_leader.state.port;
+  new_leader.state.leader_port = old_leader.state.port;
+  auto config = config_for(new_leader);
+  config.retry_backoff_ms = 60000; // a retry after the back-off would not come within the wait
+  config.delivery_timeout_ms = 120000;
+  auto client = cluster_client::connect(config);
+  REQUIRE(client);
+  new_leader.state.leader_port = new_leader.state.port;
+  old_leader.state.not_leader_remaining = 1000000;
+  auto outcome = std::make_shared<std::promise<result<produce_response>>>();
+  auto answered = outcome->get_future();
+  (*client)->produce("t", 0, -1, std::make_shared<const bytes>(one_batch("v")),
+                     [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
+  REQUIRE(answered.wait_for(20s) == std::future_status::ready);
+  auto r = answered.get();
+  REQUIRE(r);
+  CHECK(old_leader.state.produce_calls == 1);
+  CHECK(new_leader.state.produce_calls == 1);
+}
+
 TEST_CASE("a produce in flight when its leader dies is retried at the leader the metadata names next, "
           "within delivery.timeout.ms",
           "[client][cluster_client]") {
