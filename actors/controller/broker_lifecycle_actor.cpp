@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -18,14 +19,20 @@ namespace capstan {
 
 namespace {
 
-// A controlled shutdown asks again until then (the node waits 5 s for it, a request at most
-// request_timeout more).
-constexpr auto shutdown_retry_window = std::chrono::milliseconds(2500);
+// A controlled shutdown is answered within this, every lookup and request included (the node
+// waits 5 s for it).
+constexpr auto shutdown_window = std::chrono::milliseconds(4000);
 
 struct pending_shutdown {
   caf::typed_response_promise<bool> rp;
   capnp_frame frame;
   std::chrono::steady_clock::time_point deadline;
+  // A retry is scheduled: only then does a tick ask again (one scheduled for a heartbeat before
+  // the stop began must not start a second chain of requests).
+  bool retry_due = false;
+  // Asked where a NOT_CONTROLLER pointed without waiting; the next time waits the back-off, so
+  // two voters pointing at each other during an election are not asked in a tight loop.
+  bool followed_hint = false;
 };
 
 struct lifecycle_state {
@@ -79,6 +86,9 @@ void answered(lifecycle_ptr self, bool registering, const capnp_frame& f) {
 
 void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
   auto& st = self->state;
+  // The lookup answered after the controlled shutdown began: a plain heartbeat now would ask the
+  // controller to unfence the node it is fencing.
+  if (st.stopping) return;
   const bool registering = st.core->registering();
   capnp_frame frame;
   if (registering) {
@@ -106,15 +116,16 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
 }
 
 // Hands the endpoint of the voter the next request goes to to `then`, or why there is none to
-// `failed`.
-void with_target(lifecycle_ptr self, std::function<void(const node_endpoint_actor&)> then,
+// `failed`; the lookup waits at most `timeout`.
+void with_target(lifecycle_ptr self, std::chrono::milliseconds timeout,
+                 std::function<void(const node_endpoint_actor&)> then,
                  std::function<void(const std::string&)> failed) {
   auto& st = self->state;
   const auto target = st.core->target();
   if (target == st.opts.node && st.opts.self_endpoint) return then(st.opts.self_endpoint);
   if (link_faults::instance().dropped(st.opts.node, target))
     return failed("the fault switch cuts the link");
-  self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, target)
+  self->request(st.opts.peers, timeout, endpoint_atom_v, target)
       .then([then](node_endpoint_actor& ep) { then(ep); },
             [failed](caf::error& err) { failed(caf::to_string(err)); });
 }
@@ -139,39 +150,55 @@ void shutdown_refused(lifecycle_ptr self, std::chrono::milliseconds wait, const 
     return finish_shutdown(self, false, why);
   spdlog::debug("node {}: controlled shutdown: {}; asking controller {}", st.opts.node.value(), why,
                 st.core->target().value());
+  st.shutdown->retry_due = true;
   schedule(self, wait);
+}
+
+// What is left of the shutdown's window for one lookup or request, at most request_timeout.
+std::chrono::milliseconds shutdown_time_left(const lifecycle_state& st) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      st.shutdown->deadline - std::chrono::steady_clock::now());
+  return std::min(st.opts.request_timeout, left);
+}
+
+void shutdown_answered(lifecycle_ptr self, const capnp_frame& f) {
+  auto& st = self->state;
+  auto r = decode_broker_heartbeat_response(f);
+  if (!r) return finish_shutdown(self, false, r.err().to_string());
+  const std::string why = std::string(to_string(r->error)) + ": " + r->message;
+  if (r->error == errc::not_controller) {
+    auto wait = st.core->heartbeated(*r);
+    // Pointed at the active controller: ask it now, the node is waiting.
+    if (st.shutdown && !st.shutdown->followed_hint && r->leader_hint >= 0 &&
+        st.core->target() == node_id{r->leader_hint}) {
+      st.shutdown->followed_hint = true;
+      wait = std::chrono::milliseconds{0};
+    }
+    return shutdown_refused(self, wait, why);
+  }
+  if (r->error != errc::none) return finish_shutdown(self, false, why);
+  if (!r->should_shut_down) return finish_shutdown(self, false, "the controller did not fence it");
+  finish_shutdown(self, true, {});
 }
 
 void ask_to_shut_down(lifecycle_ptr self) {
   auto& st = self->state;
   if (!st.shutdown) return;
+  if (shutdown_time_left(st).count() <= 0)
+    return finish_shutdown(self, false, "no controller confirmed it in time");
   with_target(
-      self,
+      self, shutdown_time_left(st),
       [self](const node_endpoint_actor& ep) {
         auto& st = self->state;
         if (!st.shutdown) return;
-        self->request(ep, st.opts.request_timeout, brokerhb_atom_v, st.shutdown->frame)
-            .then(
-                [self](const capnp_frame& f) {
-                  auto r = decode_broker_heartbeat_response(f);
-                  if (!r) return finish_shutdown(self, false, r.err().to_string());
-                  const std::string why = std::string(to_string(r->error)) + ": " + r->message;
-                  if (r->error == errc::not_controller) {
-                    auto wait = self->state.core->heartbeated(*r);
-                    // Pointed at the active controller: ask it now, the node is waiting.
-                    if (r->leader_hint >= 0 &&
-                        self->state.core->target() == node_id{r->leader_hint})
-                      wait = std::chrono::milliseconds{0};
-                    return shutdown_refused(self, wait, why);
-                  }
-                  if (r->error != errc::none) return finish_shutdown(self, false, why);
-                  if (!r->should_shut_down)
-                    return finish_shutdown(self, false, "the controller did not fence it");
-                  finish_shutdown(self, true, {});
-                },
-                [self](caf::error& err) {
-                  shutdown_refused(self, self->state.core->failed(), caf::to_string(err));
-                });
+        const auto left = shutdown_time_left(st);
+        if (left.count() <= 0)
+          return finish_shutdown(self, false, "no controller confirmed it in time");
+        self->request(ep, left, brokerhb_atom_v, st.shutdown->frame)
+            .then([self](const capnp_frame& f) { shutdown_answered(self, f); },
+                  [self](caf::error& err) {
+                    shutdown_refused(self, self->state.core->failed(), caf::to_string(err));
+                  });
       },
       [self](const std::string& why) { shutdown_refused(self, self->state.core->failed(), why); });
 }
@@ -187,7 +214,7 @@ caf::result<bool> shut_down(lifecycle_ptr self) {
   if (st.opts.offline) hb.offline = *st.opts.offline->current();
   auto rp = self->make_response_promise<bool>();
   st.shutdown =
-      pending_shutdown{rp, encode(hb), std::chrono::steady_clock::now() + shutdown_retry_window};
+      pending_shutdown{rp, encode(hb), std::chrono::steady_clock::now() + shutdown_window};
   ask_to_shut_down(self);
   return rp;
 }
@@ -210,9 +237,14 @@ broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
         return broker_lifecycle_status{c.epoch(), c.fenced(), c.target()};
       },
       [self](lctick_atom) {
-        if (self->state.stopping) return ask_to_shut_down(self);
+        auto& st = self->state;
+        if (st.stopping) {
+          if (st.shutdown && std::exchange(st.shutdown->retry_due, false)) ask_to_shut_down(self);
+          return;
+        }
         with_target(
-            self, [self](const node_endpoint_actor& ep) { step(self, ep); },
+            self, st.opts.request_timeout,
+            [self](const node_endpoint_actor& ep) { step(self, ep); },
             [self](const std::string& why) { no_answer(self, why); });
       },
       [self](stop_atom) { return shut_down(self); },

@@ -42,7 +42,8 @@ using broker_lifecycle_actor =
     caf::typed_actor<caf::replies_to<status_atom>::with<broker_lifecycle_status>,
                      // KRaft's controlled shutdown: asks the active controller to move this
                      // node's leaderships now and stops heartbeating. True iff it confirmed;
-                     // answered within request_timeout (plus finding the voter's endpoint).
+                     // follows NOT_CONTROLLER to where it points (or the next voter) and is
+                     // answered within 4 s.
                      caf::replies_to<stop_atom>::with<bool>,
                      // The next request is due (its own timer).
                      caf::reacts_to<lctick_atom>>;

@@ -299,10 +299,13 @@ void poll(controller_ptr self) {
             st.polling = false;
             st.leader_hint = s.leader ? s.leader->value() : -1;
             const auto term = static_cast<int32_t>(s.term.value());
-            const bool leads = s.role == raft::role::leader;
+            // A member handing its leadership over refuses proposals: not active meanwhile.
+            const bool leads = s.role == raft::role::leader && !s.handing_over;
             if (st.core->active() && (!leads || term != st.core->epoch()))
-              deactivate(self, "the quorum member no longer leads term " +
-                                   std::to_string(st.core->epoch()));
+              deactivate(self,
+                         std::string(s.handing_over ? "the quorum member hands over term "
+                                                    : "the quorum member no longer leads term ") +
+                             std::to_string(st.core->epoch()));
             // Active only once the member applied its whole log (its own no-op included), so the
             // image holds every entry earlier leaders committed.
             if (leads && !st.core->active() && !st.activating && s.applied_index == s.last_index)

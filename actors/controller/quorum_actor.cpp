@@ -11,9 +11,9 @@
 // sends (link_faults) go out anonymously.
 //
 // Peers are reached through their node endpoints, found by the peer directory. Messages for a
-// peer whose endpoint is not known yet wait (the last few) while the directory connects; beyond
-// that Raft resends (heartbeats, probes, votes at the next election), so a lost message only
-// costs time.
+// peer whose endpoint is not known yet wait (the last few, a heartbeat interval at most) while
+// the directory connects; beyond that Raft resends (heartbeats, probes, votes at the next
+// election), so a lost message only costs time.
 
 #include "actors/controller/quorum_actor.hpp"
 
@@ -52,11 +52,17 @@ caf::behavior ticker(caf::stateful_actor<ticker_state>* self, quorum_actor targe
 // Frames kept for a peer while its endpoint is looked up; older ones go first beyond this.
 constexpr size_t max_waiting_frames = 16;
 
+struct waiting_frame {
+  capnp_frame frame;
+  std::chrono::steady_clock::time_point queued;
+};
+
 struct peer_link {
   node_endpoint_actor endpoint;
-  // Sent once the lookup answers: after a peer restarted, the first frames for it are often an
-  // election's votes, and losing them costs an election timeout.
-  std::deque<capnp_frame> waiting;
+  // Sent once the lookup answers, if younger than a heartbeat interval and the link is not cut
+  // meanwhile: after a peer restarted, the first frames for it are often an election's votes,
+  // and losing them costs an election timeout. Dropped when the lookup fails.
+  std::deque<waiting_frame> waiting;
   bool asking = false;
   // After a failed lookup, not before this: a peer that is down is not dialled (and logged) at
   // every message for it.
@@ -87,12 +93,17 @@ void ask_endpoint(quorum_ptr self, node_id to) {
             l.asking = false;
             l.endpoint = ep;
             self->monitor(ep);
-            for (auto& f : l.waiting) self->send(ep, raft_atom_v, std::move(f));
+            const auto oldest =
+                std::chrono::steady_clock::now() - self->state.opts.heartbeat_interval;
+            const bool cut = link_faults::instance().dropped(self->state.opts.node, to);
+            for (auto& w : l.waiting)
+              if (w.queued >= oldest && !cut) self->send(ep, raft_atom_v, std::move(w.frame));
             l.waiting.clear();
           },
           [self, to](caf::error& err) {
             auto& l = self->state.peers[to];
             l.asking = false;
+            l.waiting.clear();
             l.retry_after = std::chrono::steady_clock::now() + self->state.opts.heartbeat_interval;
             spdlog::debug("controller {}: no endpoint for node {} yet: {}",
                           self->state.opts.node.value(), to.value(), caf::to_string(err));
@@ -104,7 +115,7 @@ void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
   if (fault.what == link_fault::kind::drop) return;
   auto& link = self->state.peers[to];
   if (!link.endpoint) {
-    link.waiting.push_back(std::move(frame));
+    link.waiting.push_back(waiting_frame{std::move(frame), std::chrono::steady_clock::now()});
     if (link.waiting.size() > max_waiting_frames) link.waiting.pop_front();
     ask_endpoint(self, to);
     return;

@@ -147,9 +147,16 @@ void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outco
 }
 
 quorum_status quorum_member::status_now() const {
-  return quorum_status{core_.id(),         core_.role(),          core_.term(),
-                       core_.voted_for(),  core_.leader(),        core_.commit_index(),
-                       core_.last_index(), core_.applied_index(), core_.log().snapshot_index()};
+  return quorum_status{core_.id(),
+                       core_.role(),
+                       core_.term(),
+                       core_.voted_for(),
+                       core_.leader(),
+                       core_.commit_index(),
+                       core_.last_index(),
+                       core_.applied_index(),
+                       core_.log().snapshot_index(),
+                       core_.transferee().has_value()};
 }
 
 } // namespace capstan::controller

@@ -56,6 +56,8 @@ struct quorum_status {
   raft::log_index last_index;
   raft::log_index applied_index;
   raft::log_index snapshot_index;
+  // A leader handing its leadership over: it refuses proposals until it is done or gives up.
+  bool handing_over = false;
 };
 
 class quorum_member {

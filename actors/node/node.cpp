@@ -48,7 +48,7 @@ namespace fs = std::filesystem;
 // Opening every partition log of a large data dir may take a while (recovery re-reads segments).
 constexpr auto apply_timeout = std::chrono::minutes(10);
 constexpr auto request_timeout = std::chrono::seconds(60);
-// The lifecycle answers within its own request timeout (2 s) plus finding the voter (2 s).
+// The lifecycle answers within 4 s, retries included (broker_lifecycle_actor.cpp).
 constexpr auto controlled_shutdown_timeout = std::chrono::seconds(5);
 constexpr auto metrics_refresh_interval = std::chrono::seconds(5);
 

@@ -175,9 +175,12 @@ status raft_core::compact(log_index index, bytes data) {
 void raft_core::transfer_leadership() {
   RAFT_INVARIANT(!awaiting_advance_, "transfer_leadership before advance()");
   if (role_ != raft::role::leader || peers_.empty() || transferee_) return;
+  // One that answered in this election timeout before one that did not (it may be gone), then
+  // the most of the log.
+  auto rank = [](const raft_progress& pr) { return std::pair{pr.active(), pr.match()}; };
   auto best = peers_.begin();
   for (auto it = peers_.begin(); it != peers_.end(); ++it)
-    if (it->second.match() > best->second.match()) best = it;
+    if (rank(it->second) > rank(best->second)) best = it;
   transferee_ = best->first;
   transferee_told_ = false;
   transfer_elapsed_ = 0;

@@ -68,7 +68,8 @@ public:
   // The application took a snapshot of its state at `index` (which it has applied): the entries
   // up to it may go. INVALID_REQUEST unless snapshot index < index <= applied_index().
   status compact(log_index index, bytes data);
-  // Hands this leader's leadership to the follower holding the most of its log (thesis §3.10;
+  // Hands this leader's leadership to the follower holding the most of its log, among those that
+  // answered within the current election timeout if any did (thesis §3.10;
   // what KRaft's EndQuorumEpoch does on a clean stop): proposals are refused from now on, that
   // follower is brought up to the end of the log and then told to start an election at once
   // (timeout_now), whose votes the others grant despite their lease. So they need not wait out

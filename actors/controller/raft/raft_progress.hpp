@@ -57,6 +57,7 @@ public:
 
   // Check-quorum bookkeeping: whether it answered within the current election timeout.
   void mark_active() { active_ = true; }
+  bool active() const { return active_; }
   bool take_active() {
     bool a = active_;
     active_ = false;

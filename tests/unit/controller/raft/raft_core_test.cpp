@@ -303,6 +303,21 @@ TEST_CASE("leadership transfer: a leader whose transferee never takes over leads
   CHECK(c.at(2).applied_index() == c.at(1).commit_index());
 }
 
+TEST_CASE("leadership transfer: a follower that stopped answering is passed over", "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  c.propose(1, "a");
+  // Node 2 has the whole log too (and the lower id) but answers nothing for an election timeout.
+  c.isolate(2);
+  for (int k = 0; k < 10; ++k) {
+    c.tick(1);
+    c.settle();
+  }
+  REQUIRE(c.at(1).role() == role::leader);
+  c.at(1).transfer_leadership();
+  CHECK(c.at(1).transferee() == node_id{3});
+}
+
 TEST_CASE("leadership transfer: nothing to hand over without other voters", "[raft][core]") {
   cluster c(1);
   c.elect(1);
