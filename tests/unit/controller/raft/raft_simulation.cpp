@@ -44,7 +44,7 @@ constexpr std::array<uint32_t, static_cast<size_t>(action::count_)> base_weights
     1,  // crash
     1,  // torn_persist
     3,  // restart
-    1,  // transfer
+    4,  // transfer
 };
 
 // The state machine: the data of every applied index, from 1. Its snapshot is all of it.
