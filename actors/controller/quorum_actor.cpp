@@ -81,6 +81,20 @@ struct quorum_state {
 
 using quorum_ptr = quorum_actor::stateful_pointer<quorum_state>;
 
+// A hand-over is settled once the transferee was told and its TimeoutNow went to the peer's
+// endpoint (not while it waits for the endpoint's lookup), or once there is none (the member
+// stopped leading, or gave up).
+void answer_resigning(quorum_ptr self) {
+  auto& st = self->state;
+  const auto& core = st.member->core();
+  if (st.resigning.empty()) return;
+  const auto to = core.transferee();
+  if (to && (!core.transferee_told() || !st.peers[*to].waiting.empty())) return;
+  const int32_t told = to ? to->value() : -1;
+  for (auto& rp : st.resigning) rp.deliver(told);
+  st.resigning.clear();
+}
+
 void ask_endpoint(quorum_ptr self, node_id to) {
   auto& link = self->state.peers[to];
   if (link.asking || !self->state.opts.peers || std::chrono::steady_clock::now() < link.retry_after)
@@ -99,6 +113,7 @@ void ask_endpoint(quorum_ptr self, node_id to) {
             for (auto& w : l.waiting)
               if (w.queued >= oldest && !cut) self->send(ep, raft_atom_v, std::move(w.frame));
             l.waiting.clear();
+            answer_resigning(self);
           },
           [self, to](caf::error& err) {
             auto& l = self->state.peers[to];
@@ -124,17 +139,6 @@ void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
     caf::delayed_anon_send(link.endpoint, fault.delay, raft_atom_v, std::move(frame));
   else
     self->send(link.endpoint, raft_atom_v, std::move(frame));
-}
-
-// A hand-over is settled once the transferee was told (the drain that calls this sent the
-// timeout_now), or once there is none (the member stopped leading, or gave up).
-void answer_resigning(quorum_ptr self) {
-  auto& st = self->state;
-  const auto& core = st.member->core();
-  if (st.resigning.empty() || (core.transferee() && !core.transferee_told())) return;
-  const int32_t told = core.transferee_told() ? core.transferee()->value() : -1;
-  for (auto& rp : st.resigning) rp.deliver(told);
-  st.resigning.clear();
 }
 
 // Hands the member's readies to storage, peers and the image; answers settled proposals. A

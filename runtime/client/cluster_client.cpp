@@ -745,8 +745,9 @@ private:
     std::function<kj::Promise<result<T>>(capnp_cap&)> call;
     std::function<void(result<T>)> done;
     std::optional<error> last;
-    // Retried at a moved leader without the back-off once: never again, so two nodes that each
-    // name the other while metadata settles are not asked in a tight loop.
+    // Asked for metadata at once after a NOT_LEADER_OR_FOLLOWER (and retried at a moved leader
+    // without the back-off) once: never again, so two nodes that each name the other while
+    // metadata settles are not asked in a tight loop.
     bool followed_move = false;
   };
 
@@ -817,17 +818,20 @@ private:
   template <class T>
   kj::Promise<result<T>> retry_at_moved_leader(std::shared_ptr<routed_call<T>> state,
                                                std::string refused) {
-    const auto now = steady::now();
-    if (now >= state->deadline || now >= state->retry_until) return result<T>(*state->last);
+    state->followed_move = true;
+    const auto within_bounds = [state] {
+      const auto now = steady::now();
+      return now < state->deadline && now < state->retry_until;
+    };
+    if (!within_bounds()) return result<T>(*state->last);
     return refresh_metadata({state->topic})
-        .then([this, state, refused = std::move(refused)](
-                  result<cluster_metadata>&& md) -> kj::Promise<result<T>> {
+        .then([this, state, refused = std::move(refused),
+               within_bounds](result<cluster_metadata>&& md) -> kj::Promise<result<T>> {
           if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
+          // The refresh took time of its own: a retry starts only within the bounds.
+          if (!within_bounds()) return result<T>(*state->last);
           const auto moved = leader_address(state->topic, state->partition);
-          if (moved && *moved != refused) {
-            state->followed_move = true;
-            return attempt(state);
-          }
+          if (moved && *moved != refused) return attempt(state);
           return retry_later(state);
         });
   }

@@ -62,6 +62,7 @@ void raft_core::send(node_id to, message_body body) {
 
 void raft_core::tick() {
   RAFT_INVARIANT(!awaiting_advance_, "tick before advance()");
+  ++ticks_;
   if (role_ == raft::role::leader)
     tick_leader();
   else
@@ -175,9 +176,11 @@ status raft_core::compact(log_index index, bytes data) {
 void raft_core::transfer_leadership() {
   RAFT_INVARIANT(!awaiting_advance_, "transfer_leadership before advance()");
   if (role_ != raft::role::leader || peers_.empty() || transferee_) return;
-  // One that answered in this election timeout before one that did not (it may be gone), then
-  // the most of the log.
-  auto rank = [](const raft_progress& pr) { return std::pair{pr.active(), pr.match()}; };
+  // One that answered within the last election timeout before one that did not (it may be
+  // gone), then the most of the log.
+  auto rank = [this](const raft_progress& pr) {
+    return std::pair{ticks_ - pr.last_answer_tick() < config_.election_timeout_ticks, pr.match()};
+  };
   auto best = peers_.begin();
   for (auto it = peers_.begin(); it != peers_.end(); ++it)
     if (rank(it->second) > rank(best->second)) best = it;
@@ -429,6 +432,7 @@ void raft_core::on_append_entries_response(node_id from, const append_entries_re
   if (role_ != raft::role::leader) return;
   auto& pr = peers_.at(from);
   pr.mark_active();
+  pr.answered_at(ticks_);
   pr.responded();
   if (m.success) {
     if (pr.acknowledge(m.index)) {
@@ -473,6 +477,7 @@ void raft_core::on_install_snapshot_response(node_id from, const install_snapsho
   if (role_ != raft::role::leader) return;
   auto& pr = peers_.at(from);
   pr.mark_active();
+  pr.answered_at(ticks_);
   pr.responded();
   const bool grew = pr.acknowledge(m.last_index);
   if (pr.state() == progress_state::snapshot) {

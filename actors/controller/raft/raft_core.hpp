@@ -69,7 +69,7 @@ public:
   // up to it may go. INVALID_REQUEST unless snapshot index < index <= applied_index().
   status compact(log_index index, bytes data);
   // Hands this leader's leadership to the follower holding the most of its log, among those that
-  // answered within the current election timeout if any did (thesis §3.10;
+  // answered within the last election timeout if any did (thesis §3.10;
   // what KRaft's EndQuorumEpoch does on a clean stop): proposals are refused from now on, that
   // follower is brought up to the end of the log and then told to start an election at once
   // (timeout_now), whose votes the others grant despite their lease. So they need not wait out
@@ -156,6 +156,7 @@ private:
   log_index applied_;
   bool snapshot_to_apply_ = false;
 
+  uint64_t ticks_ = 0; // every tick(), for how long ago a peer answered
   uint32_t election_elapsed_ = 0;
   uint32_t heartbeat_elapsed_ = 0;
   uint32_t randomized_timeout_ = 0;

@@ -55,9 +55,12 @@ public:
     return r;
   }
 
+  // The leader's tick count when the follower last answered (leadership transfer's choice).
+  void answered_at(uint64_t tick) { last_answer_tick_ = tick; }
+  uint64_t last_answer_tick() const { return last_answer_tick_; }
+
   // Check-quorum bookkeeping: whether it answered within the current election timeout.
   void mark_active() { active_ = true; }
-  bool active() const { return active_; }
   bool take_active() {
     bool a = active_;
     active_ = false;
@@ -72,6 +75,7 @@ private:
   std::deque<log_index> inflight_; // last index of each unacknowledged append, ascending
   bool responded_ = false;
   bool active_ = false;
+  uint64_t last_answer_tick_ = 0;
 };
 
 } // namespace capstan::raft
