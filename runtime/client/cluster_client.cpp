@@ -803,8 +803,9 @@ private:
           if (r.code() == errc::network_exception) forget_connection(address);
           forget_topic(state->topic);
           state->last = r.err();
-          if (r.code() == errc::not_leader_or_follower && !state->followed_move)
-            return retry_at_moved_leader(state, address);
+          const bool may_have_moved =
+              r.code() == errc::not_leader_or_follower || r.code() == errc::network_exception;
+          if (may_have_moved && !state->followed_move) return retry_at_moved_leader(state, address);
           return retry_later(state);
         });
   }
@@ -812,9 +813,10 @@ private:
   // NOT_LEADER_OR_FOLLOWER mostly means the leadership moved (a controlled shutdown, an
   // election) and the metadata already says where: asks at once and, if it names another node,
   // retries there without the back-off, as Kafka's client does since KIP-951 (which carries the
-  // new leader in the response instead). Metadata that still names the node that refused (not
-  // updated yet, no leader) leaves the usual back-off, and so does every later refusal of the
-  // call.
+  // new leader in the response instead). So does a lost connection: a node that stops cleanly
+  // moves its leaderships first and then closes its connections, often with a produce in
+  // flight. Metadata that still names the node that refused (not updated yet, a killed node, no
+  // leader) leaves the usual back-off, and so does every later refusal of the call.
   template <class T>
   kj::Promise<result<T>> retry_at_moved_leader(std::shared_ptr<routed_call<T>> state,
                                                std::string refused) {

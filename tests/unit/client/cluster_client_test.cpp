@@ -338,6 +338,35 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to a moved leader with
   CHECK(new_leader.state.produce_calls == 1);
 }
 
+TEST_CASE("a produce whose leader closed its connection goes to the leader the metadata names "
+          "without waiting retry.backoff.ms",
+          "[client][cluster_client]") {
+  fake_server survivor;
+  auto leader = std::make_unique<fake_server>();
+  const uint16_t leader_port = leader->state.port;
+  leader->state.leader_port = leader_port;
+  survivor.state.leader_port = leader_port;
+  auto config = config_for(survivor);
+  config.retry_backoff_ms = 60000; // a retry after the back-off would not come within the wait
+  config.delivery_timeout_ms = 120000;
+  auto client = cluster_client::connect(config);
+  REQUIRE(client);
+  leader->state.produce_never_answers = true;
+  auto outcome = std::make_shared<std::promise<result<produce_response>>>();
+  auto answered = outcome->get_future();
+  (*client)->produce("t", 0, -1, std::make_shared<const bytes>(one_batch("v")),
+                     [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
+  REQUIRE(test::eventually([&] { return leader->state.produce_calls == 1; }, 10s));
+  // A clean stop: the leadership moved before the node closed its connections.
+  survivor.state.leader_port = survivor.state.port;
+  leader.reset();
+  REQUIRE(answered.wait_for(20s) == std::future_status::ready);
+  auto r = answered.get();
+  INFO((r ? std::string() : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(survivor.state.produce_calls == 1);
+}
+
 TEST_CASE("a produce in flight when its leader dies is retried at the leader the metadata names next, "
           "within delivery.timeout.ms",
           "[client][cluster_client]") {
