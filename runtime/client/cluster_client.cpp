@@ -745,11 +745,18 @@ private:
     std::function<kj::Promise<result<T>>(capnp_cap&)> call;
     std::function<void(result<T>)> done;
     std::optional<error> last;
-    // Asked for metadata at once after a NOT_LEADER_OR_FOLLOWER (and retried at a moved leader
-    // without the back-off) once: never again, so two nodes that each name the other while
-    // metadata settles are not asked in a tight loop.
+    // Asked for metadata at once after a NOT_LEADER_OR_FOLLOWER or a lost connection (and
+    // retried at a moved leader without the back-off) once: never again, so two nodes that each
+    // name the other while metadata settles are not asked in a tight loop.
     bool followed_move = false;
   };
+
+  // A failed metadata refresh is the error to report, unless it only says the topic is unknown
+  // (the call's own error says more).
+  template <class T>
+  static void keep_refresh_error(routed_call<T>& state, const result<cluster_metadata>& md) {
+    if (!md && md.code() != errc::unknown_topic_or_partition) state.last = md.err();
+  }
 
   template <class T>
   void start_routed(const std::string& topic, int32_t partition, int64_t budget_ms,
@@ -780,7 +787,7 @@ private:
                                  "no leader known for " + state->topic + "-" +
                                      std::to_string(state->partition));
         return refresh_metadata({state->topic}).then([this, state](result<cluster_metadata>&& md) {
-          if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
+          keep_refresh_error(*state, md);
           return attempt(state);
         });
       }
@@ -829,7 +836,7 @@ private:
     return refresh_metadata({state->topic})
         .then([this, state, refused = std::move(refused),
                within_bounds](result<cluster_metadata>&& md) -> kj::Promise<result<T>> {
-          if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
+          keep_refresh_error(*state, md);
           // The refresh took time of its own: a retry starts only within the bounds.
           if (!within_bounds()) return result<T>(*state->last);
           const auto moved = leader_address(state->topic, state->partition);
@@ -849,7 +856,7 @@ private:
         .afterDelay(config_.retry_backoff_ms * kj::MILLISECONDS)
         .then([this, state] { return refresh_metadata({state->topic}); })
         .then([this, state](result<cluster_metadata>&& md) {
-          if (!md && md.code() != errc::unknown_topic_or_partition) state->last = md.err();
+          keep_refresh_error(*state, md);
           return attempt(state);
         });
   }

@@ -76,10 +76,7 @@ void raft_core::tick_election() {
 void raft_core::tick_leader() {
   ++heartbeat_elapsed_;
   // The transferee is gone or lost its election: lead on rather than refuse proposals forever.
-  if (transferee_ && ++transfer_elapsed_ >= config_.election_timeout_ticks) {
-    transferee_.reset();
-    transferee_told_ = false;
-  }
+  if (transferee_ && ++transfer_elapsed_ >= config_.election_timeout_ticks) end_transfer();
   if (++election_elapsed_ >= config_.election_timeout_ticks) {
     election_elapsed_ = 0;
     // Check-quorum: a leader cut off from a majority steps down rather than keep a client
@@ -242,8 +239,7 @@ void raft_core::become_follower(raft_term t, std::optional<node_id> leader) {
   role_ = raft::role::follower;
   leader_ = leader;
   peers_.clear();
-  transferee_.reset();
-  transferee_told_ = false;
+  end_transfer();
   votes_.clear();
   reset_election_timer();
 }
@@ -280,8 +276,7 @@ void raft_core::become_leader() {
   heartbeat_elapsed_ = 0;
   election_elapsed_ = 0;
   peers_.clear();
-  transferee_.reset();
-  transferee_told_ = false;
+  end_transfer();
   for (node_id v : config_.voters)
     if (v != config_.id) peers_.emplace(v, raft_progress(log_.last_index() + 1));
   // Entries of earlier terms commit only once an entry of this term does (§5.4.2): the no-op
@@ -431,8 +426,7 @@ void raft_core::on_install_snapshot(node_id from, const install_snapshot& m) {
 void raft_core::on_append_entries_response(node_id from, const append_entries_response& m) {
   if (role_ != raft::role::leader) return;
   auto& pr = peers_.at(from);
-  pr.mark_active();
-  pr.answered_at(ticks_);
+  pr.mark_active(ticks_);
   pr.responded();
   if (m.success) {
     if (pr.acknowledge(m.index)) {
@@ -476,8 +470,7 @@ void raft_core::on_append_entries_response(node_id from, const append_entries_re
 void raft_core::on_install_snapshot_response(node_id from, const install_snapshot_response& m) {
   if (role_ != raft::role::leader) return;
   auto& pr = peers_.at(from);
-  pr.mark_active();
-  pr.answered_at(ticks_);
+  pr.mark_active(ticks_);
   pr.responded();
   const bool grew = pr.acknowledge(m.last_index);
   if (pr.state() == progress_state::snapshot) {
@@ -590,6 +583,11 @@ bool raft_core::quorum_active() {
   size_t active = 1;
   for (auto& [id, pr] : peers_) active += pr.take_active() ? 1 : 0;
   return active >= quorum();
+}
+
+void raft_core::end_transfer() {
+  transferee_.reset();
+  transferee_told_ = false;
 }
 
 void raft_core::maybe_tell_transferee(node_id peer, const raft_progress& pr) {

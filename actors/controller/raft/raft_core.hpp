@@ -143,6 +143,8 @@ private:
   bool quorum_active();
   // Tells the transferee to start its election once its log matches this leader's.
   void maybe_tell_transferee(node_id peer, const raft_progress& pr);
+  // No transfer under way (done, given up, or this node's role changed).
+  void end_transfer();
 
   raft_config config_;
   std::mt19937_64 rng_;

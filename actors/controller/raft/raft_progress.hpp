@@ -55,12 +55,15 @@ public:
     return r;
   }
 
-  // The leader's tick count when the follower last answered (leadership transfer's choice).
-  void answered_at(uint64_t tick) { last_answer_tick_ = tick; }
+  // The follower answered at the leader's tick `tick`: active for check-quorum's current window,
+  // and last_answer_tick() for leadership transfer's choice.
+  void mark_active(uint64_t tick) {
+    active_ = true;
+    last_answer_tick_ = tick;
+  }
   uint64_t last_answer_tick() const { return last_answer_tick_; }
 
   // Check-quorum bookkeeping: whether it answered within the current election timeout.
-  void mark_active() { active_ = true; }
   bool take_active() {
     bool a = active_;
     active_ = false;

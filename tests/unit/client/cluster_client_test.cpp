@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -250,6 +251,43 @@ bytes one_batch(const std::string& value) {
   return b.build();
 }
 
+// Sends one batch of `value` to partition 0 with acks all; the future holds the outcome.
+std::future<result<produce_response>> produce_async(cluster_client& client,
+                                                    const std::string& value) {
+  auto outcome = std::make_shared<std::promise<result<produce_response>>>();
+  auto answered = outcome->get_future();
+  client.produce("t", 0, -1, std::make_shared<const bytes>(one_batch(value)),
+                 [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
+  return answered;
+}
+
+// A back-off far beyond the tests' waits: a call answered within one did not wait it out.
+client_config with_long_backoff(client_config c) {
+  c.retry_backoff_ms = 60000;
+  c.delivery_timeout_ms = 120000;
+  return c;
+}
+
+// A produce held by its leader (which never answers it), and a survivor whose metadata names
+// that leader until the test moves it; `adjust` shapes the client's config.
+struct in_flight_at_leader {
+  fake_server survivor;
+  std::unique_ptr<fake_server> leader = std::make_unique<fake_server>();
+  std::unique_ptr<cluster_client> client;
+  std::future<result<produce_response>> answered;
+
+  explicit in_flight_at_leader(const std::function<client_config(client_config)>& adjust) {
+    leader->state.leader_port = leader->state.port;
+    survivor.state.leader_port = leader->state.port;
+    auto connected = cluster_client::connect(adjust(config_for(survivor)));
+    REQUIRE(connected);
+    client = std::move(*connected);
+    leader->state.produce_never_answers = true;
+    answered = produce_async(*client, "v");
+    REQUIRE(test::eventually([&] { return leader->state.produce_calls == 1; }, 10s));
+  }
+};
+
 } // namespace
 
 TEST_CASE("the client bootstraps past a dead address and reads metadata", "[client][cluster_client]") {
@@ -320,17 +358,12 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to a moved leader with
   fake_server new_leader;
   old_leader.state.leader_port = old_leader.state.port;
   new_leader.state.leader_port = old_leader.state.port;
-  auto config = config_for(new_leader);
-  config.retry_backoff_ms = 60000; // a retry after the back-off would not come within the wait
-  config.delivery_timeout_ms = 120000;
+  auto config = with_long_backoff(config_for(new_leader));
   auto client = cluster_client::connect(config);
   REQUIRE(client);
   new_leader.state.leader_port = new_leader.state.port;
   old_leader.state.not_leader_remaining = 1000000;
-  auto outcome = std::make_shared<std::promise<result<produce_response>>>();
-  auto answered = outcome->get_future();
-  (*client)->produce("t", 0, -1, std::make_shared<const bytes>(one_batch("v")),
-                     [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
+  auto answered = produce_async(**client, "v");
   REQUIRE(answered.wait_for(20s) == std::future_status::ready);
   auto r = answered.get();
   REQUIRE(r);
@@ -341,63 +374,38 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to a moved leader with
 TEST_CASE("a produce whose leader closed its connection goes to the leader the metadata names "
           "without waiting retry.backoff.ms",
           "[client][cluster_client]") {
-  fake_server survivor;
-  auto leader = std::make_unique<fake_server>();
-  const uint16_t leader_port = leader->state.port;
-  leader->state.leader_port = leader_port;
-  survivor.state.leader_port = leader_port;
-  auto config = config_for(survivor);
-  config.retry_backoff_ms = 60000; // a retry after the back-off would not come within the wait
-  config.delivery_timeout_ms = 120000;
-  auto client = cluster_client::connect(config);
-  REQUIRE(client);
-  leader->state.produce_never_answers = true;
-  auto outcome = std::make_shared<std::promise<result<produce_response>>>();
-  auto answered = outcome->get_future();
-  (*client)->produce("t", 0, -1, std::make_shared<const bytes>(one_batch("v")),
-                     [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
-  REQUIRE(test::eventually([&] { return leader->state.produce_calls == 1; }, 10s));
+  in_flight_at_leader f(with_long_backoff);
   // A clean stop: the leadership moved before the node closed its connections.
-  survivor.state.leader_port = survivor.state.port;
-  leader.reset();
-  REQUIRE(answered.wait_for(20s) == std::future_status::ready);
-  auto r = answered.get();
+  f.survivor.state.leader_port = f.survivor.state.port;
+  f.leader.reset();
+  REQUIRE(f.answered.wait_for(20s) == std::future_status::ready);
+  auto r = f.answered.get();
   INFO((r ? std::string() : r.err().to_string()));
   REQUIRE(r);
-  CHECK(survivor.state.produce_calls == 1);
+  CHECK(f.survivor.state.produce_calls == 1);
 }
 
 TEST_CASE("a produce in flight when its leader dies is retried at the leader the metadata names next, "
           "within delivery.timeout.ms",
           "[client][cluster_client]") {
-  fake_server survivor;
-  auto leader = std::make_unique<fake_server>();
-  const uint16_t leader_port = leader->state.port;
-  leader->state.leader_port = leader_port;
-  survivor.state.leader_port = leader_port;
-  auto config = config_for(survivor);
-  config.delivery_timeout_ms = 20000;
-  auto client = cluster_client::connect(config);
-  REQUIRE(client);
-  leader->state.produce_never_answers = true;
-  auto outcome = std::make_shared<std::promise<result<produce_response>>>();
-  auto answered = outcome->get_future();
-  (*client)->produce("t", 0, -1, std::make_shared<const bytes>(one_batch("v")),
-                     [outcome](result<produce_response> r) { outcome->set_value(std::move(r)); });
-  REQUIRE(test::eventually([&] { return leader->state.produce_calls == 1; }, 10s));
+  in_flight_at_leader f([](client_config c) {
+    c.delivery_timeout_ms = 20000;
+    return c;
+  });
   // The leader dies with the produce in flight; until the controller names another leader, the
   // survivor's metadata still names the dead one and the client keeps retrying.
-  const int metadata_before = survivor.state.metadata_calls;
-  leader.reset();
-  REQUIRE(test::eventually([&] { return survivor.state.metadata_calls >= metadata_before + 2; }, 10s));
-  CHECK(answered.wait_for(0s) == std::future_status::timeout);
-  survivor.state.leader_port = survivor.state.port;
-  REQUIRE(answered.wait_for(15s) == std::future_status::ready);
-  auto r = answered.get();
+  const int metadata_before = f.survivor.state.metadata_calls;
+  f.leader.reset();
+  REQUIRE(test::eventually([&] { return f.survivor.state.metadata_calls >= metadata_before + 2; },
+                           10s));
+  CHECK(f.answered.wait_for(0s) == std::future_status::timeout);
+  f.survivor.state.leader_port = f.survivor.state.port;
+  REQUIRE(f.answered.wait_for(15s) == std::future_status::ready);
+  auto r = f.answered.get();
   INFO((r ? std::string() : r.err().to_string()));
   REQUIRE(r);
   CHECK(r->base_offset == offset{0});
-  CHECK(survivor.state.produce_calls == 1);
+  CHECK(f.survivor.state.produce_calls == 1);
 }
 
 TEST_CASE("retries stop at delivery.timeout.ms with the last error", "[client][cluster_client]") {
