@@ -6,8 +6,13 @@
 namespace capstan {
 
 broker_lifecycle::broker_lifecycle(std::vector<node_id> voters, broker_lifecycle_timing timing)
-    : voters_(std::move(voters)), timing_(timing), backoff_(timing.min_backoff) {
+    : voters_(std::move(voters)), timing_(timing) {
   assert(!voters_.empty());
+  // A wait longer than the heartbeat period could outlast the session a new active controller
+  // just gave this node (KAFKA-19294).
+  timing_.max_backoff = std::min(timing_.max_backoff, timing_.heartbeat_interval);
+  timing_.min_backoff = std::min(timing_.min_backoff, timing_.max_backoff);
+  backoff_ = timing_.min_backoff;
   target_ = voters_.front();
 }
 

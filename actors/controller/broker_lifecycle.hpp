@@ -9,7 +9,9 @@
 //   right after registering (the first heartbeat says the node is ready, which unfences it).
 // - NOT_CONTROLLER with a leader hint sends the next request there; without one, or when a voter
 //   does not answer, it tries the next voter, waiting a backoff that doubles from min_backoff up
-//   to max_backoff.
+//   to max_backoff, and never longer than the heartbeat interval: a new active controller gives
+//   every node a fresh session when it takes over, and a node still waiting on the old one must
+//   reach it within that session (KAFKA-19294).
 // - STALE_BROKER_EPOCH (the controller no longer knows this registration) registers anew.
 // - A change of active controller keeps the registration: the new controller has it in its image.
 //   (Registering again would fence the node and move its leaderships for nothing.)

@@ -84,6 +84,15 @@ void answered(lifecycle_ptr self, bool registering, const capnp_frame& f) {
   if (was_fenced && !st.core->fenced()) spdlog::info("node {}: unfenced", node);
 }
 
+// How long the next registration or heartbeat (and the lookup of its voter) may wait for an
+// answer. A heartbeat waits one heartbeat interval at most, as KRaft's since KAFKA-19294: while
+// it waits on a controller that is gone or cut off, a new active controller counts down the
+// node's session, and request_timeout may be longer than that session.
+std::chrono::milliseconds wait_for_answer(const lifecycle_state& st) {
+  if (st.core->registering()) return st.opts.request_timeout;
+  return std::min(st.opts.request_timeout, st.opts.timing.heartbeat_interval);
+}
+
 void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
   auto& st = self->state;
   // The lookup answered after the controlled shutdown began: a plain heartbeat now would ask the
@@ -110,9 +119,9 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
   auto ok = [self, registering](const capnp_frame& f) { answered(self, registering, f); };
   auto failed = [self](caf::error& err) { no_answer(self, caf::to_string(err)); };
   if (registering)
-    self->request(ep, st.opts.request_timeout, brokerreg_atom_v, frame).then(ok, failed);
+    self->request(ep, wait_for_answer(st), brokerreg_atom_v, frame).then(ok, failed);
   else
-    self->request(ep, st.opts.request_timeout, brokerhb_atom_v, frame).then(ok, failed);
+    self->request(ep, wait_for_answer(st), brokerhb_atom_v, frame).then(ok, failed);
 }
 
 // Hands the endpoint of the voter the next request goes to to `then`, or why there is none to
@@ -243,8 +252,7 @@ broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
           return;
         }
         with_target(
-            self, st.opts.request_timeout,
-            [self](const node_endpoint_actor& ep) { step(self, ep); },
+            self, wait_for_answer(st), [self](const node_endpoint_actor& ep) { step(self, ep); },
             [self](const std::string& why) { no_answer(self, why); });
       },
       [self](stop_atom) { return shut_down(self); },

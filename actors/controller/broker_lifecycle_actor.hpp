@@ -4,8 +4,8 @@
 // broker.heartbeat.interval.ms, finding the active controller among the quorum's voters and
 // following their leader hints (broker_lifecycle.hpp has the rules). Every heartbeat names the
 // replicas the node cannot serve, so the controller moves their leadership and ISR elsewhere.
-// Requests go to the voters' node endpoints (schema/controller.capnp frames); each waits at most
-// request_timeout.
+// Requests go to the voters' node endpoints (schema/controller.capnp frames); a registration or
+// a controlled shutdown waits at most request_timeout, a heartbeat at most one heartbeat interval.
 //
 // The node's AlterPartition needs nothing from it: the replica manager sends those to whoever
 // sent it the latest LeaderAndIsr, which is the active controller.
@@ -65,6 +65,7 @@ struct broker_lifecycle_options {
   // This node's own endpoint, for when it is a voter itself.
   node_endpoint_actor self_endpoint;
   broker_lifecycle_timing timing;
+  // For registrations and the controlled shutdown; heartbeats wait at most timing's interval.
   std::chrono::milliseconds request_timeout{2000};
   // The replicas the replica manager cannot serve, reported in every heartbeat; may be null.
   std::shared_ptr<const offline_replica_registry> offline;

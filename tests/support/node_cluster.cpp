@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -36,6 +38,29 @@ std::vector<int> ids_of(const std::string& list) {
   return ids;
 }
 
+// The key of a `key = value` line, empty for any other line.
+std::string key_of(const std::string& line) {
+  const auto eq = line.find('=');
+  if (eq == std::string::npos) return {};
+  auto key = line.substr(0, eq);
+  key.erase(key.find_last_not_of(' ') + 1);
+  return key;
+}
+
+// `defaults` without the lines whose keys `more` sets, then `more`: a key set twice would make
+// the config file invalid TOML.
+std::string merged(const std::string& defaults, const std::string& more) {
+  std::set<std::string> overridden;
+  std::istringstream in(more);
+  for (std::string line; std::getline(in, line);)
+    if (auto k = key_of(line); !k.empty()) overridden.insert(k);
+  std::string out;
+  std::istringstream kept(defaults);
+  for (std::string line; std::getline(kept, line);)
+    if (overridden.count(key_of(line)) == 0) out += line + "\n";
+  return out + more;
+}
+
 } // namespace
 
 std::string untabbed(std::string text) {
@@ -57,7 +82,7 @@ node_cluster::node_cluster(std::string binary, int brokers, const std::string& m
     const std::string listen =
         id <= 3 ? "127.0.0.1:" + std::to_string(ports[static_cast<size_t>(id - 1)]) : "127.0.0.1:0";
     nodes.push_back(std::make_unique<node_process>(
-        dir, id, node_process_options{binary_, settings + more_settings, listen, flags}));
+        dir, id, node_process_options{binary_, merged(settings, more_settings), listen, flags}));
   }
   for (auto& n : nodes) n->start();
 }

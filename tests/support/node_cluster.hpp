@@ -20,7 +20,7 @@ namespace capstan::test {
 class node_cluster {
 public:
   // Starts voters 1..3 and nodes 4..3+brokers, each waited for until it is ready. `settings`:
-  // more TOML lines for every node's config file.
+  // more TOML lines for every node's config file; a key they set replaces the cluster's default.
   node_cluster(std::string binary, int brokers, const std::string& settings = {});
   ~node_cluster();
   node_cluster(const node_cluster&) = delete;

@@ -53,3 +53,17 @@ TEST_CASE("a node registers again when its broker epoch is stale", "[controller]
   CHECK(l.registering());
   CHECK(l.epoch() == -1);
 }
+
+TEST_CASE("a node looking for the controller never waits longer than its heartbeat interval",
+          "[controller][lifecycle]") {
+  // A backoff allowed up to 2 s with heartbeats every 300 ms: a new active controller could let
+  // the node's session run out while it waits.
+  broker_lifecycle l({node_id{1}, node_id{2}, node_id{3}},
+                     broker_lifecycle_timing{300ms, 100ms, 2000ms});
+  REQUIRE(l.registered({errc::none, {}, 4, 1}) == 0ms);
+  CHECK(l.failed() == 100ms);
+  CHECK(l.failed() == 200ms);
+  CHECK(l.failed() == 300ms);
+  CHECK(l.failed() == 300ms);
+  CHECK(l.registered({errc::duplicate_broker_registration, {}, -1, -1}) == 300ms);
+}
