@@ -220,9 +220,13 @@ std::optional<offset> partition_log::segment_with_timestamp(offset from,
 
 flush_plan partition_log::plan_flush() {
   flush_plan plan{log_end_, generation_, {}};
+  // Only segments with data past the recovery point. An empty one (a new log's, or the active
+  // segment a roll began) has nothing to make durable: its creation is synced with its first
+  // data (segment::flush syncs the directory then), and were it lost to an OS crash the log
+  // would end where it does now. Flushing it every time made closing an idle replica cost three
+  // fsyncs.
   for (const auto& [base, e] : segments_)
-    if (e.meta.next > recovery_point_ || e.meta.base >= recovery_point_)
-      plan.segments.push_back(e.slot);
+    if (e.meta.next > recovery_point_) plan.segments.push_back(e.slot);
   unflushed_messages_ = 0;
   return plan;
 }

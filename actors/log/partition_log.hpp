@@ -149,7 +149,8 @@ public:
   // The first segment at or after `from` whose max timestamp is >= target (a time lookup).
   std::optional<offset> segment_with_timestamp(offset from, timestamp_ms target) const;
 
-  // Covers everything appended so far; resets the flush.messages count.
+  // Covers everything appended so far (the segments holding data past the recovery point);
+  // resets the flush.messages count.
   flush_plan plan_flush();
   // A flush of everything below `target` finished: the recovery point moves up to it, unless
   // the layout changed since (`generation`).

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <vector>
 
@@ -147,6 +148,30 @@ void snapshot_producers(self_ptr self, std::shared_ptr<const producer_state> pro
   run_snapshot_job(
       self,
       [dir = self->state.opts.dir, producers] { return write_producer_snapshot(dir, *producers); },
+      std::move(done));
+}
+
+// A clean close's snapshot at the log end, as Kafka writes one, so that the next open replays
+// nothing. As in Kafka (ProducerStateManager.takeSnapshot), only when it would add something: not
+// for an empty log without producers (there is nothing to replay), nor when <end>.snapshot is
+// there already (an earlier close, or the roll that began an active segment still empty, wrote
+// the state as of that offset; truncation removes the snapshots above its cut). An idle replica
+// then closes without a write.
+void snapshot_at_close(self_ptr self, std::function<void()> done) {
+  const auto& log = *self->state.log;
+  auto producers = log.producers_at_end();
+  if (log.log_end() == log.log_start() && producers->producers().empty()) {
+    done();
+    return;
+  }
+  run_snapshot_job(
+      self,
+      [dir = self->state.opts.dir, producers]() -> status {
+        std::error_code ec;
+        if (std::filesystem::exists(dir / producer_snapshot_name(producers->end_offset()), ec))
+          return {};
+        return write_producer_snapshot(dir, *producers);
+      },
       std::move(done));
 }
 
@@ -690,15 +715,12 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
         if (self->state.failed) {
           finish(self->state.log->recovery_point());
         } else {
-          // A snapshot at the log end, as Kafka writes on a clean close, so the next open replays
-          // nothing.
           flush_all(self, [self, finish](offset point) mutable {
             if (self->state.failed) {
               finish(point);
               return;
             }
-            snapshot_producers(self, self->state.log->producers_at_end(),
-                               [finish, point]() mutable { finish(point); });
+            snapshot_at_close(self, [finish, point]() mutable { finish(point); });
           });
         }
         return rp;

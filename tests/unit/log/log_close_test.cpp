@@ -1,0 +1,109 @@
+// A clean close makes durable what is not yet, and nothing else: a node stopping with thousands
+// of idle replicas closes each without a write or an fsync (tests/bench/README.md, "scale.sh").
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+
+#include <caf/all.hpp>
+
+#include "actors/log/partition_log_actor.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
+#include "runtime/storage/producer_snapshot.hpp"
+#include "tests/support/caf_fixture.hpp"
+#include "tests/support/log_builder.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr caf::timespan timeout = 10s;
+constexpr timestamp_ms now = 1'700'000'000'000;
+
+partition_log_options options_for(const temp_dir& dir, offset recovery_point) {
+  partition_log_options opts;
+  opts.dir = dir.path();
+  opts.log_name = "idle-0";
+  opts.clock = [] { return now; };
+  opts.schedule_background_work = false;
+  opts.recovery_point = recovery_point;
+  return opts;
+}
+
+// Opens the log, runs `work`, then closes it with every write, fsync and rename in its
+// directory failing: how many of those the close attempted, and the recovery point it answered.
+template <class Work>
+std::pair<size_t, offset> close_counting_writes(const temp_dir& dir, offset recovery_point,
+                                                Work work) {
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), options_for(dir, recovery_point));
+  REQUIRE(log);
+  sys.track(*log);
+  work(sys, *log);
+  const auto where = dir.path().string();
+  faults.fail(where, storage_op::write, EIO);
+  faults.fail(where, storage_op::sync, EIO);
+  faults.fail(where, storage_op::rename, EIO);
+  auto closed = sys.request<offset>(*log, timeout, close_atom_v);
+  REQUIRE(closed);
+  return {faults.injected(), *closed};
+}
+
+bool has_snapshot(const temp_dir& dir) {
+  auto snapshots = list_producer_snapshots(dir.path());
+  return snapshots && !snapshots->empty();
+}
+
+} // namespace
+
+TEST_CASE("closing a log that never held data writes and syncs nothing", "[log][close]") {
+  temp_dir dir;
+  auto [attempted, point] = close_counting_writes(dir, offset{0}, [](auto&, auto&) {});
+  CHECK(attempted == 0);
+  CHECK(point == offset{0});
+  CHECK_FALSE(has_snapshot(dir));
+}
+
+TEST_CASE("a log closed again with nothing appended since writes and syncs nothing",
+          "[log][close]") {
+  temp_dir dir;
+  offset first_close{0};
+  {
+    threaded_system sys;
+    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+    REQUIRE(log);
+    sys.track(*log);
+    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                       append_request{to_buffer(make_batch(5, "kept", now)),
+                                                      append_origin::leader, leader_epoch{0}}));
+    auto closed = sys.request<offset>(*log, timeout, close_atom_v);
+    REQUIRE(closed);
+    first_close = *closed;
+  }
+  REQUIRE(first_close == offset{5});
+  REQUIRE(has_snapshot(dir));
+
+  auto [attempted, point] = close_counting_writes(dir, first_close, [](auto&, auto&) {});
+  CHECK(attempted == 0);
+  CHECK(point == offset{5});
+}
+
+TEST_CASE("a close still flushes what was appended since the last flush", "[log][close]") {
+  temp_dir dir;
+  auto [attempted, point] = close_counting_writes(dir, offset{0}, [](auto& sys, auto& log) {
+    REQUIRE(sys.template request<append_result>(log, timeout, append_atom_v,
+                                                append_request{to_buffer(make_batch(3, "new", now)),
+                                                               append_origin::leader,
+                                                               leader_epoch{0}}));
+  });
+  // The flush failed (EIO on fsync): the log is offline and its recovery point stays.
+  CHECK(attempted > 0);
+  CHECK(point == offset{0});
+}
