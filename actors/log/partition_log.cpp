@@ -220,13 +220,15 @@ std::optional<offset> partition_log::segment_with_timestamp(offset from,
 
 flush_plan partition_log::plan_flush() {
   flush_plan plan{log_end_, generation_, {}};
-  // Only segments with data past the recovery point. An empty one (a new log's, or the active
-  // segment a roll began) has nothing to make durable: its creation is synced with its first
-  // data (segment::flush syncs the directory then), and were it lost to an OS crash the log
-  // would end where it does now. Flushing it every time made closing an idle replica cost three
-  // fsyncs.
-  for (const auto& [base, e] : segments_)
-    if (e.meta.next > recovery_point_) plan.segments.push_back(e.slot);
+  // Only segments with data past the recovery point, or cut since their last flush. An empty
+  // one (a new log's, or the active segment a roll began) has nothing to make durable: its
+  // creation is synced with its first data (segment::flush syncs the directory then), and were
+  // it lost to an OS crash the log would end where it does now. Flushing it every time made
+  // closing an idle replica cost three fsyncs.
+  for (auto& [base, e] : segments_) {
+    const bool cut = std::exchange(e.cut_unflushed, false);
+    if (e.meta.next > recovery_point_ || cut) plan.segments.push_back(e.slot);
+  }
   unflushed_messages_ = 0;
   return plan;
 }
@@ -269,7 +271,9 @@ segment_ref partition_log::restart_at(offset to, timestamp_ms now) {
 }
 
 void partition_log::active_truncated(const segment_meta& meta) {
-  auto& active_meta = active().meta;
+  auto& active_seg = active();
+  active_seg.cut_unflushed = true;
+  auto& active_meta = active_seg.meta;
   active_meta.next = meta.next;
   active_meta.size_bytes = meta.size_bytes;
   active_meta.max_timestamp = meta.max_timestamp;

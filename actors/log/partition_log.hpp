@@ -40,6 +40,9 @@ namespace capstan {
 struct log_segment {
   segment_ref slot;
   segment_meta meta;
+  // Cut on disk (truncation) since its last flush: the next flush takes it even when it holds
+  // no data past the recovery point, or an OS crash could bring the cut batches back.
+  bool cut_unflushed = false;
 };
 
 // Appends a padded run of batches to the segment.
@@ -149,8 +152,8 @@ public:
   // The first segment at or after `from` whose max timestamp is >= target (a time lookup).
   std::optional<offset> segment_with_timestamp(offset from, timestamp_ms target) const;
 
-  // Covers everything appended so far (the segments holding data past the recovery point);
-  // resets the flush.messages count.
+  // Covers everything appended so far (the segments holding data past the recovery point) and
+  // every truncation's cut; resets the flush.messages count.
   flush_plan plan_flush();
   // A flush of everything below `target` finished: the recovery point moves up to it, unless
   // the layout changed since (`generation`).

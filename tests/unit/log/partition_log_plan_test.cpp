@@ -346,3 +346,26 @@ TEST_CASE("a validated batch outside the partition's limits gets the same named 
   CHECK(t.err().code == errc::message_too_large);
   CHECK(small.log_end() == offset{0});
 }
+
+TEST_CASE("a flush covers segments with data past the recovery point and every truncation's cut, "
+          "never an empty segment",
+          "[log][partition_log]") {
+  auto log = empty_log();
+  CHECK(log.plan_flush().segments.empty());
+
+  auto a = leader_append(make_batch(5, "a", start_ms));
+  REQUIRE(log.append(a, start_ms));
+  auto flush = log.plan_flush();
+  CHECK(flush.segments.size() == 1);
+  log.raise_recovery_point(flush.target, flush.generation);
+  REQUIRE(log.recovery_point() == offset{5});
+  CHECK(log.plan_flush().segments.empty());
+
+  // A follower cuts the flushed batch away whole: nothing is left past the recovery point, but
+  // the cut itself must reach the disk, once.
+  REQUIRE(log.drop_segments_from(offset{1}).empty());
+  log.active_truncated(segment_meta{offset{0}, offset{0}, 0, no_timestamp, start_ms});
+  (void)log.truncated(offset{0});
+  CHECK(log.plan_flush().segments.size() == 1);
+  CHECK(log.plan_flush().segments.empty());
+}
