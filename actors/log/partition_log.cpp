@@ -164,11 +164,12 @@ result<append_plan> partition_log::append(append_request& req, timestamp_ms now)
       run_begin = pos;
       auto sealed = active().slot;
       const offset base = view.base_offset();
+      auto flushed = take_unflushed(base);
       auto& created = add_segment(base, now);
       auto snapshot = std::make_shared<producer_state>(producers_);
       snapshot->set_end_offset(base);
-      plan.steps.emplace_back(
-          segment_roll{std::move(sealed), created.slot, base, std::move(snapshot)});
+      plan.steps.emplace_back(segment_roll{std::move(sealed), created.slot, base,
+                                           std::move(snapshot), std::move(flushed)});
     }
     if (view.producer_id() != no_producer_id) {
       if (checked)
@@ -225,12 +226,19 @@ flush_plan partition_log::plan_flush() {
   // creation is synced with its first data (segment::flush syncs the directory then), and were
   // it lost to an OS crash the log would end where it does now. Flushing it every time made
   // closing an idle replica cost three fsyncs.
-  for (auto& [base, e] : segments_) {
-    const bool cut = std::exchange(e.cut_unflushed, false);
-    if (e.meta.next > recovery_point_ || cut) plan.segments.push_back(e.slot);
-  }
+  plan.segments = take_unflushed(offset{std::numeric_limits<int64_t>::max()});
   unflushed_messages_ = 0;
   return plan;
+}
+
+std::vector<segment_ref> partition_log::take_unflushed(offset upto) {
+  std::vector<segment_ref> out;
+  for (auto it = segments_.begin(); it != segments_.end() && it->first < upto; ++it) {
+    auto& e = it->second;
+    const bool cut = std::exchange(e.cut_unflushed, false);
+    if (e.meta.next > recovery_point_ || cut) out.push_back(e.slot);
+  }
+  return out;
 }
 
 void partition_log::raise_recovery_point(offset target, uint64_t generation) {

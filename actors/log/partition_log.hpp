@@ -52,13 +52,18 @@ struct segment_write {
 };
 
 // A roll: create `created` at `base`, write `producers` as the snapshot at `base` (as Kafka
-// does on roll), seal `sealed` (the old active segment) and flush it in the background; when
-// that flush is done the recovery point may move to `base` (raise_recovery_point).
+// does on roll), seal `sealed` (the old active segment) and flush `flushed` in the background:
+// every segment below `base` with data past the recovery point or a cut since its last flush,
+// `sealed` among them. When those flushes are done the recovery point may move to `base`
+// (raise_recovery_point), as Kafka's flushUptoOffsetExclusive after a roll: flushing only the
+// sealed segment would make the segments a crash left unflushed (recovered at open, in the page
+// cache only) trusted by the next recovery.
 struct segment_roll {
   segment_ref sealed;
   segment_ref created;
   offset base{0};
   std::shared_ptr<const producer_state> producers;
+  std::vector<segment_ref> flushed;
 };
 
 using append_step = std::variant<segment_write, segment_roll>;
@@ -225,6 +230,9 @@ public:
 private:
   log_segment& active() { return segments_.rbegin()->second; }
   log_segment& add_segment(offset base, timestamp_ms now);
+  // The segments below `upto` a flush must take (data past the recovery point, or a cut since
+  // their last flush); clears their cut marks.
+  std::vector<segment_ref> take_unflushed(offset upto);
 
   std::string log_name_;
   log_config config_;

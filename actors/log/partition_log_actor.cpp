@@ -185,9 +185,24 @@ void create_segment(self_ptr self, const segment_ref& slot, offset base) {
       .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
 }
 
+// Fsyncs `slots` on the worker, then calls `done` (also after a failure, which takes the log
+// offline: `done` checks for that).
+void flush_segments(self_ptr self, const std::vector<segment_ref>& slots,
+                    std::function<void()> done) {
+  auto pending = std::make_shared<countdown>(countdown{slots.size() + 1, std::move(done)});
+  for (const auto& slot : slots)
+    self->request(self->state.worker, caf::infinite, flush_atom_v, slot)
+        .then([pending](const segment_meta&) { pending->arrive(); },
+              [self, pending](caf::error& e) {
+                fail(self, e);
+                pending->arrive();
+              });
+  pending->arrive();
+}
+
 // Carries out a roll: creates the new segment, writes the producer snapshot at its base, seals
-// the old one and flushes it in the background (Kafka flushes a rolled segment asynchronously;
-// the recovery point then moves to the new base).
+// the old one and flushes everything below the new base in the background (as Kafka, which
+// flushes asynchronously after a roll); the recovery point then moves to the new base.
 void roll(self_ptr self, const segment_roll& r) {
   auto& st = self->state;
   create_segment(self, r.created, r.base);
@@ -195,10 +210,9 @@ void roll(self_ptr self, const segment_roll& r) {
   const auto gen = st.log->generation();
   self->request(st.worker, caf::infinite, seal_atom_v, r.sealed)
       .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
-  self->request(st.worker, caf::infinite, flush_atom_v, r.sealed)
-      .then([self, gen, base = r.base](
-                const segment_meta&) { self->state.log->raise_recovery_point(base, gen); },
-            [self](caf::error& e) { fail(self, e); });
+  flush_segments(self, r.flushed, [self, gen, base = r.base] {
+    if (!self->state.failed) self->state.log->raise_recovery_point(base, gen);
+  });
   spdlog::info("{}: rolled new segment at offset {}", st.opts.log_name, r.base.value());
 }
 
@@ -321,23 +335,13 @@ caf::result<append_result> append(self_ptr self, append_request& req) {
 }
 
 void flush_all(self_ptr self, std::function<void(offset)> done) {
-  auto& st = self->state;
-  auto plan = st.log->plan_flush();
-  auto pending = std::make_shared<countdown>(countdown{plan.segments.size() + 1, nullptr});
-  pending->done = [self, target = plan.target, gen = plan.generation, done] {
+  auto plan = self->state.log->plan_flush();
+  flush_segments(self, plan.segments, [self, target = plan.target, gen = plan.generation, done] {
     auto& st = self->state;
     if (!st.failed) st.log->raise_recovery_point(target, gen);
     st.log->flushed_at(st.now());
     done(st.log->recovery_point());
-  };
-  for (const auto& slot : plan.segments)
-    self->request(st.worker, caf::infinite, flush_atom_v, slot)
-        .then([pending](const segment_meta&) { pending->arrive(); },
-              [self, pending](caf::error& e) {
-                fail(self, e);
-                pending->arrive();
-              });
-  pending->arrive();
+  });
 }
 
 // Deletes the segments retention wants gone; `done` gets their count once the producer

@@ -152,6 +152,38 @@ TEST_CASE("segment.bytes rolls before the batch that would pass it, with a produ
   CHECK(log.recovery_point() == offset{3});
 }
 
+TEST_CASE("a roll flushes every segment below the new base that holds data past the recovery "
+          "point, as the recovery point then moves there",
+          "[log][partition_log]") {
+  // Three segments a crash left unflushed: recovery at open found their data, but it may be in
+  // the page cache only.
+  std::vector<log_segment> segments;
+  for (const auto& [base, next] : {std::pair{0, 3}, std::pair{3, 5}, std::pair{5, 7}})
+    segments.push_back(log_segment{
+        std::make_shared<segment_slot>(),
+        segment_meta{offset{base}, offset{next}, 100 * (next - base), start_ms, start_ms}});
+  std::vector<segment_ref> slots;
+  for (const auto& s : segments) slots.push_back(s.slot);
+  log_config config;
+  config.segment_bytes = 1; // the next append rolls
+  partition_log log("t-0 on node 1", config, std::move(segments), offset{3}, leader_epoch_cache{},
+                    producer_state{}, start_ms);
+
+  auto a = leader_append(make_batch(1, "a", start_ms));
+  auto plan = log.append(a, start_ms);
+  REQUIRE(plan);
+  const auto rolls = rolls_of(*plan);
+  REQUIRE(rolls.size() == 1);
+  CHECK(rolls[0].base == offset{7});
+  CHECK(rolls[0].sealed == slots[2]);
+  // Not the first segment: it ends at the recovery point.
+  CHECK(rolls[0].flushed == std::vector<segment_ref>{slots[1], slots[2]});
+  log.raise_recovery_point(rolls[0].base, log.generation());
+  CHECK(log.recovery_point() == offset{7});
+  // What is left to flush is the new active segment's batch.
+  CHECK(log.plan_flush().segments == std::vector<segment_ref>{log.active_slot()});
+}
+
 TEST_CASE("segment.ms rolls once the active segment is older than it", "[log][partition_log]") {
   log_config config;
   config.segment_ms = 100;
