@@ -33,6 +33,9 @@ partition_log::partition_log(std::string log_name, log_config config,
   log_end_ = active().meta.next;
   recovery_point_ = std::min(recovery_point, log_end_);
   last_flush_ms_ = last_retention_ms_ = last_compaction_ms_ = last_producer_expiry_ms_ = now;
+  // As Kafka's loadFromSnapshot: a producer that expired while the log was closed (or since its
+  // snapshot, kept at close) does not come back.
+  producers_.expire(now, config_.producer_id_expiration_ms);
 }
 
 log_segment& partition_log::add_segment(offset base, timestamp_ms now) {

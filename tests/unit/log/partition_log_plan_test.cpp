@@ -296,6 +296,26 @@ TEST_CASE("a producer's resent batch gets its first offsets back and plans no wr
   CHECK(log.log_end() == offset{4});
 }
 
+TEST_CASE("a producer that expired while the log was closed is unknown when it opens again",
+          "[log][partition_log]") {
+  log_config config;
+  config.producer_id_expiration_ms = 1000;
+  auto log = empty_log(config);
+  auto old = leader_append(make_producer_batch({7, 0, 0}, 1, "old", start_ms));
+  REQUIRE(log.append(old, start_ms));
+  auto recent = leader_append(make_producer_batch({8, 0, 0}, 1, "recent", start_ms + 500));
+  REQUIRE(log.append(recent, start_ms + 500));
+
+  std::vector<log_segment> segments;
+  segments.push_back(
+      log_segment{std::make_shared<segment_slot>(),
+                  segment_meta{offset{0}, offset{2}, 200, start_ms + 500, start_ms}});
+  partition_log reopened("t-0 on node 1", config, std::move(segments), offset{2},
+                         leader_epoch_cache{}, log.producers(), start_ms + 1000);
+  CHECK(reopened.producers().find(7) == nullptr);
+  CHECK(reopened.producers().find(8) != nullptr);
+}
+
 TEST_CASE("flush.messages asks for a flush with the append that reaches it",
           "[log][partition_log]") {
   log_config config;
