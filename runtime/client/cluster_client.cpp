@@ -16,6 +16,7 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <capnp/message.h>
@@ -110,6 +111,7 @@ topic_metadata to_topic(rpc::TopicInfo::Reader t) {
 // another, so destruction runs from the capability down to the stream.
 struct broker_connection {
   std::string address;
+  uint64_t id = 0; // tells this connection from a later one to the same address
   kj::Own<kj::AsyncIoStream> stream;
   kj::Own<capnp::TwoPartyVatNetwork> network;
   kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc;
@@ -570,6 +572,7 @@ private:
     if (it != connections_.end()) return *it->second;
     auto conn = std::make_unique<broker_connection>();
     conn->address = address;
+    conn->id = ++last_connection_id_;
     broker_connection* c = conn.get();
     auto parsed = parse_host_port(address);
     kj::Promise<capnp::Capability::Client> ready = nullptr;
@@ -588,6 +591,16 @@ private:
                             *c->stream, capnp::rpc::twoparty::Side::CLIENT, reader_options());
                         c->rpc = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(
                             capnp::makeRpcClient(*c->network));
+                        // A connection the broker closed (a node that stopped or restarted) is
+                        // dropped as soon as the loop reads its end, as Kafka's NetworkClient
+                        // does: the next call connects again instead of failing on the dead
+                        // one and waiting retry.backoff.ms. The promise is rejected instead when
+                        // the connection is destroyed first.
+                        tasks_->add(c->network->onDisconnect().then(
+                            [this, address = c->address, id = c->id] {
+                              forget_connection(address, id);
+                            },
+                            [](kj::Exception&&) {}));
                         capnp::word scratch[4]{};
                         capnp::MallocMessageBuilder message(scratch);
                         auto vat = message.getRoot<capnp::rpc::twoparty::VatId>();
@@ -607,11 +620,12 @@ private:
     return ref;
   }
 
-  // Drops a connection after a network error so the next call reconnects. The connection is
-  // destroyed on a later turn of the loop, not inside the continuation that saw the error.
-  void forget_connection(const std::string& address) {
+  // Drops a connection after a network error so the next call reconnects; with `id`, only that
+  // connection, not a later one to the same address. The connection is destroyed on a later
+  // turn of the loop, not inside the continuation that saw the error.
+  void forget_connection(const std::string& address, std::optional<uint64_t> id = std::nullopt) {
     auto it = connections_.find(address);
-    if (it == connections_.end()) return;
+    if (it == connections_.end() || (id && it->second->id != *id)) return;
     graveyard_.push_back(std::move(it->second));
     connections_.erase(it);
     tasks_->add(kj::evalLater([this] { graveyard_.clear(); }));
@@ -875,6 +889,7 @@ private:
   kj::TaskSet* tasks_ = nullptr;
   std::map<std::string, std::unique_ptr<broker_connection>> connections_;
   std::vector<std::unique_ptr<broker_connection>> graveyard_;
+  uint64_t last_connection_id_ = 0;
   cluster_metadata cache_;
 };
 

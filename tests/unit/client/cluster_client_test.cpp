@@ -149,10 +149,11 @@ private:
 // Serves fake_capstan on 127.0.0.1:<any> from its own kj thread until destroyed.
 class fake_server {
 public:
-  fake_server() {
-    std::promise<uint16_t> port;
-    auto ready = port.get_future();
-    thread_ = std::thread([this, &port] {
+  // `port` 0: any free one; else that port, for a server that comes back where one stopped.
+  explicit fake_server(uint16_t port = 0) {
+    std::promise<uint16_t> bound;
+    auto ready = bound.get_future();
+    thread_ = std::thread([this, &bound, port] {
       auto io = kj::setupAsyncIo();
       auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
       {
@@ -160,9 +161,10 @@ public:
         stop_ = kj::mv(paf.fulfiller);
       }
       capnp::TwoPartyServer server(kj::heap<fake_capstan>(state));
-      auto listener = io.provider->getNetwork().parseAddress("127.0.0.1", 0).wait(io.waitScope)->listen();
+      auto listener =
+          io.provider->getNetwork().parseAddress("127.0.0.1", port).wait(io.waitScope)->listen();
       state.port = static_cast<uint16_t>(listener->getPort());
-      port.set_value(state.port);
+      bound.set_value(state.port);
       paf.promise.exclusiveJoin(server.listen(*listener)).wait(io.waitScope);
     });
     ready.wait();
@@ -383,6 +385,47 @@ TEST_CASE("a produce whose leader closed its connection goes to the leader the m
   INFO((r ? std::string() : r.err().to_string()));
   REQUIRE(r);
   CHECK(f.survivor.state.produce_calls == 1);
+}
+
+TEST_CASE("a connection its broker closed while idle is dropped: a leadership that moves back to "
+          "the restarted broker is followed without waiting retry.backoff.ms",
+          "[client][cluster_client]") {
+  // failover.sh with SIGTERM: the leadership moves from node B to A, B stops and restarts, and
+  // the leadership moves back; the client must not try the connection B closed when it stopped.
+  fake_server a;
+  auto b = std::make_unique<fake_server>();
+  const uint16_t b_port = b->state.port;
+  a.state.leader_port = b_port;
+  b->state.leader_port = b_port;
+  auto client = cluster_client::connect(with_long_backoff(config_for(a)));
+  REQUIRE(client);
+  auto first = produce_async(**client, "at b");
+  REQUIRE(first.wait_for(20s) == std::future_status::ready);
+  REQUIRE(first.get());
+
+  // The leadership moves to A: B refuses, the client follows the metadata to A and keeps its
+  // connection to B. Then B stops and comes back on its port.
+  a.state.leader_port = a.state.port;
+  b->state.leader_port = a.state.port;
+  b->state.not_leader_remaining = 1000000;
+  auto second = produce_async(**client, "at a");
+  REQUIRE(second.wait_for(20s) == std::future_status::ready);
+  REQUIRE(second.get());
+  REQUIRE(a.state.produce_calls == 1);
+  b.reset();
+  b = std::make_unique<fake_server>(b_port);
+
+  // The client's loop reads the end of B's old connection within a turn; a second is plenty.
+  std::this_thread::sleep_for(1s);
+  a.state.leader_port = b_port;
+  b->state.leader_port = b_port;
+  a.state.not_leader_remaining = 1000000;
+  auto third = produce_async(**client, "at b again");
+  REQUIRE(third.wait_for(20s) == std::future_status::ready);
+  auto r = third.get();
+  INFO((r ? std::string() : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(b->state.produce_calls == 1);
 }
 
 TEST_CASE("a produce in flight when its leader dies is retried at the leader the metadata names next, "
