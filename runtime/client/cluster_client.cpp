@@ -16,7 +16,6 @@
 #include <deque>
 #include <future>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include <capnp/message.h>
@@ -594,8 +593,9 @@ private:
                         // A connection the broker closed (a node that stopped or restarted) is
                         // dropped as soon as the loop reads its end, as Kafka's NetworkClient
                         // does: the next call connects again instead of failing on the dead
-                        // one and waiting retry.backoff.ms. The promise is rejected instead when
-                        // the connection is destroyed first.
+                        // one and waiting retry.backoff.ms. The promise is also fulfilled when
+                        // the client destroys the connection itself (forgotten after an error):
+                        // the id keeps that from dropping a newer one.
                         tasks_->add(c->network->onDisconnect().then(
                             [this, address = c->address, id = c->id] {
                               forget_connection(address, id);
@@ -620,12 +620,13 @@ private:
     return ref;
   }
 
-  // Drops a connection after a network error so the next call reconnects; with `id`, only that
-  // connection, not a later one to the same address. The connection is destroyed on a later
-  // turn of the loop, not inside the continuation that saw the error.
-  void forget_connection(const std::string& address, std::optional<uint64_t> id = std::nullopt) {
+  // Drops the connection `id` after a network error so the next call reconnects; a later
+  // connection to the same address (a call saw the old one fail after another reconnected)
+  // stays. The connection is destroyed on a later turn of the loop, not inside the
+  // continuation that saw the error.
+  void forget_connection(const std::string& address, uint64_t id) {
     auto it = connections_.find(address);
-    if (it == connections_.end() || (id && it->second->id != *id)) return;
+    if (it == connections_.end() || it->second->id != id) return;
     graveyard_.push_back(std::move(it->second));
     connections_.erase(it);
     tasks_->add(kj::evalLater([this] { graveyard_.clear(); }));
@@ -722,18 +723,20 @@ private:
   kj::Promise<result<cluster_metadata>>
   try_metadata(std::vector<std::string> topics, std::vector<std::string> candidates, size_t i) {
     const auto address = candidates[i];
+    auto& conn = connection(address);
     auto attempt =
-        with_timeout(metadata_call(connection(address).cap, topics, topics.empty()))
-            .catch_([](kj::Exception&& e) { return result<cluster_metadata>(from_exception(e)); });
-    return attempt.then(
-        [this, topics = std::move(topics), candidates = std::move(candidates), i,
-         address](result<cluster_metadata>&& r) mutable -> kj::Promise<result<cluster_metadata>> {
-          if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out))
-            return kj::mv(r);
-          forget_connection(address);
-          if (i + 1 >= candidates.size()) return kj::mv(r);
-          return try_metadata(std::move(topics), std::move(candidates), i + 1);
+        with_timeout(metadata_call(conn.cap, topics, topics.empty())).catch_([](kj::Exception&& e) {
+          return result<cluster_metadata>(from_exception(e));
         });
+    return attempt.then([this, topics = std::move(topics), candidates = std::move(candidates), i,
+                         address, id = conn.id](result<cluster_metadata>&& r) mutable
+                        -> kj::Promise<result<cluster_metadata>> {
+      if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out))
+        return kj::mv(r);
+      forget_connection(address, id);
+      if (i + 1 >= candidates.size()) return kj::mv(r);
+      return try_metadata(std::move(topics), std::move(candidates), i + 1);
+    });
   }
 
   std::optional<std::string> leader_address(const std::string& topic, int32_t partition) const {
@@ -814,14 +817,15 @@ private:
     auto& conn = connection(*address);
     return with_timeout(state->call(conn.cap), timeout)
         .catch_([](kj::Exception&& e) { return result<T>(from_exception(e)); })
-        .then([this, state, address = *address, clipped = timeout < config_.request_timeout_ms](
-                  result<T>&& r) -> kj::Promise<result<T>> {
+        .then([this, state, address = *address, id = conn.id,
+               clipped =
+                   timeout < config_.request_timeout_ms](result<T>&& r) -> kj::Promise<result<T>> {
           // An attempt cut short by the caller's deadline says nothing new about the broker:
           // the caller gets the error that made it retry.
           if (!r && clipped && r.code() == errc::request_timed_out && state->last)
             return result<T>(*state->last);
           if (r || !retriable(r.code())) return kj::mv(r);
-          if (r.code() == errc::network_exception) forget_connection(address);
+          if (r.code() == errc::network_exception) forget_connection(address, id);
           forget_topic(state->topic);
           state->last = r.err();
           const bool may_have_moved =
