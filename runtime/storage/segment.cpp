@@ -135,7 +135,9 @@ struct segment::impl {
   time_index tindex;
   // The read-only mapping of a sealed segment (exactly size_ bytes); null while active.
   std::shared_ptr<const mmap_region> map;
-  // The directory entry of a created segment is not durable until the first flush.
+  // The directory entry of a created segment is not durable until the first flush; nor is that
+  // of a segment recovery opens (past the recovery point: the process that created it may have
+  // crashed before its first flush).
   bool dir_dirty = false;
 
   // Index cadence state (docs/storage.md, "When index entries are written"). The rule depends
@@ -214,7 +216,7 @@ result<std::unique_ptr<segment>> segment::open(const std::filesystem::path& dir,
 
   auto state = std::make_unique<impl>(dir, stem, options, base, std::move(*log), std::move(*index),
                                       std::move(*tindex));
-  state->dir_dirty = create;
+  state->dir_dirty = create || mode == segment_open_mode::open_recover;
   state->reset_cadence();
   std::unique_ptr<segment> seg(new segment(base, std::move(state)));
   status s;
