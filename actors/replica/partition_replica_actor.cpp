@@ -57,8 +57,9 @@ namespace {
 
 using namespace replica_detail;
 
-// Expires parked fetches (answered with what is there) and acks=-1 produces (REQUEST_TIMED_OUT),
-// and arms the tick for the earliest deadline left.
+// Expires parked fetches (answered with what is there), acks=-1 produces (REQUEST_TIMED_OUT)
+// and produces that waited for a leadership in vain (NOT_LEADER_OR_FOLLOWER), and arms the tick
+// for the earliest deadline left.
 void on_tick(self_ptr self) {
   auto& st = self->state;
   const auto now = self->clock().now();
@@ -74,9 +75,12 @@ void on_tick(self_ptr self) {
     it = st.pending_acks.erase(it);
   }
   if (!st.parked.empty()) answer_parked(self, st.parked.take_expired(now));
+  refuse_awaiting_leadership(self, now);
   auto next = st.parked.next_deadline();
   for (const auto& [end, p] : st.pending_acks)
     if (!next || p.deadline < *next) next = p.deadline;
+  for (const auto& w : st.awaiting_leadership)
+    if (!next || w.deadline < *next) next = w.deadline;
   if (next) arm_tick(self, *next);
 }
 
@@ -87,6 +91,8 @@ void quit_answering(self_ptr self, const caf::error& answer, const caf::error& r
   auto& st = self->state;
   for (auto& [end, p] : st.pending_acks) p.rp.deliver(answer);
   st.pending_acks.clear();
+  for (auto& w : st.awaiting_leadership) w.rp.deliver(answer);
+  st.awaiting_leadership.clear();
   for (auto& [id, rp] : st.parked_promises) rp.deliver(answer);
   st.parked_promises.clear();
   st.parked.take_all();
@@ -114,6 +120,7 @@ caf::result<replica_checkpoint> close(self_ptr self) {
   }
   st.closing = true;
   fail_pending_acks(self, errc::not_leader_or_follower, "the replica is closing");
+  refuse_awaiting_leadership(self);
   // Held while the parked fetches' reads are out: the exit handler answers it if the log dies.
   const auto key = st.held.hold(rp);
   answer_parked(self, st.parked.take_all(), [self, rp, key]() mutable {

@@ -6,8 +6,10 @@
 // high watermark, follower fetches, truncation by leader epoch, list offsets, info, close.
 // docs/replication.md describes the protocol.
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -39,6 +41,13 @@ struct partition_replica_options {
   int64_t replica_lag_time_max_ms = 30000;
   // Where ISR changes go (the replica manager). Empty: they commit at once (a replica alone).
   alter_partition_sink alter_sink;
+  // The leader epoch at which the node's metadata cache names this node the partition's leader,
+  // if it does. A node takes the controller's UpdateMetadata before its LeaderAndIsr, so a
+  // client can be sent here (by this node's Metadata answer or another's) a moment before this
+  // replica leads: a produce then waits for the leadership, up to leadership_wait, instead of
+  // being refused. Empty: a produce to a replica that does not lead is refused at once.
+  std::function<std::optional<leader_epoch>()> announced_leadership;
+  std::chrono::milliseconds leadership_wait{100};
   // Upper bound of a fetch's max_wait_ms (a client cannot park a fetch for longer).
   int32_t max_fetch_wait_ms = 300000;
   // Wall clock in ms for the log; empty: the system clock.

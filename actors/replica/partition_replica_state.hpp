@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
@@ -28,6 +29,15 @@ namespace capstan::replica_detail {
 struct pending_produce {
   caf::typed_response_promise<produce_result> rp;
   produce_result result;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// A produce that came before the LeaderAndIsr its node's metadata announced
+// (partition_replica_options::announced_leadership): served once this replica leads, refused
+// with NOT_LEADER_OR_FOLLOWER at its deadline or when the replica follows or closes instead.
+struct awaiting_produce {
+  produce_request req;
+  caf::typed_response_promise<produce_result> rp;
   std::chrono::steady_clock::time_point deadline;
 };
 
@@ -65,6 +75,9 @@ struct replica_state {
   // The timer for every deadline here (parked fetches, acks=-1 produces).
   armed_tick<std::chrono::steady_clock::time_point> tick;
 
+  // Not leader yet, in arrival order.
+  std::vector<awaiting_produce> awaiting_leadership;
+
   // Follower only: min(the leader's HW, the local log end).
   offset follower_hw{0};
 
@@ -88,6 +101,12 @@ void on_hw_advanced(self_ptr self);
 // Fails every waiting acks=-1 produce with `code` (a lost leadership, a shrunk ISR).
 void fail_pending_acks(self_ptr self, errc code, const std::string& why);
 caf::result<produce_result> produce(self_ptr self, produce_request& req);
+// Serves the produces that waited for this leadership (become_leader calls it).
+void serve_awaiting_leadership(self_ptr self);
+// Refuses the produces still waiting for a leadership: those past their deadline at `now`, or
+// every one without `now`.
+void refuse_awaiting_leadership(self_ptr self,
+                                std::optional<std::chrono::steady_clock::time_point> now = {});
 caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_request& req);
 caf::result<epoch_end> answer_epoch(self_ptr self, leader_epoch current, leader_epoch requested);
 // Proposes an ISR shrink if a follower lags; re-arms itself every replica.lag.time.max.ms / 2.

@@ -51,6 +51,7 @@ caf::result<bool> become_follower(self_ptr self, const replica_role& role) {
   st.epoch = role.epoch;
   st.leader_node = role.leader;
   st.replicas = role.replicas;
+  refuse_awaiting_leadership(self);
   spdlog::info("{}: follower of node {} at leader epoch {}{}, log end {}, high watermark {}",
                st.log_name, role.leader.value(), role.epoch.value(), was_leader ? " (was leader)" : "",
                st.log_end.value(), st.follower_hw.value());

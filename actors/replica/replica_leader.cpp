@@ -171,6 +171,7 @@ caf::result<bool> become_leader(self_ptr self, const replica_role& role) {
                              isrcheck_atom_v);
         }
         rp.deliver(true);
+        serve_awaiting_leadership(self);
       },
       [self, rp](caf::error& e) mutable {
         spdlog::error("{}: cannot become leader: {}", self->state.log_name, from_caf_error(e).to_string());
@@ -194,17 +195,29 @@ void check_isr(self_ptr self) {
                      isrcheck_atom_v);
 }
 
-caf::result<produce_result> produce(self_ptr self, produce_request& req) {
+namespace {
+
+// Appends `req` as the leader and answers `rp`: at once for acks=0 (before the append, as Kafka),
+// after the append for acks=1, once the HW passes the batch for acks=-1.
+void lead_produce(self_ptr self, produce_request req,
+                  caf::typed_response_promise<produce_result> rp) {
   auto& st = self->state;
-  if (st.closing || !st.is_leader()) return not_leader(st);
-  if (req.acks != 0 && req.acks != 1 && req.acks != -1)
-    return fail_with(errc::invalid_required_acks,
-                     "acks must be 0, 1 or -1, not " + std::to_string(req.acks));
-  if (req.acks == -1 && !st.leader->enough_replicas())
-    return fail_with(errc::not_enough_replicas,
-                     st.log_name + ": the ISR has " + std::to_string(st.leader->isr().size()) +
-                       " replicas, min.insync.replicas is " +
-                       std::to_string(st.opts.min_insync_replicas));
+  if (st.closing || !st.is_leader()) {
+    rp.deliver(not_leader(st));
+    return;
+  }
+  if (req.acks != 0 && req.acks != 1 && req.acks != -1) {
+    rp.deliver(fail_with(errc::invalid_required_acks,
+                         "acks must be 0, 1 or -1, not " + std::to_string(req.acks)));
+    return;
+  }
+  if (req.acks == -1 && !st.leader->enough_replicas()) {
+    rp.deliver(fail_with(errc::not_enough_replicas,
+                         st.log_name + ": the ISR has " + std::to_string(st.leader->isr().size()) +
+                             " replicas, min.insync.replicas is " +
+                             std::to_string(st.opts.min_insync_replicas)));
+    return;
+  }
   const auto size = static_cast<int64_t>(buffer_of(req.batch).size());
   const auto epoch = st.epoch;
   append_request append{std::move(req.batch), append_origin::leader, st.epoch};
@@ -215,9 +228,9 @@ caf::result<produce_result> produce(self_ptr self, produce_request& req) {
               [self](caf::error& e) {
                 spdlog::warn("{}: acks=0 produce failed: {}", self->state.log_name, to_string(e));
               });
-    return produce_result{offset{-1}, no_timestamp, st.log_start};
+    rp.deliver(produce_result{offset{-1}, no_timestamp, st.log_start});
+    return;
   }
-  auto rp = self->make_response_promise<produce_result>();
   const auto acks = req.acks;
   const auto timeout = std::chrono::milliseconds(std::max<int32_t>(req.timeout_ms, 0));
   ask_log(self, rp, append_atom_v, std::move(append))
@@ -241,7 +254,50 @@ caf::result<produce_result> produce(self_ptr self, produce_request& req) {
         st.pending_acks.emplace(res.last + 1, pending_produce{rp, out, deadline});
         arm_tick(self, deadline);
       });
+}
+
+// True iff the node's metadata names this replica leader at a newer epoch than it has: its
+// LeaderAndIsr is on the way.
+bool leadership_announced(const replica_state& st) {
+  if (st.closing || st.is_leader() || !st.opts.announced_leadership) return false;
+  const auto announced = st.opts.announced_leadership();
+  return announced && *announced > st.epoch;
+}
+
+} // namespace
+
+caf::result<produce_result> produce(self_ptr self, produce_request& req) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise<produce_result>();
+  if (leadership_announced(st)) {
+    const auto wait = std::min<std::chrono::milliseconds>(
+        st.opts.leadership_wait, std::chrono::milliseconds(std::max<int32_t>(req.timeout_ms, 0)));
+    const auto deadline = self->clock().now() + wait;
+    st.awaiting_leadership.push_back(awaiting_produce{std::move(req), rp, deadline});
+    arm_tick(self, deadline);
+    return rp;
+  }
+  lead_produce(self, std::move(req), rp);
   return rp;
+}
+
+void refuse_awaiting_leadership(self_ptr self,
+                                std::optional<std::chrono::steady_clock::time_point> now) {
+  auto& st = self->state;
+  std::vector<awaiting_produce> left;
+  for (auto& w : std::exchange(st.awaiting_leadership, {})) {
+    if (now && w.deadline > *now)
+      left.push_back(std::move(w));
+    else
+      w.rp.deliver(not_leader(st));
+  }
+  st.awaiting_leadership = std::move(left);
+}
+
+void serve_awaiting_leadership(self_ptr self) {
+  // In arrival order, before any later message: a producer's batches keep their order.
+  for (auto& w : std::exchange(self->state.awaiting_leadership, {}))
+    lead_produce(self, std::move(w.req), w.rp);
 }
 
 caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_request& req) {

@@ -181,6 +181,12 @@ std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
   if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) ro.high_watermark = it->second;
   ro.replica_lag_time_max_ms = st.opts.replica_lag_time_max_ms;
   ro.alter_sink = caf::actor_cast<alter_partition_sink>(self);
+  if (auto registry = st.opts.metadata_registry)
+    ro.announced_leadership = [registry, topic = topic.name, partition = a.partition,
+                               node = st.opts.node]() -> std::optional<leader_epoch> {
+      auto cache = registry->current();
+      return cache ? cache->led_by(topic, partition, node) : std::nullopt;
+    };
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;
   ro.io_worker = st.io_workers[st.next_io_worker++ % st.io_workers.size()];

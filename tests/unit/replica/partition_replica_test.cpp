@@ -356,3 +356,84 @@ TEST_CASE("a fetch naming a leadership this replica has not applied yet is UNKNO
   REQUIRE(older);
   CHECK(older->error == errc::fenced_leader_epoch);
 }
+
+namespace {
+
+// Node 1 follows node 3 at epoch 4 while its metadata (announced) names it leader at epoch 5.
+partition_replica_actor announced_follower(threaded_system& sys, const temp_dir& dir,
+                                           std::chrono::milliseconds wait = 100ms) {
+  auto opts = orders_options(dir);
+  opts.announced_leadership = [] { return std::optional<leader_epoch>{leader_epoch{5}}; };
+  opts.leadership_wait = wait;
+  auto r = spawn_partition_replica(sys.sys(), opts);
+  REQUIRE(r);
+  sys.track(*r);
+  replica_role role;
+  role.leader = node_id{3};
+  role.epoch = leader_epoch{4};
+  role.replicas = {node_id{1}, node_id{3}};
+  role.isr = role.replicas;
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role));
+  return *r;
+}
+
+replica_role leader_at_5() {
+  replica_role role;
+  role.leader = node_id{1};
+  role.epoch = leader_epoch{5};
+  role.replicas = {node_id{1}, node_id{3}};
+  role.isr = role.replicas;
+  return role;
+}
+
+} // namespace
+
+TEST_CASE("a produce that comes before the leadership its node's metadata announced waits for it "
+          "and is appended, in arrival order",
+          "[replica][isr]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  auto replica = announced_follower(sys, dir, 30s);
+  caf::scoped_actor self{sys.sys()};
+  // Sent from one actor: the replica sees both produces before its LeaderAndIsr.
+  auto first =
+      self->request(replica, timeout, produce_atom_v, produce_of(make_batch(2, "a", 1000), 1));
+  auto second =
+      self->request(replica, timeout, produce_atom_v, produce_of(make_batch(3, "b", 1000), 1));
+  auto became = self->request(replica, timeout, become_atom_v, leader_at_5());
+  std::vector<int64_t> bases;
+  for (auto* p : {&first, &second})
+    p->receive([&](const produce_result& r) { bases.push_back(r.base_offset.value()); },
+               [&](caf::error& e) { FAIL("produce failed: " << caf::to_string(e)); });
+  became.receive([](bool) {}, [&](caf::error& e) { FAIL("become failed: " << caf::to_string(e)); });
+  CHECK(bases == std::vector<int64_t>{0, 2});
+}
+
+TEST_CASE("a produce waiting for an announced leadership is NOT_LEADER_OR_FOLLOWER when it does "
+          "not come in time, or another leader's does",
+          "[replica][isr]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  SECTION("no LeaderAndIsr within leadership_wait") {
+    auto replica = announced_follower(sys, dir, 50ms);
+    auto refused = sys.request<produce_result>(replica, timeout, produce_atom_v,
+                                               produce_of(make_batch(1, "a", 1000), 1));
+    REQUIRE_FALSE(refused);
+    CHECK(code_of(refused.error()) == errc::not_leader_or_follower);
+  }
+  SECTION("a LeaderAndIsr that keeps it a follower answers at once") {
+    auto replica = announced_follower(sys, dir, 10min);
+    caf::scoped_actor self{sys.sys()};
+    auto produce =
+        self->request(replica, timeout, produce_atom_v, produce_of(make_batch(1, "b", 1000), 1));
+    replica_role follow = leader_at_5();
+    follow.leader = node_id{3};
+    auto became = self->request(replica, timeout, become_atom_v, follow);
+    std::optional<errc> code;
+    produce.receive([&](const produce_result&) { code = errc::none; },
+                    [&](caf::error& e) { code = code_of(e); });
+    became.receive([](bool) {},
+                   [&](caf::error& e) { FAIL("become failed: " << caf::to_string(e)); });
+    CHECK(code == errc::not_leader_or_follower);
+  }
+}
