@@ -708,8 +708,12 @@ private:
   void forget_topic(const std::string& topic) { cache_.topics.erase(topic); }
 
   // Metadata from the admin address, else from any other known broker or bootstrap address.
-  kj::Promise<result<cluster_metadata>> refresh_metadata(std::vector<std::string> topics) {
+  // Asks `first` (when given), then the admin address, the known brokers and the bootstrap
+  // addresses, until one answers.
+  kj::Promise<result<cluster_metadata>> refresh_metadata(std::vector<std::string> topics,
+                                                         std::optional<std::string> first = {}) {
     std::vector<std::string> candidates;
+    if (first) candidates.push_back(std::move(*first));
     {
       std::lock_guard lock(mu_);
       if (!admin_address_.empty()) candidates.push_back(admin_address_);
@@ -840,25 +844,42 @@ private:
   // retries there without the back-off, as Kafka's client does since KIP-951 (which carries the
   // new leader in the response instead). So does a lost connection: a node that stops cleanly
   // moves its leaderships first and then closes its connections, often with a produce in
-  // flight. Metadata that still names the node that refused (not updated yet, a killed node, no
-  // leader) leaves the usual back-off, and so does every later refusal of the call.
+  // flight. After NOT_LEADER_OR_FOLLOWER the Metadata comes from the node that refused first:
+  // it has just applied the change (a node takes UpdateMetadata before LeaderAndIsr), while
+  // another node's may not have arrived yet (KIP-951's reason to carry the leader in the
+  // response). Metadata that still names the node that refused (not updated yet, a killed node,
+  // no leader) leaves the usual back-off, and so does every later refusal of the call.
   template <class T>
   kj::Promise<result<T>> retry_at_moved_leader(std::shared_ptr<routed_call<T>> state,
                                                std::string refused) {
     state->followed_move = true;
+    std::optional<std::string> ask_first;
+    if (state->last && state->last->code == errc::not_leader_or_follower) ask_first = refused;
+    return follow_move(state, std::move(refused), std::move(ask_first));
+  }
+
+  // One Metadata refresh, from `ask_first` first when given. A leader other than `refused`: tries
+  // there at once. Otherwise, after asking `ask_first`, refreshes once more the usual way (the
+  // node that refused may not know the new leader either: its LeaderAndIsr never came), else
+  // backs off.
+  template <class T>
+  kj::Promise<result<T>> follow_move(std::shared_ptr<routed_call<T>> state, std::string refused,
+                                     std::optional<std::string> ask_first) {
     const auto within_bounds = [state] {
       const auto now = steady::now();
       return now < state->deadline && now < state->retry_until;
     };
     if (!within_bounds()) return result<T>(*state->last);
-    return refresh_metadata({state->topic})
-        .then([this, state, refused = std::move(refused),
-               within_bounds](result<cluster_metadata>&& md) -> kj::Promise<result<T>> {
+    const bool asked_refuser = ask_first.has_value();
+    return refresh_metadata({state->topic}, std::move(ask_first))
+        .then([this, state, refused = std::move(refused), within_bounds,
+               asked_refuser](result<cluster_metadata>&& md) mutable -> kj::Promise<result<T>> {
           keep_refresh_error(*state, md);
           // The refresh took time of its own: a retry starts only within the bounds.
           if (!within_bounds()) return result<T>(*state->last);
           const auto moved = leader_address(state->topic, state->partition);
           if (moved && *moved != refused) return attempt(state);
+          if (asked_refuser) return follow_move(state, std::move(refused), std::nullopt);
           return retry_later(state);
         });
   }

@@ -373,6 +373,29 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to a moved leader with
   CHECK(new_leader.state.produce_calls == 1);
 }
 
+TEST_CASE("after NOT_LEADER_OR_FOLLOWER the client asks the node that refused for Metadata first, "
+          "since another node's may not name the new leader yet",
+          "[client][cluster_client]") {
+  fake_server stale; // the bootstrap node, whose UpdateMetadata has not arrived yet
+  fake_server old_leader;
+  fake_server new_leader;
+  stale.state.leader_port = old_leader.state.port;
+  old_leader.state.leader_port = old_leader.state.port;
+  auto client = cluster_client::connect(with_long_backoff(config_for(stale)));
+  REQUIRE(client);
+  // The leadership moves: the old leader knows, the bootstrap node does not yet.
+  old_leader.state.not_leader_remaining = 1000000;
+  old_leader.state.leader_port = new_leader.state.port;
+  new_leader.state.leader_port = new_leader.state.port;
+  auto answered = produce_async(**client, "v");
+  REQUIRE(answered.wait_for(20s) == std::future_status::ready);
+  auto r = answered.get();
+  INFO((r ? std::string() : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(old_leader.state.produce_calls == 1);
+  CHECK(new_leader.state.produce_calls == 1);
+}
+
 TEST_CASE("a produce whose leader closed its connection goes to the leader the metadata names "
           "without waiting retry.backoff.ms",
           "[client][cluster_client]") {
@@ -387,8 +410,8 @@ TEST_CASE("a produce whose leader closed its connection goes to the leader the m
   CHECK(f.survivor.state.produce_calls == 1);
 }
 
-TEST_CASE("a connection its broker closed while idle is dropped: a leadership that moves back to "
-          "the restarted broker is followed without waiting retry.backoff.ms",
+TEST_CASE("a connection its broker closed while idle is dropped, so a leadership that moves back "
+          "to the restarted broker is followed without waiting retry.backoff.ms",
           "[client][cluster_client]") {
   // failover.sh with SIGTERM: the leadership moves from node B to A, B stops and restarts, and
   // the leadership moves back; the client must not try the connection B closed when it stopped.
