@@ -51,10 +51,10 @@ result<std::map<std::string, std::string>> metadata_cache::describe(const std::s
   return out;
 }
 
-std::optional<leader_epoch> metadata_cache::led_by(const std::string& topic, int32_t partition,
-                                                   node_id node) const {
+std::optional<leader_epoch> metadata_cache::led_by(const std::string& topic, const topic_id& id,
+                                                   int32_t partition, node_id node) const {
   auto it = cluster_.topics.find(topic);
-  if (it == cluster_.topics.end()) return std::nullopt;
+  if (it == cluster_.topics.end() || it->second.id != id) return std::nullopt;
   for (const auto& p : it->second.partitions)
     if (p.partition == partition && p.leader == node.value()) return leader_epoch{p.leader_epoch};
   return std::nullopt;

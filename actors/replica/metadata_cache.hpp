@@ -37,9 +37,10 @@ public:
   // The topic's effective configs. Errors: UNKNOWN_TOPIC_OR_PARTITION.
   result<std::map<std::string, std::string>> describe(const std::string& topic) const;
 
-  // The leader epoch of the partition if this cache names `node` its leader; nullopt otherwise.
-  std::optional<leader_epoch> led_by(const std::string& topic, int32_t partition,
-                                     node_id node) const;
+  // The leader epoch of the partition if this cache names `node` its leader; nullopt otherwise,
+  // also when the cache's topic of that name has another id (deleted and created again).
+  std::optional<leader_epoch> led_by(const std::string& topic, const topic_id& id,
+                                     int32_t partition, node_id node) const;
 
 private:
   cluster_metadata cluster_;

@@ -38,6 +38,7 @@ struct pending_produce {
 struct awaiting_produce {
   produce_request req;
   caf::typed_response_promise<produce_result> rp;
+  std::chrono::steady_clock::time_point arrived;
   std::chrono::steady_clock::time_point deadline;
 };
 

@@ -176,6 +176,7 @@ caf::result<bool> become_leader(self_ptr self, const replica_role& role) {
       [self, rp](caf::error& e) mutable {
         spdlog::error("{}: cannot become leader: {}", self->state.log_name, from_caf_error(e).to_string());
         rp.deliver(std::move(e));
+        refuse_awaiting_leadership(self);
       });
   return rp;
 }
@@ -198,9 +199,11 @@ void check_isr(self_ptr self) {
 namespace {
 
 // Appends `req` as the leader and answers `rp`: at once for acks=0 (before the append, as Kafka),
-// after the append for acks=1, once the HW passes the batch for acks=-1.
+// after the append for acks=1, once the HW passes the batch for acks=-1, whose timeout_ms counts
+// from `arrived` (a produce that waited for the leadership has used some of it).
 void lead_produce(self_ptr self, produce_request req,
-                  caf::typed_response_promise<produce_result> rp) {
+                  caf::typed_response_promise<produce_result> rp,
+                  std::chrono::steady_clock::time_point arrived) {
   auto& st = self->state;
   if (st.closing || !st.is_leader()) {
     rp.deliver(not_leader(st));
@@ -232,9 +235,9 @@ void lead_produce(self_ptr self, produce_request req,
     return;
   }
   const auto acks = req.acks;
-  const auto timeout = std::chrono::milliseconds(std::max<int32_t>(req.timeout_ms, 0));
+  const auto deadline = arrived + std::chrono::milliseconds(std::max<int32_t>(req.timeout_ms, 0));
   ask_log(self, rp, append_atom_v, std::move(append))
-      .then([self, rp, acks, size, timeout, epoch](const append_result& res) mutable {
+      .then([self, rp, acks, size, deadline, epoch](const append_result& res) mutable {
         auto& st = self->state;
         on_appended(self, res, size);
         produce_result out{res.first, no_timestamp, st.log_start};
@@ -250,7 +253,6 @@ void lead_produce(self_ptr self, produce_request req,
           rp.deliver(out);
           return;
         }
-        const auto deadline = self->clock().now() + timeout;
         st.pending_acks.emplace(res.last + 1, pending_produce{rp, out, deadline});
         arm_tick(self, deadline);
       });
@@ -269,15 +271,15 @@ bool leadership_announced(const replica_state& st) {
 caf::result<produce_result> produce(self_ptr self, produce_request& req) {
   auto& st = self->state;
   auto rp = self->make_response_promise<produce_result>();
+  const auto now = self->clock().now();
   if (leadership_announced(st)) {
     const auto wait = std::min<std::chrono::milliseconds>(
         st.opts.leadership_wait, std::chrono::milliseconds(std::max<int32_t>(req.timeout_ms, 0)));
-    const auto deadline = self->clock().now() + wait;
-    st.awaiting_leadership.push_back(awaiting_produce{std::move(req), rp, deadline});
-    arm_tick(self, deadline);
+    st.awaiting_leadership.push_back(awaiting_produce{std::move(req), rp, now, now + wait});
+    arm_tick(self, now + wait);
     return rp;
   }
-  lead_produce(self, std::move(req), rp);
+  lead_produce(self, std::move(req), rp, now);
   return rp;
 }
 
@@ -297,7 +299,7 @@ void refuse_awaiting_leadership(self_ptr self,
 void serve_awaiting_leadership(self_ptr self) {
   // In arrival order, before any later message: a producer's batches keep their order.
   for (auto& w : std::exchange(self->state.awaiting_leadership, {}))
-    lead_produce(self, std::move(w.req), w.rp);
+    lead_produce(self, std::move(w.req), w.rp, w.arrived);
 }
 
 caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_request& req) {

@@ -182,10 +182,10 @@ std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
   ro.replica_lag_time_max_ms = st.opts.replica_lag_time_max_ms;
   ro.alter_sink = caf::actor_cast<alter_partition_sink>(self);
   if (auto registry = st.opts.metadata_registry)
-    ro.announced_leadership = [registry, topic = topic.name, partition = a.partition,
+    ro.announced_leadership = [registry, topic = topic.name, id = topic.id, partition = a.partition,
                                node = st.opts.node]() -> std::optional<leader_epoch> {
       auto cache = registry->current();
-      return cache ? cache->led_by(topic, partition, node) : std::nullopt;
+      return cache ? cache->led_by(topic, id, partition, node) : std::nullopt;
     };
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;

@@ -10,6 +10,7 @@
 
 #include "runtime/client/cluster_client.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -721,7 +722,12 @@ private:
     for (const auto& b : cache_.brokers)
       candidates.push_back(b.host + ":" + std::to_string(b.port));
     for (const auto& a : config_.bootstrap) candidates.push_back(a);
-    return try_metadata(std::move(topics), std::move(candidates), 0);
+    // Each address once, in this order: one that failed is not asked again further down.
+    std::vector<std::string> unique;
+    for (auto& a : candidates)
+      if (std::find(unique.begin(), unique.end(), a) == unique.end())
+        unique.push_back(std::move(a));
+    return try_metadata(std::move(topics), std::move(unique), 0);
   }
 
   kj::Promise<result<cluster_metadata>>

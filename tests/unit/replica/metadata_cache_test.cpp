@@ -86,3 +86,20 @@ TEST_CASE("the metadata cache registry holds nothing until a cache is published,
   registry.publish(first);
   CHECK(registry.current() == first);
 }
+
+TEST_CASE("the metadata cache names a node's leadership with its epoch, for the topic id it holds "
+          "only",
+          "[replica][metadata_cache]") {
+  metadata_cache cache(two_topics(), {});
+  topic_id orders{};
+  orders[0] = 5;
+  CHECK(cache.led_by("orders", orders, 0, node_id{1}) == leader_epoch{2});
+  CHECK(cache.led_by("orders", orders, 1, node_id{2}) == leader_epoch{4});
+  CHECK_FALSE(cache.led_by("orders", orders, 1, node_id{1}));
+  CHECK_FALSE(cache.led_by("orders", orders, 2, node_id{1}));
+  CHECK_FALSE(cache.led_by("nope", orders, 0, node_id{1}));
+  // A topic deleted and created again under the same name has another id.
+  topic_id recreated = orders;
+  recreated[1] = 9;
+  CHECK_FALSE(cache.led_by("orders", recreated, 0, node_id{1}));
+}
