@@ -708,9 +708,8 @@ private:
 
   void forget_topic(const std::string& topic) { cache_.topics.erase(topic); }
 
-  // Metadata from the admin address, else from any other known broker or bootstrap address.
-  // Asks `first` (when given), then the admin address, the known brokers and the bootstrap
-  // addresses, until one answers.
+  // Metadata from `first` (when given), else the admin address, else any other known broker or
+  // bootstrap address: the first that answers.
   kj::Promise<result<cluster_metadata>> refresh_metadata(std::vector<std::string> topics,
                                                          std::optional<std::string> first = {}) {
     std::vector<std::string> candidates;

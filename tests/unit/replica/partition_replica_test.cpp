@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -34,6 +35,16 @@ produce_request produce_of(bytes batch, int16_t acks = -1) {
   return produce_request{batch_buffer::of(std::move(batch)), acks, 30000};
 }
 
+// Node `leader` leads `replicas`, all of them in the ISR, at `epoch`.
+replica_role role_of(int32_t leader, int32_t epoch, std::vector<node_id> replicas) {
+  replica_role role;
+  role.leader = node_id{leader};
+  role.epoch = leader_epoch{epoch};
+  role.replicas = std::move(replicas);
+  role.isr = role.replicas;
+  return role;
+}
+
 // A replica of orders-0 in `dir`, with no background timers.
 partition_replica_options orders_options(const temp_dir& dir) {
   partition_replica_options opts;
@@ -57,12 +68,8 @@ struct replica_fixture {
     if (!r) FAIL("spawn failed: " << r.err().to_string());
     replica = *r;
     sys.track(replica);
-    replica_role role;
-    role.leader = opts.node;
-    role.epoch = leader_epoch{3};
-    role.replicas = {opts.node};
-    role.isr = {opts.node};
-    auto became = sys.request<bool>(replica, timeout, become_atom_v, role);
+    auto became = sys.request<bool>(replica, timeout, become_atom_v,
+                                    role_of(opts.node.value(), 3, {opts.node}));
     if (!became) FAIL("become failed: " << caf::to_string(became.error()));
   }
 
@@ -312,12 +319,7 @@ TEST_CASE("an AlterPartition answer for another leader epoch leaves the leader f
   auto r = spawn_partition_replica(sys.sys(), opts);
   REQUIRE(r);
   sys.track(*r);
-  replica_role role;
-  role.leader = node_id{1};
-  role.epoch = leader_epoch{3};
-  role.replicas = {node_id{1}, node_id{2}};
-  role.isr = {node_id{1}, node_id{2}};
-  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role));
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role_of(1, 3, {node_id{1}, node_id{2}})));
   // Follower 2 never fetches: every ISR check proposes to shrink, as long as no proposal is
   // still waiting for its answer.
   const auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -334,12 +336,8 @@ TEST_CASE("a fetch naming a leadership this replica has not applied yet is UNKNO
   sys.track(*r);
   // Node 1 follows node 3 at epoch 4; the controller has made it leader at epoch 5, and node 2
   // learned that first.
-  replica_role role;
-  role.leader = node_id{3};
-  role.epoch = leader_epoch{4};
-  role.replicas = {node_id{1}, node_id{2}, node_id{3}};
-  role.isr = role.replicas;
-  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role));
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v,
+                            role_of(3, 4, {node_id{1}, node_id{2}, node_id{3}})));
   auto fetch_at_epoch = [&](int32_t epoch) {
     follower_fetch_request req;
     req.replica = node_id{2};
@@ -368,22 +366,12 @@ partition_replica_actor announced_follower(threaded_system& sys, const temp_dir&
   auto r = spawn_partition_replica(sys.sys(), opts);
   REQUIRE(r);
   sys.track(*r);
-  replica_role role;
-  role.leader = node_id{3};
-  role.epoch = leader_epoch{4};
-  role.replicas = {node_id{1}, node_id{3}};
-  role.isr = role.replicas;
-  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role));
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role_of(3, 4, {node_id{1}, node_id{3}})));
   return *r;
 }
 
 replica_role leader_at_5() {
-  replica_role role;
-  role.leader = node_id{1};
-  role.epoch = leader_epoch{5};
-  role.replicas = {node_id{1}, node_id{3}};
-  role.isr = role.replicas;
-  return role;
+  return role_of(1, 5, {node_id{1}, node_id{3}});
 }
 
 } // namespace
@@ -426,9 +414,8 @@ TEST_CASE("a produce waiting for an announced leadership is NOT_LEADER_OR_FOLLOW
     caf::scoped_actor self{sys.sys()};
     auto produce =
         self->request(replica, timeout, produce_atom_v, produce_of(make_batch(1, "b", 1000), 1));
-    replica_role follow = leader_at_5();
-    follow.leader = node_id{3};
-    auto became = self->request(replica, timeout, become_atom_v, follow);
+    auto became =
+        self->request(replica, timeout, become_atom_v, role_of(3, 5, {node_id{1}, node_id{3}}));
     std::optional<errc> code;
     produce.receive([&](const produce_result&) { code = errc::none; },
                     [&](caf::error& e) { code = code_of(e); });
