@@ -1,17 +1,18 @@
 // Failures of whole `capstan node` processes in a cluster with its own controller quorum
 // (tests/support/node_cluster: three voters on 127.0.0.1): a partition leader killed with SIGKILL
-// while an acks=all producer writes, restarted on its data dir; any one node killed at a random
-// moment, five times in a row; and every node stopped (SIGTERM, one SIGKILL) and started again.
-// What is promised: the restarted node registers, is unfenced, catches up and is back in every
-// ISR; every acknowledged record is read back in order through every node and lies at its offset
-// in every replica's log; topics and their configs survive; a clean stop of the active controller
-// hands the quorum's leadership over.
+// while an acks=all producer writes, restarted on its data dir; any one node killed, paused or cut
+// off at a random moment, eight times in a row; and every node stopped (SIGTERM, one SIGKILL) and
+// started again. What is promised: the restarted node registers, is unfenced, catches up and is
+// back in every ISR; every acknowledged record is read back in order through every node and lies at
+// its offset in every replica's log; topics and their configs survive; a clean stop of the active
+// controller hands the quorum's leadership over.
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <mutex>
 #include <random>
@@ -281,44 +282,73 @@ TEST_CASE(
   }
 }
 
-// "Any single node killed with SIGKILL, at any moment": the victim of each round is drawn at
-// random among the three (leader of some partitions and follower of others, or the active
-// controller), and killed after a random pause into the producer's stream. One node is down at a
-// time: the next round waits until the last victim is back in every ISR.
-TEST_CASE("any one node killed with SIGKILL at a random moment, five rounds in a row, loses no "
-          "acknowledged acks=all record, and the replicas end with equal logs",
-          "[system][failover]") {
-  node_cluster c(binary, 0);
+// "Any single node killed with SIGKILL, at any moment", and stalls and cut links: each round draws
+// a node at random among the three (leader of some partitions and follower of others, or the active
+// controller) and, after a random pause into the producer's stream, kills it, stops it (SIGSTOP)
+// for up to 4 s, or cuts it off from one or both of the others with the fault switch for up to 4 s
+// (long enough to be fenced and replaced, or short enough to only stall the high watermark). One
+// fault at a time: the next round waits until every ISR is whole again.
+TEST_CASE(
+    "any one node killed with SIGKILL, paused or cut off from its peers at a random moment, "
+    "eight rounds in a row, loses no acknowledged acks=all record, and the replicas end with equal "
+    "logs",
+    "[system][failover]") {
+  node_cluster c(binary, 0, "fault.injection.enable = true\n");
   c.create_topic("chaos", 3, c.node(1), partitions);
   await_full_isr(c, "chaos", partitions, c.node(1));
 
   const auto seed = std::random_device{}();
   std::mt19937 rng(seed);
+  const auto draw = [&rng](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(rng);
+  };
   INFO("seed " << seed);
-  std::string victims;
+  std::string faults;
 
   busy_producer producer(c, "chaos");
   REQUIRE(producer.await_acks(std::vector<size_t>(partitions, 0), 20));
-  for (int round = 0; round < 5; ++round) {
-    const int victim_id = std::uniform_int_distribution<int>(1, 3)(rng);
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 500)(rng)));
-    INFO("round " << round << ": node " << victim_id << " killed, after" << victims);
-    victims += " " + std::to_string(victim_id);
-    c.node(victim_id).kill();
-
-    // The rest of each ISR goes on taking acks=all writes without it.
-    std::vector<int> survivors;
+  for (int round = 0; round < 8; ++round) {
+    const int victim_id = draw(1, 3);
+    std::vector<int> others;
     for (int id = 1; id <= 3; ++id)
-      if (id != victim_id) survivors.push_back(id);
-    for (int p = 0; p < partitions; ++p)
-      c.await_isr("chaos", c.node(survivors.front()), survivors, p);
-    REQUIRE(producer.await_acks(producer.counts(), 20));
-
-    c.node(victim_id).start();
+      if (id != victim_id) others.push_back(id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(draw(0, 500)));
+    INFO("round " << round << " on node " << victim_id << ", after:" << faults);
+    const int kind = draw(0, 2);
+    if (kind == 0) {
+      faults += " kill " + std::to_string(victim_id);
+      c.node(victim_id).kill();
+      // The rest of each ISR goes on taking acks=all writes without it.
+      for (int p = 0; p < partitions; ++p) c.await_isr("chaos", c.node(others.front()), others, p);
+      REQUIRE(producer.await_acks(producer.counts(), 20));
+      c.node(victim_id).start();
+    } else if (kind == 1) {
+      // A stalled process (a long GC pause, a VM descheduled): it may lose its leaderships while
+      // it sleeps and must not act on them once it wakes.
+      const int pause_ms = draw(200, 4000);
+      faults += " pause " + std::to_string(victim_id) + " " + std::to_string(pause_ms) + " ms";
+      c.node(victim_id).signal(SIGSTOP);
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      c.node(victim_id).signal(SIGCONT);
+    } else {
+      std::string peers = std::to_string(others[0]) + "," + std::to_string(others[1]);
+      if (draw(0, 1) == 0) peers = std::to_string(others[static_cast<size_t>(draw(0, 1))]);
+      const int cut_ms = draw(200, 4000);
+      faults +=
+          " cut " + std::to_string(victim_id) + "-" + peers + " " + std::to_string(cut_ms) + " ms";
+      const auto fault = [&](const std::vector<std::string>& args) {
+        std::string out, err;
+        const int code = c.cli("", args, c.node(victim_id), &out, &err);
+        INFO(err);
+        REQUIRE(code == 0);
+      };
+      fault({"debug", "fault", "isolate", "--peers", peers});
+      std::this_thread::sleep_for(std::chrono::milliseconds(cut_ms));
+      fault({"debug", "fault", "clear"});
+    }
     for (auto& n : c.nodes) await_full_isr(c, "chaos", partitions, *n);
   }
-  INFO("victims" << victims);
+  INFO("faults:" << faults);
   REQUIRE(producer.await_acks(producer.counts(), 20));
   producer.stop();
   {
