@@ -146,7 +146,11 @@ void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& 
   auto start = steady::now();
   auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
   {
-    client::producer producer(client, config);
+    // Each record is flushed at once, so linger.ms does not apply; at 0 the producer sends the
+    // record from this thread (producer.cpp, dispatch_ready).
+    auto one_at_a_time = config;
+    one_at_a_time.linger_ms = 0;
+    client::producer producer(client, one_at_a_time);
     for (int64_t i = -f.warmup_records; i < f.records; ++i) {
       // Measured from the first record after the warm-up (which pays for the producer id, the
       // metadata and the connection).

@@ -38,7 +38,8 @@ struct producer::impl {
       std::lock_guard lock(mu);
       stopping = true;
     }
-    cv.notify_all();
+    wake_sender.notify_all();
+    released.notify_all();
     sender.join();
   }
 
@@ -86,7 +87,7 @@ struct producer::impl {
     const size_t key_size = key ? key->size() : 0;
     const size_t value_size = value ? value->size() : 0;
     std::unique_lock lock(mu);
-    cv.wait(lock, [&] {
+    released.wait(lock, [&] {
       return stopping ||
              accumulator.queued_bytes() + in_flight_bytes < static_cast<size_t>(config.buffer_memory);
     });
@@ -103,41 +104,93 @@ struct producer::impl {
       }
     }
     auto appended = accumulator.append(tp, key, value, timestamp, std::move(done), clock_type::now());
+    if (!appended.new_batch && !appended.closed_previous) return;
+    const bool sent = config.linger_ms == 0 && dispatch_ready(lock);
     lock.unlock();
-    if (appended.new_batch || appended.closed_previous) cv.notify_all();
+    if (!sent) wake_sender.notify_one();
   }
 
   void flush() {
     std::unique_lock lock(mu);
     ++flushing;
-    cv.notify_all();
-    cv.wait(lock, [&] { return accumulator.empty() && in_flight_batches == 0; });
+    if (!dispatch_ready(lock)) wake_sender.notify_one();
+    released.wait(lock, [&] { return accumulator.empty() && in_flight_batches == 0; });
     --flushing;
+  }
+
+  bool idempotent() const { return idempotence && *idempotence; }
+
+  // Free in-flight slots of `tp`. Called with mu held.
+  int budget(const topic_partition_key& tp) {
+    if (idempotent()) return sequencer.free_slots(tp, config.max_in_flight);
+    auto it = in_flight.find(tp);
+    return config.max_in_flight - (it == in_flight.end() ? 0 : it->second);
+  }
+
+  // Drains the ready batches and sends them. Only one thread at a time does (`dispatching`), so
+  // batches leave in the order they were drained and stamped. Called with mu held; releases it
+  // while sending.
+  // False when nothing was ready.
+  bool send_drained(std::unique_lock<std::mutex>& lock, clock_type::time_point now) {
+    auto batches = accumulator.drain(now, flushing > 0 || stopping,
+                                     [this](const topic_partition_key& tp) { return budget(tp); });
+    if (batches.empty()) return false;
+    std::vector<std::shared_ptr<batch_state>> stamped;
+    for (auto& b : batches) {
+      ++in_flight[b.tp];
+      in_flight_bytes += b.accounted_bytes;
+      ++in_flight_batches;
+      if (idempotent()) stamped.push_back(stamp(b, now));
+    }
+    dispatching = true;
+    lock.unlock();
+    if (idempotent()) {
+      for (auto& state : stamped) send_stamped(state);
+    } else {
+      for (auto& b : batches) dispatch(std::move(b));
+    }
+    lock.lock();
+    dispatching = false;
+    return true;
+  }
+
+  // Sends what is ready from the calling thread, sparing the hand-off to the sender thread (a
+  // wake-up on each side of every one-in-flight round trip), unless the sender has work that
+  // must go first: a send under way, resends, or no producer id yet. True when nothing is left
+  // for the sender. Called with mu held; holds it again on return.
+  bool dispatch_ready(std::unique_lock<std::mutex>& lock) {
+    if (dispatching || !resends.empty() || (idempotent() && sequencer.wants_identity()))
+      return false;
+    send_drained(lock, clock_type::now());
+    return accumulator.empty() && !sender_held;
   }
 
   void run_sender() {
     std::unique_lock lock(mu);
-    const bool idempotent = idempotence && *idempotence;
-    const auto budget = [this, idempotent](const topic_partition_key& tp) {
-      if (idempotent) return sequencer.free_slots(tp, config.max_in_flight);
-      auto it = in_flight.find(tp);
-      return config.max_in_flight - (it == in_flight.end() ? 0 : it->second);
-    };
+    const bool idempotent = this->idempotent();
     const auto delivery_timeout = std::chrono::milliseconds(config.delivery_timeout_ms);
     for (;;) {
+      if (dispatching) {
+        sender_held = true;
+        wake_sender.wait(lock);
+        sender_held = false;
+        continue;
+      }
       const auto now = clock_type::now();
       if (auto expired = accumulator.expire(now, delivery_timeout); !expired.empty()) {
         lock.unlock();
         for (auto& b : expired) fail_unsent(b);
         lock.lock();
-        cv.notify_all();
+        released.notify_all();
         continue;
       }
       if (idempotent) {
         if (auto due = take_due_resends(now); !due.empty()) {
+          dispatching = true;
           lock.unlock();
           for (auto& state : due) send_stamped(state);
           lock.lock();
+          dispatching = false;
           continue;
         }
         if (sequencer.wants_identity() && !accumulator.empty()) {
@@ -149,28 +202,11 @@ struct producer::impl {
             continue;
           }
           // Queued batches wait (and expire after delivery.timeout.ms) until an id comes.
-          cv.wait_for(lock, std::chrono::milliseconds(config.retry_backoff_ms));
+          wake_sender.wait_for(lock, std::chrono::milliseconds(config.retry_backoff_ms));
           continue;
         }
       }
-      auto batches = accumulator.drain(now, flushing > 0 || stopping, budget);
-      if (!batches.empty()) {
-        std::vector<std::shared_ptr<batch_state>> stamped;
-        for (auto& b : batches) {
-          ++in_flight[b.tp];
-          in_flight_bytes += b.accounted_bytes;
-          ++in_flight_batches;
-          if (idempotent) stamped.push_back(stamp(b, now));
-        }
-        lock.unlock();
-        if (idempotent) {
-          for (auto& state : stamped) send_stamped(state);
-        } else {
-          for (auto& b : batches) dispatch(std::move(b));
-        }
-        lock.lock();
-        continue;
-      }
+      if (send_drained(lock, now)) continue;
       if (stopping && accumulator.empty() && resends.empty()) return;
       // Partitions at their in-flight limit are woken by a completion; the 1 ms floor keeps a
       // past deadline from spinning.
@@ -180,9 +216,9 @@ struct producer::impl {
         deadline = deadline ? std::min(*deadline, resend_at) : resend_at;
       }
       if (deadline)
-        cv.wait_until(lock, std::max(*deadline, now + std::chrono::milliseconds(1)));
+        wake_sender.wait_until(lock, std::max(*deadline, now + std::chrono::milliseconds(1)));
       else
-        cv.wait(lock);
+        wake_sender.wait(lock);
     }
   }
 
@@ -269,7 +305,7 @@ struct producer::impl {
           resends.emplace(
               std::pair{state->tp, state->send_order},
               pending_resend{state, now + std::chrono::milliseconds(config.retry_backoff_ms)});
-          cv.notify_all();
+          wake_sender.notify_one();
           return;
         }
       }
@@ -299,13 +335,16 @@ struct producer::impl {
       for (auto& cb : b.callbacks)
         if (cb) cb(r.err());
     }
+    bool queued = false;
     {
       std::lock_guard lock(mu);
       if (--in_flight[b.tp] == 0) in_flight.erase(b.tp);
       in_flight_bytes -= b.accounted_bytes;
       --in_flight_batches;
+      queued = !accumulator.empty() || stopping;
     }
-    cv.notify_all();
+    released.notify_all();
+    if (queued) wake_sender.notify_one();
   }
 
   cluster_client& client;
@@ -313,7 +352,10 @@ struct producer::impl {
   const result<bool> idempotence; // resolve_idempotence(config): an error fails every send
 
   std::mutex mu; // guards everything below
-  std::condition_variable cv; // sender wake-ups, buffer.memory and flush waiters
+  // The sender thread waits on wake_sender; callers wait on released for buffer.memory and for
+  // flush. Apart, a completion wakes the sender only when it has batches to send.
+  std::condition_variable wake_sender;
+  std::condition_variable released;
   record_accumulator accumulator;
   sticky_partitioner sticky;
   std::map<std::string, int32_t> partition_counts;
@@ -330,6 +372,8 @@ struct producer::impl {
   size_t in_flight_batches = 0;
   int flushing = 0;
   bool stopping = false;
+  bool dispatching = false; // a thread is sending drained batches (send_drained)
+  bool sender_held = false; // the sender thread waits for that send to end
   std::thread sender;
 };
 
