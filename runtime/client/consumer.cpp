@@ -130,6 +130,10 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
       state->cv.wait(lock, [&] { return state->outstanding == 0; });
     }
 
+    // A partition that failed keeps its position, so the next poll fetches it again and meets
+    // its error then; records other partitions brought are handed over first, since their
+    // positions have moved past them (Kafka's Fetcher does the same).
+    std::optional<error> failed;
     for (size_t i = 0; i < assigned_.size() && visited < max_records; ++i) {
       auto& response = *state->responses[i];
       const auto& tp = assigned_[i];
@@ -138,16 +142,25 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
           config_.auto_offset_reset != offset_reset::none) {
         auto o = list_offset(tp, config_.auto_offset_reset == offset_reset::earliest ? earliest_timestamp
                                                                                      : latest_timestamp);
-        if (!o) return o.err();
+        if (!o) {
+          if (!failed) failed = o.err();
+          continue;
+        }
         resets_.push_back(position_reset{tp, position, offset{*o}});
         position = offset{*o};
         continue;
       }
-      if (!response) return response.err();
+      if (!response) {
+        if (!failed) failed = response.err();
+        continue;
+      }
       batch_sequence_reader reader(response->records, response->records.size() + 1);
       for (;;) {
         auto next = reader.next();
-        if (!next) return next.err();
+        if (!next) {
+          if (!failed) failed = next.err();
+          break;
+        }
         if (!*next) break;
         const auto& batch = **next;
         if (batch.last_offset() < position) continue;
@@ -170,7 +183,9 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
         if (visited >= max_records) break;
       }
     }
-    if (visited > 0 || std::chrono::steady_clock::now() >= deadline) return visited;
+    if (visited > 0) return visited;
+    if (failed) return std::move(*failed);
+    if (std::chrono::steady_clock::now() >= deadline) return visited;
   }
 }
 

@@ -74,7 +74,9 @@ public:
   // request.timeout.ms, then returned: the call ends within `timeout` plus at most one request
   // already in flight. A position that is out of range moves as auto_offset_reset says
   // (take_resets() lists the moves), or, with offset_reset::none, fails the poll with
-  // OFFSET_OUT_OF_RANGE.
+  // OFFSET_OUT_OF_RANGE. A poll that visited records returns their count even if another
+  // partition's fetch failed: that partition keeps its position, and a later poll that visits
+  // nothing returns its error.
   result<size_t> poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
                            size_t max_records = std::numeric_limits<size_t>::max());
   // poll_each that copies the records out.

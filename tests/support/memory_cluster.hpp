@@ -1,0 +1,88 @@
+#pragma once
+
+// A cluster_client that answers in memory, for tests of the producer and the consumer without a
+// broker: topic "t" with `partitions` partitions; every produce is answered in order by a thread
+// of its own, as the real client's loop thread would, at consecutive offsets per partition; each
+// fetch is answered at once by the test's `fetch_handler`. Everything else is INVALID_REQUEST.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/client/cluster_client.hpp"
+
+namespace capstan::test {
+
+class memory_cluster : public client::cluster_client {
+public:
+  inline static const std::string topic = "t";
+
+  // One produce call as the client saw it: a batch that does not parse is kept with sequence -1
+  // (Catch2's assertions belong to the test's thread, and produce runs on the producer's).
+  struct sent_batch {
+    int32_t partition;
+    int32_t base_sequence;
+    int32_t records;
+    std::thread::id thread;
+  };
+
+  memory_cluster(client::client_config config, int32_t partitions);
+  ~memory_cluster() override;
+  memory_cluster(const memory_cluster&) = delete;
+  memory_cluster& operator=(const memory_cluster&) = delete;
+
+  std::vector<sent_batch> sent();
+
+  // Answers fetch(partition, from); unset, every fetch is INVALID_REQUEST.
+  std::function<result<client::fetch_response>(int32_t partition, offset from)> fetch_handler;
+
+  result<cluster_metadata> metadata(const std::vector<std::string>& topics) override;
+  result<client::producer_identity> init_producer_id() override;
+  void produce(const std::string& topic, int32_t partition, int16_t acks,
+               std::shared_ptr<const bytes> batch,
+               std::function<void(result<client::produce_response>)> done) override;
+  void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
+             int32_t min_bytes, int32_t max_wait_ms,
+             std::chrono::steady_clock::time_point retry_until,
+             std::function<void(result<client::fetch_response>)> done) override;
+
+  result<topic_metadata> create_topic(const topic_spec&) override;
+  status delete_topic(const std::string&) override;
+  result<std::vector<std::string>> list_topics() override;
+  result<std::map<std::string, std::string>> describe_configs(const std::string&) override;
+  status alter_configs(const std::string&, const std::map<std::string, std::string>&) override;
+  status create_partitions(const std::string&, int32_t) override;
+  result<std::vector<client::election_result>>
+  elect_leaders(const std::vector<std::pair<std::string, int32_t>>&) override;
+  result<cluster_description> describe_cluster() override;
+  status inject_fault(client::fault_kind, const std::vector<int32_t>&, int32_t) override;
+  result<int64_t> list_offsets(const std::string&, int32_t, int64_t) override;
+  result<std::vector<client::committed_offset>>
+  commit_offsets(const std::string&, const std::vector<client::committed_offset>&) override;
+  result<std::vector<client::committed_offset>>
+  fetch_offsets(const std::string&, const std::vector<std::pair<std::string, int32_t>>&) override;
+
+private:
+  struct pending {
+    int32_t partition;
+    int32_t records;
+    std::function<void(result<client::produce_response>)> done;
+  };
+
+  void answer();
+
+  int32_t partitions_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<sent_batch> sent_;
+  std::deque<pending> queue_;
+  std::map<int32_t, int64_t> ends_;
+  bool stopping_ = false;
+  std::thread answerer_;
+};
+
+} // namespace capstan::test
