@@ -89,11 +89,16 @@ void answer_parked(self_ptr self, const std::vector<parked_fetch>& ready, std::f
 caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
   auto& st = self->state;
   if (st.closing || !st.is_leader()) return not_leader(st);
+  // Out of range is beyond the log end, not the high watermark (Kafka's LocalLog.read): a new
+  // leader's HW can trail the one the old leader served, and a consumer that read up to the old HW
+  // would otherwise be told its position does not exist and reset it (auto.offset.reset latest
+  // skips records). Between the HW and the log end it waits, or gets nothing, as at the HW.
   const offset hw = st.high_watermark();
-  if (req.from < st.log_start || req.from > hw)
+  if (req.from < st.log_start || req.from > st.log_end)
     return fail_with(errc::offset_out_of_range,
                      st.log_name + ": offset " + std::to_string(req.from.value()) + " is outside " +
-                       std::to_string(st.log_start.value()) + ".." + std::to_string(hw.value()));
+                         std::to_string(st.log_start.value()) + ".." +
+                         std::to_string(st.log_end.value()));
   req.max_wait_ms = std::clamp(req.max_wait_ms, 0, st.opts.max_fetch_wait_ms);
   const bool may_wait = req.max_wait_ms > 0 && req.max_bytes > 0;
   auto park = [self](const fetch_request& r, int64_t found, int64_t total,
@@ -107,7 +112,7 @@ caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
     answer_parked(self, st.parked.take_ready(st.bytes_below_hw));
   };
   auto rp = self->make_response_promise<fetch_result>();
-  if (req.from == hw) {
+  if (req.from >= hw) {
     if (!may_wait || delayed_fetch_set::satisfied(req, 0)) answer_fetch(self, rp, req);
     else park(req, 0, st.bytes_below_hw, rp);
     return rp;

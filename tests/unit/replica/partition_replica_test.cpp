@@ -61,15 +61,17 @@ struct replica_fixture {
   threaded_system sys;
   partition_replica_actor replica;
 
-  explicit replica_fixture(int32_t min_insync_replicas = 1) {
+  // Leads alone in its ISR, or with `followers` (that never fetch) in it too.
+  explicit replica_fixture(int32_t min_insync_replicas = 1, std::vector<node_id> followers = {}) {
     auto opts = orders_options(dir);
     opts.min_insync_replicas = min_insync_replicas;
     auto r = spawn_partition_replica(sys.sys(), opts);
     if (!r) FAIL("spawn failed: " << r.err().to_string());
     replica = *r;
     sys.track(replica);
+    followers.insert(followers.begin(), opts.node);
     auto became = sys.request<bool>(replica, timeout, become_atom_v,
-                                    role_of(opts.node.value(), 3, {opts.node}));
+                                    role_of(opts.node.value(), 3, std::move(followers)));
     if (!became) FAIL("become failed: " << caf::to_string(became.error()));
   }
 
@@ -151,7 +153,7 @@ TEST_CASE("a corrupt batch is refused with the log's error", "[replica]") {
   CHECK(code_of(p.error()) == errc::corrupt_message);
 }
 
-TEST_CASE("fetch outside [log start, high watermark] is OFFSET_OUT_OF_RANGE", "[replica]") {
+TEST_CASE("fetch outside [log start, log end] is OFFSET_OUT_OF_RANGE", "[replica]") {
   replica_fixture f;
   REQUIRE(f.produce(make_batch(3, "a", 1000)));
   for (int64_t from : {int64_t{-1}, int64_t{4}, int64_t{100}}) {
@@ -163,6 +165,24 @@ TEST_CASE("fetch outside [log start, high watermark] is OFFSET_OUT_OF_RANGE", "[
   REQUIRE(at_hw);
   CHECK(at_hw->records.empty());
   CHECK(at_hw->high_watermark == offset{3});
+}
+
+// A new leader's HW can trail the one its predecessor served a consumer up to.
+TEST_CASE(
+    "a consumer fetch between the high watermark and the log end gets no records and no error",
+    "[replica]") {
+  replica_fixture f(1, {node_id{99}});
+  REQUIRE(f.produce(make_batch(3, "a", 1000), 1));
+  for (int64_t from : {int64_t{0}, int64_t{2}, int64_t{3}}) {
+    INFO("from " << from);
+    auto r = f.fetch(fetch_at(from));
+    REQUIRE(r);
+    CHECK(r->records.empty());
+    CHECK(r->high_watermark == offset{0});
+  }
+  auto beyond = f.fetch(fetch_at(4));
+  REQUIRE_FALSE(beyond);
+  CHECK(code_of(beyond.error()) == errc::offset_out_of_range);
 }
 
 TEST_CASE("fetched records all lie below the returned high watermark", "[replica]") {
