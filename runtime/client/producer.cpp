@@ -127,10 +127,9 @@ struct producer::impl {
     return config.max_in_flight - (it == in_flight.end() ? 0 : it->second);
   }
 
-  // Drains the ready batches and sends them. Only one thread at a time does (`dispatching`), so
-  // batches leave in the order they were drained and stamped. Called with mu held; releases it
-  // while sending.
-  // False when nothing was ready.
+  // Drains the ready batches and sends them; false when nothing was ready. Only one thread at a
+  // time does (`dispatching`), so batches leave in the order they were drained and stamped.
+  // Called with mu held; releases it while sending.
   bool send_drained(std::unique_lock<std::mutex>& lock, clock_type::time_point now) {
     auto batches = accumulator.drain(now, flushing > 0 || stopping,
                                      [this](const topic_partition_key& tp) { return budget(tp); });
@@ -167,7 +166,6 @@ struct producer::impl {
 
   void run_sender() {
     std::unique_lock lock(mu);
-    const bool idempotent = this->idempotent();
     const auto delivery_timeout = std::chrono::milliseconds(config.delivery_timeout_ms);
     for (;;) {
       if (dispatching) {
@@ -184,7 +182,7 @@ struct producer::impl {
         released.notify_all();
         continue;
       }
-      if (idempotent) {
+      if (idempotent()) {
         if (auto due = take_due_resends(now); !due.empty()) {
           dispatching = true;
           lock.unlock();

@@ -37,6 +37,16 @@ namespace {
 const std::string binary = CAPSTAN_BINARY;
 constexpr int partitions = 3;
 
+// A client of the library bootstrapped at every node of `c`, with `config`'s other settings.
+std::unique_ptr<client::cluster_client> connect_to(const node_cluster& c,
+                                                   client::client_config& config) {
+  for (const auto& n : c.nodes) config.bootstrap.push_back(n->bootstrap());
+  auto connected = client::cluster_client::connect(config);
+  INFO((connected ? std::string() : connected.err().to_string()));
+  REQUIRE(connected);
+  return std::move(*connected);
+}
+
 // One acknowledged record: its value, the order it was sent in, and where it landed.
 struct acked_record {
   std::string value;
@@ -49,7 +59,6 @@ struct acked_record {
 class busy_producer {
 public:
   busy_producer(const node_cluster& c, const std::string& topic, int max_in_flight = 1) {
-    for (const auto& n : c.nodes) config_.bootstrap.push_back(n->bootstrap());
     config_.acks = -1;
     config_.linger_ms = 1;
     config_.request_timeout_ms = 5000;
@@ -60,10 +69,7 @@ public:
     // Idempotent (acks all and at most 5 in flight turn it on, as in Kafka 3.x), so a batch
     // retried after its leader died is stored once and in its place, with up to five in flight.
     config_.max_in_flight = max_in_flight;
-    auto connected = client::cluster_client::connect(config_);
-    INFO((connected ? std::string() : connected.err().to_string()));
-    REQUIRE(connected);
-    client_ = std::move(*connected);
+    client_ = connect_to(c, config_);
     writer_ = std::thread([this, topic] { write(topic); });
   }
   ~busy_producer() { stop(); }
@@ -188,14 +194,10 @@ int64_t last_offset(const std::vector<acked_record>& acked) {
 class busy_consumer {
 public:
   busy_consumer(const node_cluster& c, const std::string& topic) {
-    for (const auto& n : c.nodes) config_.bootstrap.push_back(n->bootstrap());
     config_.request_timeout_ms = 5000;
     config_.fetch_max_wait_ms = 100;
     config_.auto_offset_reset = client::offset_reset::none;
-    auto connected = client::cluster_client::connect(config_);
-    INFO((connected ? std::string() : connected.err().to_string()));
-    REQUIRE(connected);
-    client_ = std::move(*connected);
+    client_ = connect_to(c, config_);
     reader_ = std::thread([this, topic] { read(topic); });
   }
   ~busy_consumer() { stop(); }
