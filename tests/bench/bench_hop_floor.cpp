@@ -5,9 +5,16 @@
 // With --write, the leader and each follower also pwrite the 100 bytes to a file of their own
 // first (page cache, no fsync), as a broker appends before it forwards or acknowledges. Each
 // process is one thread blocked in recv, so every hop is one wake-up, the least a broker can pay.
+// With --caf, the leader and the followers are CAF actor systems configured as a node's
+// (actor_system_setup): the leader's thread that reads the client hands each record to an actor,
+// as a node's RPC thread does; the actor sends it to the followers' actors through the middleman
+// as a capnp_frame and answers once both replied. That is the floor of the same round trip with
+// CAF's scheduler and middleman in it, and nothing else of capstan. --io-worker (with --caf) moves
+// each append to a detached actor that the node's actor waits for, as a node keeps its writes off
+// the scheduler.
 // Run on demand (not a test):
 //   cmake --build BUILD --target bench_hop_floor && BUILD/tests/bench_hop_floor [round trips]
-//   [--write]
+//   [--write] [--caf [--io-worker]]
 // Prints the p50 / p99 / p99.9 round trip in microseconds. Every child is stopped by pid.
 
 #include <netinet/in.h>
@@ -27,6 +34,14 @@
 #include <vector>
 
 #include <fcntl.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <capnp/any.h>
+#include <capnp/message.h>
+
+#include "runtime/actor/actor_system_setup.hpp"
+#include "runtime/messages/capnp_frame.hpp"
 
 namespace {
 
@@ -149,19 +164,131 @@ void run_leader(int listener, uint16_t follower1, uint16_t follower2, bool write
   std::_Exit(0);
 }
 
+// A frame holding `size` bytes of Data, as a record or an answer travels between nodes.
+capstan::capnp_frame bytes_frame(size_t size) {
+  capnp::MallocMessageBuilder builder;
+  auto root = builder.getRoot<capnp::AnyPointer>().initAsAnyStruct(0, 1);
+  root.getPointerSection()[0].initAs<capnp::Data>(static_cast<unsigned>(size));
+  return capstan::capnp_frame::from_builder(builder);
+}
+
+const char* first_bytes(const capstan::capnp_frame& frame) {
+  return reinterpret_cast<const char*>(frame.words().begin());
+}
+
+// What a CAF node does with a record before it passes it on: appends it on the actor's own thread,
+// or with --io-worker on a detached actor's (a thread of its own, as a node's I/O workers run
+// every write off the scheduler), and goes on once that one answered.
+class caf_node_log {
+public:
+  caf_node_log(caf::actor_system& sys, bool write, bool io_worker)
+      : log_(std::make_shared<node_log>(write)) {
+    if (!io_worker) return;
+    worker_ = sys.spawn<caf::detached>([log = log_]() -> caf::behavior {
+      return {[log](const capstan::capnp_frame& record) {
+        log->append(first_bytes(record));
+        return true;
+      }};
+    });
+  }
+
+  template <class Next>
+  void append_then(caf::event_based_actor* self, const capstan::capnp_frame& record, Next next) {
+    if (!worker_) {
+      log_->append(first_bytes(record));
+      next();
+      return;
+    }
+    self->request(worker_, caf::infinite, record).then([next](bool) mutable { next(); });
+  }
+
+private:
+  std::shared_ptr<node_log> log_;
+  caf::actor worker_;
+};
+
+struct caf_options {
+  bool write = false;
+  bool io_worker = false;
+};
+
+// Publishes an actor that appends each record and answers it, then tells the parent its port
+// through `port_pipe` and serves until killed.
+void run_caf_follower(int port_pipe, caf_options opts) {
+  capstan::actor_config cfg;
+  caf::actor_system sys{cfg};
+  auto log = std::make_shared<caf_node_log>(sys, opts.write, opts.io_worker);
+  auto answer = bytes_frame(answer_size);
+  auto follower = sys.spawn([log, answer](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](const capstan::capnp_frame& record) {
+      auto rp = self->make_response_promise<capstan::capnp_frame>();
+      log->append_then(self, record, [rp, answer]() mutable { rp.deliver(answer); });
+      return rp;
+    }};
+  });
+  auto port = sys.middleman().publish(follower, 0, "127.0.0.1");
+  if (!port) die("publish");
+  if (::write(port_pipe, &*port, sizeof *port) != sizeof *port) die("write port");
+  ::pause();
+  std::_Exit(0);
+}
+
+void run_caf_leader(int listener, uint16_t follower1, uint16_t follower2, caf_options opts) {
+  capstan::actor_config cfg;
+  caf::actor_system sys{cfg};
+  std::vector<caf::actor> followers;
+  for (uint16_t port : {follower1, follower2}) {
+    auto f = sys.middleman().remote_actor("127.0.0.1", port);
+    if (!f) die("remote_actor");
+    followers.push_back(*f);
+  }
+  auto log = std::make_shared<caf_node_log>(sys, opts.write, opts.io_worker);
+  auto answer = bytes_frame(answer_size);
+  auto leader = sys.spawn([=](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](const capstan::capnp_frame& record) {
+      auto rp = self->make_response_promise<capstan::capnp_frame>();
+      log->append_then(self, record, [=]() mutable {
+        auto waiting = std::make_shared<size_t>(followers.size());
+        for (const auto& f : followers)
+          self->request(f, caf::infinite, record).then([=](const capstan::capnp_frame&) mutable {
+            if (--*waiting == 0) rp.deliver(answer);
+          });
+      });
+      return rp;
+    }};
+  });
+  int client = accept_one(listener);
+  caf::scoped_actor self{sys};
+  std::array<char, record_size> record{};
+  const auto frame = bytes_frame(record_size);
+  while (recv_all(client, record.data(), record.size())) {
+    self->request(leader, caf::infinite, frame)
+        .receive([&](const capstan::capnp_frame&) {},
+                 [&](const caf::error&) { die("leader actor"); });
+    send_all(client, record.data(), answer_size);
+  }
+  std::_Exit(0);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   int round_trips = 20000;
   bool write = false;
+  bool caf_nodes = false;
+  bool io_worker = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--write") {
       write = true;
+    } else if (arg == "--caf") {
+      caf_nodes = true;
+    } else if (arg == "--io-worker") {
+      io_worker = true;
     } else if (int n = std::atoi(argv[i]); n > 0) {
       round_trips = n;
     } else {
-      std::fprintf(stderr, "usage: %s [round trips] [--write]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [round trips] [--write] [--caf [--io-worker]]\n", argv[0]);
       return 2;
     }
   }
@@ -175,9 +302,20 @@ int main(int argc, char** argv) {
   uint16_t ports[3];
   int listeners[3];
   for (int i = 0; i < 3; ++i) listeners[i] = listen_any(ports[i]);
-  spawn([&] { run_follower(listeners[1], write); });
-  spawn([&] { run_follower(listeners[2], write); });
-  spawn([&] { run_leader(listeners[0], ports[1], ports[2], write); });
+  if (caf_nodes) {
+    // The actor systems start in the children: CAF's threads do not survive a fork.
+    int port_pipe[2];
+    if (::pipe(port_pipe) != 0) die("pipe");
+    for (int i = 1; i <= 2; ++i) {
+      spawn([&] { run_caf_follower(port_pipe[1], {write, io_worker}); });
+      if (::read(port_pipe[0], &ports[i], sizeof ports[i]) != sizeof ports[i]) die("read port");
+    }
+    spawn([&] { run_caf_leader(listeners[0], ports[1], ports[2], {write, io_worker}); });
+  } else {
+    spawn([&] { run_follower(listeners[1], write); });
+    spawn([&] { run_follower(listeners[2], write); });
+    spawn([&] { run_leader(listeners[0], ports[1], ports[2], write); });
+  }
   for (int fd : listeners) ::close(fd);
 
   int leader = connect_to(ports[0]);
@@ -199,9 +337,13 @@ int main(int argc, char** argv) {
 
   std::sort(micros.begin(), micros.end());
   auto at = [&](double q) { return micros[static_cast<size_t>(q * (micros.size() - 1))]; };
-  std::printf("%d round trips client -> leader -> 2 followers -> leader -> client%s: "
+  std::printf("%d round trips client -> leader -> 2 followers -> leader -> client%s%s: "
               "p50 %.0f us, p99 %.0f us, p99.9 %.0f us\n",
-              round_trips, write ? " (each appending to the page cache)" : "", at(0.5), at(0.99),
-              at(0.999));
+              round_trips,
+              caf_nodes ? (io_worker ? " (CAF actors and middleman in the nodes, appends on a "
+                                       "detached actor)"
+                                     : " (CAF actors and middleman in the nodes)")
+                        : "",
+              write ? " (each appending to the page cache)" : "", at(0.5), at(0.99), at(0.999));
   return 0;
 }
