@@ -291,6 +291,7 @@ struct producer::impl {
 
   void complete_stamped(const std::shared_ptr<batch_state>& state,
                         const result<produce_response>& r) {
+    auto outcome = r;
     {
       std::lock_guard lock(mu);
       if (r) {
@@ -306,9 +307,11 @@ struct producer::impl {
           wake_sender.notify_one();
           return;
         }
+        if (verdict == failure_verdict::appended)
+          outcome = produce_response{offset{-1}, no_timestamp, offset{-1}};
       }
     }
-    complete(*state, r);
+    complete(*state, outcome);
   }
 
   void dispatch(ready_batch b) {

@@ -29,6 +29,12 @@ bool undecided(errc code) {
 
 } // namespace
 
+std::deque<producer_sequencer::partition::batch>::iterator
+producer_sequencer::find_batch(partition& p, int32_t base_sequence) {
+  return std::find_if(p.in_flight.begin(), p.in_flight.end(),
+                      [base_sequence](const auto& b) { return b.base_sequence == base_sequence; });
+}
+
 result<bool> resolve_idempotence(const client_config& config) {
   const bool acks_all = config.acks == -1;
   const bool in_flight_ok = config.max_in_flight <= max_in_flight_with_idempotence;
@@ -78,7 +84,7 @@ batch_stamp producer_sequencer::next(const topic_partition_key& tp, int32_t reco
     p.epoch = identity_.producer_epoch;
   }
   const batch_stamp stamp{p.producer_id, p.epoch, p.next_sequence};
-  p.in_flight.push_back(p.next_sequence);
+  p.in_flight.push_back({p.next_sequence, false});
   p.next_sequence = increment_sequence(p.next_sequence, records);
   return stamp;
 }
@@ -88,9 +94,11 @@ void producer_sequencer::acknowledged(const topic_partition_key& tp, const batch
   if (it == partitions_.end()) return;
   auto& p = it->second;
   if (stamp.producer_id != p.producer_id || stamp.epoch != p.epoch) return;
-  if (auto pos = std::find(p.in_flight.begin(), p.in_flight.end(), stamp.base_sequence);
-      pos != p.in_flight.end())
-    p.in_flight.erase(pos);
+  auto pos = find_batch(p, stamp.base_sequence);
+  if (pos == p.in_flight.end()) return;
+  for (auto earlier = p.in_flight.begin(); earlier != pos; ++earlier)
+    earlier->known_appended = true;
+  p.in_flight.erase(pos);
 }
 
 failure_verdict producer_sequencer::failed(const topic_partition_key& tp, const batch_stamp& stamp,
@@ -99,9 +107,15 @@ failure_verdict producer_sequencer::failed(const topic_partition_key& tp, const 
   if (it == partitions_.end()) return failure_verdict::fail;
   auto& p = it->second;
   if (stamp.producer_id != p.producer_id || stamp.epoch != p.epoch) return failure_verdict::fail;
-  auto pos = std::find(p.in_flight.begin(), p.in_flight.end(), stamp.base_sequence);
+  auto pos = find_batch(p, stamp.base_sequence);
   if (pos == p.in_flight.end()) return failure_verdict::fail;
-  const bool earlier_unacknowledged = pos != p.in_flight.begin();
+  if (pos->known_appended) {
+    p.in_flight.erase(pos);
+    return failure_verdict::appended;
+  }
+  // Earlier batches known appended cannot close a gap before this one.
+  const bool earlier_unacknowledged = std::any_of(
+      p.in_flight.begin(), pos, [](const partition::batch& b) { return !b.known_appended; });
   if (may_retry &&
       (undecided(code) || (code == errc::out_of_order_sequence_number && earlier_unacknowledged))) {
     ++p.waiting_resend;

@@ -40,6 +40,11 @@ struct batch_stamp {
 enum class failure_verdict {
   retry, // resend the same bytes (same sequence) after retry.backoff.ms
   fail,  // report the error to the batch's records; the partition restarts its sequences
+  // A later batch of the partition was acknowledged, so this one is in the log: a leader appends
+  // a producer's batches only in sequence order. Its offset is unknown (the leader may no longer
+  // remember it among its last five): report success with offset -1, as Kafka's producer does
+  // on DUPLICATE_SEQUENCE_NUMBER.
+  appended,
 };
 
 class producer_sequencer {
@@ -70,10 +75,11 @@ public:
   batch_stamp next(const topic_partition_key& tp, int32_t records);
 
   // The in-flight batch stamped `stamp` was acknowledged (appended, or a duplicate of one that
-  // was).
+  // was). Its partition's batches still in flight before it are known appended from now.
   void acknowledged(const topic_partition_key& tp, const batch_stamp& stamp);
 
-  // The in-flight batch stamped `stamp` failed with `code`. Retry when time is left
+  // The in-flight batch stamped `stamp` failed with `code`. `appended` when a later batch of its
+  // partition was acknowledged, whatever the error and the time left. Else retry when time is left
   // (`may_retry`) and the error says nothing was decided for good: a timeout, a lost connection,
   // a leader change, too few in-sync replicas; or OUT_OF_ORDER_SEQUENCE_NUMBER while an earlier
   // batch of the partition is still unacknowledged (it may yet land and close the gap). Anything
@@ -93,11 +99,17 @@ private:
     int64_t producer_id = -1;
     int16_t epoch = -1;
     int32_t next_sequence = 0;
-    std::deque<int32_t> in_flight; // base sequences, in sending (= sequence) order
+    struct batch {
+      int32_t base_sequence = 0;
+      bool known_appended = false; // a later batch of this epoch was acknowledged
+    };
+    std::deque<batch> in_flight; // in sending (= sequence) order
     int waiting_resend = 0;
     bool restart_pending = false;
     bool awaiting_identity = false;
   };
+
+  static std::deque<partition::batch>::iterator find_batch(partition& p, int32_t base_sequence);
 
   // Starts the partition's sequences again at 0 under a new epoch, or a new producer id when
   // the epoch is exhausted. REQUIRES: nothing in flight.

@@ -12,7 +12,10 @@ namespace capstan::client {
 struct record_metadata {
   std::string topic;
   int32_t partition = 0;
-  offset off{0}; // -1 with acks=0 (the leader does not answer with an offset)
+  // -1 when unknown: with acks=0 (the leader does not answer with an offset), and for an
+  // idempotent batch known to be in the log only because a later one was acknowledged
+  // (docs/idempotence.md, "Retries").
+  offset off{0};
 };
 
 } // namespace capstan::client

@@ -162,3 +162,47 @@ TEST_CASE("a response for a stamp of an earlier epoch changes nothing", "[client
   s.acknowledged(p0, b);
   CHECK(s.in_flight(p0) == 0);
 }
+
+TEST_CASE("a batch still in flight when a later batch of its partition is acknowledged is in the "
+          "log, so its failure reports it appended whatever the error",
+          "[client][sequencer]") {
+  // The chaos test's case: batch 0 hangs at an old leader that appended it before it stalled; the
+  // new leader has it, takes the later batches and evicts it from the five it remembers, so a
+  // resend of batch 0 gets OUT_OF_ORDER_SEQUENCE_NUMBER although it is in the log.
+  auto s = with_identity();
+  const auto first = s.next(p0, 1);
+  const auto second = s.next(p0, 1);
+  const auto third = s.next(p0, 1);
+  s.acknowledged(p0, second);
+  CHECK(s.failed(p0, first, errc::out_of_order_sequence_number, true) == failure_verdict::appended);
+  CHECK(s.in_flight(p0) == 1);
+  // Not a failure: the partition goes on with its sequences, no restart.
+  CHECK(s.free_slots(p0, 5) == 4);
+  CHECK(s.peek(p0) == batch_stamp{42, 0, 3});
+
+  // A timeout of such a batch needs no resend either, also once the time is up.
+  s.acknowledged(p0, s.next(p0, 1));
+  CHECK(s.failed(p0, third, errc::request_timed_out, false) == failure_verdict::appended);
+  CHECK(s.in_flight(p0) == 0);
+}
+
+TEST_CASE("a batch resent before a later one was acknowledged is known appended once it is",
+          "[client][sequencer]") {
+  auto s = with_identity();
+  const auto first = s.next(p0, 1);
+  const auto second = s.next(p0, 1);
+  REQUIRE(s.failed(p0, first, errc::request_timed_out, true) == failure_verdict::retry);
+  s.resent(p0);
+  s.acknowledged(p0, second);
+  CHECK(s.failed(p0, first, errc::out_of_order_sequence_number, true) == failure_verdict::appended);
+  CHECK(s.free_slots(p0, 5) == 5);
+}
+
+TEST_CASE("an acknowledgement marks only earlier batches of its own partition and epoch",
+          "[client][sequencer]") {
+  auto s = with_identity();
+  const auto a0 = s.next(p0, 1);
+  const auto b0 = s.next(p1, 1);
+  s.acknowledged(p1, b0);
+  CHECK(s.failed(p0, a0, errc::request_timed_out, true) == failure_verdict::retry);
+}
