@@ -11,10 +11,11 @@
 // as a capnp_frame and answers once both replied. That is the floor of the same round trip with
 // CAF's scheduler and middleman in it, and nothing else of capstan. --io-worker (with --caf) moves
 // each append to a detached actor that the node's actor waits for, as a node keeps its writes off
-// the scheduler.
+// the scheduler. --brokers (with --caf) spawns the nodes' actors as CAF brokers, which run on the
+// middleman's multiplexer thread instead of the scheduler.
 // Run on demand (not a test):
 //   cmake --build BUILD --target bench_hop_floor && BUILD/tests/bench_hop_floor [round trips]
-//   [--write] [--caf [--io-worker]]
+//   [--write] [--caf [--io-worker] [--brokers]]
 // Prints the p50 / p99 / p99.9 round trip in microseconds. Every child is stopped by pid.
 
 #include <netinet/in.h>
@@ -192,8 +193,8 @@ public:
     });
   }
 
-  template <class Next>
-  void append_then(caf::event_based_actor* self, const capstan::capnp_frame& record, Next next) {
+  template <class Self, class Next>
+  void append_then(Self* self, const capstan::capnp_frame& record, Next next) {
     if (!worker_) {
       log_->append(first_bytes(record));
       next();
@@ -210,7 +211,18 @@ private:
 struct caf_options {
   bool write = false;
   bool io_worker = false;
+  bool brokers = false;
 };
+
+// Spawns `fun` as a plain actor on the scheduler or, with --brokers, as a broker on the
+// middleman's multiplexer thread, where a message from a peer is handled without waking a
+// scheduler thread and a message to a peer is sent without waking the multiplexer.
+template <class Fun>
+caf::actor spawn_node_actor(caf::actor_system& sys, const caf_options& opts, Fun fun) {
+  if (opts.brokers)
+    return sys.middleman().spawn_broker([fun](caf::io::broker* self) { return fun(self); });
+  return sys.spawn([fun](caf::event_based_actor* self) { return fun(self); });
+}
 
 // Publishes an actor that appends each record and answers it, then tells the parent its port
 // through `port_pipe` and serves until killed.
@@ -219,9 +231,9 @@ void run_caf_follower(int port_pipe, caf_options opts) {
   caf::actor_system sys{cfg};
   auto log = std::make_shared<caf_node_log>(sys, opts.write, opts.io_worker);
   auto answer = bytes_frame(answer_size);
-  auto follower = sys.spawn([log, answer](caf::event_based_actor* self) -> caf::behavior {
+  auto follower = spawn_node_actor(sys, opts, [log, answer](auto* self) -> caf::behavior {
     return {[=](const capstan::capnp_frame& record) {
-      auto rp = self->make_response_promise<capstan::capnp_frame>();
+      auto rp = self->template make_response_promise<capstan::capnp_frame>();
       log->append_then(self, record, [rp, answer]() mutable { rp.deliver(answer); });
       return rp;
     }};
@@ -244,9 +256,9 @@ void run_caf_leader(int listener, uint16_t follower1, uint16_t follower2, caf_op
   }
   auto log = std::make_shared<caf_node_log>(sys, opts.write, opts.io_worker);
   auto answer = bytes_frame(answer_size);
-  auto leader = sys.spawn([=](caf::event_based_actor* self) -> caf::behavior {
+  auto leader = spawn_node_actor(sys, opts, [=](auto* self) -> caf::behavior {
     return {[=](const capstan::capnp_frame& record) {
-      auto rp = self->make_response_promise<capstan::capnp_frame>();
+      auto rp = self->template make_response_promise<capstan::capnp_frame>();
       log->append_then(self, record, [=]() mutable {
         auto waiting = std::make_shared<size_t>(followers.size());
         for (const auto& f : followers)
@@ -277,6 +289,7 @@ int main(int argc, char** argv) {
   bool write = false;
   bool caf_nodes = false;
   bool io_worker = false;
+  bool brokers = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--write") {
@@ -285,10 +298,13 @@ int main(int argc, char** argv) {
       caf_nodes = true;
     } else if (arg == "--io-worker") {
       io_worker = true;
+    } else if (arg == "--brokers") {
+      brokers = true;
     } else if (int n = std::atoi(argv[i]); n > 0) {
       round_trips = n;
     } else {
-      std::fprintf(stderr, "usage: %s [round trips] [--write] [--caf [--io-worker]]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [round trips] [--write] [--caf [--io-worker] [--brokers]]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -307,10 +323,10 @@ int main(int argc, char** argv) {
     int port_pipe[2];
     if (::pipe(port_pipe) != 0) die("pipe");
     for (int i = 1; i <= 2; ++i) {
-      spawn([&] { run_caf_follower(port_pipe[1], {write, io_worker}); });
+      spawn([&] { run_caf_follower(port_pipe[1], {write, io_worker, brokers}); });
       if (::read(port_pipe[0], &ports[i], sizeof ports[i]) != sizeof ports[i]) die("read port");
     }
-    spawn([&] { run_caf_leader(listeners[0], ports[1], ports[2], {write, io_worker}); });
+    spawn([&] { run_caf_leader(listeners[0], ports[1], ports[2], {write, io_worker, brokers}); });
   } else {
     spawn([&] { run_follower(listeners[1], write); });
     spawn([&] { run_follower(listeners[2], write); });
@@ -337,13 +353,13 @@ int main(int argc, char** argv) {
 
   std::sort(micros.begin(), micros.end());
   auto at = [&](double q) { return micros[static_cast<size_t>(q * (micros.size() - 1))]; };
-  std::printf("%d round trips client -> leader -> 2 followers -> leader -> client%s%s: "
+  std::printf("%d round trips client -> leader -> 2 followers -> leader -> client%s%s%s: "
               "p50 %.0f us, p99 %.0f us, p99.9 %.0f us\n",
               round_trips,
-              caf_nodes ? (io_worker ? " (CAF actors and middleman in the nodes, appends on a "
-                                       "detached actor)"
-                                     : " (CAF actors and middleman in the nodes)")
-                        : "",
+              !caf_nodes  ? ""
+              : io_worker ? " (CAF actors and middleman in the nodes, appends on a detached actor)"
+                          : " (CAF actors and middleman in the nodes)",
+              caf_nodes && brokers ? " (the nodes' actors are brokers)" : "",
               write ? " (each appending to the page cache)" : "", at(0.5), at(0.99), at(0.999));
   return 0;
 }
