@@ -59,7 +59,7 @@ void memory_cluster::produce(const std::string&, int32_t partition, int16_t,
   const int32_t records = view ? view->record_count() : 0;
   std::lock_guard lock(mu_);
   sent_.push_back({partition, sequence, records, std::this_thread::get_id()});
-  queue_.push_back({partition, records, std::move(done)});
+  queue_.push_back({partition, sequence, records, std::move(done)});
   cv_.notify_all();
 }
 
@@ -77,6 +77,22 @@ void memory_cluster::answer() {
     if (queue_.empty()) return;
     auto p = std::move(queue_.front());
     queue_.pop_front();
+    result<bool> verdict = true;
+    if (produce_answer) {
+      lock.unlock();
+      verdict = produce_answer(p.partition, p.base_sequence);
+      lock.lock();
+    }
+    if (verdict && !*verdict && !queue_.empty()) {
+      queue_.push_back(std::move(p));
+      continue;
+    }
+    if (!verdict) {
+      lock.unlock();
+      p.done(verdict.err());
+      lock.lock();
+      continue;
+    }
     const int64_t base = ends_[p.partition];
     ends_[p.partition] += p.records;
     lock.unlock();

@@ -37,6 +37,11 @@ public:
 
   std::vector<sent_batch> sent();
 
+  // Asked on the answering thread just before a produce is answered: an error fails the call,
+  // true appends the batch, false answers it after the calls queued behind it (only when there
+  // are some). Unset, every batch is appended.
+  std::function<result<bool>(int32_t partition, int32_t base_sequence)> produce_answer;
+
   // Answers fetch(partition, from); unset, every fetch is INVALID_REQUEST.
   std::function<result<client::fetch_response>(int32_t partition, offset from)> fetch_handler;
 
@@ -69,6 +74,7 @@ public:
 private:
   struct pending {
     int32_t partition;
+    int32_t base_sequence;
     int32_t records;
     std::function<void(result<client::produce_response>)> done;
   };

@@ -5,7 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,4 +93,57 @@ TEST_CASE("batches of a partition reach the client in sequence order while calle
     next[b.partition] = b.base_sequence + b.records;
   }
   CHECK(next[0] + next[1] == 3 * per_thread);
+}
+
+TEST_CASE("a batch that fails after a later batch of its partition was acknowledged is reported "
+          "appended with offset -1 and not resent",
+          "[client][producer]") {
+  auto config = one_at_a_time();
+  config.retry_backoff_ms = 1;
+  config.delivery_timeout_ms = 2000; // a resend loop ends in a failure, not a hang
+  // Declared before the cluster and the producer, whose threads use them until destroyed.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool all_sent = false;
+  int first_batch_answers = 0;
+  std::vector<std::optional<result<record_metadata>>> outcomes(4);
+  memory_cluster cluster(config, partitions);
+  // The first batch is held while the two behind it are appended, then times out: as at an old
+  // leader that stalled after appending it, while the new leader took the later batches.
+  cluster.produce_answer = [&](int32_t, int32_t base_sequence) -> result<bool> {
+    if (base_sequence != 0) return true;
+    std::unique_lock lock(mu);
+    if (++first_batch_answers == 1) {
+      cv.wait(lock, [&] { return all_sent; });
+      return false;
+    }
+    return make_error(errc::request_timed_out, "held at a stalled leader");
+  };
+  producer p(cluster, config);
+  REQUIRE(p.init_producer_id().ok());
+  for (size_t i = 0; i < 3; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes("v"), 0,
+           [&, i](result<record_metadata> r) { outcomes[i] = std::move(r); });
+  {
+    std::lock_guard lock(mu);
+    all_sent = true;
+  }
+  cv.notify_all();
+  p.flush();
+  REQUIRE(outcomes[0]);
+  REQUIRE(outcomes[0]->ok());
+  CHECK((*outcomes[0])->off.value() == -1);
+  for (size_t i = 1; i < 3; ++i) {
+    REQUIRE(outcomes[i]);
+    CHECK(outcomes[i]->ok());
+  }
+  // Nothing was resent, and the partition's sequences go on where they were.
+  p.send(memory_cluster::topic, std::nullopt, as_bytes("v"), 0,
+         [&](result<record_metadata> r) { outcomes[3] = std::move(r); });
+  p.flush();
+  REQUIRE(outcomes[3]);
+  CHECK(outcomes[3]->ok());
+  const auto sent = cluster.sent();
+  REQUIRE(sent.size() == 4);
+  for (size_t i = 0; i < sent.size(); ++i) CHECK(sent[i].base_sequence == static_cast<int32_t>(i));
 }
