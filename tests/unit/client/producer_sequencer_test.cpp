@@ -206,3 +206,17 @@ TEST_CASE("an acknowledgement marks only earlier batches of its own partition an
   s.acknowledged(p1, b0);
   CHECK(s.failed(p0, a0, errc::request_timed_out, true) == failure_verdict::retry);
 }
+
+TEST_CASE(
+    "OUT_OF_ORDER_SEQUENCE_NUMBER fails a batch whose earlier batches in flight are all known "
+    "appended",
+    "[client][sequencer]") {
+  auto s = with_identity();
+  const auto a = s.next(p0, 1);
+  const auto m = s.next(p0, 1);
+  const auto b = s.next(p0, 1);
+  s.acknowledged(p0, m);
+  // a is in the log and cannot close a gap before b: the gap is real.
+  CHECK(s.failed(p0, b, errc::out_of_order_sequence_number, true) == failure_verdict::fail);
+  CHECK(s.failed(p0, a, errc::request_timed_out, true) == failure_verdict::appended);
+}
