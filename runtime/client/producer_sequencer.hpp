@@ -82,8 +82,9 @@ public:
   // partition was acknowledged, whatever the error and the time left. Else retry when time is left
   // (`may_retry`) and the error says nothing was decided for good: a timeout, a lost connection,
   // a leader change, too few in-sync replicas; or OUT_OF_ORDER_SEQUENCE_NUMBER while an earlier
-  // batch of the partition is still unacknowledged (it may yet land and close the gap). Anything
-  // else fails the batch and marks the partition for a restart of its sequences.
+  // batch of the partition is still unacknowledged and not known appended (it may yet land and
+  // close the gap). Anything else fails the batch and marks the partition for a restart of its
+  // sequences.
   failure_verdict failed(const topic_partition_key& tp, const batch_stamp& stamp, errc code,
                          bool may_retry);
   // A batch that got `retry` was handed to the client again.
