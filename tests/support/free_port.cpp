@@ -5,21 +5,54 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <random>
+
 #include <catch2/catch.hpp>
 
 namespace capstan::test {
 
-uint16_t free_port() {
+namespace {
+
+// True when `port` (0: any) binds on 127.0.0.1; sets `port` to the one bound.
+bool binds(uint16_t& port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  addr.sin_port = htons(port);
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  if (bound) REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
   ::close(fd);
-  return ntohs(addr.sin_port);
+  port = ntohs(addr.sin_port);
+  return bound;
+}
+
+// The lowest ephemeral port; Linux's default when the file cannot be read.
+int ephemeral_low() {
+  int low = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low;
+  return low;
+}
+
+} // namespace
+
+uint16_t free_port() {
+  constexpr int lowest = 10000;
+  static const int below = ephemeral_low();
+  thread_local std::mt19937 rng{std::random_device{}()};
+  if (below > lowest + 1000) {
+    std::uniform_int_distribution<int> pick(lowest, below - 1);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      auto port = static_cast<uint16_t>(pick(rng));
+      if (binds(port)) return port;
+    }
+  }
+  uint16_t any = 0;
+  REQUIRE(binds(any));
+  return any;
 }
 
 } // namespace capstan::test

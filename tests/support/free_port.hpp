@@ -4,7 +4,10 @@
 
 namespace capstan::test {
 
-// A port the kernel just handed out on 127.0.0.1 (free unless someone takes it meanwhile).
+// A port that was free on 127.0.0.1 a moment ago, chosen at random below the kernel's ephemeral
+// range (ip_local_port_range): a port handed out by bind(0) is the kind every outgoing connection
+// of a parallel test also takes, and one did take a node's metrics port between the pick and the
+// node's bind in a CI run. Only another test's pick can still collide.
 uint16_t free_port();
 
 } // namespace capstan::test
