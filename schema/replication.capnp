@@ -41,12 +41,19 @@ struct NodeEndpoint {
 
 # Makes the receiving node's replicas of these partitions leaders or followers. Stale
 # controller epochs are refused whole; stale leader epochs per partition.
+#
+# `sequence`, on LeaderAndIsr, UpdateMetadata and StopReplica: the message's place in the
+# controller's stream of control messages to this node (docs/controller.md, "Metadata that always
+# arrives"). A node applies sequence n of a controller epoch only right after n - 1, or after an
+# UpdateMetadata with `full` (which starts the stream afresh); it answers a gap with
+# INVALID_UPDATE_VERSION, and the controller then sends it its whole state. 0: not sequenced.
 struct LeaderAndIsr {
   controllerId @0 :Int32;
   controllerEpoch @1 :Int32;
   partitions @2 :List(PartitionState);
   # Endpoints of every leader named above, so a follower can reach it.
   leaders @3 :List(NodeEndpoint);
+  sequence @4 :Int64;
 }
 
 struct LeaderAndIsrResponse {
@@ -69,6 +76,9 @@ struct TopicConfig {
 
 # The cluster as the controller knows it: live nodes, topics with their configs, and partition
 # states. Every node keeps the latest in its metadata cache and answers clients from it.
+# With `full`, the whole cluster (the node's cache is replaced); without, what changed since the
+# previous message of the stream: every live node, the topics that are new or changed (their
+# configs), the partition states that are new or changed, and the ids of removed topics.
 struct UpdateMetadata {
   controllerId @0 :Int32;
   controllerEpoch @1 :Int32;
@@ -76,6 +86,9 @@ struct UpdateMetadata {
   nodes @3 :List(NodeEndpoint);
   topics @4 :List(TopicConfig);
   partitions @5 :List(PartitionState);
+  sequence @6 :Int64;
+  full @7 :Bool = true;
+  removedTopics @8 :List(Data);    # 16 bytes each; only without `full`
 }
 
 struct StopReplica {
@@ -83,6 +96,7 @@ struct StopReplica {
   controllerEpoch @1 :Int32;
   deletePartitions @2 :Bool;       # true: remove the data too (topic deleted or reassigned)
   partitions @3 :List(StopPartition);
+  sequence @4 :Int64;
 
   struct StopPartition {
     topicPartition @0 :TopicPartition;

@@ -15,6 +15,7 @@
 
 #include "actors/log/log_requests.hpp"
 #include "runtime/storage/leader_epoch_cache.hpp"
+#include "runtime/storage/log_config.hpp"
 #include "runtime/storage/log_policy.hpp"
 #include "runtime/storage/log_slice.hpp"
 #include "runtime/types.hpp"
@@ -36,6 +37,7 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using epoch_atom = caf::atom_constant<caf::atom("epoch")>;
 using newepoch_atom = caf::atom_constant<caf::atom("newepoch")>;
 using reset_atom = caf::atom_constant<caf::atom("reset")>;
+using reconfig_atom = caf::atom_constant<caf::atom("reconfig")>;
 inline constexpr append_atom append_atom_v{};
 inline constexpr read_atom read_atom_v{};
 inline constexpr truncate_atom truncate_atom_v{};
@@ -51,6 +53,7 @@ inline constexpr tick_atom tick_atom_v{};
 inline constexpr epoch_atom epoch_atom_v{};
 inline constexpr newepoch_atom newepoch_atom_v{};
 inline constexpr reset_atom reset_atom_v{};
+inline constexpr reconfig_atom reconfig_atom_v{};
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_result& x) {
@@ -64,7 +67,7 @@ typename Inspector::result_type inspect(Inspector& f, read_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, log_info& x) {
   return f(caf::meta::type_name("log_info"), x.log_start, x.log_end, x.recovery_point,
-           x.size_bytes, x.segment_count, x.cleaned_upto, x.latest_epoch);
+           x.size_bytes, x.segment_count, x.cleaned_upto, x.latest_epoch, x.last_written_epoch);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, epoch_end& x) {
@@ -105,6 +108,9 @@ using partition_log_actor = caf::typed_actor<
   // Runs compaction now (cleanup.policy=compact) and replies when the swap is done.
   caf::replies_to<compact_atom>::with<compaction_stats>,
   caf::replies_to<info_atom>::with<log_info>,
+  // The topic's configs changed (alter-config): later appends, rolls, retention, flushes and
+  // compactions follow the new ones; segments already open keep their index interval.
+  caf::reacts_to<reconfig_atom, log_config>,
   // Flushes, closes every segment and quits; replies the final recovery point.
   caf::replies_to<close_atom>::with<offset>,
   caf::reacts_to<tick_atom>>;
@@ -114,3 +120,4 @@ using partition_log_actor = caf::typed_actor<
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::batch_buffer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::append_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::log_slice)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::log_config)

@@ -66,6 +66,9 @@ struct log_info {
   int32_t segment_count = 0;
   offset cleaned_upto{0};
   leader_epoch latest_epoch{-1}; // of the leader-epoch cache; -1 when it is empty
+  // The epoch of the last record in the log (the latest epoch may have none yet); -1 when the
+  // log holds no record with epoch information.
+  leader_epoch last_written_epoch{-1};
 };
 
 struct compaction_stats {

@@ -368,6 +368,12 @@ log_info partition_log::info() const {
       log_start_,    log_end_,        recovery_point_, 0, static_cast<int32_t>(segments_.size()),
       cleaned_upto_, leader_epoch{-1}};
   if (auto latest = epochs_.latest()) out.latest_epoch = latest->epoch;
+  const auto& entries = epochs_.entries();
+  for (auto e = entries.rbegin(); e != entries.rend(); ++e)
+    if (e->start < log_end_) {
+      out.last_written_epoch = e->epoch;
+      break;
+    }
   for (const auto& [base, e] : segments_) out.size_bytes += e.meta.size_bytes;
   return out;
 }

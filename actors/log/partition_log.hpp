@@ -220,6 +220,9 @@ public:
 
   const std::string& name() const { return log_name_; }
   const log_config& config() const { return config_; }
+  // The topic's configs changed: every later decision (append limits, rolls, retention, flushes,
+  // compaction) takes the new ones, as Kafka's live log does after an alter-config.
+  void reconfigure(log_config config) { config_ = std::move(config); }
   offset log_start() const { return log_start_; }
   offset log_end() const { return log_end_; }
   offset recovery_point() const { return recovery_point_; }

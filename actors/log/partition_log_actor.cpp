@@ -704,6 +704,14 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
       },
       [self](compact_atom) { return compact(self); },
       [self](info_atom) -> log_info { return self->state.log->info(); },
+      [self](reconfig_atom, log_config& config) {
+        auto& st = self->state;
+        st.seg_opts.index_interval_bytes = static_cast<size_t>(config.index_interval_bytes);
+        st.seg_opts.max_batch_bytes = static_cast<size_t>(config.max_message_bytes);
+        st.opts.config = config;
+        st.log->reconfigure(std::move(config));
+        spdlog::info("{}: topic configs changed", st.opts.log_name);
+      },
       [self](close_atom) -> caf::result<offset> {
         auto rp = self->make_response_promise<offset>();
         auto finish = [self, rp](offset point) mutable {

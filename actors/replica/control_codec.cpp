@@ -129,6 +129,7 @@ capnp_frame encode(const leader_and_isr_msg& m) {
   for (unsigned i = 0; i < parts.size(); ++i) put_state(parts[i], m.partitions[i]);
   auto leaders = root.initLeaders(static_cast<unsigned>(m.leaders.size()));
   for (unsigned i = 0; i < leaders.size(); ++i) put_endpoint(leaders[i], m.leaders[i]);
+  root.setSequence(m.sequence);
   return capnp_frame::from_builder(b);
 }
 
@@ -141,6 +142,8 @@ result<leader_and_isr_msg> decode_leader_and_isr(const capnp_frame& frame) {
     if (auto s = read_list(r.getPartitions(), m.partitions, get_state); !s) return s.err();
     if (auto s = check_count(r.getLeaders(), "LeaderAndIsr"); !s) return s.err();
     if (auto s = read_list(r.getLeaders(), m.leaders, get_endpoint); !s) return s.err();
+    m.sequence = r.getSequence();
+    if (m.sequence < 0) return invalid("LeaderAndIsr sequence " + std::to_string(m.sequence));
     return m;
   });
 }
@@ -169,6 +172,10 @@ capnp_frame encode(const update_metadata_msg& m) {
   }
   auto parts = root.initPartitions(static_cast<unsigned>(m.partitions.size()));
   for (unsigned i = 0; i < parts.size(); ++i) put_state(parts[i], m.partitions[i]);
+  root.setSequence(m.sequence);
+  root.setFull(m.full);
+  auto removed = root.initRemovedTopics(static_cast<unsigned>(m.removed_topics.size()));
+  for (unsigned i = 0; i < removed.size(); ++i) removed.set(i, id_data(m.removed_topics[i]));
   return capnp_frame::from_builder(b);
 }
 
@@ -194,6 +201,17 @@ result<update_metadata_msg> decode_update_metadata(const capnp_frame& frame) {
     }
     if (auto s = check_count(r.getPartitions(), "UpdateMetadata"); !s) return s.err();
     if (auto s = read_list(r.getPartitions(), m.partitions, get_state); !s) return s.err();
+    m.sequence = r.getSequence();
+    if (m.sequence < 0) return invalid("UpdateMetadata sequence " + std::to_string(m.sequence));
+    m.full = r.getFull();
+    if (auto s = check_count(r.getRemovedTopics(), "UpdateMetadata"); !s) return s.err();
+    if (m.full && r.getRemovedTopics().size() != 0)
+      return invalid("a full UpdateMetadata names removed topics");
+    for (auto removed : r.getRemovedTopics()) {
+      auto id = read_id(removed);
+      if (!id) return id.err();
+      m.removed_topics.push_back(*id);
+    }
     return m;
   });
 }
@@ -210,6 +228,7 @@ capnp_frame encode(const stop_replica_msg& m) {
     parts[i].setTopicId(id_data(m.partitions[i].id));
     parts[i].setLeaderEpoch(m.partitions[i].epoch.value());
   }
+  root.setSequence(m.sequence);
   return capnp_frame::from_builder(b);
 }
 
@@ -227,6 +246,8 @@ result<stop_replica_msg> decode_stop_replica(const capnp_frame& frame) {
       if (!id) return id.err();
       m.partitions.push_back(stop_partition_msg{std::move(*tp), *id, leader_epoch{p.getLeaderEpoch()}});
     }
+    m.sequence = r.getSequence();
+    if (m.sequence < 0) return invalid("StopReplica sequence " + std::to_string(m.sequence));
     return m;
   });
 }

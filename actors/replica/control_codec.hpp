@@ -38,11 +38,14 @@ struct node_endpoint_msg {
   friend bool operator==(const node_endpoint_msg&, const node_endpoint_msg&) = default;
 };
 
+// `sequence` on the controller's messages: their place in the controller's stream to one node
+// (schema/replication.capnp, LeaderAndIsr); 0: not sequenced.
 struct leader_and_isr_msg {
   int32_t controller_id = -1;
   int32_t controller_epoch = 0;
   std::vector<partition_state_msg> partitions;
   std::vector<node_endpoint_msg> leaders;
+  int64_t sequence = 0;
 };
 
 struct topic_config_msg {
@@ -53,6 +56,7 @@ struct topic_config_msg {
   friend bool operator==(const topic_config_msg&, const topic_config_msg&) = default;
 };
 
+// `full`: the whole cluster; otherwise what changed, with the ids of removed topics.
 struct update_metadata_msg {
   int32_t controller_id = -1;
   int32_t controller_epoch = 0;
@@ -60,6 +64,9 @@ struct update_metadata_msg {
   std::vector<node_endpoint_msg> nodes;
   std::vector<topic_config_msg> topics;
   std::vector<partition_state_msg> partitions;
+  int64_t sequence = 0;
+  bool full = true;
+  std::vector<topic_id> removed_topics{};
 };
 
 struct stop_partition_msg {
@@ -73,6 +80,7 @@ struct stop_replica_msg {
   int32_t controller_epoch = 0;
   bool delete_partitions = false;
   std::vector<stop_partition_msg> partitions;
+  int64_t sequence = 0;
 };
 
 struct partition_error_msg {

@@ -78,7 +78,9 @@ std::optional<isr_proposal> leader_state::propose_expand() {
 }
 
 bool leader_state::on_isr_committed(std::vector<node_id> isr, int32_t partition_epoch) {
-  if (partition_epoch < config_.partition_epoch) return false;
+  // The state this leader has already (a duplicate, or a full state resent): an expansion in
+  // flight must keep holding the HW, or the joining follower could enter the ISR below it.
+  if (partition_epoch <= config_.partition_epoch) return false;
   if (!contains(isr, config_.leader)) isr.push_back(config_.leader);
   config_.isr = std::move(isr);
   config_.partition_epoch = partition_epoch;
@@ -87,6 +89,11 @@ bool leader_state::on_isr_committed(std::vector<node_id> isr, int32_t partition_
 }
 
 void leader_state::on_proposal_failed() { pending_.reset(); }
+
+bool leader_state::set_min_insync_replicas(int32_t min_insync_replicas) {
+  config_.min_insync_replicas = min_insync_replicas;
+  return recompute();
+}
 
 bool leader_state::enough_replicas() const {
   return static_cast<int64_t>(config_.isr.size()) >= config_.min_insync_replicas;

@@ -77,11 +77,15 @@ public:
   std::optional<isr_proposal> propose_expand();
 
   // The controller committed `isr` at `partition_epoch` (its AlterPartition answer, or a
-  // LeaderAndIsr for this same leader epoch). Older partition epochs are ignored. Returns true
-  // iff the HW advanced.
+  // LeaderAndIsr for this same leader epoch). Partition epochs up to the current one are ignored
+  // (a proposal in flight stays so). Returns true iff the HW advanced.
   bool on_isr_committed(std::vector<node_id> isr, int32_t partition_epoch);
   // The proposal in flight was refused or lost: nothing changes, a later check proposes again.
   void on_proposal_failed();
+  // The topic's min.insync.replicas changed (an alter-config reached this leader). Lowering it
+  // may let the HW advance at once; raising it above the ISR holds the HW until the ISR grows.
+  // Returns true iff the HW advanced.
+  bool set_min_insync_replicas(int32_t min_insync_replicas);
 
   offset high_watermark() const { return hw_; }
   offset log_end() const { return leo_; }

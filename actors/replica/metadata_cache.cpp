@@ -1,6 +1,7 @@
 #include "actors/replica/metadata_cache.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace capstan {
 
@@ -17,29 +18,64 @@ std::vector<int32_t> ids_of(const std::vector<node_id>& nodes) {
 
 metadata_cache::metadata_cache(const update_metadata_msg& update,
                                std::map<std::string, std::string> broker_defaults)
-    : controller_epoch_(update.controller_epoch), defaults_(std::move(broker_defaults)) {
+    : defaults_(std::move(broker_defaults)) {
+  apply(update);
+}
+
+metadata_cache::metadata_cache(const metadata_cache& previous, const update_metadata_msg& delta)
+    : cluster_(previous.cluster_), defaults_(previous.defaults_) {
+  for (const auto& id : delta.removed_topics)
+    std::erase_if(cluster_.topics, [&](const auto& t) { return t.second.id == id; });
+  apply(delta);
+}
+
+void metadata_cache::apply(const update_metadata_msg& update) {
+  controller_epoch_ = update.controller_epoch;
   cluster_.cluster_id = update.cluster_id;
   cluster_.controller_id = update.controller_id;
+  cluster_.brokers.clear();
   for (const auto& n : update.nodes) cluster_.brokers.push_back(broker_info{n.node.value(), n.host, n.client_port});
   for (const auto& t : update.topics) {
     auto& topic = cluster_.topics[t.name];
+    // A topic deleted and created again under its name (a delta names only the new one).
+    if (topic.id != t.id) topic.partitions.clear();
     topic.name = t.name;
     topic.id = t.id;
     topic.internal = t.internal;
     topic.configs = t.configs;
   }
+  std::set<std::string> touched;
   for (const auto& p : update.partitions) {
     auto [it, added] = cluster_.topics.try_emplace(p.tp.first);
-    if (added) {
+    if (added || it->second.id != p.id) {
+      it->second = topic_metadata{};
       it->second.name = p.tp.first;
       it->second.id = p.id;
     }
-    it->second.partitions.push_back(partition_assignment{p.tp.second, ids_of(p.replicas), p.leader.value(),
-                                                         p.epoch.value(), ids_of(p.isr)});
+    partition_assignment a{p.tp.second, ids_of(p.replicas), p.leader.value(), p.epoch.value(),
+                           ids_of(p.isr)};
+    // Partitions are dense from 0 and usually come in order: both cases without a search.
+    auto& parts = it->second.partitions;
+    const auto index = static_cast<size_t>(a.partition);
+    if (parts.empty() || parts.back().partition < a.partition) {
+      parts.push_back(std::move(a));
+    } else if (index < parts.size() && parts[index].partition == a.partition) {
+      parts[index] = std::move(a);
+    } else {
+      auto at = std::find_if(parts.begin(), parts.end(),
+                             [&](const partition_assignment& x) { return x.partition == a.partition; });
+      if (at != parts.end())
+        *at = std::move(a);
+      else
+        parts.push_back(std::move(a));
+    }
+    touched.insert(p.tp.first);
   }
-  for (auto& [name, topic] : cluster_.topics)
-    std::sort(topic.partitions.begin(), topic.partitions.end(),
+  for (const auto& name : touched) {
+    auto& parts = cluster_.topics.at(name).partitions;
+    std::sort(parts.begin(), parts.end(),
               [](const partition_assignment& a, const partition_assignment& b) { return a.partition < b.partition; });
+  }
 }
 
 result<std::map<std::string, std::string>> metadata_cache::describe(const std::string& topic) const {

@@ -3,7 +3,8 @@
 // The node's metadata cache (Kafka's MetadataCache): the cluster as the controller's latest
 // accepted UpdateMetadata describes it. Live nodes with their client addresses, topics with their
 // ids and config overrides, and each partition's leader, leader epoch, replicas and ISR. The
-// replica manager builds one from every UpdateMetadata it accepts and publishes it whole in a
+// replica manager builds one from every UpdateMetadata it accepts (a full one, or the previous
+// cache with a delta) and publishes it whole in a
 // metadata_cache_registry; the client gateway answers Metadata, listTopics and describeConfigs
 // from it on the RPC thread without a message round trip. A node that never accepted an
 // UpdateMetadata has no cache and answers from its own single-node metadata
@@ -22,11 +23,14 @@ namespace capstan {
 
 class metadata_cache {
 public:
-  // UpdateMetadata carries the whole cluster (the controller sends its whole image every time,
-  // docs/controller.md), so the cache is built from `update` alone. `broker_defaults`: this
-  // node's topic config defaults (its log configs and min.insync.replicas), which describe()
-  // overlays with a topic's overrides, as a broker answers DescribeConfigs.
+  // From a full UpdateMetadata (update.full), which carries the whole cluster. `broker_defaults`:
+  // this node's topic config defaults (its log configs and min.insync.replicas), which
+  // describe() overlays with a topic's overrides, as a broker answers DescribeConfigs.
   metadata_cache(const update_metadata_msg& update, std::map<std::string, std::string> broker_defaults);
+  // `previous` with a delta UpdateMetadata (!delta.full) applied: its nodes replace the
+  // previous ones, its topics' configs and partition states replace or add to theirs, its
+  // removed topics go.
+  metadata_cache(const metadata_cache& previous, const update_metadata_msg& delta);
 
   // Brokers are the UpdateMetadata's nodes at their client host and port; topics list their
   // partitions in partition order. A partition state whose topic the update does not list as a
@@ -43,6 +47,8 @@ public:
                                      int32_t partition, node_id node) const;
 
 private:
+  void apply(const update_metadata_msg& update);
+
   cluster_metadata cluster_;
   int32_t controller_epoch_ = 0;
   std::map<std::string, std::string> defaults_;

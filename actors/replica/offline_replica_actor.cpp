@@ -30,6 +30,7 @@ partition_replica_actor::behavior_type offline_replica(self_ptr self, std::strin
     [refuse](checkpoint_atom) -> caf::result<replica_checkpoint> { return refuse(); },
     [refuse](status_atom) -> caf::result<replica_status> { return refuse(); },
     [refuse](become_atom, const replica_role&) -> caf::result<bool> { return refuse(); },
+    [](reconfig_atom, const replica_config&) {},
     [self](ffetch_atom, const follower_fetch_request&) {
       follower_fetch_result out;
       out.error = errc::kafka_storage_error;

@@ -111,6 +111,23 @@ caf::result<bool> become(self_ptr self, const replica_role& role) {
   return become_follower(self, role);
 }
 
+void reconfigure(self_ptr self, replica_config config) {
+  auto& st = self->state;
+  if (config.min_insync_replicas != st.opts.min_insync_replicas) {
+    spdlog::info("{}: min.insync.replicas {} -> {}", st.log_name, st.opts.min_insync_replicas,
+                 config.min_insync_replicas);
+    st.opts.min_insync_replicas = config.min_insync_replicas;
+    if (st.is_leader()) {
+      if (st.leader->set_min_insync_replicas(config.min_insync_replicas)) on_hw_advanced(self);
+      if (!st.leader->enough_replicas())
+        fail_pending_acks(self, errc::not_enough_replicas_after_append,
+                          "min.insync.replicas was raised above the ISR after the append");
+    }
+  }
+  st.opts.config = config.log;
+  self->send(st.log, reconfig_atom_v, std::move(config.log));
+}
+
 caf::result<replica_checkpoint> close(self_ptr self) {
   auto& st = self->state;
   auto rp = self->make_response_promise<replica_checkpoint>();
@@ -204,6 +221,7 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
     },
     [self](status_atom) { return status_of(self->state); },
     [self](become_atom, const replica_role& role) { return become(self, role); },
+    [self](reconfig_atom, replica_config& config) { reconfigure(self, std::move(config)); },
     [self](ffetch_atom, follower_fetch_request& req) { return follower_fetch(self, req); },
     [self](epochend_atom, leader_epoch current, leader_epoch requested) {
       return answer_epoch(self, current, requested);

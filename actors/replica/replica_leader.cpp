@@ -157,7 +157,9 @@ caf::result<bool> become_leader(self_ptr self, const replica_role& role) {
         c.partition_epoch = role.partition_epoch;
         c.min_insync_replicas = st.opts.min_insync_replicas;
         c.replica_lag_time_max_ms = st.opts.replica_lag_time_max_ms;
-        const offset hw = std::min(st.follower_hw, epoch_start);
+        // A replica that led before keeps its HW (follower_hw is only a follower's): the HW never
+        // moves backwards when the same replica is elected again at a newer epoch.
+        const offset hw = std::min(st.high_watermark(), epoch_start);
         st.leader.emplace(std::move(c), epoch_start, hw, epoch_start, now_ms(self));
         st.bytes_above_hw.clear();
         if (st.leader->high_watermark() > hw) on_hw_advanced(self);
@@ -251,6 +253,17 @@ void lead_produce(self_ptr self, produce_request req,
         }
         if (st.high_watermark() > res.last) {
           rp.deliver(out);
+          return;
+        }
+        // The ISR shrank (or min.insync.replicas rose) while the append was at the log: the HW
+        // holds until the ISR grows again, so say so now rather than time out (Kafka's
+        // checkEnoughReplicasReachOffset).
+        if (!st.leader->enough_replicas()) {
+          rp.deliver(fail_with(errc::not_enough_replicas_after_append,
+                               st.log_name + ": the ISR has " +
+                                   std::to_string(st.leader->isr().size()) +
+                                   " replicas after the append, min.insync.replicas is " +
+                                   std::to_string(st.opts.min_insync_replicas)));
           return;
         }
         st.pending_acks.emplace(res.last + 1, pending_produce{rp, out, deadline});

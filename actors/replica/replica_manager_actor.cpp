@@ -52,13 +52,16 @@ void publish_routes(self_ptr self) {
   auto& st = self->state;
   auto table = std::make_shared<routing_table>();
   offline_replicas offline;
+  replica_log_infos leaderless;
   for (const auto& [tp, e] : st.replicas) {
     table->emplace(tp, e.actor);
     // Without a topic id (not placed by a controller) there is nobody to tell.
     if (e.offline && e.id != topic_id{}) offline.push_back(offline_replica{e.id, tp.second});
+    if (e.leaderless && !e.offline) leaderless.push_back(*e.leaderless);
   }
   st.routes->publish(std::move(table));
   if (st.opts.offline_registry) st.opts.offline_registry->publish(std::move(offline));
+  if (st.opts.leaderless_registry) st.opts.leaderless_registry->publish(std::move(leaderless));
 }
 
 // Writes both checkpoint files from the maps; afterwards no deleted partition is left in them.
@@ -75,14 +78,6 @@ status write_checkpoint_files(const std::filesystem::path& data_dir, node_id nod
   return {};
 }
 
-status write_checkpoints(replica_manager_state& st) {
-  auto s = write_checkpoint_files(st.opts.data_dir, st.opts.node, st.recovery_points, st.high_watermarks);
-  if (s) st.unrecorded_deletions.clear();
-  return s;
-}
-
-// write_checkpoints on an I/O worker (two files, each fsynced, and the data dir): the manager
-// awaits it, handling nothing else meanwhile, without holding a scheduler thread.
 void write_checkpoints_on_worker(self_ptr self, std::function<void(status)> done) {
   auto& st = self->state;
   auto written = std::make_shared<status>();
@@ -154,15 +149,7 @@ std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
     return plan;
   }
   plan->entry = replica_entry{partition_replica_actor{}, topic.id, topic.configs, true};
-  if (st.unrecorded_deletions.count(tp) != 0) {
-    if (auto s = write_checkpoints(st); !s) {
-      plan->entry.actor = go_offline(self, tp, "the deletion of its previous directory is not in the "
-                                               "checkpoints yet: " + s.err().message);
-      plan->decided = true;
-      plan->outcome = plan->entry;
-      return plan;
-    }
-  }
+  plan->needs_recorded_deletion = st.unrecorded_deletions.count(tp) != 0;
   if (auto it = st.recovery_points.find(tp); it != st.recovery_points.end()) plan->known.recovery_point = it->second;
   if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) plan->known.high_watermark = it->second;
   plan->seg_opts.index_interval_bytes = static_cast<size_t>(cfg->log.index_interval_bytes);
@@ -276,8 +263,6 @@ void open_new_replicas(self_ptr self, const metadata_snapshot& snapshot,
         auto it = st.replicas.find(topic_partition{name, a.partition});
         if (it == st.replicas.end() || it->second.offline) unserved.emplace_back(name, a.partition);
       }
-    // New partitions are in the checkpoints from the start, so a directory lost later is noticed.
-    if (checkpoints_changed) (void) write_checkpoints(st);
     publish_routes(self);
     std::string offline;
     for (const auto& [tp, e] : st.replicas)
@@ -286,13 +271,41 @@ void open_new_replicas(self_ptr self, const metadata_snapshot& snapshot,
       spdlog::warn("node {}: offline partitions (they answer KAFKA_STORAGE_ERROR until repaired, "
                    "see the errors above): {}",
                    st.opts.node.value(), offline);
-    done(std::move(unserved));
+    // New partitions are in the checkpoints from the start (before the snapshot is answered), so
+    // a directory lost later is noticed.
+    if (!checkpoints_changed) {
+      done(std::move(unserved));
+      return;
+    }
+    write_checkpoints_on_worker(self, [done, unserved = std::move(unserved)](status) mutable {
+      done(std::move(unserved));
+    });
   };
   load_plans(self, plans, finish);
 }
 
 void load_plans(self_ptr self, const std::vector<std::shared_ptr<open_plan>>& plans,
                 std::function<void()> done) {
+  // A directory whose earlier deletion is not in the checkpoints yet (that write failed) is not
+  // created again before the checkpoints say it is gone.
+  const bool record_deletions =
+      std::any_of(plans.begin(), plans.end(), [](const auto& p) { return p->needs_recorded_deletion; });
+  if (record_deletions) {
+    write_checkpoints_on_worker(self, [self, plans, done](status written) {
+      for (const auto& plan : plans) {
+        if (!plan->needs_recorded_deletion || plan->decided) continue;
+        plan->needs_recorded_deletion = false;
+        if (written) continue;
+        plan->entry.actor = go_offline(self, plan->tp,
+                                       "the deletion of its previous directory is not in the "
+                                       "checkpoints yet: " + written.err().message);
+        plan->decided = true;
+        plan->outcome = plan->entry;
+      }
+      load_plans(self, plans, done);
+    });
+    return;
+  }
   io_batch batch;
   for (const auto& plan : plans)
     if (!plan->decided) batch.jobs.emplace_back(plan->ro.io_worker, io_task{[plan] { load_partition(*plan); }});
@@ -324,18 +337,24 @@ std::vector<topic_partition> stale_replicas(const replica_manager_state& st,
   return out;
 }
 
-// Replicas whose topic configs changed: closed (data kept) and opened again with the new ones,
-// as Kafka applies a topic config change to its live log.
-std::vector<topic_partition> reconfigured_replicas(const replica_manager_state& st,
-                                                   const cluster_metadata& snapshot) {
-  std::vector<topic_partition> out;
-  for (const auto& [tp, e] : st.replicas) {
-    if (e.from_controller) continue;
-    auto t = snapshot.topics.find(tp.first);
-    if (t != snapshot.topics.end() && t->second.id == e.id && t->second.configs != e.configs)
-      out.push_back(tp);
+void reconfigure_replicas(self_ptr self, bool from_controller, const std::string& name,
+                          const topic_id& id, const std::map<std::string, std::string>& configs) {
+  auto& st = self->state;
+  const bool any_id = std::all_of(id.begin(), id.end(), [](uint8_t b) { return b == 0; });
+  for (auto it = st.replicas.lower_bound(topic_partition{name, 0});
+       it != st.replicas.end() && it->first.first == name; ++it) {
+    auto& e = it->second;
+    if (e.from_controller != from_controller || (!any_id && e.id != id) || e.configs == configs)
+      continue;
+    auto cfg = effective_replica_config(configs, st.opts.log_defaults, st.opts.min_insync_replicas);
+    if (!cfg) {
+      spdlog::error("{}: keeps its configs: the new ones do not apply: {}", log_name(st, it->first),
+                    cfg.err().to_string());
+      continue;
+    }
+    e.configs = configs;
+    if (!e.offline) self->send(e.actor, reconfig_atom_v, std::move(*cfg));
   }
-  return out;
 }
 
 void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::function<void()> done) {
@@ -399,30 +418,23 @@ caf::result<std::vector<topic_partition>> apply(self_ptr self, const metadata_sn
   if (!snapshot) return to_caf_error(make_error(errc::invalid_config, "empty metadata snapshot"));
   auto rp = self->make_response_promise<std::vector<topic_partition>>();
   auto stale = stale_replicas(st, *snapshot);
-  auto reconfigured = reconfigured_replicas(st, *snapshot);
-  auto pending =
-    std::make_shared<countdown>(countdown{stale.size() + reconfigured.size() + 1, nullptr});
+  for (const auto& [name, topic] : snapshot->topics) reconfigure_replicas(self, false, name, topic.id, topic.configs);
+  auto pending = std::make_shared<countdown>(countdown{stale.size() + 1, nullptr});
   pending->done = [self, snapshot, rp, deleted = !stale.empty()]() mutable {
-    // A failed write leaves the partitions in unrecorded_deletions: plan_open retries it.
-    if (deleted) (void) write_checkpoints(self->state);
-    open_new_replicas(self, snapshot,
-                      [rp](std::vector<topic_partition> unserved) mutable { rp.deliver(std::move(unserved)); });
+    auto open = [self, snapshot, rp]() mutable {
+      open_new_replicas(self, snapshot, [rp](std::vector<topic_partition> unserved) mutable {
+        rp.deliver(std::move(unserved));
+      });
+    };
+    if (!deleted) {
+      open();
+      return;
+    }
+    // A failed write leaves the partitions in unrecorded_deletions: load_plans retries it.
+    write_checkpoints_on_worker(self, [open](status) mutable { open(); });
   };
   for (const auto& tp : stale) drop_replica(self, tp, true, [pending] { pending->arrive(); });
-  for (const auto& tp : reconfigured) {
-    auto entry = st.replicas.at(tp);
-    st.replicas.erase(tp);
-    spdlog::info("node {}: reopening {}-{} with changed topic configs", st.opts.node.value(),
-                 tp.first, tp.second);
-    self->request(entry.actor, caf::infinite, close_atom_v)
-      .await(
-        [self, tp, offline = entry.offline, pending](const replica_checkpoint& c) {
-          if (!offline) record(self->state, tp, c);
-          pending->arrive();
-        },
-        [pending](caf::error&) { pending->arrive(); });
-  }
-  if (!stale.empty() || !reconfigured.empty()) publish_routes(self);
+  if (!stale.empty()) publish_routes(self);
   pending->arrive();
   return rp;
 }

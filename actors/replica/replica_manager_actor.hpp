@@ -45,12 +45,6 @@ private:
   routing_table_ptr table_ = std::make_shared<const routing_table>();
 };
 
-// A partition's effective settings: broker defaults overlaid with the topic's overrides.
-struct replica_config {
-  log_config log;
-  int32_t min_insync_replicas = 1;
-};
-
 // Splits min.insync.replicas (an integer >= 1) from the log configs. Errors: INVALID_CONFIG
 // naming the key.
 result<replica_config> effective_replica_config(const std::map<std::string, std::string>& topic_configs,
@@ -87,6 +81,8 @@ struct replica_manager_options {
   // Where the replicas this node cannot serve are published with the routing table, for the
   // broker lifecycle's heartbeats; may be null (a single node reports to no controller).
   std::shared_ptr<offline_replica_registry> offline_registry;
+  // Where the logs of its replicas without a leader go (reported in heartbeats); may be null.
+  std::shared_ptr<leaderless_replica_registry> leaderless_registry;
 };
 
 // Creates the data dir if missing and reads its checkpoints, then spawns the manager. A malformed

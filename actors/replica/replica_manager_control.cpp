@@ -9,6 +9,8 @@
 // fetcher towards the new leader, which truncates by leader epoch before it fetches.
 
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -54,6 +56,34 @@ caf::error accept_controller(self_ptr self, int32_t controller_id, int32_t epoch
     if (changed) resend_isr_changes(self);
   }
   return caf::none;
+}
+
+// Whether a control message, at its place in the controller's stream, is to be applied. If not,
+// `refused` gets INVALID_UPDATE_VERSION for a gap and stays empty for a duplicate (answered as
+// applied).
+bool in_sequence(self_ptr self, const char* what, int32_t epoch, int64_t sequence, bool full,
+                 std::optional<caf::error>& refused) {
+  auto& st = self->state;
+  switch (st.stream.admit(epoch, sequence, full)) {
+  case control_sequence::verdict::apply:
+    return true;
+  case control_sequence::verdict::duplicate:
+    spdlog::debug("node {}: {} {} of controller epoch {} was applied before", st.opts.node.value(),
+                  what, sequence, epoch);
+    return false;
+  case control_sequence::verdict::gap:
+    spdlog::info("node {}: {} {} of controller epoch {} does not follow {} of epoch {}: waits for "
+                 "the controller's full state",
+                 st.opts.node.value(), what, sequence, epoch, st.stream.last(), st.stream.epoch());
+    refused = refusal(errc::invalid_update_version,
+                      std::string(what) + " " + std::to_string(sequence) + " of controller epoch " +
+                          std::to_string(epoch) + " does not follow " +
+                          std::to_string(st.stream.last()) + " of epoch " +
+                          std::to_string(st.stream.epoch()) + " on node " +
+                          std::to_string(st.opts.node.value()));
+    return false;
+  }
+  return false;
 }
 
 void learn_peers(self_ptr self, const std::vector<node_endpoint_msg>& endpoints) {
@@ -114,6 +144,7 @@ applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>
   applied_states out;
   bool checkpoints_changed = false;
   bool opened = false;
+  bool leaderless_changed = false;
   for (const auto& p : states) {
     auto refuse = [&](errc code, std::string why) { errors.push_back(partition_error_msg{p.tp, code, std::move(why)}); };
     if (std::find(p.replicas.begin(), p.replicas.end(), st.opts.node) == p.replicas.end()) {
@@ -122,8 +153,10 @@ applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>
       continue;
     }
     auto it = st.replicas.find(p.tp);
+    bool same_leadership = false;
     if (it != st.replicas.end()) {
       auto& e = it->second;
+      same_leadership = e.from_controller && e.epoch == p.epoch && e.leader == p.leader;
       if (!zero(e.id) && !zero(p.id) && e.id != p.id) {
         refuse(errc::inconsistent_topic_id, tp_name(p.tp) + " on node " + std::to_string(st.opts.node.value()) +
                                               " belongs to another topic of that name");
@@ -134,7 +167,9 @@ applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>
         continue;
       }
       if (p.epoch < e.epoch || (p.epoch == e.epoch && p.partition_epoch <= e.partition_epoch)) {
-        spdlog::info("{}: ignores the controller's state at leader epoch {} (partition epoch {}): it "
+        // The same state again is what a full state the controller resends mostly holds.
+        const bool same = p.epoch == e.epoch && p.partition_epoch == e.partition_epoch;
+        spdlog::log(same ? spdlog::level::debug : spdlog::level::info, "{}: ignores the controller's state at leader epoch {} (partition epoch {}): it "
                      "has {} ({})",
                      log_name(st, p.tp), p.epoch.value(), p.partition_epoch, e.epoch.value(),
                      e.partition_epoch);
@@ -160,12 +195,23 @@ applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>
     auto& e = st.replicas.at(p.tp);
     e.epoch = p.epoch;
     e.partition_epoch = p.partition_epoch;
+    e.leader = p.leader;
     e.from_controller = true;
     if (!zero(p.id)) e.id = p.id;
-    (p.leader == st.opts.node ? out.leaders : out.followers).push_back(p);
+    if (p.leader == st.opts.node) {
+      out.leaders.push_back(p);
+    } else if (!same_leadership) {
+      if (e.leaderless) {
+        e.leaderless.reset();
+        leaderless_changed = true;
+      }
+      out.followers.push_back(p);
+    }
+    // A follower's ISR-only change (same leader, same leader epoch) changes nothing it does: it
+    // keeps fetching where it is, without truncating again.
   }
-  if (checkpoints_changed) (void) write_checkpoints(st);
-  if (opened) publish_routes(self);
+  if (checkpoints_changed) write_checkpoints_on_worker(self, [](status) {});
+  if (opened || leaderless_changed) publish_routes(self);
   return out;
 }
 
@@ -189,8 +235,23 @@ void make_followers(self_ptr self, std::vector<partition_state_msg> followers,
       .then(
         [self, replica, p, assignments, errors, pending](bool) {
           if (p.leader.value() < 0) {
-            // No leader (offline partition): nothing to fetch from.
-            pending->arrive();
+            // No leader (offline partition): nothing to fetch from. Its log goes into the node's
+            // heartbeats, for the controller to elect the most up-to-date replica once enough
+            // are back (docs/controller.md, "Last replica standing").
+            self->request(replica, caf::infinite, info_atom_v)
+              .then(
+                [self, replica, p, pending](const log_info& info) {
+                  auto it = self->state.replicas.find(p.tp);
+                  if (it != self->state.replicas.end() && it->second.actor == replica &&
+                      it->second.epoch == p.epoch) {
+                    it->second.leaderless = replica_log_info{
+                        p.id, p.tp.second, info.last_written_epoch.value(), info.log_end.value(),
+                        p.epoch.value()};
+                    publish_routes(self);
+                  }
+                  pending->arrive();
+                },
+                [pending](caf::error&) { pending->arrive(); });
             return;
           }
           self->request(replica, caf::infinite, position_atom_v)
@@ -269,6 +330,12 @@ caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame)
     auto err = from_caf_error(e);
     return encode(control_response_msg{err.code, err.message, {}}, false);
   }
+  std::optional<caf::error> refused;
+  if (!in_sequence(self, "LeaderAndIsr", req->controller_epoch, req->sequence, false, refused)) {
+    if (!refused) return encode(control_response_msg{}, false);
+    auto err = from_caf_error(*refused);
+    return encode(control_response_msg{err.code, err.message, {}}, false);
+  }
   learn_peers(self, req->leaders);
   auto rp = self->make_response_promise<capnp_frame>();
   // Partitions new to this node load on the I/O workers first (the manager awaits them).
@@ -281,6 +348,33 @@ caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame)
   return rp;
 }
 
+namespace {
+
+// A full UpdateMetadata lists every topic of the cluster: a replica the controller placed here
+// whose topic is not among them belongs to a topic deleted while its StopReplica was lost (or
+// sent to this node's previous process). It is closed and deleted, as the StopReplica would have.
+void drop_strays(self_ptr self, const update_metadata_msg& full) {
+  auto& st = self->state;
+  std::set<topic_id> live;
+  for (const auto& t : full.topics) live.insert(t.id);
+  std::vector<topic_partition> strays;
+  for (const auto& [tp, e] : st.replicas)
+    if (e.from_controller && !zero(e.id) && live.count(e.id) == 0) strays.push_back(tp);
+  if (strays.empty()) return;
+  for (const auto& tp : strays)
+    spdlog::warn("{}: its topic is gone from the controller's metadata: deleting the replica",
+                 log_name(st, tp));
+  self->request(st.fetchers, caf::infinite, unassign_atom_v, strays)
+    .then([self, strays](bool) {
+      auto pending = std::make_shared<countdown>(countdown{strays.size() + 1, nullptr});
+      pending->done = [self] { write_checkpoints_on_worker(self, [](status) {}); };
+      for (const auto& tp : strays) drop_replica(self, tp, true, [pending] { pending->arrive(); });
+      pending->arrive();
+    }, [](caf::error&) {});
+}
+
+} // namespace
+
 caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame) {
   auto& st = self->state;
   auto req = decode_update_metadata(frame);
@@ -289,14 +383,34 @@ caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame
     return to_caf_error(req.err());
   }
   if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) return e;
+  std::optional<caf::error> refused;
+  if (!in_sequence(self, "UpdateMetadata", req->controller_epoch, req->sequence, req->full, refused)) {
+    if (refused) return *refused;
+    return capnp_frame{};
+  }
   learn_peers(self, req->nodes);
   if (st.opts.metadata_registry) {
-    auto defaults = st.opts.log_defaults.to_map();
-    defaults[min_insync_replicas_key] = std::to_string(st.opts.min_insync_replicas);
-    st.opts.metadata_registry->publish(std::make_shared<const metadata_cache>(*req, std::move(defaults)));
+    auto previous = st.opts.metadata_registry->current();
+    metadata_cache_ptr cache;
+    if (req->full || !previous) {
+      auto defaults = st.opts.log_defaults.to_map();
+      defaults[min_insync_replicas_key] = std::to_string(st.opts.min_insync_replicas);
+      cache = std::make_shared<const metadata_cache>(*req, std::move(defaults));
+    } else {
+      cache = std::make_shared<const metadata_cache>(*previous, *req);
+    }
+    st.opts.metadata_registry->publish(std::move(cache));
   }
-  st.topics.clear();
-  for (auto& t : req->topics) st.topics[t.name] = std::move(t);
+  if (req->full) {
+    st.topics.clear();
+    drop_strays(self, *req);
+  }
+  for (const auto& id : req->removed_topics)
+    std::erase_if(st.topics, [&](const auto& t) { return t.second.id == id; });
+  for (auto& t : req->topics) {
+    reconfigure_replicas(self, true, t.name, t.id, t.configs);
+    st.topics[t.name] = std::move(t);
+  }
   return capnp_frame{};
 }
 
@@ -309,6 +423,12 @@ caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame) {
   }
   if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) {
     auto err = from_caf_error(e);
+    return encode(control_response_msg{err.code, err.message, {}}, true);
+  }
+  std::optional<caf::error> refused;
+  if (!in_sequence(self, "StopReplica", req->controller_epoch, req->sequence, false, refused)) {
+    if (!refused) return encode(control_response_msg{}, true);
+    auto err = from_caf_error(*refused);
     return encode(control_response_msg{err.code, err.message, {}}, true);
   }
   std::vector<topic_partition> stopping;
@@ -331,8 +451,13 @@ caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame) {
       [self, stopping, remove, errors, rp](bool) mutable {
         auto pending = std::make_shared<countdown>(countdown{stopping.size() + 1, nullptr});
         pending->done = [self, remove, errors, rp]() mutable {
-          if (remove) (void) write_checkpoints(self->state);
-          rp.deliver(encode(control_response_msg{errc::none, {}, std::move(*errors)}, true));
+          auto answer = [errors, rp](status) mutable {
+            rp.deliver(encode(control_response_msg{errc::none, {}, std::move(*errors)}, true));
+          };
+          if (remove)
+            write_checkpoints_on_worker(self, std::move(answer));
+          else
+            answer({});
         };
         for (const auto& tp : stopping) drop_replica(self, tp, remove, [pending] { pending->arrive(); });
         pending->arrive();

@@ -18,6 +18,7 @@
 
 #include "actors/log/io_worker_actor.hpp"
 #include "actors/replica/control_codec.hpp"
+#include "actors/replica/control_sequence.hpp"
 #include "actors/replica/fetcher_manager_actor.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
 #include "actors/replica/partition_replica_actor.hpp"
@@ -29,16 +30,19 @@ namespace capstan::replica_manager_detail {
 struct replica_entry {
   partition_replica_actor actor;
   topic_id id{};
-  // The topic's config overrides the replica was opened with: a change (alterConfigs) reopens it.
+  // The topic's config overrides the replica runs with; a change (alterConfigs) reaches it live.
   std::map<std::string, std::string> configs;
   // An offline replica (damaged or unreadable directory): its checkpoint entries stay as loaded.
   bool offline = false;
-  // The last leader epoch and partition epoch the controller gave it (-1: none yet).
+  // The last leader epoch, partition epoch and leader the controller gave it (-1: none yet).
   leader_epoch epoch{-1};
   int32_t partition_epoch = -1;
+  node_id leader{-1};
   // Placed or taken over by the controller's LeaderAndIsr: the node's own metadata snapshots
   // (apply) neither close, reconfigure nor delete it; only StopReplica does.
   bool from_controller = false;
+  // Its log, while the controller names no leader for its partition (reported in heartbeats).
+  std::optional<replica_log_info> leaderless{};
 };
 
 // A leader's ISR change waiting for the controller, with the leader's promise.
@@ -86,6 +90,8 @@ struct replica_manager_state {
   size_t next_io_worker = 0;
   // Topic configs and ids from the controller's UpdateMetadata, by name.
   std::map<std::string, topic_config_msg> topics;
+  // Where the controller's stream of control messages to this node stands.
+  control_sequence stream;
 };
 
 using self_ptr = replica_manager_actor::stateful_pointer<replica_manager_state>;
@@ -93,7 +99,10 @@ using self_ptr = replica_manager_actor::stateful_pointer<replica_manager_state>;
 std::filesystem::path partition_dir(const replica_manager_state& st, const topic_partition& tp);
 std::string log_name(const replica_manager_state& st, const topic_partition& tp);
 void publish_routes(self_ptr self);
-status write_checkpoints(replica_manager_state& st);
+// Writes both checkpoint files on an I/O worker (each fsynced, and the data dir) while the
+// manager awaits it, handling nothing else meanwhile, without holding a scheduler thread; `done`
+// gets the outcome.
+void write_checkpoints_on_worker(self_ptr self, std::function<void(status)> done);
 void record(replica_manager_state& st, const topic_partition& tp, const replica_checkpoint& c);
 void forget(replica_manager_state& st, const topic_partition& tp);
 partition_replica_actor go_offline(self_ptr self, const topic_partition& tp, const std::string& why);
@@ -108,6 +117,8 @@ struct open_plan {
   bool decided = false;
   std::optional<replica_entry> outcome;
   bool lead_alone = false;
+  // Its directory's earlier deletion is not in the checkpoints yet: load_plans writes them first.
+  bool needs_recorded_deletion = false;
   leader_epoch epoch{0};
   topic_id id{};
   checkpointed_offsets known;
@@ -129,6 +140,13 @@ void load_plans(self_ptr self, const std::vector<std::shared_ptr<open_plan>>& pl
 // nullopt: a bad topic config (skipped). With `lead_alone` (in the plan) the replica becomes the
 // leader of an ISR of itself at once (one node).
 std::optional<replica_entry> finish_open(self_ptr self, open_plan& plan, bool& checkpoints_changed);
+// Sends every live replica of the topic `name` (with id `id`; any id when it is all zeros) that
+// the controller placed (`from_controller`) or the node's own metadata did (not), the configs
+// `configs` overlaid on the node's defaults, where they differ from those it runs with, as Kafka
+// applies an alter-config to its live logs. Configs that do not parse are logged and leave the
+// replica as it is (the controller validated them; a node's defaults may differ).
+void reconfigure_replicas(self_ptr self, bool from_controller, const std::string& name,
+                          const topic_id& id, const std::map<std::string, std::string>& configs);
 // Closes the replica of `tp` (and with `remove` deletes its directory, out of the checkpoints
 // first); `done` runs afterwards.
 void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::function<void()> done);

@@ -17,6 +17,7 @@
 #include "actors/replica/replica_atoms.hpp"
 #include "actors/replica/replication_messages.hpp"
 #include "runtime/cluster/metadata.hpp"
+#include "runtime/storage/log_config.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
 
 namespace capstan {
@@ -74,6 +75,12 @@ struct replica_status {
   int32_t replicas = 0;
   int32_t isr = 0; // leader only
   int32_t partition_epoch = 0; // leader only
+};
+
+// A partition's effective settings: broker defaults overlaid with the topic's overrides.
+struct replica_config {
+  log_config log;
+  int32_t min_insync_replicas = 1;
 };
 
 // A leader's proposed ISR (AlterPartition for one partition), through the replica manager to
@@ -140,6 +147,9 @@ using partition_replica_actor = caf::typed_actor<
   caf::replies_to<checkpoint_atom>::with<replica_checkpoint>,
   // Becomes leader or follower (a stale epoch is FENCED_LEADER_EPOCH).
   caf::replies_to<become_atom, replica_role>::with<bool>,
+  // The topic's configs changed: min.insync.replicas takes effect at once (pending acks=-1
+  // produces are judged by it), the log's configs go to the log.
+  caf::reacts_to<reconfig_atom, replica_config>,
   // Leader side of replication: a follower's fetch; OffsetsForLeaderEpoch (current epoch of the
   // asker, requested epoch).
   caf::replies_to<ffetch_atom, follower_fetch_request>::with<follower_fetch_result>,
@@ -191,3 +201,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::produce_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::alter_partition_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::alter_partition_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::fetch_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::replica_config)

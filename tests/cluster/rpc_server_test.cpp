@@ -165,6 +165,7 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
         return s;
       },
       [](become_atom, const replica_role&) { return true; },
+      [](reconfig_atom, const replica_config&) {},
       [](ffetch_atom, const follower_fetch_request&) { return follower_fetch_result{}; },
       [](epochend_atom, leader_epoch, leader_epoch) { return undefined_epoch_end; },
       [](position_atom) { return follower_position{}; },

@@ -67,6 +67,36 @@ TEST_CASE("LeaderAndIsr, UpdateMetadata and StopReplica decode as they were enco
   CHECK(s->partitions[0].epoch == leader_epoch{-2});
 }
 
+TEST_CASE("control messages keep their place in the controller's stream, and a delta "
+          "UpdateMetadata its removed topics",
+          "[replica][control_codec]") {
+  leader_and_isr_msg lai{7, 3, {state(0)}, {}};
+  lai.sequence = 12;
+  CHECK(decode_leader_and_isr(encode(lai))->sequence == 12);
+  stop_replica_msg sr{7, 3, true, {}};
+  sr.sequence = 13;
+  CHECK(decode_stop_replica(encode(sr))->sequence == 13);
+
+  update_metadata_msg delta;
+  delta.cluster_id = "cluster-a";
+  delta.sequence = 14;
+  delta.full = false;
+  delta.removed_topics = {id_of(5), id_of(6)};
+  auto u = decode_update_metadata(encode(delta));
+  REQUIRE(u.ok());
+  CHECK(u->sequence == 14);
+  CHECK_FALSE(u->full);
+  CHECK(u->removed_topics == delta.removed_topics);
+
+  // A full one names no removed topics, and a negative sequence is no place at all.
+  auto bad = delta;
+  bad.full = true;
+  CHECK(decode_update_metadata(encode(bad)).code() == errc::invalid_request);
+  bad = delta;
+  bad.sequence = -1;
+  CHECK(decode_update_metadata(encode(bad)).code() == errc::invalid_request);
+}
+
 TEST_CASE("control responses decode as they were encoded", "[replica][control_codec]") {
   const control_response_msg m{errc::none, "", {partition_error_msg{topic_partition{"orders", 0},
                                                                     errc::kafka_storage_error, "disk"}}};

@@ -51,6 +51,7 @@ partition_log_actor::behavior_type dying_log(partition_log_actor::pointer self) 
         return log_info{offset{0}, log_end};
       },
       [die](close_atom) { return die(offset{}); },
+      [](reconfig_atom, const log_config&) {},
       [](tick_atom) {},
   };
 }

@@ -162,3 +162,19 @@ TEST_CASE("an older partition epoch from the controller is ignored", "[replica][
   CHECK(s.in_isr(n2));
   CHECK_FALSE(s.in_isr(n3));
 }
+
+TEST_CASE("the controller's state at the partition epoch the leader has already keeps an ISR "
+          "expansion in flight, so the HW never passes the joining follower",
+          "[replica][leader]") {
+  leader_state s(three_replicas(1, {n1, n2}), offset{20}, offset{20}, offset{20}, 0);
+  s.on_follower_fetch(n2, offset{20}, 1);
+  s.on_follower_fetch(n3, offset{20}, 1);
+  REQUIRE(s.propose_expand());
+  // The same state again (a full state the controller resends, or a duplicate): nothing changes,
+  // and the expansion still holds the HW at n3's log end.
+  CHECK_FALSE(s.on_isr_committed({n1, n2}, 7));
+  CHECK(s.proposal_in_flight());
+  s.on_leader_append(offset{30});
+  s.on_follower_fetch(n2, offset{30}, 2);
+  CHECK(s.high_watermark() == offset{20});
+}

@@ -144,6 +144,26 @@ TEST_CASE("acks=-1 below min.insync.replicas is NOT_ENOUGH_REPLICAS before appen
   CHECK(q->base_offset == offset{0});
 }
 
+TEST_CASE("min.insync.replicas changed on a live leader judges the next acks=-1 produce",
+          "[replica]") {
+  // Alone in its ISR: min.insync.replicas 1 takes acks=-1.
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(1, "a", 1000), -1));
+  replica_config raised;
+  raised.min_insync_replicas = 2;
+  caf::anon_send(f.replica, reconfig_atom_v, raised);
+  auto refused = f.produce(make_batch(1, "b", 1000), -1);
+  REQUIRE_FALSE(refused);
+  CHECK(code_of(refused.error()) == errc::not_enough_replicas);
+
+  replica_config lowered;
+  lowered.min_insync_replicas = 1;
+  caf::anon_send(f.replica, reconfig_atom_v, lowered);
+  auto taken = f.produce(make_batch(1, "c", 1000), -1);
+  REQUIRE(taken);
+  CHECK(taken->base_offset == offset{1});
+}
+
 TEST_CASE("a corrupt batch is refused with the log's error", "[replica]") {
   replica_fixture f;
   auto batch = make_batch(2, "x", 1000);
@@ -345,6 +365,27 @@ TEST_CASE("an AlterPartition answer for another leader epoch leaves the leader f
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (*proposals < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
   CHECK(*proposals >= 2);
+}
+
+TEST_CASE("a leader elected again at a newer epoch keeps its high watermark", "[replica][isr]") {
+  // Node 1 leads with node 2 in its ISR; node 2 has fetched everything, so the HW is at 3.
+  replica_fixture f(1, {node_id{2}});
+  REQUIRE(f.produce(make_batch(3, "a", 1000), 1));
+  follower_fetch_request req;
+  req.replica = node_id{2};
+  req.current_leader_epoch = leader_epoch{3};
+  req.fetch_offset = offset{3};
+  REQUIRE(f.sys.request<follower_fetch_result>(f.replica, timeout, ffetch_atom_v, req));
+  REQUIRE(f.fetch(fetch_at(0))->high_watermark == offset{3});
+
+  // The controller elects it again (node 2's session ran out and it came back, say). Node 2 has
+  // not fetched under the new epoch, which pins the HW where it is: at 3, never back at 0.
+  REQUIRE(f.sys.request<bool>(f.replica, timeout, become_atom_v,
+                              role_of(1, 4, {node_id{1}, node_id{2}})));
+  auto r = f.fetch(fetch_at(0));
+  REQUIRE(r);
+  CHECK(r->high_watermark == offset{3});
+  CHECK(records_of(r->records.bytes()).size() == 3);
 }
 
 TEST_CASE("a fetch naming a leadership this replica has not applied yet is UNKNOWN_LEADER_EPOCH",

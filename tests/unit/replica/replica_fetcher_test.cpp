@@ -154,6 +154,7 @@ partition_replica_actor::behavior_type idle_replica() {
       [](status_atom) { return replica_status{}; },
       [](checkpoint_atom) { return replica_checkpoint{}; },
       [](become_atom, const replica_role&) { return true; },
+      [](reconfig_atom, const replica_config&) {},
       [](ffetch_atom, const follower_fetch_request&) { return follower_fetch_result{}; },
       [](epochend_atom, leader_epoch, leader_epoch) { return undefined_epoch_end; },
       [](position_atom) { return follower_position{}; },
