@@ -40,10 +40,21 @@ struct BrokerHeartbeat {
   wantFence @2 :Bool;
   offlineReplicas @3 :List(Replica);
   wantShutDown @4 :Bool;
+  # The logs of the node's replicas whose partition has no leader (docs/controller.md, "Last
+  # replica standing"): what KIP-966's GetReplicaLogInfo asks for.
+  leaderlessReplicas @5 :List(ReplicaLog);
 
   struct Replica {
     topicId @0 :Data;       # 16 bytes
     partition @1 :Int32;
+  }
+
+  struct ReplicaLog {
+    topicId @0 :Data;       # 16 bytes
+    partition @1 :Int32;
+    lastWrittenEpoch @2 :Int32;   # the leader epoch of its last record; -1: none
+    logEnd @3 :Int64;
+    leaderEpoch @4 :Int32;        # the partition's leader epoch when it lost its leader
   }
 }
 

@@ -33,6 +33,7 @@ std::vector<outgoing_message> active_controller::activate(metadata_image committ
   epoch_ = term;
   active_ = true;
   sessions_ = broker_sessions(opts_.session_timeout_ms);
+  reports_.clear();
   std::vector<node_id> registered;
   for (const auto& [id, b] : image_.brokers()) registered.push_back(id);
   // Only unfenced nodes get a session now (KRaft's BrokerHeartbeatManager tracks fenced ones
@@ -42,24 +43,40 @@ std::vector<outgoing_message> active_controller::activate(metadata_image committ
   sessions_.start_all(image_.unfenced_brokers(), now_ms);
   std::vector<outgoing_message> out;
   for (auto id : registered) {
-    out.push_back(
-        {id, outgoing_message::kind::update_metadata, encode(update_metadata(image_, stamp()))});
-    auto full = full_control_messages(image_, id);
-    if (!full.leader_and_isr.empty())
-      out.push_back(
-          {id, outgoing_message::kind::leader_and_isr, encode(leader_and_isr(full, stamp()))});
+    auto full = full_state(id);
+    out.insert(out.end(), std::make_move_iterator(full.begin()), std::make_move_iterator(full.end()));
   }
+  return out;
+}
+
+std::vector<outgoing_message> active_controller::full_state(node_id node) const {
+  std::vector<outgoing_message> out;
+  out.emplace_back(node, update_metadata(image_, stamp()));
+  auto hosted = full_control_messages(image_, node);
+  if (!hosted.leader_and_isr.empty()) out.emplace_back(node, leader_and_isr(hosted, stamp()));
   return out;
 }
 
 void active_controller::deactivate() {
   active_ = false;
   sessions_ = broker_sessions(opts_.session_timeout_ms);
+  reports_.clear();
 }
 
 void active_controller::heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms) {
-  if (check_broker_epoch(image_, heartbeat.node, broker_epoch{heartbeat.broker_epoch}))
-    sessions_.heartbeat(heartbeat.node, now_ms);
+  const broker_epoch epoch{heartbeat.broker_epoch};
+  if (!check_broker_epoch(image_, heartbeat.node, epoch)) return;
+  sessions_.heartbeat(heartbeat.node, now_ms);
+  for (auto it = reports_.begin(); it != reports_.end();) {
+    it->second.erase(heartbeat.node);
+    it = it->second.empty() ? reports_.erase(it) : std::next(it);
+  }
+  for (const auto& log : heartbeat.leaderless)
+    reports_[{log.topic, log.partition}][heartbeat.node] = replica_log_report{epoch, log};
+}
+
+bool active_controller::recovery_due() const {
+  return !reports_.empty() && !recoverable_partitions(image_, reports_, opts_.decisions).empty();
 }
 
 prepared_request active_controller::prepare(controller_request request, int64_t now_ms) {
@@ -125,6 +142,9 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             p.changes = std::move(d.changes);
             p.elections = std::move(d.results);
           },
+          [&](const leader_recovery&) {
+            p.changes = recover_leaderless(image_, reports_, opts_.decisions);
+          },
           [&](const leader_rebalance&) {
             auto wanted = imbalanced_partitions(image_, opts_.imbalance_percentage);
             if (wanted.empty()) return;
@@ -166,7 +186,8 @@ settled_request active_controller::commit(const prepared_request& prepared,
         applied.code == errc::none && prepared.refused.code == errc::none)
       for (const auto& rec : prepared.changes.records)
         if (auto u = std::get_if<unfence_broker_record>(&rec)) registered = u->node;
-    out.messages = messages(plan_control_messages(image_, *committed), *committed, registered);
+    out.messages =
+        messages(plan_control_messages(image_, *committed), image_, *committed, registered);
     image_ = std::move(*committed);
   }
   // A node whose controlled shutdown is done has no session: the process is going, and its next
@@ -175,13 +196,17 @@ settled_request active_controller::commit(const prepared_request& prepared,
       h != nullptr && h->want_shut_down && applied.code == errc::none &&
       prepared.refused.code == errc::none && !image_.is_unfenced(h->node))
     sessions_.remove(h->node);
-  if (applied.code != errc::none)
-    out.answer = refuse(prepared.request, applied, opts_.node.value());
-  else if (prepared.refused.code != errc::none)
-    out.answer = refuse(prepared.request, prepared.refused, opts_.node.value());
-  else
-    out.answer = answer(prepared, image_);
+  out.answer = committed_answer(prepared, image_, applied);
   return out;
+}
+
+controller_answer active_controller::committed_answer(const prepared_request& prepared,
+                                                      const metadata_image& committed,
+                                                      const error& applied) const {
+  if (applied.code != errc::none) return refuse(prepared.request, applied, opts_.node.value());
+  if (prepared.refused.code != errc::none)
+    return refuse(prepared.request, prepared.refused, opts_.node.value());
+  return answer(prepared, committed);
 }
 
 controller_answer active_controller::refuse(const controller_request& request, const error& why,
@@ -210,6 +235,7 @@ controller_answer active_controller::refuse(const controller_request& request, c
             return elect_leaders_response_msg{why.code, why.message, leader_hint, {}};
           },
           [&](const leader_rebalance&) -> controller_answer { return std::monostate{}; },
+          [&](const leader_recovery&) -> controller_answer { return std::monostate{}; },
           [&](const alter_partition_msg&) -> controller_answer {
             return alter_partition_response_msg{why.code, why.message, {}};
           },
@@ -272,6 +298,7 @@ controller_answer active_controller::answer(const prepared_request& prepared,
             return out;
           },
           [&](const leader_rebalance&) -> controller_answer { return std::monostate{}; },
+          [&](const leader_recovery&) -> controller_answer { return std::monostate{}; },
           [&](const alter_partition_msg& a) -> controller_answer {
             return answer_alter_partition(committed, a, prepared.outcomes);
           },
@@ -301,14 +328,19 @@ std::vector<session_expiry> active_controller::expired_sessions(int64_t now_ms) 
 }
 
 std::vector<outgoing_message> active_controller::messages(const control_plan& plan,
+                                                          const metadata_image& before,
                                                           const metadata_image& after,
                                                           std::optional<node_id> full_for) const {
   std::vector<outgoing_message> out;
+  // One delta for every node: its size follows the change, not the image.
+  std::optional<update_metadata_msg> delta;
+  if (plan.update_metadata) delta = update_metadata_delta(before, after, stamp());
   for (const auto& [id, b] : after.brokers()) {
     const bool full = full_for == id;
-    if (plan.update_metadata || full)
-      out.push_back(
-          {id, outgoing_message::kind::update_metadata, encode(update_metadata(after, stamp()))});
+    if (full)
+      out.emplace_back(id, update_metadata(after, stamp()));
+    else if (delta)
+      out.emplace_back(id, *delta);
     node_control control;
     if (auto it = plan.nodes.find(id); it != plan.nodes.end()) control = it->second;
     if (full) {
@@ -316,14 +348,31 @@ std::vector<outgoing_message> active_controller::messages(const control_plan& pl
       control.leader_and_isr = std::move(all.leader_and_isr);
       control.leaders = std::move(all.leaders);
     }
-    if (!control.leader_and_isr.empty())
-      out.push_back(
-          {id, outgoing_message::kind::leader_and_isr, encode(leader_and_isr(control, stamp()))});
-    if (!control.stop_and_delete.empty())
-      out.push_back(
-          {id, outgoing_message::kind::stop_replica, encode(stop_replica(control, stamp()))});
+    if (!control.leader_and_isr.empty()) out.emplace_back(id, leader_and_isr(control, stamp()));
+    if (!control.stop_and_delete.empty()) out.emplace_back(id, stop_replica(control, stamp()));
   }
   return out;
+}
+
+outgoing_message::outgoing_message(node_id to, update_metadata_msg m)
+    : to(to), what(kind::update_metadata), message(std::move(m)) {}
+outgoing_message::outgoing_message(node_id to, leader_and_isr_msg m)
+    : to(to), what(kind::leader_and_isr), message(std::move(m)) {}
+outgoing_message::outgoing_message(node_id to, stop_replica_msg m)
+    : to(to), what(kind::stop_replica), message(std::move(m)) {}
+
+bool outgoing_message::starts_full_state() const {
+  auto u = std::get_if<update_metadata_msg>(&message);
+  return u != nullptr && u->full;
+}
+
+capnp_frame outgoing_message::encode_as(int64_t sequence) const {
+  return std::visit(
+      [sequence](auto m) {
+        m.sequence = sequence;
+        return encode(m);
+      },
+      message);
 }
 
 voter_state describe_voter(const quorum_status& member, const active_controller& controller) {

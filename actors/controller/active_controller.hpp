@@ -24,6 +24,7 @@
 #include "actors/controller/metadata/broker_sessions.hpp"
 #include "actors/controller/metadata/control_messages.hpp"
 #include "actors/controller/metadata/decision.hpp"
+#include "actors/controller/metadata/leader_recovery.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
 #include "actors/controller/metadata/partition_decisions.hpp"
 #include "actors/controller/quorum_member.hpp"
@@ -54,10 +55,14 @@ struct session_expiry {
 // imbalanced_partitions picks.
 struct leader_rebalance {};
 
+// Leaderless partitions that enough replicas came back to (metadata/leader_recovery.hpp): elects
+// the most up-to-date replica of each.
+struct leader_recovery {};
+
 using controller_request =
     std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
                  alter_configs_msg, create_partitions_msg, elect_leaders_msg, alter_partition_msg,
-                 allocate_producer_ids_msg, session_expiry, leader_rebalance>;
+                 allocate_producer_ids_msg, session_expiry, leader_rebalance, leader_recovery>;
 
 // The answer to a request; std::monostate for a session expiry or a rebalance, which nobody asked
 // for.
@@ -78,12 +83,22 @@ struct prepared_request {
   std::vector<preferred_election_result> elections;
 };
 
-// One control message for one node, encoded; a node's messages go out in the order given.
+// One control message for one node, not numbered yet (control_streams numbers and encodes it); a
+// node's messages go out in the order given.
 struct outgoing_message {
   enum class kind { update_metadata, leader_and_isr, stop_replica };
+  outgoing_message(node_id to, update_metadata_msg m);
+  outgoing_message(node_id to, leader_and_isr_msg m);
+  outgoing_message(node_id to, stop_replica_msg m);
+
   node_id to;
-  kind what = kind::update_metadata;
-  capnp_frame frame;
+  kind what;
+  std::variant<update_metadata_msg, leader_and_isr_msg, stop_replica_msg> message;
+
+  // A full UpdateMetadata: the first message of a node's whole state, which restarts its stream.
+  bool starts_full_state() const;
+  // The message numbered `sequence` of its node's stream, encoded.
+  capnp_frame encode_as(int64_t sequence) const;
 };
 
 struct settled_request {
@@ -103,8 +118,12 @@ public:
 
   // Becomes active as the quorum leader of `term` (the controller epoch its messages carry) over
   // the committed image: every unfenced node's session starts at `now_ms` (as KRaft does on
-  // activation), and every registered node gets UpdateMetadata and LeaderAndIsr of all it hosts.
+  // activation), and every registered node gets its full state.
   std::vector<outgoing_message> activate(metadata_image committed, int32_t term, int64_t now_ms);
+  // `node`'s whole state as of the committed image: a full UpdateMetadata, then LeaderAndIsr of
+  // everything it hosts. Sent after activation and registration, and whenever a message to the
+  // node was lost (docs/controller.md, "Metadata that always arrives"). REQUIRES: active().
+  std::vector<outgoing_message> full_state(node_id node) const;
   // Forgets the sessions; prepare() and commit() need activate() again.
   void deactivate();
   bool active() const { return active_; }
@@ -112,9 +131,14 @@ public:
   const metadata_image& image() const { return image_; }
 
   // A heartbeat just arrived: renews the node's session if it names the current registration,
-  // so a heartbeat waiting in the queue behind proposals does not let its session run out.
-  // REQUIRES: active().
+  // so a heartbeat waiting in the queue behind proposals does not let its session run out, and
+  // keeps the logs it reports of its replicas without a leader (they replace its earlier
+  // reports). REQUIRES: active().
   void heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms);
+
+  // True iff some leaderless partition can be recovered now (a leader_recovery request would
+  // elect a leader for it). REQUIRES: active().
+  bool recovery_due() const;
 
   // Decides `request` against the committed image; a heartbeat of the current registration
   // renews its session. REQUIRES: active().
@@ -126,6 +150,13 @@ public:
   // REQUIRES: active().
   settled_request commit(const prepared_request& prepared, std::optional<metadata_image> committed,
                          const error& applied, int64_t now_ms);
+
+  // The answer commit() gives, without changing anything: for a proposal that committed after
+  // this controller stopped being active. Its change took effect all the same, and answering
+  // NOT_CONTROLLER would make the caller retry a change that is done (a created topic's retry
+  // would meet TOPIC_ALREADY_EXISTS). The new active controller sends the nodes their state.
+  controller_answer committed_answer(const prepared_request& prepared,
+                                     const metadata_image& committed, const error& applied) const;
 
   // Refusal of `request` (NOT_CONTROLLER, REQUEST_TIMED_OUT, CORRUPT_MESSAGE) with a leader hint.
   static controller_answer refuse(const controller_request& request, const error& why,
@@ -140,7 +171,8 @@ public:
 
 private:
   controller_stamp stamp() const { return controller_stamp{opts_.node, epoch_}; }
-  std::vector<outgoing_message> messages(const control_plan& plan, const metadata_image& after,
+  std::vector<outgoing_message> messages(const control_plan& plan, const metadata_image& before,
+                                         const metadata_image& after,
                                          std::optional<node_id> full_for) const;
   controller_answer answer(const prepared_request& prepared, const metadata_image& committed) const;
 
@@ -150,6 +182,8 @@ private:
   int32_t epoch_ = 0;
   metadata_image image_;
   broker_sessions sessions_;
+  // Not metadata, as the sessions: a newly active controller learns them from heartbeats.
+  leaderless_reports reports_;
 };
 
 // A voter's report for `cluster describe`: its member's Raft state and, iff `controller` is

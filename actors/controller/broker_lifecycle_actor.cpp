@@ -112,9 +112,12 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
     r.rack = st.opts.rack;
     frame = encode(r);
   } else {
-    frame = encode(
-        broker_heartbeat_msg{st.opts.node, st.core->epoch(), false,
-                             st.opts.offline ? *st.opts.offline->current() : offline_replicas{}});
+    broker_heartbeat_msg hb;
+    hb.node = st.opts.node;
+    hb.broker_epoch = st.core->epoch();
+    if (st.opts.offline) hb.offline = *st.opts.offline->current();
+    if (st.opts.leaderless) hb.leaderless = *st.opts.leaderless->current();
+    frame = encode(hb);
   }
   auto ok = [self, registering](const capnp_frame& f) { answered(self, registering, f); };
   auto failed = [self](caf::error& err) { no_answer(self, caf::to_string(err)); };
@@ -219,7 +222,10 @@ caf::result<bool> shut_down(lifecycle_ptr self) {
   auto& st = self->state;
   st.stopping = true;
   if (st.core->registering() || st.shutdown) return false;
-  broker_heartbeat_msg hb{st.opts.node, st.core->epoch(), false, {}, true};
+  broker_heartbeat_msg hb;
+  hb.node = st.opts.node;
+  hb.broker_epoch = st.core->epoch();
+  hb.want_shut_down = true;
   if (st.opts.offline) hb.offline = *st.opts.offline->current();
   auto rp = self->make_response_promise<bool>();
   st.shutdown =

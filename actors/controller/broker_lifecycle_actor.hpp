@@ -69,6 +69,9 @@ struct broker_lifecycle_options {
   std::chrono::milliseconds request_timeout{2000};
   // The replicas the replica manager cannot serve, reported in every heartbeat; may be null.
   std::shared_ptr<const offline_replica_registry> offline;
+  // The logs of the replicas whose partition has no leader, reported in every heartbeat; may be
+  // null.
+  std::shared_ptr<const leaderless_replica_registry> leaderless;
 };
 
 // REQUIRES: options.voters non-empty.

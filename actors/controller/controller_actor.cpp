@@ -10,11 +10,13 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <set>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/controller/active_controller.hpp"
+#include "actors/controller/control_streams.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/link_faults.hpp"
@@ -45,8 +47,7 @@ struct controller_state {
   bool activating = false;
   bool busy = false;
   std::deque<queued_request> queue;
-  std::map<node_id, std::deque<outgoing_message>> outboxes;
-  std::map<node_id, bool> sending;
+  controller::control_streams streams;
 };
 
 using controller_ptr = controller_actor::stateful_pointer<controller_state>;
@@ -87,71 +88,91 @@ void deactivate(controller_ptr self, const std::string& why) {
   st.core->deactivate();
   ++st.generation;
   st.busy = false;
-  st.outboxes.clear();
-  st.sending.clear();
+  st.streams.reset();
   refuse_all(self, errc::not_controller,
              "controller " + std::to_string(st.opts.node.value()) + " is not active");
 }
 
-void drain_outbox(controller_ptr self, node_id to);
+void drain(controller_ptr self, node_id to);
 
-void sent(controller_ptr self, node_id to, uint64_t generation) {
+// The message out to `to` was applied there, or not (refused, timed out, lost); the next goes.
+void answered(controller_ptr self, node_id to, uint64_t generation, bool applied) {
   auto& st = self->state;
   if (generation != st.generation) return;
-  auto& box = st.outboxes[to];
-  if (!box.empty()) box.pop_front();
-  st.sending[to] = false;
-  drain_outbox(self, to);
+  st.streams.answered(to, applied);
+  drain(self, to);
 }
 
-void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, uint64_t generation) {
+void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, uint64_t generation,
+              controller::control_streams::sendable m) {
   auto& st = self->state;
-  if (generation != st.generation || st.outboxes[to].empty()) return;
-  const auto& m = st.outboxes[to].front();
   auto timeout = st.opts.request_timeout;
   auto failed = [self, to, generation](caf::error& err) {
-    spdlog::warn("controller {}: a control message to node {} failed: {}",
+    spdlog::warn("controller {}: a control message to node {} failed: {}; the node gets its full "
+                 "state once it heartbeats",
                  self->state.opts.node.value(), to.value(), caf::to_string(err));
-    sent(self, to, generation);
+    answered(self, to, generation, false);
   };
-  auto ok = [self, to, generation](const capnp_frame&) { sent(self, to, generation); };
   if (link_faults::instance().dropped(st.opts.node, to)) {
     spdlog::debug("controller {}: a control message to node {} is lost: the fault switch cuts "
                   "the link",
                   st.opts.node.value(), to.value());
-    sent(self, to, generation);
+    answered(self, to, generation, false);
     return;
   }
+  // LeaderAndIsr and StopReplica answer an error in their response; per-partition errors mean the
+  // message was applied (the partitions' own state says the rest).
+  auto control_answer = [self, to, generation](bool stop) {
+    return [self, to, generation, stop](const capnp_frame& f) {
+      auto r = decode_control_response(f, stop);
+      const bool applied = r && r->error == errc::none;
+      if (!applied)
+        spdlog::warn("controller {}: node {} did not apply a control message: {}; it gets its "
+                     "full state once it heartbeats",
+                     self->state.opts.node.value(), to.value(),
+                     r ? std::string(to_string(r->error)) + ": " + r->message : r.err().to_string());
+      answered(self, to, generation, applied);
+    };
+  };
   switch (m.what) {
   case outgoing_message::kind::update_metadata:
-    self->request(ep, timeout, metadata_atom_v, m.frame).then(ok, failed);
+    self->request(ep, timeout, metadata_atom_v, std::move(m.frame))
+        .then([self, to, generation](const capnp_frame&) { answered(self, to, generation, true); },
+              failed);
     break;
   case outgoing_message::kind::leader_and_isr:
-    self->request(ep, timeout, leaderisr_atom_v, m.frame).then(ok, failed);
+    self->request(ep, timeout, leaderisr_atom_v, std::move(m.frame))
+        .then(control_answer(false), failed);
     break;
   case outgoing_message::kind::stop_replica:
-    self->request(ep, timeout, stopreplica_atom_v, m.frame).then(ok, failed);
+    self->request(ep, timeout, stopreplica_atom_v, std::move(m.frame))
+        .then(control_answer(true), failed);
     break;
   }
 }
 
-// Sends `to`'s messages one after the other, so a node gets them in the order decided.
-void drain_outbox(controller_ptr self, node_id to) {
+// Sends `to`'s next message, if one waits and none is out: a node gets them one at a time, in the
+// order decided.
+void drain(controller_ptr self, node_id to) {
   auto& st = self->state;
-  if (st.sending[to] || st.outboxes[to].empty()) return;
-  st.sending[to] = true;
+  auto m = st.streams.next(to);
+  if (!m) return;
   const auto generation = st.generation;
   if (to == st.opts.node && st.own_endpoint) {
-    send_one(self, to, st.own_endpoint, generation);
+    send_one(self, to, st.own_endpoint, generation, std::move(*m));
     return;
   }
+  auto shared = std::make_shared<controller::control_streams::sendable>(std::move(*m));
   self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, to)
-      .then([self, to, generation](node_endpoint_actor& ep) { send_one(self, to, ep, generation); },
-            [self, to, generation](caf::error& err) {
-              spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
-                           to.value(), caf::to_string(err));
-              sent(self, to, generation);
-            });
+      .then(
+          [self, to, generation, shared](node_endpoint_actor& ep) {
+            send_one(self, to, ep, generation, std::move(*shared));
+          },
+          [self, to, generation](caf::error& err) {
+            spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
+                         to.value(), caf::to_string(err));
+            answered(self, to, generation, false);
+          });
 }
 
 void dispatch(controller_ptr self, std::vector<outgoing_message> messages) {
@@ -161,12 +182,10 @@ void dispatch(controller_ptr self, std::vector<outgoing_message> messages) {
   for (const auto& [id, b] : st.core->image().brokers())
     if (id != st.opts.node) where.push_back(peer_address{id, b.cluster_host, b.cluster_port});
   if (!where.empty()) self->send(st.opts.peers, peers_atom_v, std::move(where));
-  std::vector<node_id> touched;
-  for (auto& m : messages) {
-    touched.push_back(m.to);
-    st.outboxes[m.to].push_back(std::move(m));
-  }
-  for (auto n : touched) drain_outbox(self, n);
+  std::set<node_id> touched;
+  for (const auto& m : messages) touched.insert(m.to);
+  st.streams.queue(std::move(messages));
+  for (auto n : touched) drain(self, n);
 }
 
 void pump(controller_ptr self);
@@ -211,22 +230,20 @@ void pump(controller_ptr self) {
                 shared->second.changes.records)
       .then(
           [self, shared, generation, lost](const propose_reply& r) {
-            if (generation != self->state.generation) {
-              lost(errc::not_controller, "the controller changed while the proposal was out");
-              return;
-            }
             if (r.code == errc::not_controller || r.code == errc::request_timed_out) {
               self->state.leader_hint = r.leader;
               lost(r.code, r.message);
               return;
             }
+            // Committed: the answer says what the change did, also if this controller stopped
+            // being active meanwhile.
             const error applied = r.code == errc::none ? error{} : make_error(r.code, r.message);
             self->request(self->state.opts.quorum, self->state.opts.request_timeout, image_atom_v)
                 .then(
-                    [self, shared, generation, applied, lost](controller::metadata_image& image) {
+                    [self, shared, generation, applied](controller::metadata_image& image) {
                       if (generation != self->state.generation) {
-                        lost(errc::not_controller,
-                             "the controller changed while the proposal was out");
+                        reply(shared->first, self->state.core->committed_answer(
+                                                 shared->second, image, applied));
                         return;
                       }
                       settle(self, std::move(shared->first), shared->second, std::move(image),
@@ -250,8 +267,16 @@ caf::result<capnp_frame> enqueue(controller_ptr self, result<controller_request>
         make_error(errc::not_controller,
                    "controller " + std::to_string(st.opts.node.value()) + " is not active"),
         st.leader_hint));
-  if (auto hb = std::get_if<broker_heartbeat_msg>(&*request))
+  if (auto hb = std::get_if<broker_heartbeat_msg>(&*request)) {
     st.core->heartbeat_arrived(*hb, now_ms());
+    // The node's link works: if a control message to it was lost, it gets its whole state now.
+    // A fenced node gets it when its heartbeat unfences it.
+    if (st.streams.wants_full_state(hb->node) && st.core->image().is_unfenced(hb->node)) {
+      spdlog::info("controller {}: sends node {} its full state", st.opts.node.value(),
+                   hb->node.value());
+      dispatch(self, st.core->full_state(hb->node));
+    }
+  }
   auto rp = self->make_response_promise<capnp_frame>();
   st.queue.push_back(queued_request{std::move(*request), rp});
   pump(self);
@@ -273,8 +298,7 @@ void activate(controller_ptr self, int32_t term) {
             auto& st = self->state;
             st.activating = false;
             ++st.generation;
-            st.outboxes.clear();
-            st.sending.clear();
+            st.streams.reset();
             st.busy = false;
             auto messages = st.core->activate(std::move(image), term, now_ms());
             spdlog::info("controller {}: active in term {}, {} registered nodes",
@@ -286,6 +310,18 @@ void activate(controller_ptr self, int32_t term) {
             spdlog::warn("controller {}: cannot read the image: {}", self->state.opts.node.value(),
                          caf::to_string(err));
           });
+}
+
+// Queues the actor's own request `r` (a preferred leader election, a recovery), unless one of
+// its kind is queued already or the actor is not active (a new active controller's own timer or
+// poll takes over).
+template <class Request>
+void queue_once(controller_ptr self, Request r) {
+  auto& st = self->state;
+  if (!st.core->active()) return;
+  for (const auto& q : st.queue)
+    if (std::holds_alternative<Request>(q.request)) return;
+  st.queue.push_back(queued_request{std::move(r), std::nullopt});
 }
 
 void poll(controller_ptr self) {
@@ -310,12 +346,16 @@ void poll(controller_ptr self) {
             // image holds every entry earlier leaders committed.
             if (leads && !st.core->active() && !st.activating && s.applied_index == s.last_index)
               activate(self, term);
-            if (st.core->active() && !st.busy) {
-              for (auto& e : st.core->expired_sessions(now_ms())) {
+            if (st.core->active()) {
+              // Ahead of the queued requests, also while one is being decided: under a steady
+              // load of requests a dead node's leaderships would otherwise wait behind them.
+              auto expired = st.core->expired_sessions(now_ms());
+              for (auto e = expired.rbegin(); e != expired.rend(); ++e) {
                 spdlog::info("controller {}: the session of node {} expired", st.opts.node.value(),
-                             e.node.value());
-                st.queue.push_back(queued_request{e, std::nullopt});
+                             e->node.value());
+                st.queue.push_front(queued_request{*e, std::nullopt});
               }
+              if (st.core->recovery_due()) queue_once(self, controller::leader_recovery{});
               pump(self);
             }
           },
@@ -324,17 +364,6 @@ void poll(controller_ptr self) {
             spdlog::warn("controller {}: no status from the quorum: {}",
                          self->state.opts.node.value(), caf::to_string(err));
           });
-}
-
-// Queues the periodic preferred leader election, unless one is queued already or the actor is
-// not active (a new active controller's own timer takes over).
-void queue_rebalance(controller_ptr self) {
-  auto& st = self->state;
-  if (!st.core->active()) return;
-  for (const auto& q : st.queue)
-    if (std::holds_alternative<controller::leader_rebalance>(q.request)) return;
-  st.queue.push_back(queued_request{controller::leader_rebalance{}, std::nullopt});
-  pump(self);
 }
 
 controller_actor::behavior_type controller_behavior(controller_ptr self, controller_options opts) {
@@ -401,7 +430,8 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
         self->delayed_send(self, self->state.opts.poll_interval, ctick_atom_v);
       },
       [self](rebalance_atom) {
-        queue_rebalance(self);
+        queue_once(self, controller::leader_rebalance{});
+        pump(self);
         self->delayed_send(self, *self->state.opts.rebalance_interval, rebalance_atom_v);
       },
   };

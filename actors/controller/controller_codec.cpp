@@ -75,6 +75,15 @@ capnp_frame encode(const broker_heartbeat_msg& m) {
     offline[i].setTopicId(data_of(m.offline[i].topic));
     offline[i].setPartition(m.offline[i].partition);
   }
+  auto logs = root.initLeaderlessReplicas(static_cast<unsigned>(m.leaderless.size()));
+  for (unsigned i = 0; i < logs.size(); ++i) {
+    const auto& l = m.leaderless[i];
+    logs[i].setTopicId(data_of(l.topic));
+    logs[i].setPartition(l.partition);
+    logs[i].setLastWrittenEpoch(l.last_written_epoch);
+    logs[i].setLogEnd(l.log_end);
+    logs[i].setLeaderEpoch(l.leader_epoch);
+  }
   return capnp_frame::from_builder(b);
 }
 
@@ -187,6 +196,17 @@ result<broker_heartbeat_msg> decode_broker_heartbeat(const capnp_frame& frame) {
           if (o.getPartition() < 0)
             return invalid("offline replica of partition " + std::to_string(o.getPartition()));
           m.offline.push_back(offline_replica{*id, o.getPartition()});
+        }
+        for (auto l : r.getLeaderlessReplicas()) {
+          auto id = read_id16(l.getTopicId(), false, "a leaderless replica's topic id");
+          if (!id) return id.err();
+          if (l.getPartition() < 0 || l.getLastWrittenEpoch() < -1 || l.getLogEnd() < 0 ||
+              l.getLeaderEpoch() < 0)
+            return invalid("leaderless replica of partition " + std::to_string(l.getPartition()) +
+                           " at epoch " + std::to_string(l.getLastWrittenEpoch()) + ", log end " +
+                           std::to_string(l.getLogEnd()));
+          m.leaderless.push_back(replica_log_info{*id, l.getPartition(), l.getLastWrittenEpoch(),
+                                                  l.getLogEnd(), l.getLeaderEpoch()});
         }
         return m;
       });

@@ -40,6 +40,8 @@ struct broker_heartbeat_msg {
   offline_replicas offline;
   // The node is stopping (KRaft's wantShutDown).
   bool want_shut_down = false;
+  // The logs of its replicas whose partition has no leader.
+  replica_log_infos leaderless{};
 };
 
 struct broker_heartbeat_response_msg {

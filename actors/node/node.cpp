@@ -86,8 +86,11 @@ struct node::impl {
   // The controller's UpdateMetadata as the replica manager last accepted it; the gateway answers
   // clients from it once there is one.
   std::shared_ptr<metadata_cache_registry> controller_metadata = std::make_shared<metadata_cache_registry>();
-  // What the replica manager cannot serve, for the heartbeats.
+  // What the replica manager cannot serve, and the logs of its replicas without a leader, for the
+  // heartbeats.
   std::shared_ptr<offline_replica_registry> offline = std::make_shared<offline_replica_registry>();
+  std::shared_ptr<leaderless_replica_registry> leaderless =
+      std::make_shared<leaderless_replica_registry>();
   std::shared_ptr<metrics_registry> metrics = std::make_shared<metrics_registry>();
   // The client listener's port once bound; the metadata actor reads it for every snapshot.
   std::shared_ptr<std::atomic<uint16_t>> advertised_port = std::make_shared<std::atomic<uint16_t>>(0);
@@ -230,6 +233,7 @@ status node::impl::start_controller() {
   co.decisions.default_partitions = config.default_partitions;
   co.decisions.default_replication_factor = config.default_replication_factor;
   co.decisions.max_broker_partitions = config.max_broker_partitions;
+  co.decisions.min_insync_replicas = config.min_insync_replicas;
   co.rebalance_interval.reset();
   if (config.auto_leader_rebalance_enable)
     co.rebalance_interval = std::chrono::seconds(config.leader_imbalance_check_interval_seconds);
@@ -255,6 +259,7 @@ void node::impl::join_cluster() {
   if (voter) lo.self_endpoint = endpoint;
   lo.timing.heartbeat_interval = std::chrono::milliseconds(config.broker_heartbeat_interval_ms);
   lo.offline = offline;
+  lo.leaderless = leaderless;
   lifecycle = spawn_broker_lifecycle(*sys, lo);
   spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
                config.controller_quorum, voter ? "a voter" : "a broker only");
@@ -273,6 +278,7 @@ status node::impl::start_actors() {
   rm.fetcher_config = config.replica_fetcher;
   rm.metadata_registry = controller_metadata;
   rm.offline_registry = offline;
+  rm.leaderless_registry = leaderless;
   // rm.endpoint stays empty: the endpoint hands controller requests to this manager, so it can
   // only be spawned after it. The manager's peer directory would use it only for a follower
   // whose leader is this node, which LeaderAndIsr never makes (the leader leads).

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "runtime/cluster/link_faults.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/controller_harness.hpp"
 #include "tests/support/log_builder.hpp"
@@ -394,4 +395,39 @@ TEST_CASE("partitions added through the active controller are hosted by their re
   auto unknown = h.elect_leaders(elect_leaders_msg{{{"orders", 7}}});
   REQUIRE(unknown.results.size() == 1);
   CHECK(unknown.results[0].error == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE("LeaderAndIsr and UpdateMetadata lost on their way to a node are made up for by the "
+          "node's full state once its link works: it opens its replicas and leads what it was "
+          "named to lead",
+          "[controller]") {
+  controller_harness h(controller_harness_options{});
+  h.await_image([](const auto& img) {
+    return img.brokers().size() == 3 && all_unfenced(img, {1, 2, 3});
+  });
+  int controller = 0;
+  REQUIRE(h.eventually([&] { return (controller = h.quorum_leader()) != 0; }));
+  // The controller's messages to one other node vanish; that node's heartbeats still arrive, and
+  // the quorum still has a majority without it.
+  const int cut_off = others(controller).front();
+  link_faults::instance().drop(node_id{controller}, node_id{cut_off});
+  REQUIRE(h.create_topic(topic_spec{"missed", 3, 3, {}}).error == errc::none);
+  auto image = h.await_image([](const auto& i) { return partition_of(i, "missed", 2) != nullptr; });
+  int32_t led = -1;
+  for (int32_t p = 0; p < 3; ++p)
+    if (partition_of(image, "missed", p)->leader == node_id{cut_off}) led = p;
+  REQUIRE(led >= 0);
+  // Nothing reached it: every send to it failed at once, and each of its heartbeats since asked
+  // for a full state that vanished too.
+  CHECK_FALSE(h.hosts(cut_off, topic_partition{"missed", led}));
+
+  link_faults::instance().clear_all();
+  for (int32_t p = 0; p < 3; ++p) {
+    const auto* state = partition_of(image, "missed", p);
+    REQUIRE(h.eventually([&] {
+      return replicas_agree(h, topic_partition{"missed", p}, {1, 2, 3}, state->leader.value(),
+                            state->leader_epoch.value());
+    }));
+  }
+  CHECK(h.produce(cut_off, topic_partition{"missed", led}, batch_of(1)));
 }

@@ -57,6 +57,7 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     co.request_timeout = std::chrono::milliseconds(2000);
     co.propose_timeout = std::chrono::milliseconds(5000);
     co.decisions.default_replication_factor = 3;
+    co.decisions.min_insync_replicas = opts_.min_insync_replicas;
     co.seed = static_cast<uint64_t>(i);
     n->controller = spawn_controller_actor(sys, co);
     n->system->track(n->controller);
@@ -72,6 +73,7 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     ro.fetcher_config.backoff_ms = 50;
     ro.fetcher_config.request_timeout_ms = 2000;
     ro.offline_registry = n->offline;
+    ro.leaderless_registry = n->leaderless;
     auto rm = spawn_replica_manager(sys, ro, n->routes);
     if (!rm) FAIL("node " << i << ": " << rm.err().to_string());
     n->replicas = *rm;
@@ -108,6 +110,7 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     lo.timing.max_backoff = std::chrono::milliseconds(400);
     lo.request_timeout = std::chrono::milliseconds(1000);
     lo.offline = n->offline;
+    lo.leaderless = n->leaderless;
     n->lifecycle = spawn_broker_lifecycle(n->system->sys(), lo);
     n->system->track(n->lifecycle);
   }

@@ -40,6 +40,8 @@ struct controller_node {
   std::unique_ptr<threaded_system> system;
   std::shared_ptr<routing_registry> routes;
   std::shared_ptr<offline_replica_registry> offline = std::make_shared<offline_replica_registry>();
+  std::shared_ptr<leaderless_replica_registry> leaderless =
+      std::make_shared<leaderless_replica_registry>();
   peer_directory_actor directory;
   quorum_actor quorum;
   controller_actor controller;

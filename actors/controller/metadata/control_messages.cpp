@@ -85,7 +85,9 @@ stop_replica_msg stop_replica(const node_control& control, controller_stamp stam
   return stop_replica_msg{stamp.controller.value(), stamp.epoch, true, control.stop_and_delete};
 }
 
-update_metadata_msg update_metadata(const metadata_image& image, controller_stamp stamp) {
+namespace {
+
+update_metadata_msg update_metadata_header(const metadata_image& image, controller_stamp stamp) {
   update_metadata_msg out;
   out.controller_id = stamp.controller.value();
   out.controller_epoch = stamp.epoch;
@@ -93,10 +95,34 @@ update_metadata_msg update_metadata(const metadata_image& image, controller_stam
   for (const auto& [id, b] : image.brokers())
     if (!b.fenced)
       out.nodes.push_back(node_endpoint_msg{id, b.client_host, b.client_port, b.cluster_port, b.rack});
+  return out;
+}
+
+} // namespace
+
+update_metadata_msg update_metadata(const metadata_image& image, controller_stamp stamp) {
+  auto out = update_metadata_header(image, stamp);
   for (const auto& [id, t] : image.topics()) {
     out.topics.push_back(topic_config_msg{t.name, t.id, t.internal, t.configs});
     for (size_t i = 0; i < t.partitions.size(); ++i) out.partitions.push_back(control_state(t, i));
   }
+  return out;
+}
+
+update_metadata_msg update_metadata_delta(const metadata_image& before, const metadata_image& after,
+                                          controller_stamp stamp) {
+  auto out = update_metadata_header(after, stamp);
+  out.full = false;
+  for (const auto& [id, t] : after.topics()) {
+    const auto old = before.topic(id);
+    if (old == nullptr || old->configs != t.configs || old->internal != t.internal)
+      out.topics.push_back(topic_config_msg{t.name, t.id, t.internal, t.configs});
+    for (size_t i = 0; i < t.partitions.size(); ++i)
+      if (old == nullptr || i >= old->partitions.size() || old->partitions[i] != t.partitions[i])
+        out.partitions.push_back(control_state(t, i));
+  }
+  for (const auto& [id, t] : before.topics())
+    if (after.topic(id) == nullptr) out.removed_topics.push_back(id);
   return out;
 }
 

@@ -32,7 +32,7 @@ struct control_plan {
   // Only registered nodes with something to receive.
   std::map<node_id, node_control> nodes;
   // True when the set of nodes (registration, fencing, endpoints) or any topic, partition or
-  // config changed: every node then needs update_metadata(after, ...).
+  // config changed: every node then needs update_metadata_delta(before, after, ...).
   bool update_metadata = false;
 };
 
@@ -56,8 +56,14 @@ leader_and_isr_msg leader_and_isr(const node_control& control, controller_stamp 
 // StopReplica with delete_partitions of control.stop_and_delete.
 stop_replica_msg stop_replica(const node_control& control, controller_stamp stamp);
 
-// UpdateMetadata of the whole image: the unfenced nodes (with their client hosts, which the
-// gateway answers clients with), every topic with its configs, every partition's state.
+// UpdateMetadata of the whole image (full): the unfenced nodes (with their client hosts, which
+// the gateway answers clients with), every topic with its configs, every partition's state.
 update_metadata_msg update_metadata(const metadata_image& image, controller_stamp stamp);
+
+// UpdateMetadata of what changed from `before` to `after` (not full): the unfenced nodes of
+// `after`, the topics that are new or whose configs changed, the partition states that are new
+// or changed, and the ids of removed topics. Its size follows the change, not the image.
+update_metadata_msg update_metadata_delta(const metadata_image& before, const metadata_image& after,
+                                          controller_stamp stamp);
 
 } // namespace capstan::controller

@@ -39,6 +39,9 @@ struct decision_options {
   int16_t default_replication_factor = 1;
   // max.broker.partitions (runtime/cluster/topic_validation.hpp).
   int32_t max_broker_partitions = std::numeric_limits<int32_t>::max();
+  // min.insync.replicas; a topic's own config overrides it. Decides how many replicas of a
+  // leaderless partition must be back to recover it (leader_recovery.hpp).
+  int32_t min_insync_replicas = 1;
 };
 
 } // namespace capstan::controller

@@ -47,11 +47,8 @@ std::vector<outgoing_message::kind> kinds_to(const std::vector<outgoing_message>
 
 leader_and_isr_msg leader_and_isr_to(const std::vector<outgoing_message>& ms, int32_t node) {
   for (const auto& m : ms)
-    if (m.to == node_id{node} && m.what == outgoing_message::kind::leader_and_isr) {
-      auto d = decode_leader_and_isr(m.frame);
-      REQUIRE(d);
-      return *d;
-    }
+    if (m.to == node_id{node} && m.what == outgoing_message::kind::leader_and_isr)
+      return std::get<leader_and_isr_msg>(m.message);
   FAIL("no LeaderAndIsr to node " << node);
   return {};
 }

@@ -8,6 +8,7 @@
 #include "actors/controller/metadata/partition_decisions.hpp"
 #include "actors/controller/metadata/topic_decisions.hpp"
 #include "actors/replica/control_codec.hpp"
+#include "actors/replica/metadata_cache.hpp"
 #include "tests/unit/controller/metadata/image_builder.hpp"
 
 using namespace capstan;
@@ -191,6 +192,54 @@ TEST_CASE("LeaderAndIsr, StopReplica and UpdateMetadata carry the plan to the no
   REQUIRE(u->partitions.size() == 2);
   CHECK(u->partitions[0].leader == node_id{2});
   CHECK(u->partitions[1].tp == topic_partition{"orders", 1});
+}
+
+TEST_CASE("a delta UpdateMetadata carries only what changed, and a node's cache with it applied "
+          "equals the cache of the whole image",
+          "[controller][control][frames]") {
+  const controller_stamp stamp{node_id{7}, 3};
+  const auto before = image_builder()
+                        .nodes({1, 2, 3, 4})
+                        .topic("orders", 1, {ids({1, 2, 3}), ids({2, 3, 4})})
+                        .topic("gone", 2, {ids({1, 2})})
+                        .image();
+  auto after = applied(before, fence_broker(before, node_id{1}, broker_epoch{1}, {})->records);
+  after = applied(after, {remove_topic_record{make_topic_id(2)}});
+  after = applied(after, {topic_config_record{orders, {{"retention.ms", "1000"}}}});
+
+  auto delta = decode_update_metadata(encode(update_metadata_delta(before, after, stamp)));
+  REQUIRE(delta.ok());
+  CHECK_FALSE(delta->full);
+  CHECK(delta->nodes.size() == 3);
+  REQUIRE(delta->topics.size() == 1);
+  CHECK(delta->topics[0].configs.at("retention.ms") == "1000");
+  // Only orders-0 changed (node 1 led it and was in its ISR).
+  REQUIRE(delta->partitions.size() == 1);
+  CHECK(delta->partitions[0].tp == topic_partition{"orders", 0});
+  CHECK(delta->removed_topics == std::vector<topic_id>{make_topic_id(2)});
+
+  const metadata_cache previous(update_metadata(before, stamp), {});
+  const metadata_cache by_delta(previous, *delta);
+  const metadata_cache whole(update_metadata(after, stamp), {});
+  CHECK(by_delta.cluster().topics.size() == 1);
+  CHECK(by_delta.cluster().topics.at("orders").configs == whole.cluster().topics.at("orders").configs);
+  const auto& a = by_delta.cluster().topics.at("orders").partitions;
+  const auto& b = whole.cluster().topics.at("orders").partitions;
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].partition == b[i].partition);
+    CHECK(a[i].leader == b[i].leader);
+    CHECK(a[i].leader_epoch == b[i].leader_epoch);
+    CHECK(a[i].isr == b[i].isr);
+    CHECK(a[i].replicas == b[i].replicas);
+  }
+  CHECK(by_delta.cluster().brokers.size() == whole.cluster().brokers.size());
+
+  // Unchanged images: an empty delta but for the nodes.
+  auto none = update_metadata_delta(after, after, stamp);
+  CHECK(none.topics.empty());
+  CHECK(none.partitions.empty());
+  CHECK(none.removed_topics.empty());
 }
 
 TEST_CASE("an AlterPartition read from its frame is decided and answered in a frame the leader reads",

@@ -1,0 +1,77 @@
+#pragma once
+
+// The active controller's streams of control messages, one per node (docs/controller.md,
+// "Metadata that always arrives"): each node's LeaderAndIsr, UpdateMetadata and StopReplica go out
+// one at a time, in the order decided, numbered 1, 2, 3, ... (the node applies n only right after
+// n - 1, actors/replica/control_sequence.hpp). A message that fails, times out, is lost or is
+// refused leaves the node needing its whole state: its queue is dropped (the node would refuse
+// what follows as a gap) and, once the node shows that its link works again (its next heartbeat),
+// the controller queues the node's full state, which restarts the stream. So whatever the network
+// loses, every node converges to the committed metadata within a heartbeat interval of its links
+// healing, and no queue grows without bound for a node that is gone: past `max_queued` messages
+// the queue is dropped in favour of a full state later.
+//
+// Plain and synchronous; the controller actor drives it. Not thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "actors/controller/active_controller.hpp"
+
+namespace capstan::controller {
+
+class control_streams {
+public:
+  explicit control_streams(size_t max_queued = 256) : max_queued_(max_queued) {}
+
+  // A new activity of the controller (or none): every queue, message out and number is
+  // forgotten; the streams start again at 1.
+  void reset();
+
+  // Numbers and queues `messages`, per node in the order given. A node that needs its full state
+  // takes only messages from one that starts it on (a full UpdateMetadata); a node's queue that
+  // would pass max_queued is dropped and the node needs its full state.
+  void queue(std::vector<outgoing_message> messages);
+
+  // The next message for `node`, numbered and encoded, unless one is out to it already or none
+  // waits. It stays out until answered().
+  struct sendable {
+    outgoing_message::kind what;
+    capnp_frame frame;
+  };
+  std::optional<sendable> next(node_id node);
+
+  // The message out to `node` was applied (`applied`), or not: refused, timed out or lost. Then
+  // the node's queue is dropped and it needs its full state.
+  void answered(node_id node, bool applied);
+
+  // True iff `node` needs its full state and nothing is queued or out to it: the caller queues
+  // the full state (at the node's heartbeat, when its link is known to work).
+  bool wants_full_state(node_id node) const;
+
+  // How many messages wait for `node` (tests, and the actor's log).
+  size_t queued(node_id node) const;
+
+private:
+  struct numbered {
+    int64_t sequence;
+    outgoing_message message;
+  };
+  struct stream {
+    std::deque<numbered> queue;
+    bool out = false;
+    bool needs_full_state = false;
+    int64_t next_sequence = 1;
+  };
+
+  void drop(stream& s);
+
+  size_t max_queued_;
+  std::map<node_id, stream> streams_;
+};
+
+} // namespace capstan::controller

@@ -1,0 +1,81 @@
+// Every node of a cluster of real `capstan node` processes (three voters, tests/support/
+// node_cluster) killed with SIGKILL at once, and one of them never coming back: the two that do
+// bring every partition back with nothing acknowledged lost (docs/controller.md, "Last replica
+// standing"). Before the controller elected the most up-to-date of the returning replicas, every
+// ISR collapsed onto the node whose session expired last, and the partitions it never came back
+// for stayed offline although two nodes held their data.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tests/support/eventually.hpp"
+#include "tests/support/node_cluster.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string binary = CAPSTAN_BINARY;
+constexpr int partitions = 3;
+
+} // namespace
+
+TEST_CASE("after all three nodes are killed with SIGKILL and only two come back, every partition "
+          "of an RF=3 topic with min.insync.replicas=2 is led again, keeps every acknowledged "
+          "record and takes acks=all writes",
+          "[system][cluster][failover]") {
+  node_cluster c(binary, 0);
+  c.create_topic("survivor", 3, c.node(1), partitions);
+  for (int p = 0; p < partitions; ++p) c.await_isr("survivor", c.node(1), {1, 2, 3}, p);
+
+  std::string out, err;
+  std::vector<std::string> acked;
+  for (int p = 0; p < partitions; ++p) {
+    std::string input;
+    for (int i = 0; i < 5; ++i) {
+      acked.push_back("p" + std::to_string(p) + "-" + std::to_string(i));
+      input += acked.back() + "\n";
+    }
+    const int code = c.cli(input,
+                           {"produce", "survivor", "--acks", "all", "--partition", std::to_string(p)},
+                           c.node(1 + p % 3), &out, &err);
+    INFO(err);
+    REQUIRE(code == 0);
+  }
+
+  for (auto& n : c.nodes) n->kill();
+  // Node 3 is lost for good. Its session is the last one the new controller sees expire (the
+  // sessions of the old processes expire together and are fenced in id order), so each ISR would
+  // end as {3}.
+  c.node(1).start();
+  c.node(2).start();
+
+  for (int p = 0; p < partitions; ++p) {
+    INFO("partition " << p);
+    const auto row = c.await_partition(
+        "survivor", c.node(1),
+        [](const node_cluster::partition_row& r) { return r.leader == 1 || r.leader == 2; }, p);
+    CHECK(row.leader != 3);
+  }
+  // The other survivor catches up and rejoins the ISR; with two members the high watermark
+  // moves again (min.insync.replicas=2) and covers every acknowledged record.
+  for (int p = 0; p < partitions; ++p) c.await_isr("survivor", c.node(1), {1, 2}, p);
+  auto read = c.consume("survivor", c.node(2), acked.size());
+  std::sort(read.begin(), read.end());
+  auto expected = acked;
+  std::sort(expected.begin(), expected.end());
+  CHECK(read == expected);
+  const bool produced = eventually(
+      [&] {
+        return c.cli("after\n", {"produce", "survivor", "--acks", "all", "--partition", "0"},
+                     c.node(2), &out, &err) == 0;
+      },
+      60s);
+  INFO(err);
+  CHECK(produced);
+}

@@ -1,0 +1,154 @@
+// Last replica standing: a partition whose ISR members are all gone comes back on the most
+// up-to-date of the replicas that returned, once enough of them did that one of them must hold
+// every acknowledged record (actors/controller/metadata/leader_recovery.hpp).
+
+#include <catch2/catch.hpp>
+
+#include "actors/controller/metadata/broker_decisions.hpp"
+#include "actors/controller/metadata/leader_recovery.hpp"
+#include "tests/unit/controller/metadata/image_builder.hpp"
+
+using namespace capstan;
+using namespace capstan::controller;
+using namespace capstan::controller::test;
+
+namespace {
+
+const topic_id orders = make_topic_id(1);
+
+metadata_image fenced(metadata_image image, int32_t node) {
+  const auto* b = image.broker(node_id{node});
+  REQUIRE(b != nullptr);
+  auto d = fence_broker(image, node_id{node}, b->epoch, {});
+  REQUIRE(d);
+  return applied(image, d->records);
+}
+
+metadata_image reregistered(metadata_image image, int32_t node) {
+  const auto epoch = next(image.max_broker_epoch());
+  return applied(image, {registration(node, epoch, {}, 2), unfence_broker_record{node_id{node}, epoch}});
+}
+
+// Every node crashed: fenced in id order, so the ISR of orders-0 ([1,2,3], min.insync.replicas
+// `min_isr`) ends as {3}, with no leader; then nodes 1 and 2 came back, node 3 did not.
+metadata_image crashed_without_three(const std::string& min_isr = "2") {
+  auto image = image_builder()
+                 .nodes({1, 2, 3})
+                 .topic("orders", 1, {ids({1, 2, 3})}, {{"min.insync.replicas", min_isr}})
+                 .image();
+  for (int n : {1, 2, 3}) image = fenced(image, n);
+  const auto& p = image.topic(orders)->partitions[0];
+  REQUIRE(p.leader == no_leader);
+  REQUIRE(p.isr == ids({3}));
+  return reregistered(reregistered(image, 1), 2);
+}
+
+void report(leaderless_reports& reports, const metadata_image& image, int32_t node,
+            int32_t last_epoch, int64_t log_end) {
+  const auto& p = image.topic(orders)->partitions[0];
+  reports[{orders, 0}][node_id{node}] = replica_log_report{
+    image.broker(node_id{node})->epoch,
+    replica_log_info{orders, 0, last_epoch, log_end, p.leader_epoch.value()}};
+}
+
+} // namespace
+
+TEST_CASE("a leaderless partition whose last ISR member never returns is led by the most "
+          "up-to-date of enough returning replicas, alone in its ISR",
+          "[controller][recovery]") {
+  const auto image = crashed_without_three();
+  decision_options options;
+  leaderless_reports reports;
+  // One replica back: with RF 3 and min.insync.replicas 2, two must be.
+  report(reports, image, 1, 2, 500);
+  CHECK(recoverable_partitions(image, reports, options).empty());
+  CHECK(recover_leaderless(image, reports, options).records.empty());
+
+  // Node 2's log is longer in the same last epoch: it holds what node 1 has.
+  report(reports, image, 2, 2, 700);
+  REQUIRE(recoverable_partitions(image, reports, options).size() == 1);
+  auto d = recover_leaderless(image, reports, options);
+  REQUIRE(d.records.size() == 1);
+  CHECK_FALSE(d.warnings.empty());
+  const auto after = applied(image, d.records);
+  const auto& p = after.topic(orders)->partitions[0];
+  CHECK(p.leader == node_id{2});
+  CHECK(p.isr == ids({2}));
+  CHECK(p.leader_epoch.value() == image.topic(orders)->partitions[0].leader_epoch.value() + 1);
+  CHECK(recoverable_partitions(after, reports, options).empty());
+}
+
+TEST_CASE("a later last epoch wins over a longer log, and a shorter or empty log never leads over "
+          "one that holds more",
+          "[controller][recovery]") {
+  const auto image = crashed_without_three();
+  decision_options options;
+  leaderless_reports reports;
+  report(reports, image, 1, 3, 100);
+  report(reports, image, 2, 2, 900);
+  auto d = recover_leaderless(image, reports, options);
+  REQUIRE(d.records.size() == 1);
+  CHECK(applied(image, d.records).topic(orders)->partitions[0].leader == node_id{1});
+
+  leaderless_reports empty_one;
+  report(empty_one, image, 1, -1, 0);
+  report(empty_one, image, 2, 2, 40);
+  d = recover_leaderless(image, empty_one, options);
+  REQUIRE(d.records.size() == 1);
+  CHECK(applied(image, d.records).topic(orders)->partitions[0].leader == node_id{2});
+
+  // Equal logs: replica order.
+  leaderless_reports tie;
+  report(tie, image, 2, 2, 40);
+  report(tie, image, 1, 2, 40);
+  d = recover_leaderless(image, tie, options);
+  REQUIRE(d.records.size() == 1);
+  CHECK(applied(image, d.records).topic(orders)->partitions[0].leader == node_id{1});
+}
+
+TEST_CASE("reports that no longer count are ignored: a fenced node's, an earlier registration's, "
+          "one of another leader epoch",
+          "[controller][recovery]") {
+  const auto image = crashed_without_three();
+  decision_options options;
+
+  leaderless_reports stale_registration;
+  report(stale_registration, image, 1, 2, 10);
+  report(stale_registration, image, 2, 2, 10);
+  stale_registration[{orders, 0}][node_id{2}].reported_by = broker_epoch{1};
+  CHECK(recoverable_partitions(image, stale_registration, options).empty());
+
+  leaderless_reports other_epoch;
+  report(other_epoch, image, 1, 2, 10);
+  report(other_epoch, image, 2, 2, 10);
+  other_epoch[{orders, 0}][node_id{1}].log.leader_epoch -= 1;
+  CHECK(recoverable_partitions(image, other_epoch, options).empty());
+
+  leaderless_reports from_fenced;
+  const auto two_fenced = fenced(image, 2);
+  report(from_fenced, two_fenced, 1, 2, 10);
+  report(from_fenced, two_fenced, 2, 2, 10);
+  CHECK(recoverable_partitions(two_fenced, from_fenced, options).empty());
+}
+
+TEST_CASE("with min.insync.replicas 1 every replica must be back, and a live ISR member or "
+          "unclean leader election leaves the partition to the election rules",
+          "[controller][recovery]") {
+  decision_options options;
+  {
+    const auto image = crashed_without_three("1");
+    leaderless_reports reports;
+    report(reports, image, 1, 2, 10);
+    report(reports, image, 2, 2, 10);
+    CHECK(replicas_needed_for_recovery(*image.topic(orders), 3, 1) == 3);
+    CHECK(recoverable_partitions(image, reports, options).empty());
+  }
+  {
+    auto image = crashed_without_three();
+    leaderless_reports reports;
+    report(reports, image, 1, 2, 10);
+    report(reports, image, 2, 2, 10);
+    options.unclean_leader_election_enable = true;
+    CHECK(recoverable_partitions(image, reports, options).empty());
+  }
+}
