@@ -72,7 +72,8 @@ io_worker_actor::behavior_type io_worker(io_worker_actor::pointer self) {
     [](time_atom, const segment_ref& slot, timestamp_ms target) -> caf::result<int64_t> {
       if (!slot->seg) return missing(*slot);
       auto found = slot->seg->offset_for_timestamp(target);
-      return found ? found->value() : int64_t{-1};
+      if (!found) return storage_error(*slot, slot->seg->base_offset(), found.err());
+      return *found ? (*found)->value() : int64_t{-1};
     },
     [](truncate_atom, const segment_ref& slot, offset to) -> caf::result<segment_meta> {
       if (!slot->seg) return missing(*slot);

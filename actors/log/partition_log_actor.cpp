@@ -101,6 +101,15 @@ caf::error refuse(const partition_log_state& st) {
   return to_caf_error(*st.failed);
 }
 
+// A read that failed answers its caller with the error. If the disk failed it (EIO: not bytes
+// that do not frame, which only this read meets), the partition goes offline as after a failed
+// write, as Kafka's LocalLog.read takes the log dir offline on an IOException.
+template <class T>
+void read_failed(self_ptr self, caf::typed_response_promise<T>& rp, caf::error& e) {
+  if (from_caf_error(e).code == errc::kafka_storage_error) fail(self, e);
+  rp.deliver(std::move(e));
+}
+
 // Persists the epoch cache; called after every change, before the batches it describes can be
 // flushed (the worker writes it before any flush sent later), so whatever survives below the
 // recovery point has its epochs on disk. `done` runs once the file is written, or after a
@@ -239,7 +248,7 @@ void read_from(self_ptr self, offset segment_base, read_request req,
             }
             rp.deliver(trim_to(std::move(slice), req.upto));
           },
-          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+          [self, rp](caf::error& e) mutable { read_failed(self, rp, e); });
 }
 
 // Carries out an append plan: the epoch checkpoint, then the writes and rolls in order. Replies
@@ -464,7 +473,7 @@ void lookup_time(self_ptr self, offset segment_base, timestamp_ms target,
             }
             lookup_time(self, base + 1, target, rp);
           },
-          [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+          [self, rp](caf::error& e) mutable { read_failed(self, rp, e); });
 }
 
 // A compaction's cleaned copies to make live, decided by the log against its current layout and

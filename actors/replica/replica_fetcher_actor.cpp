@@ -427,12 +427,20 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
           self->state.parts.advanced(tp, epoch, end);
           pending->arrive();
         },
-        [self, tp, epoch, pending](caf::error& e) {
+        [self, tp, epoch, from = s->fetch_offset, pending](caf::error& e) {
           auto err = from_caf_error(e);
           if (err.code == errc::fenced_leader_epoch || err.code == errc::not_leader_or_follower) {
             self->state.parts.remove(tp, epoch);
           } else if (err.code == errc::offset_out_of_range) {
             self->state.parts.needs_truncation(tp, epoch);
+          } else if (err.code == errc::corrupt_message) {
+            // The log validated every fetched batch (CRC included) and appended none: a bit
+            // flipped on the leader's disk or on the way is never taken for data. As Kafka's
+            // AbstractFetcherThread, the partition is fetched again after the back-off, when
+            // the leader may read its copy correctly.
+            back_off(self, tp, epoch,
+                     "the batches fetched from offset " + std::to_string(from.value()) +
+                       " are corrupt and none was appended: " + err.to_string());
           } else {
             back_off(self, tp, epoch, "append failed: " + err.to_string());
           }

@@ -181,7 +181,8 @@ result<size_t> record_batch_view::frame_size(bytes_view bytes) {
 
 result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_batch_bytes,
                                                    batch_validation mode,
-                                                   const std::optional<timestamp_bounds>& bounds) {
+                                                   const std::optional<timestamp_bounds>& bounds,
+                                                   crc_check crc) {
   auto framed = frame_size(bytes);
   if (!framed) return framed.err();
   const size_t size = *framed;
@@ -202,12 +203,14 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
     return corrupt(fmt::format("magic byte at batch offset {} is {}, expected {}", bf::magic_at,
                                magic, bf::magic_v2));
 
-  const auto stored_crc = bf::load_be<uint32_t>(d + bf::crc_at);
-  const uint32_t computed_crc = crc32c(batch.subspan(bf::attributes_at));
-  if (stored_crc != computed_crc)
-    return corrupt(fmt::format("CRC-32C mismatch: stored 0x{:08X} at batch offset {}, computed "
-                               "0x{:08X} over batch offsets [{}, {})",
-                               stored_crc, bf::crc_at, computed_crc, bf::attributes_at, size));
+  if (crc == crc_check::verify) {
+    const auto stored_crc = bf::load_be<uint32_t>(d + bf::crc_at);
+    const uint32_t computed_crc = crc32c(batch.subspan(bf::attributes_at));
+    if (stored_crc != computed_crc)
+      return corrupt(fmt::format("CRC-32C mismatch: stored 0x{:08X} at batch offset {}, computed "
+                                 "0x{:08X} over batch offsets [{}, {})",
+                                 stored_crc, bf::crc_at, computed_crc, bf::attributes_at, size));
+  }
 
   const auto attributes = bf::load_be<int16_t>(d + bf::attributes_at);
   if (const int codec = attributes & bf::compression_mask; codec != 0)
@@ -436,7 +439,8 @@ result<std::optional<record_batch_view>> batch_sequence_reader::next() {
                                  bytes_[i], i, pos_));
   pos_ = padded_end;
   if (pos_ == bytes_.size()) return std::optional<record_batch_view>{};
-  auto view = record_batch_view::parse(bytes_.subspan(pos_), max_batch_bytes_, mode_, bounds_);
+  auto view =
+      record_batch_view::parse(bytes_.subspan(pos_), max_batch_bytes_, mode_, bounds_, crc_);
   if (!view) {
     auto e = view.err();
     e.message = fmt::format("batch at sequence position {}: {}", pos_, e.message);

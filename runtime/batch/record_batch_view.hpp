@@ -1,9 +1,9 @@
 #pragma once
 
 // A zero-copy view over one RecordBatch v2 and the validator that makes it. A view exists only
-// for bytes that passed validation: magic, lengths, CRC-32C, record count against
-// lastOffsetDelta, and every record's varints in bounds. Nothing here reads past the buffer it
-// was given, and nothing throws.
+// for bytes that passed validation: magic, lengths, CRC-32C (unless the caller skips it,
+// crc_check), record count against lastOffsetDelta, and every record's varints in bounds. Nothing
+// here reads past the buffer it was given, and nothing throws.
 
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +41,10 @@ enum class batch_validation {
   stored,
 };
 
+// Whether parse computes the CRC-32C. Everything else is checked either way, so a view never
+// reads past its batch; only a consumer told not to (Kafka's check.crcs=false) skips it.
+enum class crc_check : bool { verify, skip };
+
 // The window a produced record's CreateTime must fall in (Kafka's message.timestamp.before.max.ms
 // and message.timestamp.after.max.ms, KIP-937): [now - before_max_ms, now + after_max_ms], ends
 // saturated at the int64 range. A record without a timestamp (-1) is not checked, as in Kafka.
@@ -62,10 +66,11 @@ public:
   // set, a timestamp that overflows, a header max timestamp other than the largest record
   // timestamp, or with `bounds` a record timestamp outside them; bounds are ignored in stored
   // mode). Messages name the offending field and its offset within the batch. The CRC is checked
-  // before anything it covers is interpreted.
+  // before anything it covers is interpreted (unless crc_check::skip).
   static result<record_batch_view> parse(bytes_view bytes, size_t max_batch_bytes,
                                          batch_validation mode = batch_validation::stored,
-                                         const std::optional<timestamp_bounds>& bounds = {});
+                                         const std::optional<timestamp_bounds>& bounds = {},
+                                         crc_check crc = crc_check::verify);
 
   // Reads only the fixed header fields needed to frame a batch (base offset, length), without
   // checking the CRC: for scanning trusted data. Errors: CORRUPT_MESSAGE when bytes are too
@@ -131,8 +136,9 @@ class batch_sequence_reader {
 public:
   batch_sequence_reader(bytes_view bytes, size_t max_batch_bytes,
                         batch_validation mode = batch_validation::stored,
-                        std::optional<timestamp_bounds> bounds = {})
-      : bytes_(bytes), max_batch_bytes_(max_batch_bytes), mode_(mode), bounds_(bounds) {}
+                        std::optional<timestamp_bounds> bounds = {},
+                        crc_check crc = crc_check::verify)
+      : bytes_(bytes), max_batch_bytes_(max_batch_bytes), mode_(mode), bounds_(bounds), crc_(crc) {}
 
   // Next validated batch, nullopt at the clean end, or the error that stopped the scan.
   // After an error, position() is where the bad batch starts, or for non-zero padding where
@@ -147,6 +153,7 @@ private:
   size_t max_batch_bytes_;
   batch_validation mode_;
   std::optional<timestamp_bounds> bounds_;
+  crc_check crc_;
   size_t pos_ = 0;
 };
 

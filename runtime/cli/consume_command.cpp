@@ -26,6 +26,7 @@ struct consume_flags {
   std::optional<int64_t> timeout_ms;
   bool print_key = false;
   bool print_offset = false;
+  bool check_crcs = true;
 };
 
 // A poll without a user's bound: long enough that only records (or an error) end it.
@@ -43,6 +44,7 @@ void run_consume(const consume_flags& f) {
   auto config = make_client_config(f.client);
   // As kafka-console-consumer: --from-beginning means auto.offset.reset=earliest.
   config.auto_offset_reset = f.from_beginning ? client::offset_reset::earliest : client::offset_reset::latest;
+  config.check_crcs = f.check_crcs;
   auto client = connect_or_fail(config);
   client::consumer consumer(*client, config, f.group);
   std::vector<int32_t> partitions;
@@ -115,6 +117,12 @@ void add_consume_command(CLI::App& app) {
     ->check(integer_in(0));
   cmd->add_flag("--print-key", f->print_key, "Print KEY<TAB> before each value (null keys as 'null')");
   cmd->add_flag("--print-offset", f->print_offset, "Print OFFSET<TAB> before each record");
+  cmd->add_option_function<std::string>(
+         "--check-crcs", [f](const std::string& text) { f->check_crcs = text == "true"; },
+         "true or false (default: true): verify each fetched batch's CRC-32C and fail with "
+         "CORRUPT_MESSAGE instead of printing a damaged batch (check.crcs)")
+      ->check(CLI::IsMember({"true", "false"}))
+      ->type_name("BOOL");
   add_client_options(cmd, f->client);
   cmd->callback([f] { run_consume(*f); });
 }

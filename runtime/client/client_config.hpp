@@ -40,6 +40,11 @@ struct client_config {
   int32_t fetch_min_bytes = 1;             // fetch.min.bytes
   int32_t fetch_max_wait_ms = 500;         // fetch.max.wait.ms
   offset_reset auto_offset_reset = offset_reset::latest; // auto.offset.reset
+  // check.crcs: verify every fetched batch's CRC-32C before its records reach the application;
+  // a mismatch fails the poll with CORRUPT_MESSAGE. Off saves the CRC computation only: the
+  // batch framing is still checked, so a damaged batch can still fail, but flipped record bytes
+  // are handed over as they came.
+  bool check_crcs = true;
 };
 
 } // namespace capstan::client

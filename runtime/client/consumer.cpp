@@ -154,11 +154,19 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
         if (!failed) failed = response.err();
         continue;
       }
-      batch_sequence_reader reader(response->records, response->records.size() + 1);
+      batch_sequence_reader reader(response->records, response->records.size() + 1,
+                                   batch_validation::stored, std::nullopt,
+                                   config_.check_crcs ? crc_check::verify : crc_check::skip);
       for (;;) {
         auto next = reader.next();
         if (!next) {
-          if (!failed) failed = next.err();
+          // Kafka's Fetcher: "Record batch for partition P at offset O is invalid". The position
+          // stays at the bad batch, so no record of it reaches the application.
+          if (!failed)
+            failed = make_error(next.code(), "record batch for partition " + tp.topic + "-" +
+                                                 std::to_string(tp.partition) + " at offset " +
+                                                 std::to_string(position.value()) +
+                                                 " is invalid: " + next.err().message);
           break;
         }
         if (!*next) break;

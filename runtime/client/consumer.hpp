@@ -76,7 +76,9 @@ public:
   // (take_resets() lists the moves), or, with offset_reset::none, fails the poll with
   // OFFSET_OUT_OF_RANGE. A poll that visited records returns their count even if another
   // partition's fetch failed: that partition keeps its position, and a later poll that visits
-  // nothing returns its error.
+  // nothing returns its error. A fetched batch that fails validation (its CRC-32C, unless
+  // check_crcs is off, or its framing) is CORRUPT_MESSAGE naming the partition and offset, the
+  // same way: none of its records is visited and the position stays before it.
   result<size_t> poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
                            size_t max_records = std::numeric_limits<size_t>::max());
   // poll_each that copies the records out.

@@ -24,6 +24,11 @@ void fault_injection_env::stall(std::string path_part, storage_op op) {
   rules_.push_back(rule{std::move(path_part), op, 0});
 }
 
+void fault_injection_env::flip(std::string path_part, uint64_t position, uint8_t mask) {
+  std::lock_guard lock(mutex_);
+  flips_.push_back(flip_rule{std::move(path_part), position, mask});
+}
+
 void fault_injection_env::release() {
   std::lock_guard lock(mutex_);
   std::erase_if(rules_, [](const rule& r) { return r.err == 0; });
@@ -34,6 +39,7 @@ void fault_injection_env::release() {
 void fault_injection_env::clear() {
   std::lock_guard lock(mutex_);
   rules_.clear();
+  flips_.clear();
   ++release_generation_;
   changed_.notify_all();
 }
@@ -75,6 +81,19 @@ int fault_injection_env::check(const std::filesystem::path& path, storage_op op)
   return 0;
 }
 
+void fault_injection_env::flip_read(const std::filesystem::path& path, uint8_t* data, size_t size,
+                                    uint64_t position) {
+  const auto& name = path.native();
+  std::lock_guard lock(mutex_);
+  for (const auto& f : flips_) {
+    if (f.position < position || f.position - position >= size ||
+        name.find(f.path_part) == std::string::npos)
+      continue;
+    data[f.position - position] ^= f.mask;
+    ++injected_;
+  }
+}
+
 namespace {
 
 // Counts a call as inside the env from before its check to after its base call, so the
@@ -106,6 +125,22 @@ int fault_injection_env::open(const std::filesystem::path& path, int flags, mode
   inside_guard g(mutex_, changed_, inside_);
   if (int err = check(path, storage_op::open)) return err;
   return base_.open(path, flags, mode, fd);
+}
+
+int fault_injection_env::pread(const std::filesystem::path& path, int fd, void* out, size_t size,
+                               off_t position, size_t& read) {
+  inside_guard g(mutex_, changed_, inside_);
+  if (int err = check(path, storage_op::read)) return err;
+  if (int err = base_.pread(path, fd, out, size, position, read)) return err;
+  flip_read(path, static_cast<uint8_t*>(out), read, static_cast<uint64_t>(position));
+  return 0;
+}
+
+int fault_injection_env::map(const std::filesystem::path& path, int fd, size_t size,
+                             const void*& addr) {
+  inside_guard g(mutex_, changed_, inside_);
+  if (int err = check(path, storage_op::map)) return err;
+  return base_.map(path, fd, size, addr);
 }
 
 int fault_injection_env::pwritev(const std::filesystem::path& path, int fd, const iovec* iov,

@@ -4,8 +4,15 @@
 // fault injector beside its storage; LevelDB's fault_injection_test does the same with its Env).
 // A rule names a path substring and an operation; a matching call then either fails with an
 // errno (EIO, ENOSPC, ...) without touching the file, or stalls: the calling thread blocks until
-// the test releases it, then the operation runs for real. Calls that match no rule go to the
-// wrapped env. Thread-safe: any thread may run file operations while the test changes rules.
+// the test releases it, then the operation runs for real. A flip rule makes reads return one
+// byte with bits flipped while the file keeps it, as a disk that hands back bad data without an
+// error. Calls that match no rule go to the wrapped env. Thread-safe: any thread may run file
+// operations while the test changes rules.
+//
+// Reads through a mapping do not pass the env. To fault the reads of a file that storage maps
+// (a sealed segment; the whole file at recovery, survey and compaction), make it unmappable
+// before it is mapped: fail(path_part, storage_op::map, ENODEV), and storage reads it with
+// pread instead (docs/storage.md, "Reads").
 
 #include <chrono>
 #include <condition_variable>
@@ -28,6 +35,9 @@ public:
   void fail(std::string path_part, storage_op op, int err);
   // `op` on a path containing `path_part` blocks from now on, until release().
   void stall(std::string path_part, storage_op op);
+  // From now on, every read of a file whose path contains `path_part` that covers byte
+  // `position` returns that byte XOR `mask` (the file keeps its bytes). clear() drops it.
+  void flip(std::string path_part, uint64_t position, uint8_t mask = 0x01);
   // Lets every stalled call go on and drops the stall rules; failure rules stay.
   void release();
   // Drops every rule and releases every stalled call.
@@ -36,7 +46,7 @@ public:
   // Waits up to `timeout` until at least `n` calls are blocked in a stall; true iff they are.
   bool wait_stalled(size_t n, std::chrono::milliseconds timeout);
   size_t stalled() const;
-  // How many calls failed or stalled because of a rule.
+  // How many calls failed, stalled or read flipped bits because of a rule.
   size_t injected() const;
 
   // A stalled call that nobody releases goes on by itself after this long, so a test that
@@ -45,6 +55,9 @@ public:
   std::chrono::milliseconds stall_limit{std::chrono::seconds(60)};
 
   int open(const std::filesystem::path& path, int flags, mode_t mode, int& fd) override;
+  int pread(const std::filesystem::path& path, int fd, void* out, size_t size, off_t position,
+            size_t& read) override;
+  int map(const std::filesystem::path& path, int fd, size_t size, const void*& addr) override;
   int pwritev(const std::filesystem::path& path, int fd, const iovec* iov, int count,
               off_t position, size_t& written) override;
   int sync(const std::filesystem::path& path, int fd) override;
@@ -60,15 +73,23 @@ private:
     storage_op op;
     int err; // 0: stall
   };
+  struct flip_rule {
+    std::string path_part;
+    uint64_t position;
+    uint8_t mask;
+  };
 
   // 0 when the call may go on to the base env, else the errno to fail it with. Blocks while a
   // stall rule matches, until release() or stall_limit.
   int check(const std::filesystem::path& path, storage_op op);
+  // Applies the flip rules to `size` bytes read at `position` into `data`.
+  void flip_read(const std::filesystem::path& path, uint8_t* data, size_t size, uint64_t position);
 
   storage_env& base_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<rule> rules_;
+  std::vector<flip_rule> flips_;
   uint64_t release_generation_ = 0;
   size_t stalled_ = 0;
   size_t inside_ = 0;

@@ -96,19 +96,18 @@ status file_handle::pwritev_all(std::span<const bytes_view> parts, uint64_t posi
 }
 
 status file_handle::pread_all(std::span<uint8_t> out, uint64_t position) const {
+  auto& env = storage_env::current();
   size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n =
-        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(position + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return storage_error("pread", path_, errno);
-    }
+    size_t n = 0;
+    if (int err = env.pread(path_, fd_, out.data() + done, out.size() - done,
+                            static_cast<off_t>(position + done), n))
+      return storage_error("pread", path_, err);
     if (n == 0)
       return make_error(errc::kafka_storage_error,
                         fmt::format("pread {}: end of file at position {}, wanted {} more bytes",
                                     path_.string(), position + done, out.size() - done));
-    done += static_cast<size_t>(n);
+    done += n;
   }
   return {};
 }

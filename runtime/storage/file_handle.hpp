@@ -2,8 +2,8 @@
 
 // An owned file descriptor with whole-buffer positional I/O. Every failure is a value:
 // KAFKA_STORAGE_ERROR with the operation, the path and the errno text. Short reads and writes
-// are retried until done (or EOF, which is an error for pread_all). Opening, writes, fsync and
-// truncation here, and the directory fsync, rename and unlink below, go through
+// are retried until done (or EOF, which is an error for pread_all). Opening, reads, writes, fsync
+// and truncation here, and the directory fsync, rename and unlink below, go through
 // storage_env::current() (runtime/storage/storage_env.hpp), so tests can break them.
 
 #include <cstdint>

@@ -21,8 +21,10 @@ namespace bf = batch_format;
 namespace {
 
 constexpr uint64_t max_relative = std::numeric_limits<uint32_t>::max();
-// Bytes a pread of batch headers fetches at once on the active segment.
+// Bytes a pread of batch headers fetches at once from a segment that is not mapped.
 constexpr size_t header_window_bytes = 8192;
+// Bytes a sealed truncation copies at once from a segment that is not mapped.
+constexpr uint64_t copy_chunk_bytes = 1 << 20;
 
 error corrupt(std::string message) {
   return make_error(errc::corrupt_message, std::move(message));
@@ -63,7 +65,8 @@ bool all_zero(bytes_view b) {
   return std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; });
 }
 
-// Log bytes for scans: straight from a mapping, or through a pread window (active segment).
+// Log bytes for scans: straight from a mapping, or through a pread window (the active segment,
+// and a sealed one the storage env would not map).
 class log_reader {
 public:
   explicit log_reader(bytes_view mapped) : mapped_(mapped), size_(mapped.size()) {}
@@ -133,7 +136,9 @@ struct segment::impl {
   file_handle log;
   offset_index index;
   time_index tindex;
-  // The read-only mapping of a sealed segment (exactly size_ bytes); null while active.
+  // The read-only mapping of a sealed segment (exactly size_ bytes); null while active, and
+  // when the storage env will not map the file (the sealed segment is then read like the active
+  // one, with pread).
   std::shared_ptr<const mmap_region> map;
   // The directory entry of a created segment is not durable until the first flush; nor is that
   // of a segment recovery opens (past the recovery point: the process that created it may have
@@ -499,7 +504,7 @@ result<log_slice> segment::read(offset from, size_t max_bytes) const {
                         fmt::format("read {}: no batch holds offset {} below next offset {}",
                                     m.log_name(), from.value(), next_.value()));
   }
-  if (sealed_) {
+  if (m.map) {
     const bytes_view region = m.map->bytes().first(size_).subspan(pos);
     auto [end, last] = collect(region, first.size, first.last, max_bytes);
     return log_slice{m.map, region.data(), end, first.base, last + 1};
@@ -516,17 +521,20 @@ result<log_slice> segment::read(offset from, size_t max_bytes) const {
   return log_slice{std::move(buffer), data, end, first.base, last + 1};
 }
 
-std::optional<offset> segment::offset_for_timestamp(timestamp_ms target) const {
+result<std::optional<offset>> segment::offset_for_timestamp(timestamp_ms target) const {
   const auto& m = *impl_;
-  if (size_ == 0 || max_timestamp_ < target) return std::nullopt;
+  if (size_ == 0 || max_timestamp_ < target) return std::optional<offset>();
   auto t = m.tindex.floor(target);
   const offset start = t ? base_ + t->relative_offset : base_;
   auto entry = m.index.floor(m.relative(start));
   log_reader r = m.reader(size_);
-  auto fail = [&](uint64_t pos, const error& e) {
+  // A read that fails is the disk's failure and goes to the caller; bytes that do not validate
+  // end this lookup only.
+  auto fail = [&](uint64_t pos, const error& e) -> result<std::optional<offset>> {
+    if (e.code == errc::kafka_storage_error) return e;
     spdlog::warn("segment {}: timestamp lookup stopped at position {}: {}", m.log_name(), pos,
                  e.to_string());
-    return std::nullopt;
+    return std::optional<offset>();
   };
   for (uint64_t pos = entry ? entry->position : 0; pos < size_;) {
     auto h = r.header_at(pos);
@@ -544,7 +552,7 @@ std::optional<offset> segment::offset_for_timestamp(timestamp_ms target) const {
     }
     pos = bf::align_up(pos + h->size);
   }
-  return std::nullopt;
+  return std::optional<offset>();
 }
 
 status segment::truncate_to(offset to) {
@@ -617,7 +625,7 @@ status segment::rewrite_prefix(uint64_t size) {
   const auto tmp = m.path(".log.truncating");
   auto file = file_handle::open(tmp, file_mode::create_or_truncate);
   if (!file) return file.err();
-  status s = file->pwrite_all(m.map->bytes().first(size), 0);
+  status s = copy_prefix(*file, size);
   if (s) s = file->sync();
   if (s) s = rename_file(tmp, m.path(".log"));
   if (!s) {
@@ -627,6 +635,19 @@ status segment::rewrite_prefix(uint64_t size) {
   m.log = std::move(*file);
   m.map.reset();
   sealed_ = false;
+  return {};
+}
+
+status segment::copy_prefix(file_handle& to, uint64_t size) const {
+  const auto& m = *impl_;
+  if (m.map) return to.pwrite_all(m.map->bytes().first(static_cast<size_t>(size)), 0);
+  bytes chunk(static_cast<size_t>(std::min<uint64_t>(size, copy_chunk_bytes)));
+  for (uint64_t pos = 0; pos < size; pos += chunk.size()) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(size - pos, chunk.size()));
+    const std::span<uint8_t> part(chunk.data(), n);
+    if (auto s = m.log.pread_all(part, pos); !s) return s;
+    if (auto s = to.pwrite_all(part, pos); !s) return s;
+  }
   return {};
 }
 
@@ -647,7 +668,7 @@ status segment::seal() {
   if (sealed_) return {};
   if (auto s = m.index.write_pending(); !s) return s;
   if (auto s = m.tindex.write_pending(); !s) return s;
-  auto mapped = mmap_region::map(m.log, static_cast<size_t>(size_));
+  auto mapped = mmap_region::try_map(m.log, static_cast<size_t>(size_));
   if (!mapped) return mapped.err();
   m.map = std::move(*mapped);
   sealed_ = true;

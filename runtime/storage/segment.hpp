@@ -17,6 +17,8 @@
 
 namespace capstan {
 
+class file_handle;
+
 struct segment_options {
   size_t index_interval_bytes = 4096;
   size_t max_batch_bytes = 1048588;
@@ -75,15 +77,16 @@ public:
   // least one batch if any is there (so a batch larger than max_bytes still makes progress).
   // The slice may start before `from` (a batch is never split): first_offset is the first
   // batch's base offset. The padding between batches is included, so the slice is a padded
-  // sequence (batch_sequence_reader). Sealed segments answer from an mmap; the active one with
-  // one pread buffer. An empty slice (first_offset = next_offset = from) when
-  // `from` >= next_offset().
+  // sequence (batch_sequence_reader). Sealed segments answer from an mmap; the active one (and a
+  // sealed one the storage env would not map) with one pread buffer. An empty slice
+  // (first_offset = next_offset = from) when `from` >= next_offset(). A failed read is
+  // KAFKA_STORAGE_ERROR; batch headers that do not frame are CORRUPT_MESSAGE.
   result<log_slice> read(offset from, size_t max_bytes) const;
 
   // Offset of the first record whose timestamp >= target (Kafka's ListOffsets by time), or
-  // nullopt when the segment has none. An I/O error or a batch that fails validation here is
-  // logged and also answers nullopt.
-  std::optional<offset> offset_for_timestamp(timestamp_ms target) const;
+  // nullopt when the segment has none. A failed read is KAFKA_STORAGE_ERROR; a batch that fails
+  // validation here is logged and also answers nullopt.
+  result<std::optional<offset>> offset_for_timestamp(timestamp_ms target) const;
 
   // Drops every batch that holds an offset >= `to` (last offset >= to), keeping the batches
   // wholly below it. Truncation happens at batch boundaries and a batch that straddles `to`
@@ -97,7 +100,8 @@ public:
   // fsync of log and indexes (and, once after create, of the directory).
   status flush();
   // Writes buffered index entries and makes the segment read-only (reads then come from an
-  // mmap). No fsync: call flush() for that.
+  // mmap, or with pread when the storage env will not map the file). No fsync: call flush()
+  // for that.
   status seal();
   // Removes the three files. The object must not be used afterwards except for destruction.
   status remove();
@@ -122,9 +126,11 @@ private:
   status replay_tail();
   status rebuild_indexes();
   status scan_headers(uint64_t start, std::optional<offset> base_at_start);
-  // Sealed truncation: writes [0, size) of the mapping to a temp file, fsyncs it, renames it
+  // Sealed truncation: writes [0, size) of the log to a temp file, fsyncs it, renames it
   // over the .log and makes it the active file. The caller syncs the directory.
   status rewrite_prefix(uint64_t size);
+  // Writes the first `size` bytes of the log to `to`, from the mapping or by pread.
+  status copy_prefix(file_handle& to, uint64_t size) const;
 
   offset base_;
   offset next_;

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,10 @@ const char* to_string(storage_op op) {
     return "mkdir";
   case storage_op::rmdir:
     return "rmdir";
+  case storage_op::read:
+    return "read";
+  case storage_op::map:
+    return "map";
   }
   return "?";
 }
@@ -40,6 +45,24 @@ public:
       fd = ::open(path.c_str(), flags, mode);
     } while (fd < 0 && errno == EINTR);
     return fd < 0 ? errno : 0;
+  }
+
+  int pread(const std::filesystem::path&, int fd, void* out, size_t size, off_t position,
+            size_t& read) override {
+    ssize_t n;
+    do {
+      n = ::pread(fd, out, size, position);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return errno;
+    read = static_cast<size_t>(n);
+    return 0;
+  }
+
+  int map(const std::filesystem::path&, int fd, size_t size, const void*& addr) override {
+    void* a = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (a == MAP_FAILED) return errno;
+    addr = a;
+    return 0;
   }
 
   int pwritev(const std::filesystem::path&, int fd, const iovec* iov, int count, off_t position,

@@ -1,11 +1,12 @@
 #pragma once
 
-// The one door through which storage changes files: open/create, write, fsync, truncate, rename,
-// remove, mkdir and rmdir (LevelDB's Env, cut to what capstan writes with). file_handle,
-// sync_directory, rename_file, remove_file, make_directories and remove_tree call it once per
-// system call, never per byte; reads (pread, fstat, directory listings, mmap) go to the kernel
-// directly. Tests install a fault_injection_env to make these operations
-// fail or stall (runtime/storage/fault_injection_env.hpp).
+// The one door through which storage reaches file contents: open/create, read, map, write,
+// fsync, truncate, rename, remove, mkdir and rmdir (LevelDB's Env, cut to what capstan does).
+// file_handle, mmap_region, sync_directory, rename_file, remove_file, make_directories and
+// remove_tree call it once per system call, never per byte. Metadata (fstat, directory listings)
+// and the small text files read with std::ifstream (checkpoints, partition.metadata) go to the
+// kernel directly. Tests install a fault_injection_env to make these operations fail, stall or
+// return flipped bits (runtime/storage/fault_injection_env.hpp).
 //
 // The env is process-wide: every partition of every node in the process uses the one installed.
 // Tests tell partitions apart by path (each node has its own data dir).
@@ -27,6 +28,8 @@ enum class storage_op {
   remove,   // unlink(2)
   mkdir,    // mkdir(2)
   rmdir,    // rmdir(2)
+  read,     // pread(2)
+  map,      // mmap(2) of a file for reading
 };
 
 const char* to_string(storage_op op);
@@ -41,6 +44,15 @@ public:
   storage_env& operator=(const storage_env&) = delete;
 
   virtual int open(const std::filesystem::path& path, int flags, mode_t mode, int& fd) = 0;
+  // Reads at most `size` bytes at `position` into `out`; `read` is how much was (0 at the end of
+  // the file; a short read is not an error).
+  virtual int pread(const std::filesystem::path& path, int fd, void* out, size_t size,
+                    off_t position, size_t& read) = 0;
+  // Maps the first `size` bytes of the file read-only and shared; the caller munmaps `addr`.
+  // ENODEV means this file is not to be mapped (mmap(2) says so for a filesystem without mmap,
+  // and a test env says so to see every read): the caller reads it with pread instead.
+  // REQUIRES: 0 < size <= the file's size.
+  virtual int map(const std::filesystem::path& path, int fd, size_t size, const void*& addr) = 0;
   // Writes at most the iovecs' total; `written` is how much was (a short write is not an error).
   virtual int pwritev(const std::filesystem::path& path, int fd, const iovec* iov, int count,
                       off_t position, size_t& written) = 0;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/link_faults.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/controller_harness.hpp"
@@ -82,6 +83,33 @@ victim_leader orders_led_by_a_non_controller(controller_harness& h) {
   return v;
 }
 
+std::filesystem::path partition_dir(controller_harness& h, const victim_leader& v) {
+  return h.node(v.victim).data_dir / "data" / ("orders-" + std::to_string(v.led));
+}
+
+// After the victim's replica of v.tp went offline: the controller takes the victim out of that
+// partition's ISR and leadership, but not out of its other partitions (it still heartbeats), and
+// the new leader takes acks=all. Returns the new leader.
+int moved_off_failed_replica(controller_harness& h, const victim_leader& v) {
+  auto after = h.await_image([&](const auto& i) {
+    auto p = partition_of(i, "orders", v.led);
+    return p->leader != node_id{v.victim} && !p->in_isr(node_id{v.victim});
+  });
+  CHECK(after.is_unfenced(node_id{v.victim}));
+  for (int32_t p = 0; p < 3; ++p)
+    if (p != v.led) CHECK(partition_of(after, "orders", p)->in_isr(node_id{v.victim}));
+  const auto& moved = *partition_of(after, "orders", v.led);
+  CHECK(moved.leader_epoch.value() > v.old_epoch);
+  const int new_leader = moved.leader.value();
+  REQUIRE(h.eventually([&] {
+    return replicas_agree(h, v.tp, others(v.victim), new_leader, moved.leader_epoch.value());
+  }));
+  auto taken = h.produce(new_leader, v.tp, batch_of(2));
+  INFO((taken ? std::string() : caf::to_string(taken.error())));
+  REQUIRE(taken);
+  return new_leader;
+}
+
 } // namespace
 
 TEST_CASE(
@@ -148,32 +176,57 @@ TEST_CASE("a replica whose disk fails leaves its ISR and leadership while its no
   fault_injection_env faults;
   scoped_storage_env installed(faults);
   controller_harness h({});
-  const auto [controller, victim, led, old_epoch, tp] = orders_led_by_a_non_controller(h);
+  const auto v = orders_led_by_a_non_controller(h);
 
   // The victim's disk fails under the partition it leads: the write fails, the replica goes
   // offline, and the victim's next heartbeat names it.
-  const auto dir = h.node(victim).data_dir / "data" / ("orders-" + std::to_string(led));
-  faults.fail(dir.string() + "/", storage_op::write, EIO);
-  auto refused = h.produce(victim, tp, batch_of(1));
+  faults.fail(partition_dir(h, v).string() + "/", storage_op::write, EIO);
+  auto refused = h.produce(v.victim, v.tp, batch_of(1));
   REQUIRE_FALSE(refused);
+  moved_off_failed_replica(h, v);
+}
 
-  auto after = h.await_image([&](const auto& i) {
-    auto p = partition_of(i, "orders", led);
-    return p->leader != node_id{victim} && !p->in_isr(node_id{victim});
-  });
-  // Not fenced: the victim still heartbeats and keeps its other replicas.
-  CHECK(after.is_unfenced(node_id{victim}));
-  for (int32_t p = 0; p < 3; ++p)
-    if (p != led) CHECK(partition_of(after, "orders", p)->in_isr(node_id{victim}));
-  const auto& moved = *partition_of(after, "orders", led);
-  CHECK(moved.leader_epoch.value() > old_epoch);
-  const int new_leader = moved.leader.value();
-  REQUIRE(h.eventually([&] {
-    return replicas_agree(h, tp, others(victim), new_leader, moved.leader_epoch.value());
-  }));
-  auto taken = h.produce(new_leader, tp, batch_of(2));
-  INFO((taken ? std::string() : caf::to_string(taken.error())));
-  REQUIRE(taken);
+TEST_CASE("a leader whose disk fails a read goes offline with KAFKA_STORAGE_ERROR and another ISR "
+          "member leads with every committed record",
+          "[controller][active][storage]") {
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  controller_harness h({});
+  const auto v = orders_led_by_a_non_controller(h);
+  for (int i = 0; i < 2; ++i) REQUIRE(h.produce(v.victim, v.tp, batch_of(i)));
+
+  faults.fail(partition_dir(h, v).string() + "/", storage_op::read, EIO);
+  // From the first batch: the log answers a read of its last append from memory, this one from
+  // the disk.
+  auto refused = h.fetch(v.victim, v.tp, offset{0});
+  REQUIRE_FALSE(refused);
+  const auto read_error = from_caf_error(refused.error());
+  INFO(read_error.to_string());
+  CHECK(read_error.code == errc::kafka_storage_error);
+  CHECK(read_error.message.find("Input/output error") != std::string::npos);
+
+  const int new_leader = moved_off_failed_replica(h, v);
+  // The victim answers for the partition from its offline replica, naming the failed read.
+  auto check_offline = [](const caf::error& answer) {
+    const auto e = from_caf_error(answer);
+    INFO(e.to_string());
+    CHECK(e.code == errc::kafka_storage_error);
+    CHECK(e.message.find("is offline") != std::string::npos);
+    CHECK(e.message.find("pread") != std::string::npos);
+  };
+  auto produced = h.produce(v.victim, v.tp, batch_of(3));
+  REQUIRE_FALSE(produced);
+  check_offline(produced.error());
+  auto fetched = h.fetch(v.victim, v.tp, offset{0});
+  REQUIRE_FALSE(fetched);
+  check_offline(fetched.error());
+  // Every record the victim had acknowledged with acks=all is at the new leader.
+  auto at_new = h.fetch(new_leader, v.tp, offset{0});
+  REQUIRE(at_new);
+  const auto records = records_of(at_new->records.bytes());
+  REQUIRE(records.size() >= 6);
+  CHECK(records[0].value == "r0-0");
+  CHECK(records[5].value == "r1-2");
 }
 
 TEST_CASE("a replica its node cannot open is led elsewhere, outside the ISR, from the start",

@@ -5,8 +5,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+#include <fstream>
+#include <iterator>
+
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/batch/record_batch_format.hpp"
+#include "runtime/batch/record_batch_view.hpp"
 #include "runtime/cluster/link_faults.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/replication_harness.hpp"
 
 using namespace capstan;
@@ -247,4 +254,68 @@ TEST_CASE("a follower that replicated a producer's batches deduplicates its retr
   CHECK(h.log_records(2, tp).size() == 11);
   REQUIRE(h.eventually([&] { return h.status(3, tp)->log_end == offset{11}; }));
   CHECK(h.log_records(3, tp) == h.log_records(2, tp));
+}
+
+namespace {
+
+bytes file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return bytes(std::istreambuf_iterator<char>(in), {});
+}
+
+// The position in `log` (a segment's .log as stored) of the batch whose base offset is `base`.
+size_t position_of_batch(const bytes& log, offset base) {
+  batch_sequence_reader reader(log, batch_format::default_max_batch_bytes);
+  for (;;) {
+    auto b = reader.next();
+    REQUIRE(b);
+    REQUIRE(*b);
+    if ((*b)->base_offset() == base) return static_cast<size_t>((*b)->data().data() - log.data());
+  }
+}
+
+} // namespace
+
+TEST_CASE("a follower never appends a batch whose bits the leader's disk flipped, and takes it "
+          "once the leader reads it right",
+          "[cluster][replication][storage]") {
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  replication_harness h(options(2, 1));
+  const auto leader_dir = h.node(1).data_dir / "orders-0";
+  const auto leader_log = leader_dir / "00000000000000000000.log";
+  const auto follower_log = h.node(2).data_dir / "orders-0" / "00000000000000000000.log";
+  // The leader's segments are read with pread, where the env flips bits (never mapped).
+  faults.fail(leader_dir.string(), storage_op::map, ENODEV);
+  h.elect(tp, 1, 1, {1, 2}, {1, 2});
+  REQUIRE(h.produce(1, tp, batch_of(0)));
+  REQUIRE(h.eventually([&] { return h.status(2, tp)->log_end == offset{5}; }));
+
+  // Two batches the follower has not fetched: it will read them from the leader's disk.
+  link_faults::instance().cut(node_id{1}, node_id{2});
+  REQUIRE(h.produce(1, tp, batch_of(1), 1));
+  REQUIRE(h.produce(1, tp, batch_of(2), 1));
+  const auto stored = file_bytes(leader_log);
+  const size_t damaged = position_of_batch(stored, offset{5}) + batch_format::records_at + 10;
+  faults.flip(leader_log.string(), damaged, 0x04);
+  const auto injected_before = faults.injected();
+  link_faults::instance().clear_all();
+
+  // Fetched at least twice with the flipped bit (two reads each: batch headers, then the batches):
+  // refused every time, nothing appended, and the leader keeps serving.
+  REQUIRE(h.eventually([&] { return faults.injected() >= injected_before + 4; }));
+  auto follower = h.status(2, tp);
+  REQUIRE(follower);
+  CHECK(follower->log_end == offset{5});
+  CHECK(h.log_records(2, tp).size() == 5);
+  // Byte for byte the first batch (at position 0 on both), and nothing after it.
+  const auto first_end = static_cast<std::ptrdiff_t>(batch_of(0).size());
+  CHECK(file_bytes(follower_log) == bytes(stored.begin(), stored.begin() + first_end));
+  CHECK(h.status(1, tp)->leader);
+
+  // The leader's copy reads right again: the follower catches up with the batches as stored.
+  faults.clear();
+  REQUIRE(h.eventually([&] { return h.status(2, tp)->log_end == offset{15}; }));
+  CHECK(file_bytes(follower_log) == file_bytes(leader_log));
+  CHECK(h.log_records(2, tp) == h.log_records(1, tp));
 }

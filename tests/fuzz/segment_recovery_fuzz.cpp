@@ -100,8 +100,9 @@ void look_up_timestamps(const segment& seg, bool recovered) {
   for (timestamp_ms t : {timestamp_ms{-1}, timestamp_ms{0}, timestamp_ms{1700000000000},
                          seg.max_timestamp()}) {
     auto found = seg.offset_for_timestamp(t);
-    if (found && recovered)
-      FUZZ_CHECK(*found >= seg.base_offset() && *found < seg.next_offset());
+    FUZZ_CHECK(found.ok());
+    if (found && *found && recovered)
+      FUZZ_CHECK(**found >= seg.base_offset() && **found < seg.next_offset());
   }
 }
 

@@ -310,6 +310,15 @@ caf::expected<produce_result> controller_harness::produce(int id, const topic_pa
       produce_request{batch_buffer::of(std::move(batch)), acks, 10000});
 }
 
+caf::expected<fetch_result> controller_harness::fetch(int id, const topic_partition& tp,
+                                                      offset from) {
+  fetch_request req;
+  req.from = from;
+  req.max_wait_ms = 0;
+  return node(id).system->request<fetch_result>(replica(id, tp), request_timeout, fetch_atom_v,
+                                                req);
+}
+
 caf::expected<replica_status> controller_harness::status(int id, const topic_partition& tp) {
   if (!hosts(id, tp)) return caf::make_error(caf::sec::invalid_argument, "no such replica");
   return node(id).system->request<replica_status>(replica(id, tp), request_timeout, status_atom_v);

@@ -96,6 +96,8 @@ public:
   bool hosts(int node, const topic_partition& tp);
   caf::expected<produce_result> produce(int node, const topic_partition& tp, bytes batch,
                                         int16_t acks = -1);
+  // A consumer's fetch at node `node` from `from`, answered at once (no wait).
+  caf::expected<fetch_result> fetch(int node, const topic_partition& tp, offset from);
   caf::expected<replica_status> status(int node, const topic_partition& tp);
 
   bool eventually(const std::function<bool()>& pred,

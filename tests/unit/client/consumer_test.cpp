@@ -5,9 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "runtime/batch/record_batch_format.hpp"
+#include "runtime/batch/record_batch_view.hpp"
 #include "runtime/client/consumer.hpp"
 #include "tests/support/log_builder.hpp"
 #include "tests/support/memory_cluster.hpp"
@@ -64,4 +67,83 @@ TEST_CASE("a poll whose fetch of one partition failed returns the records anothe
   REQUIRE_FALSE(second);
   CHECK(second.code() == errc::not_leader_or_follower);
   CHECK(c.position(p1) == offset{0});
+}
+
+namespace {
+
+// Two batches of partition 0 as a fetch returns them (offsets 0-2 and 3-5, padded between),
+// with one bit of the second batch's record "second-1" flipped ('s' -> 'S') after its CRC was
+// computed, as a disk or a link might.
+bytes with_damaged_second_batch() {
+  bytes first = make_batch(3, "first", 1000);
+  bytes second = make_batch(3, "second", 1000);
+  set_base_offset(second, offset{3});
+  const std::string target = "second-1";
+  auto at = std::search(second.begin(), second.end(), target.begin(), target.end());
+  REQUIRE(at != second.end());
+  *at ^= 0x20;
+  bytes out = first;
+  out.resize(batch_format::align_up(out.size()), 0);
+  out.insert(out.end(), second.begin(), second.end());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a consumer checks each fetched batch's CRC and fails with CORRUPT_MESSAGE before "
+          "handing over any record of a damaged one",
+          "[client][consumer]") {
+  client_config config;
+  REQUIRE(config.check_crcs);
+  memory_cluster cluster(config, 1);
+  const auto log = with_damaged_second_batch();
+  const auto second_at =
+      static_cast<std::ptrdiff_t>(batch_format::align_up(make_batch(3, "first", 1000).size()));
+  cluster.fetch_handler = [&](int32_t, offset from) -> result<fetch_response> {
+    fetch_response r;
+    r.high_watermark = offset{6};
+    // From the batch that holds `from`, as a log read answers.
+    if (from.value() == 0) r.records = log;
+    if (from.value() == 3) r.records = bytes(log.begin() + second_at, log.end());
+    return r;
+  };
+  consumer c(cluster, config);
+  REQUIRE(c.assign(memory_cluster::topic).ok());
+  const topic_partition_key p0{memory_cluster::topic, 0};
+  c.seek(p0, offset{0});
+
+  auto first = c.poll(100ms);
+  REQUIRE(first);
+  REQUIRE(first->size() == 3);
+  CHECK(value_of(first->back()) == "first-2");
+  CHECK(c.position(p0) == offset{3});
+
+  auto damaged = c.poll(100ms);
+  REQUIRE_FALSE(damaged);
+  INFO(damaged.err().to_string());
+  CHECK(damaged.code() == errc::corrupt_message);
+  CHECK(damaged.err().message.find("partition t-0 at offset 3") != std::string::npos);
+  CHECK(damaged.err().message.find("CRC-32C mismatch") != std::string::npos);
+  CHECK(c.position(p0) == offset{3});
+}
+
+TEST_CASE("a consumer with check_crcs off hands over a damaged batch's records as they came",
+          "[client][consumer]") {
+  client_config config;
+  config.check_crcs = false;
+  memory_cluster cluster(config, 1);
+  const auto log = with_damaged_second_batch();
+  cluster.fetch_handler = [&](int32_t, offset from) -> result<fetch_response> {
+    fetch_response r;
+    r.high_watermark = offset{6};
+    if (from.value() == 0) r.records = log;
+    return r;
+  };
+  consumer c(cluster, config);
+  REQUIRE(c.assign(memory_cluster::topic).ok());
+  c.seek(topic_partition_key{memory_cluster::topic, 0}, offset{0});
+  auto all = c.poll(100ms);
+  REQUIRE(all);
+  REQUIRE(all->size() == 6);
+  CHECK(value_of((*all)[4]) == "Second-1");
 }

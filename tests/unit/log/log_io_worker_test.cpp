@@ -30,6 +30,18 @@ actor_config_options one_scheduler_thread() {
   return o;
 }
 
+constexpr timestamp_ms now = 1'700'000'000'000;
+
+// A log "test-0" in `dir` with a fixed clock and no background work.
+partition_log_options test_log(const temp_dir& dir) {
+  partition_log_options opts;
+  opts.dir = dir.path();
+  opts.log_name = "test-0";
+  opts.clock = [] { return now; };
+  opts.schedule_background_work = false;
+  return opts;
+}
+
 // Whether an unrelated actor on the scheduler answers.
 bool scheduler_answers(threaded_system& sys) {
   auto echo = sys.sys().spawn([]() -> caf::behavior { return {[](int32_t x) { return x + 1; }}; });
@@ -45,14 +57,9 @@ TEST_CASE("a compaction whose install stalls holds no scheduler thread", "[log][
   fault_injection_env faults;
   scoped_storage_env installed(faults);
   threaded_system sys(one_scheduler_thread());
-  const timestamp_ms now = 1'700'000'000'000;
-  partition_log_options opts;
-  opts.dir = dir.path();
-  opts.log_name = "test-0";
+  auto opts = test_log(dir);
   opts.config.segment_bytes = 1500;
   opts.config.cleanup = cleanup_policy::compact;
-  opts.clock = [now] { return now; };
-  opts.schedule_background_work = false;
   auto log = open_partition_log(sys.sys(), opts);
   REQUIRE(log);
   sys.track(*log);
@@ -90,13 +97,8 @@ TEST_CASE("an append whose roll cannot create the new segment gets the roll's er
   fault_injection_env faults;
   scoped_storage_env installed(faults);
   threaded_system sys;
-  const timestamp_ms now = 1'700'000'000'000;
-  partition_log_options opts;
-  opts.dir = dir.path();
-  opts.log_name = "test-0";
+  auto opts = test_log(dir);
   opts.config.segment_bytes = 200;
-  opts.clock = [now] { return now; };
-  opts.schedule_background_work = false;
   auto log = open_partition_log(sys.sys(), opts);
   REQUIRE(log);
   sys.track(*log);
@@ -113,4 +115,38 @@ TEST_CASE("an append whose roll cannot create the new segment gets the roll's er
   CHECK(e.code == errc::kafka_storage_error);
   CHECK(e.message.find("00000000000000000010.log") != std::string::npos);
   CHECK(e.message.find("No space left on device") != std::string::npos);
+}
+
+// Before: a failed read only failed that read; the partition went on serving from a disk that
+// had just failed, as if nothing happened.
+TEST_CASE("a read the disk fails takes the log offline with KAFKA_STORAGE_ERROR, as a failed write",
+          "[log][io]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), test_log(dir));
+  REQUIRE(log);
+  sys.track(*log);
+  for (const char* prefix : {"first", "second"})
+    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                       append_request{to_buffer(make_batch(3, prefix, now)),
+                                                      append_origin::leader, leader_epoch{0}}));
+
+  caf::scoped_actor watcher{sys.sys()};
+  watcher->monitor(*log);
+  faults.fail(dir.path().string(), storage_op::read, EIO);
+  // Not the batch just appended: the log answers that one from memory, without a read.
+  auto refused = sys.request<log_slice>(*log, timeout, read_atom_v, read_request{offset{0}});
+  REQUIRE_FALSE(refused);
+  const auto e = from_caf_error(refused.error());
+  CHECK(e.code == errc::kafka_storage_error);
+  CHECK(e.message.find("Input/output error") != std::string::npos);
+
+  std::optional<error> exit_reason;
+  watcher->receive([&](caf::down_msg& down) { exit_reason = from_caf_error(down.reason); },
+                   caf::after(timeout) >> [] {});
+  REQUIRE(exit_reason);
+  CHECK(exit_reason->code == errc::kafka_storage_error);
+  CHECK(exit_reason->message.find("pread") != std::string::npos);
 }

@@ -1,5 +1,6 @@
 #include "runtime/storage/fault_injection_env.hpp"
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/file_handle.hpp"
+#include "runtime/storage/mmap_region.hpp"
 #include "runtime/storage/segment.hpp"
 #include "tests/support/log_builder.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -31,6 +33,14 @@ std::string contents(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// A new file `name` in `dir` holding `content`, written through the installed env.
+file_handle new_file(const temp_dir& dir, const std::string& name, std::string_view content) {
+  auto f = file_handle::open(dir / name, file_mode::create_new);
+  REQUIRE(f);
+  REQUIRE(f->pwrite_all(text(content), 0));
+  return std::move(*f);
+}
+
 } // namespace
 
 TEST_CASE("the process uses the POSIX env unless a test installs another", "[storage][env]") {
@@ -48,26 +58,23 @@ TEST_CASE("a failing write rule fails writes to matching paths only, and leaves 
   temp_dir dir;
   fault_injection_env faults;
   scoped_storage_env installed(faults);
-  auto a = file_handle::open(dir / "a-0.log", file_mode::create_new);
-  auto b = file_handle::open(dir / "b-0.log", file_mode::create_new);
-  REQUIRE(a);
-  REQUIRE(b);
-  REQUIRE(a->pwrite_all(text("before"), 0));
+  auto a = new_file(dir, "a-0.log", "before");
+  auto b = new_file(dir, "b-0.log", "");
   faults.fail("a-0", storage_op::write, EIO);
 
-  auto failed = a->pwrite_all(text("after!"), 0);
+  auto failed = a.pwrite_all(text("after!"), 0);
   REQUIRE_FALSE(failed);
   CHECK(failed.err().code == errc::kafka_storage_error);
   CHECK(failed.err().message.find("a-0.log") != std::string::npos);
   CHECK(failed.err().message.find("Input/output error") != std::string::npos);
   CHECK(contents(dir / "a-0.log") == "before");
-  CHECK(a->sync());
-  CHECK(b->pwrite_all(text("fine"), 0));
+  CHECK(a.sync());
+  CHECK(b.pwrite_all(text("fine"), 0));
   CHECK(contents(dir / "b-0.log") == "fine");
   CHECK(faults.injected() == 1);
 
   faults.clear();
-  CHECK(a->pwrite_all(text("again!"), 0));
+  CHECK(a.pwrite_all(text("again!"), 0));
   CHECK(contents(dir / "a-0.log") == "again!");
 }
 
@@ -204,4 +211,77 @@ TEST_CASE("directories are made and removed through the env, which can fail them
   CHECK(contents(outside) == "kept");
   REQUIRE(remove_tree(dir.path() / "a"));
   CHECK(faults.injected() == 2);
+}
+
+TEST_CASE("a failing read rule fails preads of matching paths with its errno", "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  auto a = new_file(dir, "a-0.log", "stored");
+  auto b = new_file(dir, "b-0.log", "stored");
+  faults.fail("a-0", storage_op::read, EIO);
+
+  std::array<uint8_t, 6> out{};
+  auto failed = a.pread_all(out, 0);
+  REQUIRE_FALSE(failed);
+  CHECK(failed.code() == errc::kafka_storage_error);
+  CHECK(failed.err().message.find("pread") != std::string::npos);
+  CHECK(failed.err().message.find("Input/output error") != std::string::npos);
+  REQUIRE(b.pread_all(out, 0));
+  CHECK(std::string(out.begin(), out.end()) == "stored");
+  CHECK(faults.injected() == 1);
+}
+
+TEST_CASE("a flip rule flips the bits of one byte in every read that covers it, never on disk",
+          "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  auto f = new_file(dir, "p-0.log", "abcdef");
+  faults.flip("p-0", 2, 0x20);
+
+  std::array<uint8_t, 6> whole{};
+  REQUIRE(f.pread_all(whole, 0));
+  CHECK(std::string(whole.begin(), whole.end()) == "abCdef");
+  std::array<uint8_t, 2> before{}, covering{};
+  REQUIRE(f.pread_all(before, 0));
+  CHECK(std::string(before.begin(), before.end()) == "ab");
+  REQUIRE(f.pread_all(covering, 1));
+  CHECK(std::string(covering.begin(), covering.end()) == "bC");
+  CHECK(faults.injected() == 2);
+  CHECK(contents(dir / "p-0.log") == "abcdef");
+
+  faults.clear();
+  REQUIRE(f.pread_all(whole, 0));
+  CHECK(std::string(whole.begin(), whole.end()) == "abcdef");
+}
+
+TEST_CASE("a file the env will not map is read into memory through the env, or left to pread",
+          "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  auto f = new_file(dir, "p-0.log", "abcdefghij");
+
+  auto mapped = mmap_region::try_map(f, 10);
+  REQUIRE(mapped);
+  REQUIRE(*mapped);
+  CHECK(std::string((*mapped)->bytes().begin(), (*mapped)->bytes().end()) == "abcdefghij");
+
+  faults.fail("p-0", storage_op::map, ENODEV);
+  faults.flip("p-0", 9, 0x20);
+  auto declined = mmap_region::try_map(f, 10);
+  REQUIRE(declined);
+  CHECK_FALSE(*declined);
+  auto read = mmap_region::map(f, 10);
+  REQUIRE(read);
+  REQUIRE(*read);
+  CHECK(reinterpret_cast<uintptr_t>((*read)->data()) % 8 == 0);
+  CHECK(std::string((*read)->bytes().begin(), (*read)->bytes().end()) == "abcdefghiJ");
+
+  faults.fail("p-0", storage_op::read, EIO);
+  CHECK(mmap_region::map(f, 10).code() == errc::kafka_storage_error);
+  faults.clear();
+  faults.fail("p-0", storage_op::map, ENOMEM);
+  CHECK(mmap_region::try_map(f, 10).code() == errc::kafka_storage_error);
 }

@@ -141,6 +141,13 @@ public:
   int open(const fs::path& path, int flags, mode_t mode, int& fd) override {
     return posix().open(path, flags, mode, fd);
   }
+  int pread(const fs::path& path, int fd, void* out, size_t size, off_t position,
+            size_t& read) override {
+    return posix().pread(path, fd, out, size, position, read);
+  }
+  int map(const fs::path& path, int fd, size_t size, const void*& addr) override {
+    return posix().map(path, fd, size, addr);
+  }
   int pwritev(const fs::path& path, int fd, const iovec* iov, int count, off_t position,
               size_t& written) override {
     return posix().pwritev(path, fd, iov, count, position, written);

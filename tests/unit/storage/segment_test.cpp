@@ -140,7 +140,7 @@ TEST_CASE("a created segment is empty and refuses to be created twice", "[storag
   auto slice = seg->read(offset{42}, 1 << 20);
   REQUIRE(slice.ok());
   CHECK(slice->empty());
-  CHECK_FALSE(seg->offset_for_timestamp(0).has_value());
+  CHECK_FALSE(seg->offset_for_timestamp(0)->has_value());
   auto again = segment::open(dir.path(), offset{42}, segment_open_mode::create, f.options);
   CHECK(again.code() == errc::kafka_storage_error);
   CHECK(segment::open(dir.path(), offset{7}, segment_open_mode::open_trusted, f.options).code() ==
@@ -271,7 +271,7 @@ TEST_CASE("offset_for_timestamp finds the first record at or after the target",
     if (sealed) REQUIRE(seg->seal().ok());
     for (timestamp_ms target = 900; target <= max_ts + 2; ++target) {
       INFO("target " << target);
-      CHECK(seg->offset_for_timestamp(target) == f.model_offset_for(target));
+      CHECK(seg->offset_for_timestamp(target).value() == f.model_offset_for(target));
     }
   }
 }
@@ -291,10 +291,10 @@ TEST_CASE("offset_for_timestamp treats every record of a LogAppendTime batch as 
   set_log_append_time(second, 500);
   REQUIRE(seg->append(second).ok());
   CHECK(seg->max_timestamp() == 500);
-  CHECK(seg->offset_for_timestamp(101) == offset{1});
-  CHECK(seg->offset_for_timestamp(102) == offset{2});
-  CHECK(seg->offset_for_timestamp(500) == offset{2});
-  CHECK_FALSE(seg->offset_for_timestamp(501).has_value());
+  CHECK(seg->offset_for_timestamp(101).value() == offset{1});
+  CHECK(seg->offset_for_timestamp(102).value() == offset{2});
+  CHECK(seg->offset_for_timestamp(500).value() == offset{2});
+  CHECK_FALSE(seg->offset_for_timestamp(501)->has_value());
 }
 
 TEST_CASE("append refuses batches that break the segment's contract", "[storage][segment]") {
@@ -378,7 +378,7 @@ TEST_CASE("truncating the active segment drops every batch holding an offset at 
   for (int i = 0; i < 5; ++i) f.append(*seg, 3, 20);
   check_reads(*seg, f.batches);
   for (timestamp_ms t = 900; t < 1300; t += 7)
-    CHECK(seg->offset_for_timestamp(t) == f.model_offset_for(t));
+    CHECK(seg->offset_for_timestamp(t).value() == f.model_offset_for(t));
   REQUIRE(seg->flush().ok());
   const bytes index = read_file(dir / "00000000000000000000.index");
   const bytes tindex = read_file(dir / "00000000000000000000.timeindex");
