@@ -19,6 +19,10 @@ struct BrokerRegistration {
   clusterHost @5 :Text;
   clusterPort @6 :UInt16;
   rack @7 :Text;            # empty: none
+  # The incarnation the last process on this node's data dir registered with (empty: none known).
+  # The controller replaces that registration at once, even while its session lasts: the data
+  # dir's lock makes the old process gone. Added after the first version; older frames lack it.
+  previousIncarnationId @8 :Data;
 }
 
 struct BrokerRegistrationResponse {

@@ -15,6 +15,7 @@
 #include "actors/node/node.hpp"
 
 #include <atomic>
+#include <mutex>
 #include <optional>
 
 #include <caf/all.hpp>
@@ -35,6 +36,7 @@
 #include "actors/replica/replica_manager_actor.hpp"
 #include "runtime/actor/actor_system_setup.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/incarnation_file.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
 #include "runtime/storage/file_handle.hpp"
@@ -74,6 +76,24 @@ std::vector<peer_address> voter_addresses(const std::vector<quorum_voter>& voter
 
 } // namespace
 
+// Why the cluster refuses the node: set on the lifecycle's thread, read on the one that runs
+// the node.
+class refusal_slot {
+public:
+  void set(const error& e) {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (!value_) value_ = e;
+  }
+  std::optional<error> get() const {
+    std::lock_guard<std::mutex> guard{mu_};
+    return value_;
+  }
+
+private:
+  mutable std::mutex mu_;
+  std::optional<error> value_;
+};
+
 struct node::impl {
   node_config config;
   listen_address rpc_address;
@@ -112,6 +132,10 @@ struct node::impl {
   controller_client_actor controller_client;
   // fault.injection.enable: the switch injectFault sets (null when off).
   std::shared_ptr<node_fault_switch> faults;
+  // The incarnation this data dir last registered with (node.incarnation; zeros: none).
+  controller::incarnation_id previous_incarnation{};
+  // Why the cluster refuses this node for good, once it does (the lifecycle's thread sets it).
+  std::shared_ptr<refusal_slot> refusal = std::make_shared<refusal_slot>();
   // Set once start() succeeded: a failed start removes the lock file it created.
   bool started = false;
   bool stopped = false;
@@ -156,6 +180,13 @@ status node::impl::start() {
   auto meta = claim_data_dir(config.data_dir, config.node_id, config.cluster_id);
   if (!meta) return meta.err();
   config.cluster_id = meta->cluster_id;
+  if (!voters.empty()) {
+    // Unreadable: the next registration names no predecessor, and waits out its session.
+    if (auto previous = read_incarnation_file(config.data_dir); !previous)
+      spdlog::warn("node {}: {}", config.node_id, previous.err().to_string());
+    else if (*previous)
+      previous_incarnation = **previous;
+  }
 
   actor_config_options options;
   options.max_threads = config.scheduler_threads;
@@ -254,7 +285,11 @@ void node::impl::join_cluster() {
   lo.peers = controller_peers;
   if (voter) lo.self_endpoint = endpoint;
   lo.timing.heartbeat_interval = std::chrono::milliseconds(config.broker_heartbeat_interval_ms);
+  lo.timing.duplicate_patience = 2 * std::chrono::milliseconds(config.broker_session_timeout_ms);
   lo.offline = offline;
+  lo.previous_incarnation = previous_incarnation;
+  lo.data_dir = config.data_dir;
+  lo.on_refused = [slot = refusal](const error& why) { slot->set(why); };
   lifecycle = spawn_broker_lifecycle(*sys, lo);
   spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
                config.controller_quorum, voter ? "a voter" : "a broker only");
@@ -498,6 +533,8 @@ void node::stop() {
     spdlog::info("node {} stopped", impl_->config.node_id);
   }
 }
+
+std::optional<error> node::refusal() const { return impl_->refusal->get(); }
 
 uint16_t node::rpc_port() const { return impl_->rpc ? impl_->rpc->port() : impl_->advertised_port->load(); }
 uint16_t node::metrics_port() const { return impl_->metrics_http ? impl_->metrics_http->port() : 0; }
