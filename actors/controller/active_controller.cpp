@@ -332,6 +332,14 @@ std::vector<outgoing_message> active_controller::messages(const control_plan& pl
   return out;
 }
 
+int64_t offline_partitions(const metadata_image& image) {
+  int64_t out = 0;
+  for (const auto& [id, topic] : image.topics())
+    for (const auto& p : topic.partitions)
+      if (p.leader == no_leader || !image.is_unfenced(p.leader)) ++out;
+  return out;
+}
+
 voter_state describe_voter(const quorum_status& member, const active_controller& controller) {
   voter_state out;
   out.node = member.node.value();

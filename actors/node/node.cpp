@@ -27,6 +27,7 @@
 #include "actors/controller/controller_client_actor.hpp"
 #include "actors/controller/metadata_actor_spawn.hpp"
 #include "actors/controller/quorum_actor.hpp"
+#include "actors/gateway/metrics_refresher.hpp"
 #include "actors/gateway/metrics_server.hpp"
 #include "actors/gateway/rpc_server.hpp"
 #include "actors/group/group_coordinator.hpp"
@@ -395,9 +396,15 @@ status node::impl::start_actors() {
   auto http = metrics_server::start(metrics, metrics_address.host, metrics_address.port);
   if (!http) return listen_failure("metrics listener", metrics_address, http.err().message);
   metrics_http = std::move(*http);
-  metrics_refresher =
-    spawn_partition_metrics_refresher(*sys, targets.routes, metrics, metrics_refresh_interval,
-                                      caf::actor_cast<caf::actor>(metadata), config.node_id);
+  // The controller gauges come from the node's controller: a single node's metadata actor, a
+  // voter's controller actor, none on a broker-only node.
+  controller_gauge_source gauges;
+  if (voters.empty())
+    gauges.metadata = caf::actor_cast<caf::actor>(metadata);
+  else
+    gauges.controller = controller;
+  metrics_refresher = spawn_partition_metrics_refresher(
+    *sys, targets.routes, metrics, metrics_refresh_interval, gauges, config.node_id);
   spdlog::info("node {} listening: client RPC on {}:{}, cluster on {}, metrics on http://{}:{}/metrics",
                config.node_id, rpc_address.host, rpc->port(),
                config.cluster_listen.empty() ? std::string("(off)")
