@@ -19,6 +19,13 @@ struct BrokerRegistration {
   clusterHost @5 :Text;
   clusterPort @6 :UInt16;
   rack @7 :Text;            # empty: none
+  # The incarnation the last process on this node's data dir registered with (empty: none known).
+  # The controller replaces that registration at once, even while its session lasts: the data
+  # dir's lock makes the old process gone. Added after the first version; older frames lack it.
+  previousIncarnationId @8 :Data;
+  # That process stopped cleanly (KIP-966's clean shutdown): its logs were flushed and closed, so
+  # they hold every record it acknowledged. After a crash they may lack what the page cache held.
+  previousCleanShutdown @9 :Bool;
 }
 
 struct BrokerRegistrationResponse {

@@ -81,11 +81,12 @@ bool active_controller::recovery_due() const {
 
 prepared_request active_controller::prepare(controller_request request, int64_t now_ms) {
   prepared_request p{std::move(request), {}, {}, {}, {}};
+  const heard_from heard = [this](node_id n) { return sessions_.heard_from(n); };
   std::visit(
       overloaded{
           [&](const broker_registration_request& r) {
             const bool alive = image_.broker(r.node) != nullptr && sessions_.alive(r.node, now_ms);
-            take(p, register_broker(image_, r, alive, opts_.decisions));
+            take(p, register_broker(image_, r, alive, opts_.decisions, heard));
           },
           [&](const broker_heartbeat_msg& h) {
             const broker_epoch epoch{h.broker_epoch};
@@ -97,14 +98,18 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             if (h.want_shut_down) {
               // KRaft's controlled shutdown, in one step: the node's leaderships and ISR
               // memberships move now rather than when its session would run out.
-              take(p, fence_broker(image_, h.node, epoch, opts_.decisions));
+              take(p, fence_broker(image_, h.node, epoch, opts_.decisions, heard));
               return;
             }
             if (!h.want_fence && !image_.is_unfenced(h.node))
-              take(p, unfence_broker(image_, h.node, epoch, opts_.decisions));
+              take(p, unfence_broker(image_, h.node, epoch, opts_.decisions, heard));
+            else if (!h.want_fence)
+              // A partition may wait for a leader among nodes not heard from then (a whole-cluster
+              // restart): this one is heard from now.
+              take(p, elect_leaderless(image_, h.node, epoch, opts_.decisions, heard));
             if (h.offline.empty() || p.refused.code != errc::none) return;
-            // The offline replicas are decided on the image the unfencing (if any) leaves, as
-            // it may have elected the node for a partition it cannot serve.
+            // The offline replicas are decided on the image the unfencing or election (if any)
+            // leaves, as it may have elected the node for a partition it cannot serve.
             const metadata_image* base = &image_;
             std::optional<metadata_image> unfenced;
             if (!p.changes.records.empty()) {
@@ -115,7 +120,8 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
               }
               base = &*unfenced;
             }
-            auto offline = take_replicas_offline(*base, h.node, epoch, h.offline, opts_.decisions);
+            auto offline =
+                take_replicas_offline(*base, h.node, epoch, h.offline, opts_.decisions, heard);
             if (!offline) {
               p.refused = offline.err();
               return;
@@ -161,7 +167,7 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
           [&](const session_expiry& e) {
             // A heartbeat that arrived after the expiry was reported keeps the node.
             if (sessions_.alive(e.node, now_ms)) return;
-            take(p, fence_broker(image_, e.node, e.epoch, opts_.decisions));
+            take(p, fence_broker(image_, e.node, e.epoch, opts_.decisions, heard));
           },
       },
       p.request);
@@ -373,6 +379,14 @@ capnp_frame outgoing_message::encode_as(int64_t sequence) const {
         return encode(m);
       },
       message);
+}
+
+int64_t offline_partitions(const metadata_image& image) {
+  int64_t out = 0;
+  for (const auto& [id, topic] : image.topics())
+    for (const auto& p : topic.partitions)
+      if (p.leader == no_leader || !image.is_unfenced(p.leader)) ++out;
+  return out;
 }
 
 voter_state describe_voter(const quorum_status& member, const active_controller& controller) {

@@ -186,6 +186,10 @@ private:
   leaderless_reports reports_;
 };
 
+// Kafka's OfflinePartitionsCount: the partitions of `image` without a leader (or, never in a
+// committed image, with a fenced one).
+int64_t offline_partitions(const metadata_image& image);
+
 // A voter's report for `cluster describe`: its member's Raft state and, iff `controller` is
 // active, every node registered in its image with its fencing state.
 voter_state describe_voter(const quorum_status& member, const active_controller& controller);

@@ -17,7 +17,24 @@ broker_lifecycle::broker_lifecycle(std::vector<node_id> voters, broker_lifecycle
 }
 
 std::chrono::milliseconds
-broker_lifecycle::registered(const broker_registration_response_msg& answer) {
+broker_lifecycle::registered(const broker_registration_response_msg& answer,
+                             std::chrono::steady_clock::time_point now) {
+  if (answer.error == errc::duplicate_broker_registration) {
+    if (!duplicate_since_) duplicate_since_ = now;
+    if (now - *duplicate_since_ >= timing_.duplicate_patience)
+      refusal_ = make_error(
+          answer.error,
+          answer.message + "; refused so for " +
+              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                 now - *duplicate_since_)
+                                 .count()) +
+              " s, longer than the old process's session could last: another process with this "
+              "node id is running");
+  } else if (answer.error != errc::not_controller) {
+    duplicate_since_.reset();
+  }
+  if (answer.error == errc::inconsistent_cluster_id)
+    refusal_ = make_error(answer.error, answer.message);
   if (answer.error != errc::none) return refused(answer.error, answer.leader_hint);
   epoch_ = answer.broker_epoch;
   fenced_ = true;

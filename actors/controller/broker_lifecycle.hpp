@@ -13,11 +13,17 @@
 //   every node a fresh session when it takes over, and a node still waiting on the old one must
 //   reach it within that session (KAFKA-19294).
 // - STALE_BROKER_EPOCH (the controller no longer knows this registration) registers anew.
+// - Some refusals are for good (refusal()): INCONSISTENT_CLUSTER_ID at once (the node belongs to
+//   another cluster; Kafka's broker stops on it too), DUPLICATE_BROKER_REGISTRATION once every
+//   registration was refused so for duplicate_patience (another live process has this node id).
+//   A predecessor's session ends within a session timeout, or two when the active controller
+//   changes meanwhile, so a refusal that lasts longer is not one that waiting ends.
 // - A change of active controller keeps the registration: the new controller has it in its image.
 //   (Registering again would fence the node and move its leaderships for nothing.)
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "actors/controller/controller_codec.hpp"
@@ -29,6 +35,9 @@ struct broker_lifecycle_timing {
   std::chrono::milliseconds heartbeat_interval{2000};
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{2000};
+  // How long DUPLICATE_BROKER_REGISTRATION may go on before it is for good: twice the
+  // controller's broker.session.timeout.ms (default 9000).
+  std::chrono::milliseconds duplicate_patience{18000};
 };
 
 class broker_lifecycle {
@@ -51,8 +60,12 @@ public:
   // What the last heartbeat answer said (true until one says otherwise).
   bool fenced() const { return fenced_; }
 
-  // Each returns how long to wait before the next request.
-  std::chrono::milliseconds registered(const broker_registration_response_msg& answer);
+  // Why the cluster refuses this node for good, once it does (then nothing more is to be sent).
+  const std::optional<error>& refusal() const { return refusal_; }
+
+  // Each returns how long to wait before the next request. `now`: when the answer came.
+  std::chrono::milliseconds registered(const broker_registration_response_msg& answer,
+                                       std::chrono::steady_clock::time_point now);
   std::chrono::milliseconds heartbeated(const broker_heartbeat_response_msg& answer);
   // No answer: a timeout, an unreachable voter, a voter without a controller.
   std::chrono::milliseconds failed();
@@ -69,6 +82,9 @@ private:
   int64_t epoch_ = -1;
   bool fenced_ = true;
   std::chrono::milliseconds backoff_;
+  // Since when every registration was refused DUPLICATE_BROKER_REGISTRATION.
+  std::optional<std::chrono::steady_clock::time_point> duplicate_since_;
+  std::optional<error> refusal_;
 };
 
 } // namespace capstan

@@ -12,7 +12,9 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/controller/controller_codec.hpp"
+#include "actors/log/io_worker_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/incarnation_file.hpp"
 #include "runtime/cluster/link_faults.hpp"
 
 namespace capstan {
@@ -43,6 +45,8 @@ struct lifecycle_state {
   bool stopping = false;
   // Its answer, until it is given.
   std::optional<pending_shutdown> shutdown;
+  // This incarnation is (being) written to the data dir.
+  bool kept = false;
 };
 
 using lifecycle_ptr = broker_lifecycle_actor::stateful_pointer<lifecycle_state>;
@@ -61,18 +65,54 @@ void no_answer(lifecycle_ptr self, const std::string& why) {
   schedule(self, st.core->failed());
 }
 
+// Writes this incarnation to the data dir for the next process, once, off the scheduler (an
+// fsync). A failure costs the next process only its quick registration.
+void keep_incarnation(lifecycle_ptr self) {
+  auto& st = self->state;
+  if (st.kept || st.opts.data_dir.empty()) return;
+  st.kept = true;
+  auto worker = spawn_io_worker(self->system());
+  // Linked: a stop before the write ends the worker too (a live detached actor would hold up the
+  // actor system's end).
+  self->link_to(worker);
+  io_task write{[dir = st.opts.data_dir, id = st.opts.incarnation, node = st.opts.node.value()] {
+    if (auto s = write_incarnation_file(dir, id); !s)
+      spdlog::warn("node {}: cannot keep its incarnation id for the next process: {}", node,
+                   s.err().to_string());
+  }};
+  self->request(worker, caf::infinite, run_atom_v, std::move(write))
+      .then(
+          [self, worker](bool) {
+            self->unlink_from(worker);
+            self->send(worker, close_atom_v);
+          },
+          [](caf::error&) {});
+}
+
+void refused_for_good(lifecycle_ptr self, const error& why) {
+  auto& st = self->state;
+  st.stopping = true;
+  spdlog::error("node {}: the cluster refuses this node: {}", st.opts.node.value(),
+                why.to_string());
+  if (st.opts.on_refused) st.opts.on_refused(why);
+}
+
 void answered(lifecycle_ptr self, bool registering, const capnp_frame& f) {
   auto& st = self->state;
   const auto node = st.opts.node.value();
   if (registering) {
     auto r = decode_broker_registration_response(f);
     if (!r) return no_answer(self, r.err().to_string());
-    if (r->error == errc::none)
+    if (r->error == errc::none) {
       spdlog::info("node {}: registered with controller {} at broker epoch {}", node,
                    st.core->target().value(), r->broker_epoch);
-    else if (r->error != errc::not_controller)
+      keep_incarnation(self);
+    } else if (r->error != errc::not_controller) {
       spdlog::warn("node {}: registration refused: {}: {}", node, to_string(r->error), r->message);
-    schedule(self, st.core->registered(*r));
+    }
+    const auto wait = st.core->registered(*r, std::chrono::steady_clock::now());
+    if (st.core->refusal()) return refused_for_good(self, *st.core->refusal());
+    schedule(self, wait);
     return;
   }
   auto r = decode_broker_heartbeat_response(f);
@@ -110,6 +150,8 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
     r.cluster_host = st.opts.cluster_host;
     r.cluster_port = st.opts.cluster_port;
     r.rack = st.opts.rack;
+    r.previous_incarnation = st.opts.previous_incarnation;
+    r.previous_clean_shutdown = st.opts.previous_clean_shutdown;
     frame = encode(r);
   } else {
     broker_heartbeat_msg hb;

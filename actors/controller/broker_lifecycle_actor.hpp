@@ -6,11 +6,15 @@
 // replicas the node cannot serve, so the controller moves their leadership and ISR elsewhere.
 // Requests go to the voters' node endpoints (schema/controller.capnp frames); a registration or
 // a controlled shutdown waits at most request_timeout, a heartbeat at most one heartbeat interval.
+// Each registration names the incarnation the node's data dir registered with before, and the
+// first accepted one is kept there for the next process.
 //
 // The node's AlterPartition needs nothing from it: the replica manager sends those to whoever
 // sent it the latest LeaderAndIsr, which is the active controller.
 
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +56,18 @@ struct broker_lifecycle_options {
   node_id node{0};
   // All zeros: drawn at spawn (a new process is a new incarnation).
   controller::incarnation_id incarnation{};
+  // The incarnation the node's data dir last registered with (all zeros: none known), named in
+  // every registration so that the controller replaces that one at once.
+  controller::incarnation_id previous_incarnation{};
+  // That process stopped cleanly (runtime/cluster/clean_shutdown.hpp).
+  bool previous_clean_shutdown = false;
+  // The data dir whose node.incarnation (runtime/cluster/incarnation_file.hpp) gets this
+  // incarnation once a registration was accepted, written by an I/O worker of its own; empty:
+  // not kept.
+  std::filesystem::path data_dir;
+  // Called once, on the actor's thread, when the cluster refuses the node for good
+  // (broker_lifecycle::refusal): the node should stop. The lifecycle sends nothing more.
+  std::function<void(const error&)> on_refused;
   std::string cluster_id;
   std::string client_host;
   uint16_t client_port = 0;

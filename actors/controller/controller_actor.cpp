@@ -416,6 +416,11 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         return rp;
       },
+      [self](gauges_atom) {
+        const auto& c = *self->state.core;
+        return controller_gauges{c.active(),
+                                 c.active() ? controller::offline_partitions(c.image()) : 0};
+      },
       [self](alterisr_atom, const capnp_frame& f) -> caf::result<capnp_frame> {
         auto msg = decode_alter_partition(f);
         // AlterPartition comes straight from the leader's replica manager, not through the node

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -33,6 +34,15 @@ using ctick_atom = caf::atom_constant<caf::atom("ctick")>;
 inline constexpr ctick_atom ctick_atom_v{};
 using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 inline constexpr rebalance_atom rebalance_atom_v{};
+using gauges_atom = caf::atom_constant<caf::atom("gauges")>;
+inline constexpr gauges_atom gauges_atom_v{};
+
+// Kafka's controller gauges as this controller sees them (docs/metrics.md): ActiveControllerCount
+// and, while active, OfflinePartitionsCount of its committed image (0 while not active).
+struct controller_gauges {
+  bool active = false;
+  int64_t offline_partitions = 0;
+};
 
 using controller_actor = caf::typed_actor<
     // Nodes' requests (schema/controller.capnp), from a node endpoint.
@@ -46,6 +56,8 @@ using controller_actor = caf::typed_actor<
     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     // A node's DescribeQuorum: this voter's VoterState (describe_voter), active or not.
     caf::replies_to<descquorum_atom>::with<capnp_frame>,
+    // The node's metrics refresher (local).
+    caf::replies_to<gauges_atom>::with<controller_gauges>,
     // A leader's AlterPartition, from its replica manager (which sends it to the sender of the
     // latest control request it accepted: this actor, while active).
     caf::replies_to<alterisr_atom, capnp_frame>::with<capnp_frame>,
@@ -86,3 +98,5 @@ struct controller_options {
 controller_actor spawn_controller_actor(caf::actor_system& sys, controller_options options);
 
 } // namespace capstan
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::controller_gauges)

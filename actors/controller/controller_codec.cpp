@@ -50,6 +50,9 @@ capnp_frame encode(const controller::broker_registration_request& m) {
   root.setClusterHost(m.cluster_host);
   root.setClusterPort(m.cluster_port);
   root.setRack(m.rack);
+  if (m.previous_incarnation != controller::incarnation_id{})
+    root.setPreviousIncarnationId(data_of(m.previous_incarnation));
+  root.setPreviousCleanShutdown(m.previous_clean_shutdown);
   return capnp_frame::from_builder(b);
 }
 
@@ -166,6 +169,10 @@ decode_broker_registration(const capnp_frame& frame) {
         m.cluster_host = r.getClusterHost();
         m.cluster_port = r.getClusterPort();
         m.rack = r.getRack();
+        auto previous = read_id16(r.getPreviousIncarnationId(), true, "a previous incarnation id");
+        if (!previous) return previous.err();
+        m.previous_incarnation = *previous;
+        m.previous_clean_shutdown = r.getPreviousCleanShutdown();
         return m;
       });
 }

@@ -135,7 +135,8 @@ capnp_frame encode(const voter_state& m);
 capnp_frame encode(const allocate_producer_ids_msg& m);
 capnp_frame encode(const allocate_producer_ids_response_msg& m);
 
-// INVALID_REQUEST: a negative node id, an incarnation id that is not 16 bytes.
+// INVALID_REQUEST: a negative node id, an incarnation id that is not 16 bytes, a previous
+// incarnation id that is neither empty (none) nor 16 bytes.
 result<controller::broker_registration_request>
 decode_broker_registration(const capnp_frame& frame);
 result<broker_registration_response_msg>

@@ -8,11 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include <caf/all.hpp>
 #include <kj/async-io.h>
 #include <kj/debug.h>
 
-#include "actors/controller/metadata_actor.hpp"
 #include "actors/gateway/accept_loop.hpp"
 #include "runtime/actor/log_throttle.hpp"
 #include "runtime/actor/logging.hpp"
@@ -191,115 +189,6 @@ metrics_server::~metrics_server() {
 
 uint16_t metrics_server::port() const {
   return impl_->port;
-}
-
-void fill_cluster_gauges(metrics_registry& registry, const cluster_metadata& md, int32_t self) {
-  int64_t under_replicated = 0;
-  int64_t offline = 0;
-  for (const auto& [name, topic] : md.topics) {
-    for (const auto& p : topic.partitions) {
-      bool leader_live = false;
-      for (const auto& b : md.brokers) leader_live = leader_live || (b.node_id == p.leader);
-      if (p.leader < 0 || !leader_live)
-        ++offline;
-      else if (p.leader == self && p.isr.size() < p.replicas.size())
-        ++under_replicated;
-    }
-  }
-  registry
-      .gauge("capstan_under_replicated_partitions",
-             "Partitions led here whose ISR is smaller than their replica set")
-      .set(under_replicated);
-  registry.gauge("capstan_offline_partitions", "Partitions without a live leader").set(offline);
-  registry.gauge("capstan_active_controller_count", "1 on the active controller, else 0")
-      .set(md.controller_id == self ? 1 : 0);
-}
-
-// ---- partition metrics refresher ----
-
-namespace {
-
-struct refresher_state {
-  static inline const char* name = "partition_metrics_refresher";
-  std::function<routing_table_ptr()> routes;
-  std::shared_ptr<metrics_registry> registry;
-  std::chrono::milliseconds interval{};
-  caf::actor metadata;
-  int32_t node_id = -1;
-};
-
-// One refresh round's replies; published when the last replica answered or failed.
-struct refresh_round {
-  size_t pending = 0;
-  std::vector<std::pair<metric_labels, int64_t>> size, start, end;
-  std::shared_ptr<metrics_registry> registry;
-
-  void publish() {
-    registry->set_gauge_family("capstan_log_size_bytes", "Bytes in the partition's log segments",
-                               std::move(size));
-    registry->set_gauge_family("capstan_log_start_offset", "First offset of the partition's log",
-                               std::move(start));
-    registry->set_gauge_family("capstan_log_end_offset",
-                               "Offset the next record of the partition gets", std::move(end));
-  }
-  void done() {
-    if (--pending == 0) publish();
-  }
-};
-
-caf::behavior partition_metrics_refresher(caf::stateful_actor<refresher_state>* self,
-                                          std::function<routing_table_ptr()> routes,
-                                          std::shared_ptr<metrics_registry> registry,
-                                          std::chrono::milliseconds interval,
-                                          caf::actor metadata, int32_t node_id) {
-  self->state.routes = std::move(routes);
-  self->state.registry = std::move(registry);
-  self->state.interval = interval;
-  self->state.metadata = std::move(metadata);
-  self->state.node_id = node_id;
-  self->send(self, tick_atom_v);
-  return {[self](tick_atom) {
-    auto& st = self->state;
-    self->delayed_send(self, st.interval, tick_atom_v);
-    if (st.metadata)
-      self->request(st.metadata, st.interval, snapshot_atom_v)
-          .then(
-              [registry = st.registry, node = st.node_id](const metadata_snapshot& snap) {
-                if (snap) fill_cluster_gauges(*registry, *snap, node);
-              },
-              [](caf::error&) {});
-    auto table = st.routes ? st.routes() : routing_table_ptr{};
-    const size_t count = table ? table->size() : 0;
-    st.registry->gauge("capstan_partitions", "Partition replicas on this node")
-        .set(static_cast<int64_t>(count));
-    auto round = std::make_shared<refresh_round>();
-    round->registry = st.registry;
-    if (count == 0) return round->publish();
-    round->pending = count;
-    for (const auto& [tp, replica] : *table) {
-      metric_labels labels{{"topic", tp.first}, {"partition", std::to_string(tp.second)}};
-      self->request(replica, st.interval, info_atom_v)
-          .then(
-              [round, labels](const log_info& info) {
-                round->size.emplace_back(labels, info.size_bytes);
-                round->start.emplace_back(labels, info.log_start.value());
-                round->end.emplace_back(labels, info.log_end.value());
-                round->done();
-              },
-              [round](caf::error&) { round->done(); });
-    }
-  }};
-}
-
-} // namespace
-
-caf::actor spawn_partition_metrics_refresher(caf::actor_system& sys,
-                                             std::function<routing_table_ptr()> routes,
-                                             std::shared_ptr<metrics_registry> registry,
-                                             std::chrono::milliseconds interval,
-                                             caf::actor metadata, int32_t node_id) {
-  return sys.spawn(partition_metrics_refresher, std::move(routes), std::move(registry), interval,
-                   std::move(metadata), node_id);
 }
 
 } // namespace capstan

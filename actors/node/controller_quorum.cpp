@@ -40,6 +40,12 @@ result<std::vector<quorum_voter>> parse_controller_quorum(std::string_view text)
       return bad_quorum(text, "voter " + std::to_string(id) + " needs a port other than 0");
     if (!seen.insert(id).second)
       return bad_quorum(text, "voter " + std::to_string(id) + " is given twice");
+    // Only one node listens on an address: messages for the other would reach it instead.
+    for (const auto& v : voters)
+      if (v.address.host == address->host && v.address.port == address->port)
+        return bad_quorum(text, "voters " + std::to_string(v.id) + " and " + std::to_string(id) +
+                                    " are both given " + address->host + ":" +
+                                    std::to_string(address->port));
     voters.push_back(quorum_voter{id, *address});
   }
   return voters;

@@ -24,7 +24,8 @@ struct quorum_voter {
 
 // The voters in the order given. INVALID_CONFIG naming the entry when the text is empty, an entry
 // is empty or not ID@HOST:PORT, an id is not an integer in [0, 2^31-1], a port is 0 (a voter must
-// be reachable at a known port), or an id appears twice.
+// be reachable at a known port), an id appears twice, or two voters are given the same host
+// and port.
 result<std::vector<quorum_voter>> parse_controller_quorum(std::string_view text);
 
 // Whether `voters` is the quorum of node `self` alone: such a node is a whole single-node cluster

@@ -15,6 +15,7 @@
 #include "actors/node/node.hpp"
 
 #include <atomic>
+#include <mutex>
 #include <optional>
 
 #include <caf/all.hpp>
@@ -26,6 +27,7 @@
 #include "actors/controller/controller_client_actor.hpp"
 #include "actors/controller/metadata_actor_spawn.hpp"
 #include "actors/controller/quorum_actor.hpp"
+#include "actors/gateway/metrics_refresher.hpp"
 #include "actors/gateway/metrics_server.hpp"
 #include "actors/gateway/rpc_server.hpp"
 #include "actors/group/group_coordinator.hpp"
@@ -35,6 +37,8 @@
 #include "actors/replica/replica_manager_actor.hpp"
 #include "runtime/actor/actor_system_setup.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/clean_shutdown.hpp"
+#include "runtime/cluster/incarnation_file.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
 #include "runtime/storage/file_handle.hpp"
@@ -73,6 +77,24 @@ std::vector<peer_address> voter_addresses(const std::vector<quorum_voter>& voter
 }
 
 } // namespace
+
+// Why the cluster refuses the node: set on the lifecycle's thread, read on the one that runs
+// the node.
+class refusal_slot {
+public:
+  void set(const error& e) {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (!value_) value_ = e;
+  }
+  std::optional<error> get() const {
+    std::lock_guard<std::mutex> guard{mu_};
+    return value_;
+  }
+
+private:
+  mutable std::mutex mu_;
+  std::optional<error> value_;
+};
 
 struct node::impl {
   node_config config;
@@ -115,6 +137,12 @@ struct node::impl {
   controller_client_actor controller_client;
   // fault.injection.enable: the switch injectFault sets (null when off).
   std::shared_ptr<node_fault_switch> faults;
+  // The incarnation this data dir last registered with (node.incarnation; zeros: none), and
+  // whether that process stopped cleanly (runtime/cluster/clean_shutdown.hpp).
+  controller::incarnation_id previous_incarnation{};
+  bool previous_clean_shutdown = false;
+  // Why the cluster refuses this node for good, once it does (the lifecycle's thread sets it).
+  std::shared_ptr<refusal_slot> refusal = std::make_shared<refusal_slot>();
   // Set once start() succeeded: a failed start removes the lock file it created.
   bool started = false;
   bool stopped = false;
@@ -159,6 +187,17 @@ status node::impl::start() {
   auto meta = claim_data_dir(config.data_dir, config.node_id, config.cluster_id);
   if (!meta) return meta.err();
   config.cluster_id = meta->cluster_id;
+  if (!voters.empty()) {
+    // Unreadable: the next registration names no predecessor, and waits out its session.
+    if (auto previous = read_incarnation_file(config.data_dir); !previous)
+      spdlog::warn("node {}: {}", config.node_id, previous.err().to_string());
+    else if (*previous)
+      previous_incarnation = **previous;
+    // Taken away before anything is written: this process's crash must not pass for a clean stop.
+    auto clean = take_clean_shutdown_marker(config.data_dir);
+    if (!clean) return clean.err();
+    previous_clean_shutdown = *clean;
+  }
 
   actor_config_options options;
   options.max_threads = config.scheduler_threads;
@@ -258,8 +297,13 @@ void node::impl::join_cluster() {
   lo.peers = controller_peers;
   if (voter) lo.self_endpoint = endpoint;
   lo.timing.heartbeat_interval = std::chrono::milliseconds(config.broker_heartbeat_interval_ms);
+  lo.timing.duplicate_patience = 2 * std::chrono::milliseconds(config.broker_session_timeout_ms);
   lo.offline = offline;
   lo.leaderless = leaderless;
+  lo.previous_incarnation = previous_incarnation;
+  lo.previous_clean_shutdown = previous_clean_shutdown;
+  lo.data_dir = config.data_dir;
+  lo.on_refused = [slot = refusal](const error& why) { slot->set(why); };
   lifecycle = spawn_broker_lifecycle(*sys, lo);
   spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
                config.controller_quorum, voter ? "a voter" : "a broker only");
@@ -366,9 +410,15 @@ status node::impl::start_actors() {
   auto http = metrics_server::start(metrics, metrics_address.host, metrics_address.port);
   if (!http) return listen_failure("metrics listener", metrics_address, http.err().message);
   metrics_http = std::move(*http);
-  metrics_refresher =
-    spawn_partition_metrics_refresher(*sys, targets.routes, metrics, metrics_refresh_interval,
-                                      caf::actor_cast<caf::actor>(metadata), config.node_id);
+  // The controller gauges come from the node's controller: a single node's metadata actor, a
+  // voter's controller actor, none on a broker-only node.
+  controller_gauge_source gauges;
+  if (voters.empty())
+    gauges.metadata = caf::actor_cast<caf::actor>(metadata);
+  else
+    gauges.controller = controller;
+  metrics_refresher = spawn_partition_metrics_refresher(
+    *sys, targets.routes, metrics, metrics_refresh_interval, gauges, config.node_id);
   spdlog::info("node {} listening: client RPC on {}:{}, cluster on {}, metrics on http://{}:{}/metrics",
                config.node_id, rpc_address.host, rpc->port(),
                config.cluster_listen.empty() ? std::string("(off)")
@@ -448,11 +498,18 @@ void node::impl::stop() {
     if (replicas) {
       caf::scoped_actor self{*sys};
       self->request(replicas, request_timeout, stop_atom_v)
-        .receive([](bool) {},
-                 [&](caf::error& e) {
-                   spdlog::error("node {}: replica manager stop failed: {}", config.node_id,
-                                 caf::to_string(e));
-                 });
+        .receive(
+            [&](bool) {
+              // Every log flushed and closed, the checkpoints written: the next process may
+              // say so when it registers.
+              if (started && lifecycle)
+                if (auto s = write_clean_shutdown_marker(config.data_dir); !s)
+                  spdlog::warn("node {}: {}", config.node_id, s.err().to_string());
+            },
+            [&](caf::error& e) {
+              spdlog::error("node {}: replica manager stop failed: {}", config.node_id,
+                            caf::to_string(e));
+            });
     }
     for (const auto& a :
          {caf::actor_cast<caf::actor>(controller_client), caf::actor_cast<caf::actor>(controller),
@@ -504,6 +561,8 @@ void node::stop() {
     spdlog::info("node {} stopped", impl_->config.node_id);
   }
 }
+
+std::optional<error> node::refusal() const { return impl_->refusal->get(); }
 
 uint16_t node::rpc_port() const { return impl_->rpc ? impl_->rpc->port() : impl_->advertised_port->load(); }
 uint16_t node::metrics_port() const { return impl_->metrics_http ? impl_->metrics_http->port() : 0; }

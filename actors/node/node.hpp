@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -91,6 +92,10 @@ public:
   static result<std::unique_ptr<node>> start(const node_config& config);
   // Stops accepting, fails in-flight requests, flushes, writes checkpoints. Idempotent.
   void stop();
+  // Why the cluster refuses this node for good, once it does: INCONSISTENT_CLUSTER_ID, or a
+  // DUPLICATE_BROKER_REGISTRATION that outlasted any predecessor's session (docs/operations.md,
+  // "Refused nodes"). The node serves on, but is no member of the cluster: stop it.
+  std::optional<error> refusal() const;
   ~node();
 
   node(const node&) = delete;

@@ -20,7 +20,7 @@ and three replicas in sync. Environment:
   CLIENT_PORTS     client ports of nodes 1-5        (default 19092,19192,...,19492)
   CLUSTER_PORTS    cluster ports of nodes 1-5       (default 19093,19193,...,19493)
   METRICS_PORTS    metrics ports of nodes 1-5       (default 19094,19194,...,19494)
-  CLUSTER_ID       --cluster-id of every node       (default capstan-example)
+  CLUSTER_ID       --cluster-id of every node       (default capstan-example-5node)
   TOPIC            topic to create                  (default example)
   PARTITIONS       its partitions                   (default 3)
   NODE_CONFIG      a node config file (TOML) passed as --config to every node (default none)
@@ -36,4 +36,4 @@ fi
 
 # shellcheck source=SCRIPTDIR/../lib/cluster.sh
 source "$here/../lib/cluster.sh"
-cluster_start 5 3 ./example-5node 3 "$here"
+cluster_start 5 3 ./example-5node 3 "$here" capstan-example-5node

@@ -124,17 +124,18 @@ then SIGKILL to any still running after \$STOP_TIMEOUT_S (default 30). Data dirs
   cluster_stop "$(cd "$dir" && pwd)"
 }
 
-# cluster_start NODES VOTERS DEFAULT_DIR DEFAULT_PARTITIONS SCRIPT_DIR: starts the nodes, creates
-# $TOPIC with replication factor 3 and min.insync.replicas=2, waits until every partition has a
-# leader and all three replicas in its ISR, and prints how to use the cluster. On any failure it
-# stops the nodes it started and exits 1.
+# cluster_start NODES VOTERS DEFAULT_DIR DEFAULT_PARTITIONS SCRIPT_DIR DEFAULT_CLUSTER_ID: starts
+# the nodes (each example has a cluster id of its own, so that its nodes refuse another example's
+# data dirs), creates $TOPIC with replication factor 3 and min.insync.replicas=2, waits until every
+# partition has a leader and all three replicas in its ISR, and prints how to use the cluster. On
+# any failure it stops the nodes it started and exits 1.
 cluster_start() {
   local nodes=$1 voters=$2 script_dir=$5
   local capstan=${CAPSTAN:-./build/runtime/capstan}
   local dir=${EXAMPLE_DIR:-$3}
   local topic=${TOPIC:-example}
   local partitions=${PARTITIONS:-$4}
-  local cluster_id=${CLUSTER_ID:-capstan-example}
+  local cluster_id=${CLUSTER_ID:-$6}
   local timeout=${START_TIMEOUT_S:-60}
   local i
 

@@ -19,7 +19,7 @@ and three replicas in sync. Environment:
   CLIENT_PORTS     client ports of nodes 1-3        (default 19092,19192,19292)
   CLUSTER_PORTS    cluster ports of nodes 1-3       (default 19093,19193,19293)
   METRICS_PORTS    metrics ports of nodes 1-3       (default 19094,19194,19294)
-  CLUSTER_ID       --cluster-id of every node       (default capstan-example)
+  CLUSTER_ID       --cluster-id of every node       (default capstan-example-3node)
   TOPIC            topic to create                  (default example)
   PARTITIONS       its partitions                   (default 1)
   NODE_CONFIG      a node config file (TOML) passed as --config to every node (default none)
@@ -35,4 +35,4 @@ fi
 
 # shellcheck source=SCRIPTDIR/../lib/cluster.sh
 source "$here/../lib/cluster.sh"
-cluster_start 3 3 ./example-3node 1 "$here"
+cluster_start 3 3 ./example-3node 1 "$here" capstan-example-3node

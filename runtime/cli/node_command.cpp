@@ -1,6 +1,7 @@
 #include "runtime/cli/node_command.hpp"
 
 #include <csignal>
+#include <ctime>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -141,9 +142,21 @@ int run_node(const node_config& config, const std::string& log_level,
     return exit_code_for(node.err().code);
   }
   spdlog::info("node {} ready; stop with Ctrl-C or SIGTERM", config.node_id);
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  spdlog::info("signal {}: stopping", sig);
+  // A stop signal, or the cluster's refusal of this node, which would leave it serving nothing
+  // of the cluster: looked at every 200 ms.
+  for (;;) {
+    const timespec tick{0, 200'000'000};
+    if (const int sig = sigtimedwait(&stop_signals, nullptr, &tick); sig > 0) {
+      spdlog::info("signal {}: stopping", sig);
+      break;
+    }
+    if (auto refused = (*node)->refusal()) {
+      spdlog::error("node {} cannot join the cluster, stopping: {}", config.node_id,
+                    refused->to_string());
+      (*node)->stop();
+      return exit_code_for(refused->code);
+    }
+  }
   (*node)->stop();
   return exit_ok;
 }

@@ -40,7 +40,7 @@ std::string to_base64_uuid(const uuid_bytes& id) {
 result<uuid_bytes> parse_base64_uuid(std::string_view text) {
   auto bad = [&] {
     return make_error(errc::kafka_storage_error,
-                      "topic id '" + std::string(text) + "' is not 22 characters of URL-safe base64");
+                      "id '" + std::string(text) + "' is not 22 characters of URL-safe base64");
   };
   if (text.size() != 22) return bad();
   uuid_bytes id{};
@@ -62,8 +62,8 @@ result<uuid_bytes> parse_base64_uuid(std::string_view text) {
   return id;
 }
 
-result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir) {
-  const auto file = dir / partition_metadata_file;
+result<std::optional<uuid_bytes>> read_uuid_file(const std::filesystem::path& file,
+                                                 std::string_view key) {
   std::ifstream in(file);
   if (!in) {
     const int err = errno;
@@ -75,18 +75,28 @@ result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem:
     return make_error(errc::kafka_storage_error, file.string() + ": " + why);
   };
   std::string line;
-  if (!std::getline(in, line) || line != "version: 0") return bad("expected 'version: 0' on line 1");
-  static constexpr std::string_view key = "topic_id: ";
-  if (!std::getline(in, line) || line.rfind(key, 0) != 0)
-    return bad("expected 'topic_id: <id>' on line 2");
-  auto id = parse_base64_uuid(std::string_view(line).substr(key.size()));
+  if (!std::getline(in, line) || line != "version: 0")
+    return bad("expected 'version: 0' on line 1");
+  const std::string prefix = std::string(key) + ": ";
+  if (!std::getline(in, line) || line.rfind(prefix, 0) != 0)
+    return bad("expected '" + prefix + "<id>' on line 2");
+  auto id = parse_base64_uuid(std::string_view(line).substr(prefix.size()));
   if (!id) return bad(id.err().message);
   return std::optional<uuid_bytes>{*id};
 }
 
+status write_uuid_file(const std::filesystem::path& file, std::string_view key,
+                       const uuid_bytes& id) {
+  return write_file_atomically(
+      file, "version: 0\n" + std::string(key) + ": " + to_base64_uuid(id) + "\n");
+}
+
+result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir) {
+  return read_uuid_file(dir / partition_metadata_file, "topic_id");
+}
+
 status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id) {
-  return write_file_atomically(dir / partition_metadata_file,
-                               "version: 0\ntopic_id: " + to_base64_uuid(id) + "\n");
+  return write_uuid_file(dir / partition_metadata_file, "topic_id", id);
 }
 
 } // namespace capstan

@@ -31,6 +31,15 @@ std::string to_base64_uuid(const uuid_bytes& id);
 // KAFKA_STORAGE_ERROR unless `text` is 22 characters of URL-safe base64 encoding 16 bytes.
 result<uuid_bytes> parse_base64_uuid(std::string_view text);
 
+// A file of two lines, "version: 0" and "<key>: <the id in URL-safe base64>", as partition.metadata
+// is (runtime/cluster/incarnation_file.hpp uses it too). nullopt when `file` does not exist;
+// KAFKA_STORAGE_ERROR naming the file when it is unreadable or malformed.
+result<std::optional<uuid_bytes>> read_uuid_file(const std::filesystem::path& file,
+                                                 std::string_view key);
+// Written atomically (temp file, fsync, rename, fsync of the directory).
+status write_uuid_file(const std::filesystem::path& file, std::string_view key,
+                       const uuid_bytes& id);
+
 // nullopt when `dir` has no partition.metadata; KAFKA_STORAGE_ERROR naming the file when it is
 // unreadable or malformed.
 result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir);

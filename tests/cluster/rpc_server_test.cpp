@@ -24,6 +24,7 @@
 #include <capnp/ez-rpc.h>
 #include <catch2/catch.hpp>
 
+#include "actors/gateway/metrics_refresher.hpp"
 #include "actors/gateway/metrics_server.hpp"
 #include "actors/gateway/request_validation.hpp"
 #include "runtime/actor/caf_error.hpp"
@@ -1091,7 +1092,8 @@ TEST_CASE("partition metrics refresher publishes each replica's log size", "[gat
   capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
   REQUIRE(produce(client, "t", 0, make_batch()).first == errc::none);
   auto refresher = spawn_partition_metrics_refresher(
-      f.ts.sys(), [&f] { return std::atomic_load(&f.table); }, f.metrics, 20ms, caf::actor{}, -1);
+      f.ts.sys(), [&f] { return std::atomic_load(&f.table); }, f.metrics, 20ms,
+      controller_gauge_source{}, -1);
   f.ts.track(refresher);
   const std::string want = "capstan_log_end_offset{topic=\"t\",partition=\"0\"} 3";
   auto deadline = std::chrono::steady_clock::now() + 5s;

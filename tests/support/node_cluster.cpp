@@ -70,21 +70,24 @@ std::string untabbed(std::string text) {
 
 node_cluster::node_cluster(std::string binary, int brokers, const std::string& more_settings)
     : binary_(std::move(binary)) {
-  std::vector<uint16_t> ports;
   std::string quorum;
   for (int id = 1; id <= 3; ++id) {
-    ports.push_back(free_port());
-    quorum +=
-        (id > 1 ? "," : "") + std::to_string(id) + "@127.0.0.1:" + std::to_string(ports.back());
+    voter_ports_.push_back(free_port());
+    quorum += (id > 1 ? "," : "") + std::to_string(id) +
+              "@127.0.0.1:" + std::to_string(voter_ports_.back());
   }
-  const std::vector<std::string> flags{"--controller-quorum", quorum, "--cluster-id", cluster_id};
-  for (int id = 1; id <= 3 + brokers; ++id) {
-    const std::string listen =
-        id <= 3 ? "127.0.0.1:" + std::to_string(ports[static_cast<size_t>(id - 1)]) : "127.0.0.1:0";
-    nodes.push_back(std::make_unique<node_process>(
-        dir, id, node_process_options{binary_, merged(settings, more_settings), listen, flags}));
-  }
+  flags_ = {"--controller-quorum", quorum, "--cluster-id", cluster_id};
+  settings_ = merged(settings, more_settings);
+  for (int id = 1; id <= 3 + brokers; ++id)
+    nodes.push_back(std::make_unique<node_process>(dir, id, options(id)));
   for (auto& n : nodes) n->start();
+}
+
+node_process_options node_cluster::options(int id) const {
+  const std::string listen =
+      id >= 1 && id <= 3 ? "127.0.0.1:" + std::to_string(voter_ports_[static_cast<size_t>(id - 1)])
+                         : "127.0.0.1:0";
+  return node_process_options{binary_, settings_, listen, flags_};
 }
 
 node_cluster::~node_cluster() {

@@ -31,6 +31,10 @@ public:
 
   node_process& node(int id) { return *nodes.at(static_cast<size_t>(id - 1)); }
 
+  // The options a node `id` of this cluster starts with: its quorum, cluster id and settings. A
+  // test may change them to start a node the cluster should refuse.
+  node_process_options options(int id) const;
+
   // `capstan ARGS --bootstrap <via>` with `input` on stdin; its exit code.
   int cli(const std::string& input, std::vector<std::string> args, const node_process& via,
           std::string* out, std::string* err);
@@ -75,6 +79,9 @@ public:
 
 private:
   std::string binary_;
+  std::vector<uint16_t> voter_ports_;
+  std::vector<std::string> flags_;
+  std::string settings_;
 };
 
 // `text` with its tabs as spaces: Catch2's console reporter wraps text holding tabs wrongly

@@ -32,12 +32,14 @@ void node_process::start() {
   INFO(process_->stderr_text());
   REQUIRE(up);
   static const std::regex ports(
-      R"(client RPC on 127\.0\.0\.1:(\d+), cluster on 127\.0\.0\.1:(\d+))");
+      R"(client RPC on 127\.0\.0\.1:(\d+), cluster on 127\.0\.0\.1:(\d+), metrics on )"
+      R"(http://127\.0\.0\.1:(\d+)/metrics)");
   std::smatch m;
   const auto text = process_->stderr_text();
   REQUIRE(std::regex_search(text, m, ports));
   rpc_port_ = static_cast<uint16_t>(std::stoi(m[1]));
   cluster_port_ = static_cast<uint16_t>(std::stoi(m[2]));
+  metrics_port_ = static_cast<uint16_t>(std::stoi(m[3]));
   alive_ = true;
 }
 
@@ -58,6 +60,12 @@ void node_process::stop() {
   INFO(process_->stderr_text());
   REQUIRE(code);
   CHECK(*code == 0);
+}
+
+std::optional<int> node_process::wait_for_exit(std::chrono::milliseconds timeout) {
+  auto code = process_->wait(timeout);
+  if (code) alive_ = false;
+  return code;
 }
 
 std::string node_process::log() const {

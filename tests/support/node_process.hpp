@@ -2,8 +2,9 @@
 
 // One real `capstan node` process for system tests, on its own data dir under a temp dir and on
 // 127.0.0.1: started with posix_spawn (child_process), waited for until it says it is ready (30 s
-// at most), its client and cluster ports read from its log. Each start takes fresh ports unless
-// the cluster listener is pinned (a controller quorum names its voters' cluster ports up front).
+// at most), its client, cluster and metrics ports read from its log. Each start takes fresh
+// ports unless the cluster listener is pinned (a controller quorum names its voters' cluster
+// ports up front).
 // Stopped by pid: kill() is SIGKILL, stop() SIGTERM and a clean exit; the destructor kills what is
 // still running. Also the CLI helpers the system tests share.
 
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,12 +46,16 @@ public:
   void kill();
   // SIGTERM, and a clean exit.
   void stop();
+  // The exit code once the process ended by itself (128 + signal when a signal ended it), or
+  // nullopt if it still runs after `timeout`. For a node that should refuse to go on.
+  std::optional<int> wait_for_exit(std::chrono::milliseconds timeout);
   // Started, and neither killed nor stopped since.
   bool running() const { return alive_; }
 
   int id() const { return id_; }
   uint16_t rpc_port() const { return rpc_port_; }
   uint16_t cluster_port() const { return cluster_port_; }
+  uint16_t metrics_port() const { return metrics_port_; }
   // 127.0.0.1:<client port>, for --bootstrap.
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(rpc_port_); }
   std::filesystem::path data_dir() const { return data_; }
@@ -69,6 +75,7 @@ private:
   std::unique_ptr<child_process> process_;
   uint16_t rpc_port_ = 0;
   uint16_t cluster_port_ = 0;
+  uint16_t metrics_port_ = 0;
   bool alive_ = false;
 };
 

@@ -135,7 +135,7 @@ TEST_CASE("the three-node example starts a cluster with a replicated topic that 
   std::string out, err;
   REQUIRE(ex.run("three-node/start.sh", "", &out, &err) == 0);
   INFO(out << err);
-  CHECK(out.find("Cluster 'capstan-example' is up") != std::string::npos);
+  CHECK(out.find("Cluster 'capstan-example-3node' is up") != std::string::npos);
   CHECK(out.find("controller quorum 1@127.0.0.1:") != std::string::npos);
   CHECK(std::regex_search(out, std::regex(R"(Partition: 0\tLeader: [123]\t.*Isr: \d,\d,\d)")));
   CHECK(out.find("min.insync.replicas=2") != std::string::npos);
@@ -174,7 +174,7 @@ TEST_CASE("every example script explains itself on -h and refuses an unknown arg
 }
 
 TEST_CASE("the five-node example starts three voters and two broker-only nodes with a replicated "
-          "topic, and stop.sh ends all five",
+          "topic, and stop.sh ends all five, whose data dirs the three-node example refuses",
           "[system][examples]") {
   example_run ex(5);
   std::string out, err;
@@ -190,6 +190,20 @@ TEST_CASE("the five-node example starts three voters and two broker-only nodes w
   REQUIRE(ex.run("five-node/stop.sh", "", &out, &err) == 0);
   CHECK(count_of(out, ": stopped") == 5);
   for (auto pid : pids) CHECK_FALSE(alive(pid));
+
+  // The three-node example on the same EXAMPLE_DIR is another cluster: its node 1 refuses the
+  // data dir and the script stops the nodes it started.
+  std::set<uint16_t> taken;
+  std::string ports;
+  for (const char* list : {"CLIENT_PORTS", "CLUSTER_PORTS", "METRICS_PORTS"}) {
+    std::vector<uint16_t> three;
+    while (three.size() < 3)
+      if (const auto port = free_port(); taken.insert(port).second) three.push_back(port);
+    ports += std::string(" ") + list + "=" + join(three);
+  }
+  CHECK(ex.run("three-node/start.sh", ports, &out, &err) == 1);
+  CHECK(err.find("belongs to cluster capstan-example-5node, not cluster capstan-example-3node") !=
+        std::string::npos);
 }
 
 TEST_CASE("the failover demo kills the partition leader under acks=all load and reads back every "

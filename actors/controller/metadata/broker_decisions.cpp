@@ -1,5 +1,6 @@
 #include "actors/controller/metadata/broker_decisions.hpp"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -11,21 +12,85 @@ namespace {
 
 std::string node_text(node_id n) { return "node " + std::to_string(n.value()); }
 
-// The partition changes for a change in who is live, over every partition `affected` selects.
-template <class Affected>
-void leadership_changes(const metadata_image& image, const liveness& live,
-                        std::optional<node_id> leaving, const decision_options& options,
-                        Affected affected, decision& out) {
-  for (const auto& [id, topic] : image.topics()) {
-    const bool unclean =
+bool is_heard(const heard_from& heard, node_id n) { return !heard || heard(n); }
+
+// Whose change in liveness a decision carries out.
+struct liveness_change {
+  // No longer live: leaves the ISRs (leadership_change's `leaving`).
+  std::optional<node_id> leaving;
+  // Live though still fenced in the image: the node being unfenced.
+  std::optional<node_id> returning;
+  // `leaving` is replaced by a process on its own data dir: it stays in every ISR no other
+  // member is heard from in, and no unclean leader is elected for it.
+  bool same_data_dir = false;
+};
+
+// The change of partition `p` of `topic` for `change`, by leadership_change with the live nodes
+// as the active controller knows them (heard_from).
+std::optional<partition_change_record> change_of(const metadata_image& image,
+                                                 const topic_image& topic, partition_id p,
+                                                 const heard_from& heard,
+                                                 const liveness_change& change,
+                                                 const decision_options& options,
+                                                 std::vector<std::string>& warnings) {
+  const auto& current = topic.partitions[static_cast<size_t>(p.value())];
+  auto unfenced = [&](node_id n) { return n == change.returning || image.is_unfenced(n); };
+  auto live = [&](node_id n) {
+    return n != change.leaving && unfenced(n) &&
+           (n == current.leader || n == change.returning || is_heard(heard, n));
+  };
+  auto other_member = [&](auto&& pred) {
+    return std::any_of(current.isr.begin(), current.isr.end(),
+                       [&](node_id n) { return n != change.leaving && pred(n); });
+  };
+  const bool unclean =
+      !change.same_data_dir && !other_member(unfenced) &&
       unclean_leader_election_enabled(topic, options.unclean_leader_election_enable);
+  auto leaving = change.leaving;
+  if (change.same_data_dir &&
+      !other_member([&](node_id n) { return unfenced(n) && is_heard(heard, n); }))
+    leaving.reset();
+  // A partition that waits for the new process, which leads it or follows again with its first
+  // heartbeat, needs no operator warning for that moment.
+  std::vector<std::string> transient;
+  return leadership_change(topic, p, live, leaving, unclean,
+                           change.same_data_dir ? transient : warnings);
+}
+
+// The partition changes for `change`, over every partition `affected` selects.
+template <class Affected>
+void leadership_changes(const metadata_image& image, const heard_from& heard,
+                        const liveness_change& change, const decision_options& options,
+                        Affected affected, decision& out) {
+  for (const auto& [id, topic] : image.topics())
     for (size_t i = 0; i < topic.partitions.size(); ++i) {
       if (!affected(topic.partitions[i])) continue;
-      auto change = leadership_change(topic, partition_id{static_cast<int32_t>(i)}, live, leaving,
-                                      unclean, out.warnings);
-      if (change) out.records.push_back(std::move(*change));
+      auto c = change_of(image, topic, partition_id{static_cast<int32_t>(i)}, heard, change,
+                         options, out.warnings);
+      if (c) out.records.push_back(std::move(*c));
     }
-  }
+}
+
+// fence_broker's partition changes, and FenceBroker.
+decision fencing(const metadata_image& image, node_id node, broker_epoch epoch,
+                 const decision_options& options, const heard_from& heard, bool same_data_dir) {
+  decision out;
+  leadership_changes(image, heard, liveness_change{node, std::nullopt, same_data_dir}, options,
+                     [&](const partition_state& p) { return p.in_isr(node) || p.leader == node; },
+                     out);
+  out.records.push_back(fence_broker_record{node, epoch});
+  return out;
+}
+
+// A leader for each leaderless partition `node` is a replica of, with `node` live.
+void elect_where_leaderless(const metadata_image& image, node_id node,
+                            const decision_options& options, const heard_from& heard,
+                            decision& out) {
+  leadership_changes(image, heard, liveness_change{std::nullopt, node, false}, options,
+                     [&](const partition_state& p) {
+                       return p.leader == no_leader && p.has_replica(node);
+                     },
+                     out);
 }
 
 } // namespace
@@ -44,7 +109,7 @@ status check_broker_epoch(const metadata_image& image, node_id node, broker_epoc
 
 result<decision> register_broker(const metadata_image& image,
                                  const broker_registration_request& request, bool session_alive,
-                                 const decision_options& options) {
+                                 const decision_options& options, const heard_from& heard) {
   if (request.cluster_id != image.cluster_id())
     return make_error(errc::inconsistent_cluster_id,
                       "expected cluster id '" + image.cluster_id() + "', but " +
@@ -57,15 +122,22 @@ result<decision> register_broker(const metadata_image& image,
                         "a port");
   decision out;
   if (auto existing = image.broker(request.node); existing != nullptr) {
-    if (existing->incarnation != request.incarnation && session_alive)
+    const bool same_process = existing->incarnation == request.incarnation;
+    const bool successor = request.previous_incarnation != incarnation_id{} &&
+                           request.previous_incarnation == existing->incarnation;
+    if (!same_process && !successor && session_alive)
       return make_error(errc::duplicate_broker_registration,
                         "another process is registered as " + node_text(request.node) +
-                          " (another incarnation id) and still heartbeats");
-    if (!existing->fenced) {
-      auto fenced = fence_broker(image, request.node, existing->epoch, options);
-      if (!fenced) return fenced.err();
-      out = std::move(*fenced);
-    }
+                          " and still heartbeats (its incarnation id is neither this process's "
+                          "nor the one this process's data dir last registered with)");
+    // The old registration's replicas are this process's own logs: kept in the ISRs nobody else
+    // is heard from in when they are whole (the same process, or a predecessor that stopped
+    // cleanly). After a crash the logs may lack what the page cache held, so they leave the ISRs
+    // as any fenced node's do; a partition left without a live member then comes back on the
+    // most up-to-date replica (leader_recovery.hpp).
+    if (!existing->fenced)
+      out = fencing(image, request.node, existing->epoch, options, heard,
+                    same_process || (successor && request.previous_clean_shutdown));
   }
   out.records.push_back(register_broker_record{
     request.node, request.incarnation, request.cluster_id, request.client_host,
@@ -75,39 +147,36 @@ result<decision> register_broker(const metadata_image& image,
 }
 
 result<decision> fence_broker(const metadata_image& image, node_id node, broker_epoch epoch,
-                              const decision_options& options) {
+                              const decision_options& options, const heard_from& heard) {
   if (auto s = check_broker_epoch(image, node, epoch); !s) return s.err();
-  decision out;
-  if (image.broker(node)->fenced) return out;
-  auto live = [&](node_id n) { return n != node && image.is_unfenced(n); };
-  leadership_changes(image, live, node, options,
-                     [&](const partition_state& p) { return p.in_isr(node) || p.leader == node; },
-                     out);
-  out.records.push_back(fence_broker_record{node, epoch});
-  return out;
+  if (image.broker(node)->fenced) return decision{};
+  return fencing(image, node, epoch, options, heard, false);
 }
 
 result<decision> unfence_broker(const metadata_image& image, node_id node, broker_epoch epoch,
-                                const decision_options& options) {
+                                const decision_options& options, const heard_from& heard) {
   if (auto s = check_broker_epoch(image, node, epoch); !s) return s.err();
   decision out;
   if (!image.broker(node)->fenced) return out;
   out.records.push_back(unfence_broker_record{node, epoch});
-  auto live = [&](node_id n) { return n == node || image.is_unfenced(n); };
-  leadership_changes(image, live, std::nullopt, options,
-                     [&](const partition_state& p) {
-                       return p.leader == no_leader && p.has_replica(node);
-                     },
-                     out);
+  elect_where_leaderless(image, node, options, heard, out);
+  return out;
+}
+
+result<decision> elect_leaderless(const metadata_image& image, node_id node, broker_epoch epoch,
+                                  const decision_options& options, const heard_from& heard) {
+  if (auto s = check_broker_epoch(image, node, epoch); !s) return s.err();
+  decision out;
+  if (image.broker(node)->fenced) return out;
+  elect_where_leaderless(image, node, options, heard, out);
   return out;
 }
 
 result<decision> take_replicas_offline(const metadata_image& image, node_id node,
                                        broker_epoch epoch, const offline_replicas& offline,
-                                       const decision_options& options) {
+                                       const decision_options& options, const heard_from& heard) {
   if (auto s = check_broker_epoch(image, node, epoch); !s) return s.err();
   decision out;
-  auto live = [&](node_id n) { return n != node && image.is_unfenced(n); };
   // A replica named twice must not change its partition twice from the same state.
   std::set<std::pair<topic_id, int32_t>> seen;
   for (const auto& r : offline) {
@@ -116,10 +185,8 @@ result<decision> take_replicas_offline(const metadata_image& image, node_id node
     const auto* current = image.partition(r.topic, p);
     if (current == nullptr || !(current->in_isr(node) || current->leader == node)) continue;
     if (!seen.emplace(r.topic, r.partition).second) continue;
-    auto change = leadership_change(
-        *topic, p, live, node,
-        unclean_leader_election_enabled(*topic, options.unclean_leader_election_enable),
-        out.warnings);
+    auto change = change_of(image, *topic, p, heard, liveness_change{node, std::nullopt, false},
+                            options, out.warnings);
     if (change) out.records.push_back(std::move(*change));
   }
   return out;

@@ -7,25 +7,35 @@ namespace capstan::controller {
 broker_sessions::broker_sessions(int64_t session_timeout_ms) : timeout_ms_(session_timeout_ms) {}
 
 void broker_sessions::heartbeat(node_id node, int64_t now_ms) {
-  auto [it, inserted] = last_heartbeat_.emplace(node, now_ms);
-  if (!inserted) it->second = std::max(it->second, now_ms);
+  auto [it, inserted] = sessions_.emplace(node, session{now_ms, true});
+  if (inserted) return;
+  it->second.last_heartbeat_ms = std::max(it->second.last_heartbeat_ms, now_ms);
+  it->second.heard = true;
 }
 
 void broker_sessions::start_all(const std::vector<node_id>& nodes, int64_t now_ms) {
-  for (auto n : nodes) heartbeat(n, now_ms);
+  for (auto n : nodes) {
+    auto [it, inserted] = sessions_.emplace(n, session{now_ms, false});
+    if (!inserted) it->second.last_heartbeat_ms = std::max(it->second.last_heartbeat_ms, now_ms);
+  }
 }
 
-void broker_sessions::remove(node_id node) { last_heartbeat_.erase(node); }
+void broker_sessions::remove(node_id node) { sessions_.erase(node); }
 
 bool broker_sessions::alive(node_id node, int64_t now_ms) const {
-  auto it = last_heartbeat_.find(node);
-  return it != last_heartbeat_.end() && now_ms - it->second < timeout_ms_;
+  auto it = sessions_.find(node);
+  return it != sessions_.end() && now_ms - it->second.last_heartbeat_ms < timeout_ms_;
+}
+
+bool broker_sessions::heard_from(node_id node) const {
+  auto it = sessions_.find(node);
+  return it != sessions_.end() && it->second.heard;
 }
 
 std::vector<node_id> broker_sessions::expired(int64_t now_ms) const {
   std::vector<node_id> out;
-  for (const auto& [node, last] : last_heartbeat_)
-    if (now_ms - last >= timeout_ms_) out.push_back(node);
+  for (const auto& [node, s] : sessions_)
+    if (now_ms - s.last_heartbeat_ms >= timeout_ms_) out.push_back(node);
   return out;
 }
 

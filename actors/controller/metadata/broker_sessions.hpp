@@ -4,7 +4,8 @@
 // reduced). Fed heartbeats with a clock value, it answers whose session expired; the controller
 // actor turns an expiry into fence_broker and its records into a proposal. Only the active
 // controller keeps one: sessions are not metadata, and a newly active controller starts every
-// registered node's session afresh (start_all), as KRaft's does on activation.
+// unfenced node's session afresh (start_all), as KRaft's does on activation; it also tells which
+// of those nodes have heartbeated since (heard_from).
 //
 // Times are milliseconds of any monotonic clock; the class never reads a clock itself.
 
@@ -32,12 +33,14 @@ public:
   broker_sessions& operator=(broker_sessions&&) noexcept = default;
   ~broker_sessions() = default;
 
-  // Starts or renews `node`'s session at `now_ms`. A clock value older than the last one seen
-  // for the node is ignored (a late message never shortens a session).
+  // Starts or renews `node`'s session at `now_ms`; from now on the node is heard from. A clock
+  // value older than the last one seen for the node is ignored (a late message never shortens a
+  // session).
   void heartbeat(node_id node, int64_t now_ms);
 
   // Starts a session at `now_ms` for each of `nodes` (a newly active controller, for every
-  // registered node), keeping later ones.
+  // unfenced node), keeping later ones. A node it starts is not heard from until its first
+  // heartbeat(): the process may be alive, or may have died while no controller was active.
   void start_all(const std::vector<node_id>& nodes, int64_t now_ms);
 
   // Forgets `node` (it registered anew with another incarnation, or was fenced and should not be
@@ -47,6 +50,9 @@ public:
   // True iff `node` has a session whose last heartbeat is less than the timeout before `now_ms`.
   bool alive(node_id node, int64_t now_ms) const;
 
+  // True iff `node` has a session that heartbeat() started or renewed (not only start_all).
+  bool heard_from(node_id node) const;
+
   // Nodes with a session that expired by `now_ms`, ascending. They stay until heartbeat() or
   // remove().
   std::vector<node_id> expired(int64_t now_ms) const;
@@ -54,8 +60,13 @@ public:
   int64_t session_timeout_ms() const { return timeout_ms_; }
 
 private:
+  struct session {
+    int64_t last_heartbeat_ms = 0;
+    bool heard = false;
+  };
+
   int64_t timeout_ms_;
-  std::map<node_id, int64_t> last_heartbeat_;
+  std::map<node_id, session> sessions_;
 };
 
 } // namespace capstan::controller

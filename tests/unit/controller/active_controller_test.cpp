@@ -122,8 +122,12 @@ TEST_CASE("a node's controlled shutdown moves its leaderships and frees its id a
   (void)c.activate(image, 2, 0);
   const auto epoch = c.image().broker(node_id{2})->epoch.value();
   // A heartbeat of a node that is not stopping says nothing of shutting down.
-  auto plain = run(c, broker_heartbeat_msg{node_id{2}, epoch, false, {}}, 100);
-  CHECK_FALSE(std::get<broker_heartbeat_response_msg>(plain.answer).should_shut_down);
+  for (int32_t n : {1, 2, 3}) {
+    auto plain = run(
+        c, broker_heartbeat_msg{node_id{n}, c.image().broker(node_id{n})->epoch.value(), false, {}},
+        100);
+    CHECK_FALSE(std::get<broker_heartbeat_response_msg>(plain.answer).should_shut_down);
+  }
 
   auto stopping = run(c, broker_heartbeat_msg{node_id{2}, epoch, false, {}, true}, 200);
   const auto& answer = std::get<broker_heartbeat_response_msg>(stopping.answer);
@@ -410,4 +414,80 @@ TEST_CASE("ElectLeaders answers per partition and the periodic rebalance elects 
 
   auto all = run(c, elect_leaders_msg{}, 30);
   CHECK(std::get<elect_leaders_response_msg>(all.answer).results.size() == 1);
+}
+
+namespace {
+
+// A heartbeat of `node`'s current registration that says it is ready.
+broker_heartbeat_msg ready(const active_controller& c, int32_t node) {
+  return broker_heartbeat_msg{node_id{node}, c.image().broker(node_id{node})->epoch.value(), false,
+                              {}};
+}
+
+const partition_state& orders(const active_controller& c, int32_t p) {
+  return *c.image().partition(make_topic_id(1), partition_id{p});
+}
+
+} // namespace
+
+TEST_CASE("after a whole-cluster restart every node's next process registers at once and every "
+          "partition ends led by a returned node with its ISR whole again",
+          "[controller][active]") {
+  auto c = make_controller();
+  // All three processes died unfenced; the quorum's new leader activates over their image.
+  auto image = image_builder()
+                   .nodes({1, 2, 3})
+                   .topic("orders", 1, {ids({1, 2, 3}), ids({2, 3, 1}), ids({3, 1, 2})})
+                   .image();
+  (void)c.activate(image, 5, 0);
+  int64_t now = 100;
+  for (int32_t n : {1, 2, 3}) {
+    INFO("node " << n);
+    REQUIRE(c.session_alive(node_id{n}, now));
+    auto next = registration_of(n, 2);
+    next.previous_incarnation = make_incarnation(1);
+    auto reg = run(c, next, now);
+    REQUIRE(std::get<broker_registration_response_msg>(reg.answer).error == errc::none);
+    auto hb = run(c, ready(c, n), now + 1);
+    REQUIRE_FALSE(std::get<broker_heartbeat_response_msg>(hb.answer).is_fenced);
+    // Leadership moved only to nodes that came back: a partition led by an old registration is
+    // one that node led before the restart.
+    for (int32_t p = 0; p < 3; ++p) {
+      INFO("orders-" << p);
+      const auto leader = orders(c, p).leader;
+      if (leader == no_leader) continue;
+      CHECK(c.image().broker(leader)->incarnation == make_incarnation(leader.value() <= n ? 2 : 1));
+    }
+    now += 100;
+  }
+  for (int32_t p = 0; p < 3; ++p) {
+    INFO("orders-" << p);
+    CHECK(orders(c, p).leader != no_leader);
+    // Node 1 came first and never left an ISR; the others rejoin once caught up (AlterPartition).
+    CHECK(orders(c, p).in_isr(node_id{1}));
+  }
+  // Nothing was waited out.
+  CHECK(c.expired_sessions(now).empty());
+}
+
+TEST_CASE("right after activation a moved leadership waits for a node heard from, and its first "
+          "heartbeat elects it",
+          "[controller][active]") {
+  auto c = make_controller();
+  auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({2, 1})}).image();
+  (void)c.activate(image, 2, 0);
+  // Node 2 stops before node 1 was heard from: node 1 may be alive, or a process that died.
+  auto stopping = run(c, broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(),
+                                              false, {}, true},
+                      100);
+  CHECK(std::get<broker_heartbeat_response_msg>(stopping.answer).should_shut_down);
+  CHECK(orders(c, 0).leader == no_leader);
+  CHECK(orders(c, 0).isr == ids({1}));
+  auto heard = run(c, ready(c, 1), 200);
+  CHECK(orders(c, 0).leader == node_id{1});
+  auto lai = leader_and_isr_to(heard.messages, 1);
+  REQUIRE(lai.partitions.size() == 1);
+  CHECK(lai.partitions[0].leader == node_id{1});
+  // Later heartbeats change nothing.
+  CHECK(run(c, ready(c, 1), 300).messages.empty());
 }

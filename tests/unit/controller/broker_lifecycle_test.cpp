@@ -9,6 +9,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
+const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+
 broker_lifecycle make() {
   return broker_lifecycle({node_id{1}, node_id{2}, node_id{3}},
                           broker_lifecycle_timing{2000ms, 100ms, 400ms});
@@ -20,7 +22,7 @@ TEST_CASE("a node registers, heartbeats at once, then every interval", "[control
   auto l = make();
   CHECK(l.registering());
   CHECK(l.target() == node_id{1});
-  CHECK(l.registered({errc::none, {}, 7, 1}) == 0ms);
+  CHECK(l.registered({errc::none, {}, 7, 1}, t0) == 0ms);
   CHECK_FALSE(l.registering());
   CHECK(l.epoch() == 7);
   CHECK(l.fenced());
@@ -32,9 +34,9 @@ TEST_CASE("a node follows leader hints, tries the next voter with a bounded back
           "registration across controllers",
           "[controller][lifecycle]") {
   auto l = make();
-  CHECK(l.registered({errc::not_controller, {}, -1, 3}) == 100ms);
+  CHECK(l.registered({errc::not_controller, {}, -1, 3}, t0) == 100ms);
   CHECK(l.target() == node_id{3});
-  REQUIRE(l.registered({errc::none, {}, 4, 3}) == 0ms);
+  REQUIRE(l.registered({errc::none, {}, 4, 3}, t0) == 0ms);
   // The controller went away: the next voters, waiting longer each time, never past the maximum.
   CHECK(l.failed() == 100ms);
   CHECK(l.target() == node_id{2});
@@ -48,7 +50,7 @@ TEST_CASE("a node follows leader hints, tries the next voter with a bounded back
 
 TEST_CASE("a node registers again when its broker epoch is stale", "[controller][lifecycle]") {
   auto l = make();
-  REQUIRE(l.registered({errc::none, {}, 4, 1}) == 0ms);
+  REQUIRE(l.registered({errc::none, {}, 4, 1}, t0) == 0ms);
   (void)l.heartbeated({errc::stale_broker_epoch, "gone", true, 1});
   CHECK(l.registering());
   CHECK(l.epoch() == -1);
@@ -60,10 +62,50 @@ TEST_CASE("a node looking for the controller never waits longer than its heartbe
   // the node's session run out while it waits.
   broker_lifecycle l({node_id{1}, node_id{2}, node_id{3}},
                      broker_lifecycle_timing{300ms, 100ms, 2000ms});
-  REQUIRE(l.registered({errc::none, {}, 4, 1}) == 0ms);
+  REQUIRE(l.registered({errc::none, {}, 4, 1}, t0) == 0ms);
   CHECK(l.failed() == 100ms);
   CHECK(l.failed() == 200ms);
   CHECK(l.failed() == 300ms);
   CHECK(l.failed() == 300ms);
-  CHECK(l.registered({errc::duplicate_broker_registration, {}, -1, -1}) == 300ms);
+  CHECK(l.registered({errc::duplicate_broker_registration, {}, -1, -1}, t0) == 300ms);
+}
+
+TEST_CASE("a refusal for good: another cluster at once, a duplicate node id once it outlasts any "
+          "session",
+          "[controller][lifecycle]") {
+  SECTION("INCONSISTENT_CLUSTER_ID") {
+    auto l = make();
+    (void)l.registered({errc::not_controller, {}, -1, 2}, t0);
+    CHECK_FALSE(l.refusal());
+    (void)l.registered({errc::inconsistent_cluster_id, "expected cluster id 'a'", -1, 2}, t0);
+    REQUIRE(l.refusal());
+    CHECK(l.refusal()->code == errc::inconsistent_cluster_id);
+    CHECK(l.refusal()->message.find("expected cluster id 'a'") != std::string::npos);
+  }
+  SECTION("DUPLICATE_BROKER_REGISTRATION") {
+    broker_lifecycle l({node_id{1}, node_id{2}, node_id{3}},
+                       broker_lifecycle_timing{2000ms, 100ms, 400ms, 6000ms});
+    const broker_registration_response_msg dup{errc::duplicate_broker_registration, "twin", -1, 1};
+    (void)l.registered(dup, t0);
+    (void)l.registered(dup, t0 + 5999ms);
+    CHECK_FALSE(l.refusal());
+    // A controller change in between does not make the refusals any less continuous.
+    (void)l.registered({errc::not_controller, {}, -1, 2}, t0 + 6000ms);
+    (void)l.registered(dup, t0 + 6000ms);
+    REQUIRE(l.refusal());
+    CHECK(l.refusal()->code == errc::duplicate_broker_registration);
+    CHECK(l.refusal()->message.find("another process with this node id is running") !=
+          std::string::npos);
+  }
+  SECTION("a duplicate that ends (the old session ran out) starts the count again") {
+    broker_lifecycle l({node_id{1}, node_id{2}, node_id{3}},
+                       broker_lifecycle_timing{2000ms, 100ms, 400ms, 6000ms});
+    const broker_registration_response_msg dup{errc::duplicate_broker_registration, "twin", -1, 1};
+    (void)l.registered(dup, t0);
+    REQUIRE(l.registered({errc::none, {}, 5, 1}, t0 + 5000ms) == 0ms);
+    (void)l.heartbeated({errc::stale_broker_epoch, "gone", true, 1});
+    (void)l.registered(dup, t0 + 7000ms);
+    (void)l.registered(dup, t0 + 12000ms);
+    CHECK_FALSE(l.refusal());
+  }
 }

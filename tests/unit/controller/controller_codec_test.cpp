@@ -31,6 +31,11 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   CHECK(r->cluster_host == "10.0.1.3");
   CHECK(r->cluster_port == 9093);
   CHECK(r->rack == "r1");
+  CHECK(r->previous_incarnation == controller::incarnation_id{});
+  reg.previous_incarnation[3] = 5;
+  auto successor = decode_broker_registration(encode(reg));
+  REQUIRE(successor);
+  CHECK(successor->previous_incarnation == reg.previous_incarnation);
 
   auto rr = decode_broker_registration_response(encode(
       broker_registration_response_msg{errc::duplicate_broker_registration, "taken", 12, 2}));
@@ -229,4 +234,23 @@ TEST_CASE("CreatePartitions, ElectLeaders and its answer survive a round trip",
   REQUIRE(refused);
   CHECK(refused->error == errc::not_controller);
   CHECK(refused->message == "not me");
+}
+
+TEST_CASE("a registration of a node that names no previous incarnation decodes with none, and a "
+          "malformed one is refused",
+          "[controller][codec]") {
+  // A frame written without the field, as by a node from before it existed.
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::BrokerRegistration>();
+  root.setNodeId(2);
+  const std::array<uint8_t, 16> inc{1};
+  root.setIncarnationId(capnp::Data::Reader(inc.data(), inc.size()));
+  root.setClusterId("c1");
+  auto r = decode_broker_registration(capnp_frame::from_builder(b));
+  REQUIRE(r);
+  CHECK(r->previous_incarnation == controller::incarnation_id{});
+
+  const std::array<uint8_t, 3> short_id{1, 2, 3};
+  root.setPreviousIncarnationId(capnp::Data::Reader(short_id.data(), short_id.size()));
+  CHECK(decode_broker_registration(capnp_frame::from_builder(b)).code() == errc::invalid_request);
 }

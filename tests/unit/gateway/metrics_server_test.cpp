@@ -51,26 +51,3 @@ TEST_CASE("metrics endpoint on a port in use fails with NETWORK_EXCEPTION", "[ga
   REQUIRE_FALSE(second.ok());
   CHECK(second.code() == errc::network_exception);
 }
-
-TEST_CASE("cluster gauges count offline and under-replicated partitions", "[gateway][metrics]") {
-  cluster_metadata md;
-  md.controller_id = 1;
-  md.brokers = {broker_info{1, "h", 1}, broker_info{2, "h", 2}};
-  topic_metadata t;
-  t.name = "t";
-  t.partitions = {
-      partition_assignment{0, {1, 2}, 1, 0, {1, 2}}, // healthy
-      partition_assignment{1, {1, 2}, 1, 0, {1}},    // under-replicated, led here
-      partition_assignment{2, {1, 3}, 3, 0, {3}},    // leader 3 is not registered: offline
-      partition_assignment{3, {1}, -1, 0, {}},       // no leader: offline
-  };
-  md.topics["t"] = t;
-  metrics_registry r;
-  fill_cluster_gauges(r, md, 1);
-  auto text = r.render();
-  CHECK(text.find("capstan_under_replicated_partitions 1\n") != std::string::npos);
-  CHECK(text.find("capstan_offline_partitions 2\n") != std::string::npos);
-  CHECK(text.find("capstan_active_controller_count 1\n") != std::string::npos);
-  fill_cluster_gauges(r, md, 2);
-  CHECK(r.render().find("capstan_active_controller_count 0\n") != std::string::npos);
-}

@@ -58,6 +58,8 @@ TEST_CASE("a malformed controller quorum is refused naming what is wrong",
   CHECK_THAT(refusal("1@127.0.0.1:0"), Catch::Contains("voter 1 needs a port other than 0"));
   CHECK_THAT(refusal("1@127.0.0.1:1,2@127.0.0.1:2,1@127.0.0.1:3"),
              Catch::Contains("voter 1 is given twice"));
+  CHECK_THAT(refusal("1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:1"),
+             Catch::Contains("voters 1 and 3 are both given 127.0.0.1:1"));
 }
 
 TEST_CASE("the controller quorum keys take Kafka's names and defaults", "[node][config][quorum]") {

@@ -1,6 +1,8 @@
 // Registration, fencing and unfencing: every refusal by name, and the ISR and leader changes a
 // fenced or returning node brings, with their epochs.
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "actors/controller/metadata/broker_decisions.hpp"
@@ -239,4 +241,122 @@ TEST_CASE("unclean leader election picks a live replica outside the ISR, loudly"
     CHECK(partition(after, 3).isr == ids({2}));
     CHECK_FALSE(d->warnings.empty());
   }
+}
+
+namespace {
+
+// Node `node`'s next process on the same data dir: a new incarnation naming the old one.
+broker_registration_request successor(int32_t node, uint8_t incarnation, uint8_t previous) {
+  auto r = request(node, incarnation);
+  r.previous_incarnation = make_incarnation(previous);
+  return r;
+}
+
+heard_from heard_only(std::vector<node_id> nodes) {
+  return [nodes](node_id n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); };
+}
+
+} // namespace
+
+TEST_CASE("a node's next process on its data dir replaces the registration at once, while the "
+          "old session lives",
+          "[controller][brokers]") {
+  const auto image = cluster(); // every node registered with incarnation 1
+  auto d = register_broker(image, successor(1, 2, 1), true, defaults);
+  REQUIRE(d.ok());
+  CHECK(std::holds_alternative<fence_broker_record>(d->records[d->records.size() - 2]));
+  const auto& r = std::get<register_broker_record>(d->records.back());
+  CHECK(r.incarnation == make_incarnation(2));
+  CHECK(r.epoch == broker_epoch{4});
+  // Every other node heard from: it leaves its ISRs and leaderships as any fenced node.
+  const auto after = applied(image, d->records);
+  for (int32_t p = 0; p < 4; ++p) {
+    INFO("orders-" << p);
+    CHECK(partition(after, p).leader != node_id{1});
+    CHECK_FALSE(partition(after, p).in_isr(node_id{1}));
+  }
+
+  // Naming another incarnation, or none, proves nothing: a second process with this id.
+  CHECK(register_broker(image, successor(1, 2, 7), true, defaults).code() ==
+        errc::duplicate_broker_registration);
+  CHECK(register_broker(image, request(1, 2), true, defaults).code() ==
+        errc::duplicate_broker_registration);
+  auto zero = request(1, 2);
+  zero.previous_incarnation = incarnation_id{};
+  CHECK(register_broker(image, zero, true, defaults).code() ==
+        errc::duplicate_broker_registration);
+}
+
+TEST_CASE("after a whole-cluster restart the returning nodes keep their ISRs and leadership goes "
+          "to no registration that was not heard from",
+          "[controller][brokers]") {
+  // Every node was unfenced when all died; the newly active controller has heard from none.
+  auto image = cluster();
+  std::vector<node_id> heard;
+
+  // Node 1's next process: no other ISR member was heard from, so node 1 stays in every ISR and
+  // the partition it led waits for it rather than going to 2 or 3, whose processes are gone.
+  auto one = register_broker(image, successor(1, 2, 1), true, defaults, heard_only(heard));
+  REQUIRE(one.ok());
+  CHECK(one->warnings.empty());
+  image = applied(image, one->records);
+  for (int32_t p = 0; p < 4; ++p) {
+    INFO("orders-" << p);
+    CHECK(partition(image, p).in_isr(node_id{1}));
+  }
+  CHECK(partition(image, 0).leader == no_leader); // [1,2,3]: node 1 led it
+  CHECK(partition(image, 1).leader == node_id{2}); // led by 2's old registration: untouched
+  CHECK(partition(image, 3).leader == no_leader);  // [1,2]
+  heard.push_back(node_id{1});
+
+  // Its first ready heartbeat unfences it, and it leads what it led.
+  auto back = unfence_broker(image, node_id{1}, broker_epoch{4}, defaults, heard_only(heard));
+  REQUIRE(back.ok());
+  image = applied(image, back->records);
+  CHECK(partition(image, 0).leader == node_id{1});
+  CHECK(partition(image, 0).isr == ids({1, 2, 3}));
+  CHECK(partition(image, 3).leader == node_id{1});
+
+  // Node 2's next process: node 1 is heard from, so node 2 leaves the ISRs and its leadership
+  // moves to node 1, the live one, never to node 3's dead registration.
+  auto two = register_broker(image, successor(2, 2, 1), true, defaults, heard_only(heard));
+  REQUIRE(two.ok());
+  image = applied(image, two->records);
+  CHECK(partition(image, 1).leader == node_id{1}); // [2,3,1]
+  CHECK(partition(image, 0).leader == node_id{1});
+  CHECK(partition(image, 2).leader == node_id{3}); // 3's old registration leads it still
+  for (int32_t p = 0; p < 4; ++p) {
+    INFO("orders-" << p);
+    CHECK_FALSE(partition(image, p).in_isr(node_id{2}));
+    CHECK(partition(image, p).in_isr(node_id{1}));
+  }
+}
+
+TEST_CASE("fencing elects only nodes heard from, and no unclean leader while an ISR member is "
+          "unfenced",
+          "[controller][brokers]") {
+  decision_options unclean;
+  unclean.unclean_leader_election_enable = true;
+  const auto image = cluster();
+  // orders-0 [1,2,3]: 2 was not heard from, 3 was.
+  auto d = fence_broker(image, node_id{1}, broker_epoch{1}, unclean, heard_only(ids({3})));
+  REQUIRE(d.ok());
+  auto after = applied(image, d->records);
+  CHECK(partition(after, 0).leader == node_id{3});
+  CHECK(partition(after, 0).isr == ids({2, 3}));
+  // orders-3 [1,2]: 2 unfenced but not heard from: no clean choice, and no unclean one either
+  // while 2 may still be the clean choice.
+  CHECK(partition(after, 3).leader == no_leader);
+  CHECK(partition(after, 3).isr == ids({2}));
+
+  // Once node 2 heartbeats it leads the partition that waited for it.
+  CHECK(elect_leaderless(after, node_id{3}, broker_epoch{3}, unclean, heard_only(ids({3})))
+            ->records.empty());
+  auto e = elect_leaderless(after, node_id{2}, broker_epoch{2}, unclean, heard_only(ids({2, 3})));
+  REQUIRE(e.ok());
+  after = applied(after, e->records);
+  CHECK(partition(after, 3).leader == node_id{2});
+  CHECK(elect_leaderless(after, node_id{2}, broker_epoch{2}, unclean)->records.empty());
+  CHECK(elect_leaderless(after, node_id{2}, broker_epoch{9}, unclean).code() ==
+        errc::stale_broker_epoch);
 }

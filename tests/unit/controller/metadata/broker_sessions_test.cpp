@@ -43,3 +43,19 @@ TEST_CASE("a newly active controller starts every registered node's session",
   CHECK(sessions.expired(900) == ids({1, 3}));
   CHECK(sessions.alive(node_id{2}, 950));
 }
+
+TEST_CASE("a node is heard from once it heartbeats, not when activation presumes it alive",
+          "[controller][sessions]") {
+  broker_sessions sessions(100);
+  sessions.heartbeat(node_id{2}, 700);
+  sessions.start_all(ids({1, 2}), 800);
+  CHECK_FALSE(sessions.heard_from(node_id{1}));
+  CHECK(sessions.heard_from(node_id{2}));
+  CHECK_FALSE(sessions.heard_from(node_id{3}));
+  // start_all still renews the older session.
+  CHECK(sessions.alive(node_id{2}, 850));
+  sessions.heartbeat(node_id{1}, 820);
+  CHECK(sessions.heard_from(node_id{1}));
+  sessions.remove(node_id{1});
+  CHECK_FALSE(sessions.heard_from(node_id{1}));
+}
