@@ -76,7 +76,9 @@ void active_controller::heartbeat_arrived(const broker_heartbeat_msg& heartbeat,
 }
 
 bool active_controller::recovery_due() const {
-  return !reports_.empty() && !recoverable_partitions(image_, reports_, opts_.decisions).empty();
+  const heard_from heard = [this](node_id n) { return sessions_.heard_from(n); };
+  return !reports_.empty() &&
+         !recoverable_partitions(image_, reports_, opts_.decisions, heard).empty();
 }
 
 prepared_request active_controller::prepare(controller_request request, int64_t now_ms) {
@@ -149,7 +151,7 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             p.elections = std::move(d.results);
           },
           [&](const leader_recovery&) {
-            p.changes = recover_leaderless(image_, reports_, opts_.decisions);
+            p.changes = recover_leaderless(image_, reports_, opts_.decisions, heard);
           },
           [&](const leader_rebalance&) {
             auto wanted = imbalanced_partitions(image_, opts_.imbalance_percentage);

@@ -50,13 +50,13 @@ struct candidate {
 // topic does not take unclean elections, and enough replicas reported.
 std::optional<candidate> choose(const metadata_image& image, const topic_image& topic, size_t p,
                                 const leaderless_reports& reports,
-                                const decision_options& options) {
+                                const decision_options& options, const liveness& heard) {
   const auto& state = topic.partitions[p];
   if (state.leader != no_leader) return std::nullopt;
   if (unclean_leader_election_enabled(topic, options.unclean_leader_election_enable))
     return std::nullopt;
   for (auto n : state.isr)
-    if (image.is_unfenced(n)) return std::nullopt;
+    if (image.is_unfenced(n) && (!heard || heard(n))) return std::nullopt;
   const auto counted = counted_reports(image, topic, p, reports);
   const auto needed =
       replicas_needed_for_recovery(topic, state.replicas.size(), options.min_insync_replicas);
@@ -79,25 +79,27 @@ int32_t replicas_needed_for_recovery(const topic_image& topic, size_t replicatio
 
 std::vector<std::pair<topic_id, int32_t>> recoverable_partitions(const metadata_image& image,
                                                                  const leaderless_reports& reports,
-                                                                 const decision_options& options) {
+                                                                 const decision_options& options,
+                                                                 const liveness& heard) {
   std::vector<std::pair<topic_id, int32_t>> out;
   for (const auto& [key, by_node] : reports) {
     const auto* topic = image.topic(key.first);
     if (topic == nullptr || key.second < 0 ||
         static_cast<size_t>(key.second) >= topic->partitions.size())
       continue;
-    if (choose(image, *topic, static_cast<size_t>(key.second), reports, options)) out.push_back(key);
+    if (choose(image, *topic, static_cast<size_t>(key.second), reports, options, heard))
+      out.push_back(key);
   }
   return out;
 }
 
 decision recover_leaderless(const metadata_image& image, const leaderless_reports& reports,
-                            const decision_options& options) {
+                            const decision_options& options, const liveness& heard) {
   decision out;
-  for (const auto& key : recoverable_partitions(image, reports, options)) {
+  for (const auto& key : recoverable_partitions(image, reports, options, heard)) {
     const auto& topic = *image.topic(key.first);
     const auto p = static_cast<size_t>(key.second);
-    const auto c = *choose(image, topic, p, reports, options);
+    const auto c = *choose(image, topic, p, reports, options, heard);
     const auto& state = topic.partitions[p];
     auto change = make_partition_change(topic.id, partition_id{key.second}, state, c.leader, {c.leader});
     if (!change) continue;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "actors/controller/metadata/decision.hpp"
+#include "actors/controller/metadata/leader_election.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
 #include "runtime/cluster/offline_replicas.hpp"
 
@@ -45,16 +46,20 @@ using leaderless_reports =
 int32_t replicas_needed_for_recovery(const topic_image& topic, size_t replication_factor,
                                      int32_t default_min_insync_replicas);
 
-// The partitions that recover_leaderless would give a leader now.
+// The partitions that recover_leaderless would give a leader now. `heard`: the nodes the active
+// controller heard from since it became active (broker_decisions.hpp); an ISR member that is
+// unfenced but not heard from (a registration of a process that died with the whole cluster) does
+// not hold the partition back, as it would not be elected either.
 std::vector<std::pair<topic_id, int32_t>> recoverable_partitions(const metadata_image& image,
                                                                  const leaderless_reports& reports,
-                                                                 const decision_options& options);
+                                                                 const decision_options& options,
+                                                                 const liveness& heard = {});
 
 // For each recoverable partition, a PartitionChange electing its most up-to-date reported
 // replica (ties: replica order) as leader with an ISR of itself, and an info line for the
 // operator in `warnings`. Partitions with unclean leader election enabled are not this
 // decision's: their unclean election takes the first live replica at once.
 decision recover_leaderless(const metadata_image& image, const leaderless_reports& reports,
-                            const decision_options& options);
+                            const decision_options& options, const liveness& heard = {});
 
 } // namespace capstan::controller

@@ -131,6 +131,25 @@ TEST_CASE("reports that no longer count are ignored: a fenced node's, an earlier
   CHECK(recoverable_partitions(two_fenced, from_fenced, options).empty());
 }
 
+TEST_CASE("an ISR member whose registration the controller has not heard from since it became "
+          "active does not hold the recovery back, one heard from does",
+          "[controller][recovery]") {
+  // Node 3's registration is unfenced again (its old process, presumed alive by a new active
+  // controller), but nothing was heard from it.
+  auto image = crashed_without_three();
+  image = applied(image, {unfence_broker_record{node_id{3}, image.broker(node_id{3})->epoch}});
+  decision_options options;
+  leaderless_reports reports;
+  report(reports, image, 1, 2, 10);
+  report(reports, image, 2, 2, 20);
+  CHECK(recoverable_partitions(image, reports, options).empty());
+  const liveness heard_from_one_and_two = [](node_id n) { return n != node_id{3}; };
+  REQUIRE(recoverable_partitions(image, reports, options, heard_from_one_and_two).size() == 1);
+  auto d = recover_leaderless(image, reports, options, heard_from_one_and_two);
+  REQUIRE(d.records.size() == 1);
+  CHECK(applied(image, d.records).topic(orders)->partitions[0].leader == node_id{2});
+}
+
 TEST_CASE("with min.insync.replicas 1 every replica must be back, and a live ISR member or "
           "unclean leader election leaves the partition to the election rules",
           "[controller][recovery]") {
