@@ -104,6 +104,22 @@ void sent(controller_ptr self, node_id to, uint64_t generation) {
   drain_outbox(self, to);
 }
 
+// The fault switch's delayed control message (link_faults.hpp).
+void send_late(const node_endpoint_actor& ep, const outgoing_message& m,
+               std::chrono::milliseconds delay) {
+  switch (m.what) {
+  case outgoing_message::kind::update_metadata:
+    caf::delayed_anon_send(ep, delay, metadata_atom_v, m.frame);
+    break;
+  case outgoing_message::kind::leader_and_isr:
+    caf::delayed_anon_send(ep, delay, leaderisr_atom_v, m.frame);
+    break;
+  case outgoing_message::kind::stop_replica:
+    caf::delayed_anon_send(ep, delay, stopreplica_atom_v, m.frame);
+    break;
+  }
+}
+
 void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, uint64_t generation) {
   auto& st = self->state;
   if (generation != st.generation || st.outboxes[to].empty()) return;
@@ -115,10 +131,16 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
     sent(self, to, generation);
   };
   auto ok = [self, to, generation](const capnp_frame&) { sent(self, to, generation); };
-  if (link_faults::instance().dropped(st.opts.node, to)) {
-    spdlog::debug("controller {}: a control message to node {} is lost: the fault switch cuts "
-                  "the link",
+  const auto fault = link_faults::instance().check_control(st.opts.node, to);
+  if (fault.what == link_fault::kind::drop) {
+    spdlog::debug("controller {}: a control message to node {} is lost: the fault switch drops it",
                   st.opts.node.value(), to.value());
+    sent(self, to, generation);
+    return;
+  }
+  if (fault.what == link_fault::kind::delay) {
+    // Late, not lost: handed over from a timer, unanswered (as the quorum's delayed Raft sends).
+    send_late(ep, m, fault.delay);
     sent(self, to, generation);
     return;
   }
