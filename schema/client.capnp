@@ -138,16 +138,23 @@ interface Capstan {
   # The answering node's fault switch, for failure tests (docs/operations.md, "Fault
   # injection"). POLICY_VIOLATION unless the node runs with fault.injection.enable = true.
   # isolate: every message between this node and each of `peers` (node ids) is dropped, both
-  # ways, until cleared. dropProduceResponses: the next `count` produce calls on this node are
-  # appended as usual, and their answers replaced by a DISCONNECTED error, a lost response.
-  # clear: both undone. INVALID_REQUEST for isolate without peers, with this node's own id or a
-  # negative one, or a negative count.
-  injectFault @15 (fault :FaultKind, peers :List(Int32), count :Int32)
-      -> (errorCode :UInt8, errorMessage :Text);
+  # ways, until cleared. dropOutgoing / dropIncoming: one way, what this node sends to `peers` /
+  # what it receives from them. dropProduceResponses: the next `count` produce calls on this node
+  # are appended as usual, and their answers replaced by a DISCONNECTED error, a lost response.
+  # dropControl: this node's controller loses its next `count` LeaderAndIsr / UpdateMetadata /
+  # StopReplica messages, then each with `probability`. delayControl: it sends each `delayMs`
+  # late. clear: all undone. INVALID_REQUEST for a cut without peers, with this node's own id or
+  # a negative one, a negative count, a probability outside [0, 1] or a delay below 1 ms.
+  injectFault @15 (fault :FaultKind, peers :List(Int32), count :Int32, probability :Float64,
+                   delayMs :Int32) -> (errorCode :UInt8, errorMessage :Text);
 }
 
 enum FaultKind {
   clear @0;
   isolate @1;
   dropProduceResponses @2;
+  dropOutgoing @3;
+  dropIncoming @4;
+  dropControl @5;
+  delayControl @6;
 }

@@ -103,6 +103,23 @@ void answered(controller_ptr self, node_id to, uint64_t generation, bool applied
   drain(self, to);
 }
 
+// The fault switch's delayed control message (link_faults.hpp): handed over from a timer,
+// unanswered, as the quorum's delayed Raft sends.
+void send_late(const node_endpoint_actor& ep, controller::control_streams::sendable m,
+               std::chrono::milliseconds delay) {
+  switch (m.what) {
+  case outgoing_message::kind::update_metadata:
+    caf::delayed_anon_send(ep, delay, metadata_atom_v, std::move(m.frame));
+    break;
+  case outgoing_message::kind::leader_and_isr:
+    caf::delayed_anon_send(ep, delay, leaderisr_atom_v, std::move(m.frame));
+    break;
+  case outgoing_message::kind::stop_replica:
+    caf::delayed_anon_send(ep, delay, stopreplica_atom_v, std::move(m.frame));
+    break;
+  }
+}
+
 void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, uint64_t generation,
               controller::control_streams::sendable m) {
   auto& st = self->state;
@@ -113,9 +130,9 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
                  self->state.opts.node.value(), to.value(), caf::to_string(err));
     answered(self, to, generation, false);
   };
-  if (link_faults::instance().dropped(st.opts.node, to)) {
-    spdlog::debug("controller {}: a control message to node {} is lost: the fault switch cuts "
-                  "the link",
+  const auto fault = link_faults::instance().check_control(st.opts.node, to);
+  if (fault.what == link_fault::kind::drop) {
+    spdlog::debug("controller {}: a control message to node {} is lost: the fault switch drops it",
                   st.opts.node.value(), to.value());
     answered(self, to, generation, false);
     return;
@@ -134,6 +151,13 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
       answered(self, to, generation, applied);
     };
   };
+  if (fault.what == link_fault::kind::delay) {
+    // Late, not lost: the stream goes on, and the node refuses what overtakes it as a gap (then
+    // gets its full state) and ignores it when it comes after that.
+    send_late(ep, std::move(m), fault.delay);
+    answered(self, to, generation, true);
+    return;
+  }
   switch (m.what) {
   case outgoing_message::kind::update_metadata:
     self->request(ep, timeout, metadata_atom_v, std::move(m.frame))

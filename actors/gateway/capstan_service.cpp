@@ -640,19 +640,30 @@ kj::Promise<void> capstan_service::injectFault(InjectFaultContext call) {
                          "fault injection is off on this node (fault.injection.enable = false)"));
     return kj::READY_NOW;
   }
+  std::vector<int32_t> peers;
+  for (auto p : params.getPeers()) peers.push_back(p);
   status done;
   switch (params.getFault()) {
   case rpc::FaultKind::CLEAR:
     faults->clear();
     break;
-  case rpc::FaultKind::ISOLATE: {
-    std::vector<int32_t> peers;
-    for (auto p : params.getPeers()) peers.push_back(p);
+  case rpc::FaultKind::ISOLATE:
     done = faults->isolate(peers);
     break;
-  }
+  case rpc::FaultKind::DROP_OUTGOING:
+    done = faults->drop_outgoing(peers);
+    break;
+  case rpc::FaultKind::DROP_INCOMING:
+    done = faults->drop_incoming(peers);
+    break;
   case rpc::FaultKind::DROP_PRODUCE_RESPONSES:
     done = faults->drop_produce_responses(params.getCount());
+    break;
+  case rpc::FaultKind::DROP_CONTROL:
+    done = faults->drop_control(params.getCount(), params.getProbability());
+    break;
+  case rpc::FaultKind::DELAY_CONTROL:
+    done = faults->delay_control(params.getDelayMs());
     break;
   default:
     done = make_error(errc::invalid_request,

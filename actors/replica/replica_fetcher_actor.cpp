@@ -215,7 +215,11 @@ void send_round(self_ptr self, Atom atom, capnp_frame frame, int64_t wait_ms, On
     };
     self->request(st.session, caf::infinite, atom, std::move(frame))
         .then(
-            [current, on_reply](capnp_frame& reply) mutable {
+            [self, current, on_reply](capnp_frame& reply) mutable {
+              // An answer the link from the leader drops on arrival is never seen: the deadline
+              // ends the round.
+              const auto& o = self->state.opts;
+              if (link_faults::instance().dropped(o.leader, o.node)) return;
               if (current()) on_reply(reply);
             },
             [current, on_error](caf::error& e) mutable {

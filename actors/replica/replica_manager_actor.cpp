@@ -24,6 +24,7 @@
 #include "actors/replica/partition_replica_actor.hpp"
 #include "actors/replica/replica_manager_state.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/cluster/topic_validation.hpp"
 #include "runtime/storage/file_handle.hpp"
 #include "runtime/storage/offset_checkpoint.hpp"
 #include "runtime/storage/partition_check.hpp"
@@ -588,6 +589,8 @@ result<replica_config> effective_replica_config(const std::map<std::string, std:
     out.min_insync_replicas = v;
     log_configs.erase(it);
   }
+  // The controller's election rules read it (validated at topic creation); the log does not.
+  log_configs.erase(unclean_leader_election_key);
   auto log = log_config::from_map(log_configs, defaults);
   if (!log) return log.err();
   out.log = *log;

@@ -16,13 +16,13 @@ namespace {
 
 struct fault_options {
   client_options client;
-  std::vector<int32_t> peers;
-  int32_t count = 0;
+  client::fault_request fault;
 };
 
-void run_fault(const fault_options& f, client::fault_kind kind, const std::string& done) {
+void run_fault(fault_options& f, client::fault_kind kind, const std::string& done) {
   auto client = connect_or_fail(make_client_config(f.client));
-  if (auto s = client->inject_fault(kind, f.peers, f.count); !s) fail(s.err());
+  f.fault.kind = kind;
+  if (auto s = client->inject_fault(f.fault); !s) fail(s.err());
   std::cout << done << "\n";
   std::cout.flush();
 }
@@ -44,27 +44,70 @@ void add_debug_command(CLI::App& app) {
                                      "fault.injection.enable = true (off by default)");
   fault->require_subcommand(1);
 
-  auto* isolate = fault->add_subcommand(
-      "isolate", "Drop every message between the node and the given nodes, both ways, until "
-                 "cleared: the node gets fenced, a cut-off leader loses its ISR");
-  isolate->add_option("--peers", f->peers, "Node ids to cut the node off from, e.g. 2,3")
-      ->required()
-      ->delimiter(',')
-      ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
-  add_client_options(isolate, f->client);
-  isolate->callback(
-      [f] { run_fault(*f, client::fault_kind::isolate, "Isolated from nodes " + join(f->peers)); });
+  // The cuts: the same --peers, a different direction.
+  const auto add_cut = [&](const std::string& name, const std::string& what,
+                           client::fault_kind kind, const std::string& done) {
+    auto* cut = fault->add_subcommand(name, what);
+    cut->add_option("--peers", f->fault.peers, "Node ids, e.g. 2,3")
+        ->required()
+        ->delimiter(',')
+        ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
+    add_client_options(cut, f->client);
+    cut->callback([f, kind, done] { run_fault(*f, kind, done + join(f->fault.peers)); });
+  };
+  add_cut("isolate",
+          "Drop every message between the node and the given nodes, both ways, until cleared: "
+          "the node gets fenced, a cut-off leader loses its ISR",
+          client::fault_kind::isolate, "Isolated from nodes ");
+  add_cut("drop-outgoing",
+          "Drop what the node sends to the given nodes until cleared (one way); what they send "
+          "it still arrives",
+          client::fault_kind::drop_outgoing, "Dropping what the node sends to nodes ");
+  add_cut("drop-incoming",
+          "Drop what the node receives from the given nodes until cleared (one way); what it "
+          "sends them still arrives",
+          client::fault_kind::drop_incoming, "Dropping what the node receives from nodes ");
 
   auto* drop = fault->add_subcommand(
       "drop-produce-responses", "Append the next N produce requests on the node but answer each "
                                 "with a lost connection instead of its result");
-  drop->add_option("count", f->count, "How many produce responses to drop")
+  drop->add_option("count", f->fault.count, "How many produce responses to drop")
       ->required()
       ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
   add_client_options(drop, f->client);
   drop->callback([f] {
     run_fault(*f, client::fault_kind::drop_produce_responses,
-              "Dropping the next " + std::to_string(f->count) + " produce responses");
+              "Dropping the next " + std::to_string(f->fault.count) + " produce responses");
+  });
+
+  auto* drop_control = fault->add_subcommand(
+      "drop-control", "Lose the LeaderAndIsr / UpdateMetadata / StopReplica messages the node's "
+                      "controller sends: the next --count, then each with --probability, until "
+                      "cleared");
+  drop_control->add_option("--count", f->fault.count, "How many to lose first (default 0)")
+      ->check(integer_in(0, std::numeric_limits<int32_t>::max()));
+  drop_control
+      ->add_option("--probability", f->fault.probability,
+                   "Then lose each with this probability (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  add_client_options(drop_control, f->client);
+  drop_control->callback([f] {
+    run_fault(*f, client::fault_kind::drop_control,
+              "Losing the next " + std::to_string(f->fault.count) +
+                  " control messages, then each with probability " +
+                  std::to_string(f->fault.probability));
+  });
+
+  auto* delay_control = fault->add_subcommand(
+      "delay-control", "Send each LeaderAndIsr / UpdateMetadata / StopReplica message of the "
+                       "node's controller late, until cleared");
+  delay_control->add_option("--delay-ms", f->fault.delay_ms, "How late, in ms")
+      ->required()
+      ->check(integer_in(1, std::numeric_limits<int32_t>::max()));
+  add_client_options(delay_control, f->client);
+  delay_control->callback([f] {
+    run_fault(*f, client::fault_kind::delay_control,
+              "Delaying control messages by " + std::to_string(f->fault.delay_ms) + " ms");
   });
 
   auto* clear = fault->add_subcommand("clear", "Undo every fault set on the node");

@@ -319,23 +319,38 @@ public:
     });
   }
 
-  status inject_fault(fault_kind kind, const std::vector<int32_t>& peers, int32_t count) override {
-    return run_status([this, kind, peers, count] {
+  status inject_fault(const fault_request& fault) override {
+    return run_status([this, fault] {
       auto req = admin_cap().injectFaultRequest();
-      switch (kind) {
+      switch (fault.kind) {
       case fault_kind::clear:
         req.setFault(rpc::FaultKind::CLEAR);
         break;
       case fault_kind::isolate:
         req.setFault(rpc::FaultKind::ISOLATE);
         break;
+      case fault_kind::drop_outgoing:
+        req.setFault(rpc::FaultKind::DROP_OUTGOING);
+        break;
+      case fault_kind::drop_incoming:
+        req.setFault(rpc::FaultKind::DROP_INCOMING);
+        break;
       case fault_kind::drop_produce_responses:
         req.setFault(rpc::FaultKind::DROP_PRODUCE_RESPONSES);
         break;
+      case fault_kind::drop_control:
+        req.setFault(rpc::FaultKind::DROP_CONTROL);
+        break;
+      case fault_kind::delay_control:
+        req.setFault(rpc::FaultKind::DELAY_CONTROL);
+        break;
       }
-      auto list = req.initPeers(static_cast<unsigned>(peers.size()));
-      for (size_t i = 0; i < peers.size(); ++i) list.set(static_cast<unsigned>(i), peers[i]);
-      req.setCount(count);
+      auto list = req.initPeers(static_cast<unsigned>(fault.peers.size()));
+      for (size_t i = 0; i < fault.peers.size(); ++i)
+        list.set(static_cast<unsigned>(i), fault.peers[i]);
+      req.setCount(fault.count);
+      req.setProbability(fault.probability);
+      req.setDelayMs(fault.delay_ms);
       return req;
     });
   }

@@ -56,7 +56,24 @@ struct election_result {
   std::string message;
 };
 // The faults injectFault sets on a node (schema/client.capnp, docs/operations.md).
-enum class fault_kind { clear, isolate, drop_produce_responses };
+enum class fault_kind {
+  clear,
+  isolate,
+  drop_outgoing,
+  drop_incoming,
+  drop_produce_responses,
+  drop_control,
+  delay_control
+};
+
+// One injectFault call; each kind reads only its own fields.
+struct fault_request {
+  fault_kind kind = fault_kind::clear;
+  std::vector<int32_t> peers; // isolate, drop_outgoing, drop_incoming
+  int32_t count = 0;          // drop_produce_responses, drop_control
+  double probability = 0;     // drop_control
+  int32_t delay_ms = 0;       // delay_control
+};
 
 class cluster_client {
 public:
@@ -80,11 +97,9 @@ public:
   elect_leaders(const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
   // The controller quorum as the connected node finds it (schema/client.capnp, describeCluster).
   virtual result<cluster_description> describe_cluster() = 0;
-  // Sets the fault switch of the node this client bootstrapped from (the admin node): cut it off
-  // from `peers` (isolate), drop its next `count` produce responses, or clear both. The other
-  // arguments are ignored. POLICY_VIOLATION unless the node runs with fault.injection.enable.
-  virtual status inject_fault(fault_kind kind, const std::vector<int32_t>& peers,
-                              int32_t count) = 0;
+  // Sets the fault switch of the node this client bootstrapped from (the admin node).
+  // POLICY_VIOLATION unless the node runs with fault.injection.enable.
+  virtual status inject_fault(const fault_request& fault) = 0;
   // Kafka's InitProducerId without a transactional id: a producer id no other call got, on any
   // node of the cluster, with epoch 0.
   virtual result<producer_identity> init_producer_id() = 0;

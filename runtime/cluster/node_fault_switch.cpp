@@ -6,8 +6,8 @@
 
 namespace capstan {
 
-status node_fault_switch::isolate(const std::vector<int32_t>& peers) {
-  if (peers.empty()) return make_error(errc::invalid_request, "isolate needs at least one peer");
+result<std::vector<node_id>> node_fault_switch::peer_ids(const std::vector<int32_t>& peers) const {
+  if (peers.empty()) return make_error(errc::invalid_request, "a cut needs at least one peer");
   std::vector<node_id> ids;
   for (auto p : peers) {
     if (p < 0 || p == self_.value())
@@ -16,7 +16,52 @@ status node_fault_switch::isolate(const std::vector<int32_t>& peers) {
                                                    std::to_string(p));
     ids.push_back(node_id{p});
   }
-  link_faults::instance().isolate(self_, ids);
+  return ids;
+}
+
+status node_fault_switch::isolate(const std::vector<int32_t>& peers) {
+  auto ids = peer_ids(peers);
+  if (!ids) return ids.err();
+  link_faults::instance().isolate(self_, *ids);
+  return {};
+}
+
+status node_fault_switch::drop_outgoing(const std::vector<int32_t>& peers) {
+  auto ids = peer_ids(peers);
+  if (!ids) return ids.err();
+  for (auto peer : *ids) link_faults::instance().drop(self_, peer);
+  return {};
+}
+
+status node_fault_switch::drop_incoming(const std::vector<int32_t>& peers) {
+  auto ids = peer_ids(peers);
+  if (!ids) return ids.err();
+  for (auto peer : *ids) link_faults::instance().drop(peer, self_);
+  return {};
+}
+
+status node_fault_switch::drop_control(int32_t count, double probability) {
+  if (count < 0 || !(probability >= 0 && probability <= 1))
+    return make_error(errc::invalid_request,
+                      "cannot drop " + std::to_string(count) +
+                          " control messages and then each with probability " +
+                          std::to_string(probability));
+  auto& links = link_faults::instance();
+  auto fault = links.control(self_);
+  fault.drop_next = count;
+  fault.drop_probability = probability;
+  links.set_control(self_, fault);
+  return {};
+}
+
+status node_fault_switch::delay_control(int32_t delay_ms) {
+  if (delay_ms < 1)
+    return make_error(errc::invalid_request,
+                      "cannot delay control messages by " + std::to_string(delay_ms) + " ms");
+  auto& links = link_faults::instance();
+  auto fault = links.control(self_);
+  fault.delay = std::chrono::milliseconds(delay_ms);
+  links.set_control(self_, fault);
   return {};
 }
 

@@ -1,11 +1,12 @@
 #pragma once
 
 // One node's fault switch as a client drives it (schema/client.capnp, injectFault; `capstan
-// debug fault`): cut this node off from peers, drop its next produce responses, or clear both.
-// Only a node started with fault.injection.enable = true has one (docs/operations.md, "Fault
-// injection"). Cutting off sets link_faults for every link between this node and a peer, both
-// ways; since senders and receivers both ask link_faults, that alone cuts a real process off
-// from the others, whose own switches stay clear.
+// debug fault`): cut this node off from peers both ways or one way, drop its next produce
+// responses, lose or delay its controller's control messages, or clear all of it. Only a node
+// started with fault.injection.enable = true has one (docs/operations.md, "Fault injection").
+// Cutting off sets link_faults for the links between this node and a peer; since senders and
+// receivers both ask link_faults, that alone cuts a real process off from the others, whose own
+// switches stay clear.
 //
 // Thread-safe: the RPC thread sets it, the RPC thread asks it on every produce answer.
 
@@ -27,10 +28,22 @@ public:
   // Drops every message between this node and each of `peers` until clear(); adds to the peers
   // cut off before. INVALID_REQUEST (and nothing set) for no peers, a negative id or this node's.
   status isolate(const std::vector<int32_t>& peers);
+  // One way: drops what this node sends to each of `peers` (outgoing), or what it receives from
+  // them (incoming), until clear(); the same refusals as isolate.
+  status drop_outgoing(const std::vector<int32_t>& peers);
+  status drop_incoming(const std::vector<int32_t>& peers);
+  // This node's controller loses its next `count` control messages, then each with
+  // `probability`, until clear() (replacing what was left, keeping a delay). INVALID_REQUEST
+  // for a negative count or a probability outside [0, 1].
+  status drop_control(int32_t count, double probability);
+  // This node's controller sends each control message `delay_ms` late until clear() (keeping the
+  // drops). INVALID_REQUEST for a delay below 1 ms.
+  status delay_control(int32_t delay_ms);
   // The next `count` produce responses are dropped (replacing what was left). INVALID_REQUEST
   // for a negative count.
   status drop_produce_responses(int32_t count);
-  // Undoes both: every link of this node passes, no produce response is dropped.
+  // Undoes all: every link of this node passes, no produce response or control message is
+  // dropped or delayed.
   void clear();
 
   // True iff this produce response is to be dropped (and counts it). One relaxed atomic load
@@ -38,6 +51,9 @@ public:
   bool take_produce_response();
 
 private:
+  // `peers` as node ids, or INVALID_REQUEST for none, a negative id or this node's.
+  result<std::vector<node_id>> peer_ids(const std::vector<int32_t>& peers) const;
+
   node_id self_;
   std::atomic<int32_t> produce_drops_{0};
 };

@@ -637,8 +637,9 @@ TEST_CASE("rpc server: injectFault is refused with POLICY_VIOLATION on a node wi
   capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
   auto& ws = client.getWaitScope();
   auto cap = client.getMain<rpc::Capstan>();
-  for (auto kind :
-       {rpc::FaultKind::CLEAR, rpc::FaultKind::ISOLATE, rpc::FaultKind::DROP_PRODUCE_RESPONSES}) {
+  for (auto kind : {rpc::FaultKind::CLEAR, rpc::FaultKind::ISOLATE, rpc::FaultKind::DROP_OUTGOING,
+                    rpc::FaultKind::DROP_INCOMING, rpc::FaultKind::DROP_PRODUCE_RESPONSES,
+                    rpc::FaultKind::DROP_CONTROL, rpc::FaultKind::DELAY_CONTROL}) {
     auto req = cap.injectFaultRequest();
     req.setFault(kind);
     req.initPeers(1).set(0, 2);

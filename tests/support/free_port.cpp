@@ -8,7 +8,7 @@
 #include <fstream>
 #include <random>
 
-#include <catch2/catch.hpp>
+#include "tests/support/test_failure.hpp"
 
 namespace capstan::test {
 
@@ -17,14 +17,15 @@ namespace {
 // True when `port` (0: any) binds on 127.0.0.1; sets `port` to the one bound.
 bool binds(uint16_t& port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
+  require(fd >= 0, "no socket for a free port");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(port);
   const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   socklen_t len = sizeof addr;
-  if (bound) REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  if (bound)
+    require(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0, "getsockname failed");
   ::close(fd);
   port = ntohs(addr.sin_port);
   return bound;
@@ -51,7 +52,7 @@ uint16_t free_port() {
     }
   }
   uint16_t any = 0;
-  REQUIRE(binds(any));
+  require(binds(any), "no free port on 127.0.0.1");
   return any;
 }
 

@@ -127,7 +127,7 @@ memory_cluster::elect_leaders(const std::vector<std::pair<std::string, int32_t>>
 result<cluster_description> memory_cluster::describe_cluster() {
   return unsupported();
 }
-status memory_cluster::inject_fault(client::fault_kind, const std::vector<int32_t>&, int32_t) {
+status memory_cluster::inject_fault(const client::fault_request&) {
   return unsupported();
 }
 result<int64_t> memory_cluster::list_offsets(const std::string&, int32_t, int64_t) {

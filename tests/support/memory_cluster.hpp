@@ -64,7 +64,7 @@ public:
   result<std::vector<client::election_result>>
   elect_leaders(const std::vector<std::pair<std::string, int32_t>>&) override;
   result<cluster_description> describe_cluster() override;
-  status inject_fault(client::fault_kind, const std::vector<int32_t>&, int32_t) override;
+  status inject_fault(const client::fault_request&) override;
   result<int64_t> list_offsets(const std::string&, int32_t, int64_t) override;
   result<std::vector<client::committed_offset>>
   commit_offsets(const std::string&, const std::vector<client::committed_offset>&) override;

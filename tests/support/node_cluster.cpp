@@ -5,10 +5,9 @@
 #include <set>
 #include <sstream>
 
-#include <catch2/catch.hpp>
-
 #include "tests/support/eventually.hpp"
 #include "tests/support/free_port.hpp"
+#include "tests/support/test_failure.hpp"
 
 namespace capstan::test {
 
@@ -68,7 +67,8 @@ std::string untabbed(std::string text) {
   return text;
 }
 
-node_cluster::node_cluster(std::string binary, int brokers, const std::string& more_settings)
+node_cluster::node_cluster(std::string binary, int brokers, const std::string& more_settings,
+                           bool stable_client_ports)
     : binary_(std::move(binary)) {
   std::string quorum;
   for (int id = 1; id <= 3; ++id) {
@@ -78,6 +78,8 @@ node_cluster::node_cluster(std::string binary, int brokers, const std::string& m
   }
   flags_ = {"--controller-quorum", quorum, "--cluster-id", cluster_id};
   settings_ = merged(settings, more_settings);
+  if (stable_client_ports)
+    for (int id = 1; id <= 3 + brokers; ++id) client_ports_.push_back(free_port());
   for (int id = 1; id <= 3 + brokers; ++id)
     nodes.push_back(std::make_unique<node_process>(dir, id, options(id)));
   for (auto& n : nodes) n->start();
@@ -87,7 +89,10 @@ node_process_options node_cluster::options(int id) const {
   const std::string listen =
       id >= 1 && id <= 3 ? "127.0.0.1:" + std::to_string(voter_ports_[static_cast<size_t>(id - 1)])
                          : "127.0.0.1:0";
-  return node_process_options{binary_, settings_, listen, flags_};
+  node_process_options out{binary_, settings_, listen, flags_};
+  if (id >= 1 && static_cast<size_t>(id) <= client_ports_.size())
+    out.client_listen = "127.0.0.1:" + std::to_string(client_ports_[static_cast<size_t>(id - 1)]);
+  return out;
 }
 
 node_cluster::~node_cluster() {
@@ -140,29 +145,41 @@ void node_cluster::create_topic(const std::string& name, int replication_factor,
   }
   std::string out, err;
   const bool created = eventually([&] { return cli("", args, via, &out, &err) == 0; }, 60s);
-  INFO(untabbed(out + err));
-  REQUIRE(created);
+  require(created, "topic " + name + " was not created in 60 s: " + untabbed(out + err));
+}
+
+std::optional<std::vector<node_cluster::partition_row>>
+node_cluster::describe(const std::string& topic, const node_process& via) {
+  static const std::regex row(
+      R"(Partition: (\d+)\tLeader: (-?\d+)\tReplicas: ([0-9,]+)\tIsr: ([0-9,]*))");
+  std::string out, err;
+  if (cli("", {"topic", "describe", topic}, via, &out, &err) != 0) return std::nullopt;
+  std::vector<partition_row> rows;
+  for (std::sregex_iterator m(out.begin(), out.end(), row), end; m != end; ++m) {
+    const auto p = static_cast<size_t>(std::stoi((*m)[1]));
+    if (rows.size() <= p) rows.resize(p + 1);
+    rows[p] = partition_row{std::stoi((*m)[2]), ids_of((*m)[3]), ids_of((*m)[4])};
+  }
+  return rows;
 }
 
 node_cluster::partition_row
 node_cluster::await_partition(const std::string& topic, const node_process& via,
                               const std::function<bool(const partition_row&)>& settled,
                               int partition) {
-  const std::regex row("Partition: " + std::to_string(partition) +
-                       R"(\tLeader: (-?\d+)\tReplicas: ([0-9,]+)\tIsr: ([0-9,]*))");
-  std::string out, err;
   partition_row got;
   const bool done = eventually(
       [&] {
-        if (cli("", {"topic", "describe", topic}, via, &out, &err) != 0) return false;
-        std::smatch m;
-        if (!std::regex_search(out, m, row)) return false;
-        got = partition_row{std::stoi(m[1]), ids_of(m[2]), ids_of(m[3])};
-        return settled(got);
+        const auto rows = describe(topic, via);
+        if (!rows || rows->size() <= static_cast<size_t>(partition)) return false;
+        got = (*rows)[static_cast<size_t>(partition)];
+        return !got.replicas.empty() && settled(got);
       },
       60s);
-  INFO("node " << via.id() << ": " << untabbed(out + err));
-  REQUIRE(done);
+  require(done, "partition " + topic + "-" + std::to_string(partition) +
+                    " did not settle in 60 s; node " + std::to_string(via.id()) +
+                    " last said: leader " + std::to_string(got.leader) + ", ISR of " +
+                    std::to_string(got.isr.size()));
   return got;
 }
 
@@ -207,8 +224,7 @@ std::vector<std::string> node_cluster::consume(const std::string& topic, const n
   }
   args.insert(args.end(), extra.begin(), extra.end());
   const int code = cli("", args, via, &out, &err);
-  INFO("consumed through node " << via.id() << ": " << err);
-  REQUIRE(code == 0);
+  require(code == 0, "consume through node " + std::to_string(via.id()) + " failed: " + err);
   return lines_of(out);
 }
 

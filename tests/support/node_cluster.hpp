@@ -5,10 +5,12 @@
 // that a restarted voter comes back where the others look for it) and `brokers` more nodes that
 // are brokers only. Short heartbeats, sessions and elections, so that failover takes seconds; the
 // tests wait for outcomes, never for these. Everything goes through the real CLI at a node the
-// caller names. Every node is stopped by pid: the destructor kills what is still running.
+// caller names. Every node is stopped by pid: the destructor kills what is still running. A wait
+// that runs out throws test_failure (test_failure.hpp).
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,10 @@ class node_cluster {
 public:
   // Starts voters 1..3 and nodes 4..3+brokers, each waited for until it is ready. `settings`:
   // more TOML lines for every node's config file; a key they set replaces the cluster's default.
-  node_cluster(std::string binary, int brokers, const std::string& settings = {});
+  // `stable_client_ports`: each node's client listener keeps its port across restarts, as a real
+  // deployment's does, so that a client bootstrapped before every node restarted finds them again.
+  node_cluster(std::string binary, int brokers, const std::string& settings = {},
+               bool stable_client_ports = false);
   ~node_cluster();
   node_cluster(const node_cluster&) = delete;
   node_cluster& operator=(const node_cluster&) = delete;
@@ -56,6 +61,11 @@ public:
     std::vector<int> isr;
   };
 
+  // Every partition's row of `topic describe TOPIC` through `via`, by partition id; nullopt
+  // when the CLI fails (the node is down, the topic unknown there).
+  std::optional<std::vector<partition_row>> describe(const std::string& topic,
+                                                     const node_process& via);
+
   // The partition as node `via` describes it once `settled` holds for its row. Fails the test
   // after 60 s.
   partition_row await_partition(const std::string& topic, const node_process& via,
@@ -80,6 +90,8 @@ public:
 private:
   std::string binary_;
   std::vector<uint16_t> voter_ports_;
+  // Each node's client port when they stay across restarts; empty: fresh at each start.
+  std::vector<uint16_t> client_ports_;
   std::vector<std::string> flags_;
   std::string settings_;
 };

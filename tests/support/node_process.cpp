@@ -5,7 +5,7 @@
 #include <regex>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "tests/support/test_failure.hpp"
 
 namespace capstan::test {
 
@@ -20,23 +20,32 @@ node_process::node_process(const temp_dir& dir, int id, node_process_options opt
 
 void node_process::start() {
   ++starts_;
-  std::vector<std::string> args{
-      "node",         "--node-id",        std::to_string(id_),  "--data-dir",
-      data_.string(), "--config",         config_.string(),     "--listen",
-      "127.0.0.1:0",  "--cluster-listen", opts_.cluster_listen, "--metrics-listen",
-      "127.0.0.1:0"};
+  std::vector<std::string> args{"node",
+                                "--node-id",
+                                std::to_string(id_),
+                                "--data-dir",
+                                data_.string(),
+                                "--config",
+                                config_.string(),
+                                "--listen",
+                                opts_.client_listen,
+                                "--cluster-listen",
+                                opts_.cluster_listen,
+                                "--metrics-listen",
+                                "127.0.0.1:0"};
   args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
   process_ = std::make_unique<child_process>(
       opts_.binary, args, dir_, "node" + std::to_string(id_) + "-" + std::to_string(starts_));
   const bool up = process_->wait_for_stderr("ready; stop with", 30s);
-  INFO(process_->stderr_text());
-  REQUIRE(up);
+  require(up, "node " + std::to_string(id_) +
+                  " did not get ready in 30 s: " + tail_of(process_->stderr_text()));
   static const std::regex ports(
       R"(client RPC on 127\.0\.0\.1:(\d+), cluster on 127\.0\.0\.1:(\d+), metrics on )"
       R"(http://127\.0\.0\.1:(\d+)/metrics)");
   std::smatch m;
   const auto text = process_->stderr_text();
-  REQUIRE(std::regex_search(text, m, ports));
+  require(std::regex_search(text, m, ports),
+          "node " + std::to_string(id_) + " named no ports: " + tail_of(text));
   rpc_port_ = static_cast<uint16_t>(std::stoi(m[1]));
   cluster_port_ = static_cast<uint16_t>(std::stoi(m[2]));
   metrics_port_ = static_cast<uint16_t>(std::stoi(m[3]));
@@ -50,16 +59,17 @@ void node_process::signal(int sig) {
 void node_process::kill() {
   alive_ = false;
   process_->signal(SIGKILL);
-  REQUIRE(process_->wait(30s));
+  require(process_->wait(30s).has_value(),
+          "node " + std::to_string(id_) + " was still there 30 s after SIGKILL");
 }
 
 void node_process::stop() {
   alive_ = false;
   process_->signal(SIGTERM);
   auto code = process_->wait(60s);
-  INFO(process_->stderr_text());
-  REQUIRE(code);
-  CHECK(*code == 0);
+  require(code == 0, "node " + std::to_string(id_) + " " +
+                         (code ? "exited with " + std::to_string(*code) : "did not exit in 60 s") +
+                         " after SIGTERM: " + tail_of(process_->stderr_text()));
 }
 
 std::optional<int> node_process::wait_for_exit(std::chrono::milliseconds timeout) {

@@ -3,8 +3,8 @@
 // One real `capstan node` process for system tests, on its own data dir under a temp dir and on
 // 127.0.0.1: started with posix_spawn (child_process), waited for until it says it is ready (30 s
 // at most), its client, cluster and metrics ports read from its log. Each start takes fresh
-// ports unless the cluster listener is pinned (a controller quorum names its voters' cluster
-// ports up front).
+// ports unless a listener is pinned (a controller quorum names its voters' cluster ports up
+// front).
 // Stopped by pid: kill() is SIGKILL, stop() SIGTERM and a clean exit; the destructor kills what is
 // still running. Also the CLI helpers the system tests share.
 
@@ -31,6 +31,8 @@ struct node_process_options {
   std::string cluster_listen = "127.0.0.1:0";
   // More flags, e.g. --controller-quorum and --cluster-id.
   std::vector<std::string> extra_args;
+  // --listen (the client RPC listener); port 0 picks a free one at each start.
+  std::string client_listen = "127.0.0.1:0";
 };
 
 class node_process {

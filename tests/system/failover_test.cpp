@@ -21,12 +21,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/client/cluster_client.hpp"
-#include "runtime/client/consumer.hpp"
-#include "runtime/client/producer.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/history_check.hpp"
 #include "tests/support/log_builder.hpp"
 #include "tests/support/node_cluster.hpp"
+#include "tests/support/workload.hpp"
 
 using namespace capstan;
 using namespace capstan::test;
@@ -37,115 +36,6 @@ namespace {
 const std::string binary = CAPSTAN_BINARY;
 constexpr int partitions = 3;
 
-// A client of the library bootstrapped at every node of `c`, with `config`'s other settings.
-std::unique_ptr<client::cluster_client> connect_to(const node_cluster& c,
-                                                   client::client_config& config) {
-  for (const auto& n : c.nodes) config.bootstrap.push_back(n->bootstrap());
-  auto connected = client::cluster_client::connect(config);
-  INFO((connected ? std::string() : connected.err().to_string()));
-  REQUIRE(connected);
-  return std::move(*connected);
-}
-
-// One acknowledged record: its value, the order it was sent in, and where it landed.
-struct acked_record {
-  std::string value;
-  int sent;
-  int64_t offset;
-};
-
-// An acks=all producer of the client library on its own thread, writing "record-<i>" to
-// partition i % partitions of `topic` until stopped, with every acknowledgement and failure kept.
-class busy_producer {
-public:
-  busy_producer(const node_cluster& c, const std::string& topic, int max_in_flight = 1) {
-    config_.acks = -1;
-    config_.linger_ms = 1;
-    config_.request_timeout_ms = 5000;
-    // Long enough for a failover: what is in flight when a leader dies is retried until the
-    // controller names the new leader.
-    config_.delivery_timeout_ms = 60000;
-    config_.retry_backoff_ms = 50;
-    // Idempotent (acks all and at most 5 in flight turn it on, as in Kafka 3.x), so a batch
-    // retried after its leader died is stored once and in its place, with up to five in flight.
-    config_.max_in_flight = max_in_flight;
-    client_ = connect_to(c, config_);
-    writer_ = std::thread([this, topic] { write(topic); });
-  }
-  ~busy_producer() { stop(); }
-  busy_producer(const busy_producer&) = delete;
-  busy_producer& operator=(const busy_producer&) = delete;
-
-  // Records acknowledged so far in partition `p`.
-  size_t acked(int p) {
-    std::lock_guard lock(mu_);
-    return acked_[p].size();
-  }
-
-  // True once every partition has at least `more` acknowledgements beyond `from` (a count per
-  // partition); false after 60 s.
-  bool await_acks(const std::vector<size_t>& from, size_t more) {
-    return eventually(
-        [&] {
-          for (int p = 0; p < partitions; ++p)
-            if (acked(p) < from[static_cast<size_t>(p)] + more) return false;
-          return true;
-        },
-        60s);
-  }
-
-  std::vector<size_t> counts() {
-    std::vector<size_t> out;
-    for (int p = 0; p < partitions; ++p) out.push_back(acked(p));
-    return out;
-  }
-
-  // Stops sending and waits until every record sent is acknowledged or failed.
-  void stop() {
-    stop_ = true;
-    if (writer_.joinable()) writer_.join();
-  }
-
-  std::map<int, std::vector<acked_record>> acknowledged() {
-    std::lock_guard lock(mu_);
-    return acked_;
-  }
-  std::vector<std::string> failures() {
-    std::lock_guard lock(mu_);
-    return failures_;
-  }
-
-private:
-  void write(const std::string& topic) {
-    client::producer producer(*client_, config_);
-    for (int i = 0; !stop_ && i < 1000000; ++i) {
-      auto value = std::make_shared<std::string>("record-" + std::to_string(i));
-      producer.send(topic, std::nullopt,
-                    bytes_view(reinterpret_cast<const uint8_t*>(value->data()), value->size()),
-                    i % partitions, [this, value, i](result<client::record_metadata> r) {
-                      std::lock_guard lock(mu_);
-                      if (!r) {
-                        failures_.push_back(*value + ": " + r.err().to_string());
-                        return;
-                      }
-                      acked_[r->partition].push_back({*value, i, r->off.value()});
-                    });
-      // A steady trickle rather than a flood keeps the logs small; the test waits for counts of
-      // acknowledgements, never for time.
-      std::this_thread::sleep_for(2ms);
-    }
-    producer.flush();
-  }
-
-  client::client_config config_;
-  std::unique_ptr<client::cluster_client> client_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::map<int, std::vector<acked_record>> acked_;
-  std::vector<std::string> failures_;
-  std::thread writer_;
-};
-
 // Every partition's ISR as `via` describes it is {1, 2, 3}; the leader of each.
 std::vector<int> await_full_isr(node_cluster& c, const std::string& topic, int count,
                                 const node_process& via) {
@@ -154,119 +44,28 @@ std::vector<int> await_full_isr(node_cluster& c, const std::string& topic, int c
   return leaders;
 }
 
-// The acknowledged records of one partition came in the order they were sent, at increasing
-// offsets, and each is at its offset in `lines` ("<offset>\t<value>", from offset 0). A record
-// acknowledged with offset -1 (its batch known appended because a later one was acknowledged,
-// docs/idempotence.md) is somewhere in `lines`.
-void check_read_back(const std::vector<acked_record>& acked,
-                     const std::vector<std::string>& lines) {
-  auto by_send = acked;
-  std::sort(by_send.begin(), by_send.end(),
-            [](const acked_record& a, const acked_record& b) { return a.sent < b.sent; });
-  int64_t previous = -1;
-  for (const auto& a : by_send) {
-    INFO(a.value << " acknowledged at offset " << a.offset);
-    if (a.offset < 0) {
-      const auto suffix = "\t" + a.value;
-      CHECK(std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
-        return line.size() > suffix.size() &&
-               line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0;
-      }));
-      continue;
-    }
-    CHECK(a.offset > previous);
-    previous = a.offset;
-    REQUIRE(a.offset < static_cast<int64_t>(lines.size()));
-    CHECK(lines[static_cast<size_t>(a.offset)] == std::to_string(a.offset) + "\t" + a.value);
-  }
-}
-
-// The same for a replica's log on disk.
-void check_on_disk(const std::vector<acked_record>& acked, const std::vector<read_record>& log) {
-  for (const auto& a : acked) {
-    INFO(a.value << " acknowledged at offset " << a.offset);
-    if (a.offset < 0) {
-      CHECK(std::any_of(log.begin(), log.end(),
-                        [&](const read_record& r) { return r.value == a.value; }));
-      continue;
-    }
-    REQUIRE(a.offset < static_cast<int64_t>(log.size()));
-    CHECK(log[static_cast<size_t>(a.offset)].off.value() == a.offset);
-    CHECK(log[static_cast<size_t>(a.offset)].value == a.value);
-  }
-}
-
 int64_t last_offset(const std::vector<acked_record>& acked) {
   int64_t last = -1;
   for (const auto& a : acked) last = std::max(last, a.offset);
   return last;
 }
 
-// A consumer of every partition of `topic` from the beginning on its own thread, polling until
-// stopped, with what it read and every OFFSET_OUT_OF_RANGE kept: a position is never reset, so a
-// fetch past a partition's end is an error here, not a jump. Other poll errors are the retriable
-// ones of moving leaders; the next poll tries again.
-class busy_consumer {
-public:
-  busy_consumer(const node_cluster& c, const std::string& topic) {
-    config_.request_timeout_ms = 5000;
-    config_.fetch_max_wait_ms = 100;
-    config_.auto_offset_reset = client::offset_reset::none;
-    client_ = connect_to(c, config_);
-    reader_ = std::thread([this, topic] { read(topic); });
-  }
-  ~busy_consumer() { stop(); }
-  busy_consumer(const busy_consumer&) = delete;
-  busy_consumer& operator=(const busy_consumer&) = delete;
-
-  void stop() {
-    stop_ = true;
-    if (reader_.joinable()) reader_.join();
-  }
-  // Per partition, what was read in the order it was read.
-  std::map<int, std::vector<read_record>> records() {
-    std::lock_guard lock(mu_);
-    return read_;
-  }
-  std::vector<std::string> errors() {
-    std::lock_guard lock(mu_);
-    return errors_;
-  }
-
-private:
-  void read(const std::string& topic) {
-    client::consumer consumer(*client_, config_);
-    auto started = consumer.assign(topic);
-    if (started) started = consumer.seek_to_beginning();
-    if (!started) {
-      std::lock_guard lock(mu_);
-      errors_.push_back("start: " + started.err().to_string());
-      return;
-    }
-    while (!stop_) {
-      auto polled = consumer.poll(200ms);
-      std::lock_guard lock(mu_);
-      if (!polled) {
-        if (polled.code() == errc::offset_out_of_range) errors_.push_back(polled.err().to_string());
-        continue;
-      }
-      for (auto& r : *polled)
-        read_[r.partition].push_back(
-            {r.off, std::nullopt,
-             r.value ? std::optional<std::string>(std::in_place, r.value->begin(), r.value->end())
-                     : std::nullopt,
-             0});
-    }
-  }
-
-  client::client_config config_;
-  std::unique_ptr<client::cluster_client> client_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::map<int, std::vector<read_record>> read_;
-  std::vector<std::string> errors_;
-  std::thread reader_;
-};
+// No anomaly (tests/support/history_check.hpp) in partition `p` of `topic`: what `producer`
+// acknowledged there against `final_read`, what `consumed` read and the `replicas`' logs.
+void check_history(const std::string& topic, int p, busy_producer& producer,
+                   std::vector<read_record> final_read,
+                   std::vector<std::vector<read_record>> consumed = {},
+                   std::vector<std::pair<int, std::vector<read_record>>> replicas = {}) {
+  partition_history h;
+  h.tp = {topic, p};
+  h.acked = {producer.acknowledged()[h.tp]};
+  h.final_read = std::move(final_read);
+  h.consumed = std::move(consumed);
+  h.replicas = std::move(replicas);
+  const auto found = check_partition(h);
+  INFO(describe(found));
+  CHECK(found.empty());
+}
 
 // The "Topic: ..." line of `topic describe`: name, id, partition count, replication factor and
 // configs, without the partitions' leaders and ISRs.
@@ -311,7 +110,7 @@ TEST_CASE(
   INFO("leaders " << leaders[0] << "," << leaders[1] << "," << leaders[2] << ", controller "
                   << controller << ", victim " << victim_id);
 
-  busy_producer producer(c, "orders");
+  busy_producer producer(c, partitions_of("orders", partitions));
   REQUIRE(producer.await_acks(std::vector<size_t>(partitions, 0), 100));
   victim.kill();
 
@@ -344,14 +143,14 @@ TEST_CASE(
   }
 
   // Read back through every node: every acknowledged record, in the order it was sent.
-  const auto acked = producer.acknowledged();
   for (int p = 0; p < partitions; ++p) {
-    const auto& in_p = acked.at(p);
-    const auto count = static_cast<size_t>(last_offset(in_p) + 1);
+    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
     for (auto& n : c.nodes) {
       INFO("partition " << p << " through node " << n->id());
-      check_read_back(in_p, c.consume("orders", *n, count,
-                                      {"--partition", std::to_string(p), "--print-offset"}));
+      check_history(
+          "orders", p, producer,
+          records_of_lines(c.consume("orders", *n, count,
+                                     {"--partition", std::to_string(p), "--print-offset"})));
     }
   }
 
@@ -361,23 +160,16 @@ TEST_CASE(
   for (int p = 0; p < partitions; ++p) {
     const topic_partition tp{"orders", p};
     const auto first = partition_dir_records(c.node(1).partition_dir(tp));
+    std::vector<std::pair<int, std::vector<read_record>>> replicas;
     for (auto& n : c.nodes) {
       INFO("partition " << p << " on node " << n->id());
-      const auto log = partition_dir_records(n->partition_dir(tp));
-      check_on_disk(acked.at(p), log);
-      CHECK(log == first);
+      replicas.emplace_back(n->id(), partition_dir_records(n->partition_dir(tp)));
+      CHECK(replicas.back().second == first);
     }
+    check_history("orders", p, producer, first, {}, replicas);
   }
 }
 
-// "Any single node killed with SIGKILL, at any moment", and stalls and cut links: each round draws
-// a node at random among the three (leader of some partitions and follower of others, or the active
-// controller) and, after a random pause into the producer's stream, kills it, stops it (SIGSTOP)
-// for up to 4 s, or cuts it off from one or both of the others with the fault switch for up to 4 s
-// (long enough to be fenced and replaced, or short enough to only stall the high watermark). One
-// fault at a time: the next round waits until every ISR is whole again. The producer is idempotent
-// with five requests in flight, so nothing may be stored twice or out of order either, and a
-// consumer reads all along.
 TEST_CASE(
     "any one node killed with SIGKILL, paused or cut off from its peers at a random moment, "
     "eight rounds in a row, loses no acknowledged acks=all record, stores none twice, and the "
@@ -395,7 +187,7 @@ TEST_CASE(
   INFO("seed " << seed);
   std::string faults;
 
-  busy_producer producer(c, "chaos", 5);
+  busy_producer producer(c, partitions_of("chaos", partitions), 5);
   busy_consumer reader(c, "chaos");
   REQUIRE(producer.await_acks(std::vector<size_t>(partitions, 0), 20));
   for (int round = 0; round < 8; ++round) {
@@ -448,14 +240,19 @@ TEST_CASE(
     CHECK(failures.empty());
   }
 
-  const auto acked = producer.acknowledged();
   for (int p = 0; p < partitions; ++p) {
-    const auto& in_p = acked.at(p);
-    const auto count = static_cast<size_t>(last_offset(in_p) + 1);
+    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"chaos", p}]) + 1);
     INFO("partition " << p);
-    check_read_back(in_p, c.consume("chaos", c.node(1), count,
-                                    {"--partition", std::to_string(p), "--print-offset"}));
+    check_history(
+        "chaos", p, producer,
+        records_of_lines(c.consume("chaos", c.node(1), count,
+                                   {"--partition", std::to_string(p), "--print-offset"})));
   }
+  // The consumer catches up with every acknowledged record before it stops.
+  std::map<int, int64_t> ends;
+  for (int p = 0; p < partitions; ++p)
+    ends[p] = last_offset(producer.acknowledged()[{"chaos", p}]) + 1;
+  CHECK(eventually([&] { return reader.reached(ends); }, 60s));
   reader.stop();
   {
     const auto errors = reader.errors();
@@ -463,33 +260,22 @@ TEST_CASE(
     CHECK(errors.empty());
   }
   for (auto& n : c.nodes) n->stop();
+  // Every replica holds the same log, with every acknowledged record at its offset and none twice
+  // (idempotence across the faults' retries); the consumer read below the high watermark only, so
+  // every record it saw stayed in the log at its offset, and it saw each offset once, in order.
   const auto read = reader.records();
   for (int p = 0; p < partitions; ++p) {
     const topic_partition tp{"chaos", p};
     const auto first = partition_dir_records(c.node(1).partition_dir(tp));
+    std::vector<std::pair<int, std::vector<read_record>>> replicas;
     for (auto& n : c.nodes) {
       INFO("partition " << p << " on node " << n->id());
-      const auto log = partition_dir_records(n->partition_dir(tp));
-      check_on_disk(acked.at(p), log);
-      CHECK(log == first);
+      replicas.emplace_back(n->id(), partition_dir_records(n->partition_dir(tp)));
+      CHECK(replicas.back().second == first);
     }
-    // Idempotence: no retry across the faults stored a record twice.
-    std::set<std::optional<std::string>> values;
-    for (const auto& r : first) {
-      INFO("partition " << p << ", offset " << r.off.value());
-      CHECK(values.insert(r.value).second);
-    }
-    // The consumer read below the high watermark only: every record it saw stayed in the log at
-    // its offset through every failover, and it saw each offset once, in order.
     const auto seen = read.find(p);
     REQUIRE(seen != read.end());
-    for (size_t i = 0; i < seen->second.size(); ++i) {
-      const auto& r = seen->second[i];
-      INFO("partition " << p << ", read at offset " << r.off.value());
-      CHECK(r.off.value() == static_cast<int64_t>(i));
-      REQUIRE(r.off.value() < static_cast<int64_t>(first.size()));
-      CHECK(r.value == first[static_cast<size_t>(r.off.value())].value);
-    }
+    check_history("chaos", p, producer, first, {seen->second}, replicas);
   }
 }
 

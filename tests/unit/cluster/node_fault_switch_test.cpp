@@ -75,3 +75,76 @@ TEST_CASE("drop-produce-responses drops exactly the next N answers", "[unit][clu
   REQUIRE_FALSE(s);
   CHECK(s.code() == errc::invalid_request);
 }
+
+TEST_CASE("one-way cuts drop only the named direction between the node and its peers",
+          "[unit][cluster][fault]") {
+  clear_links guard;
+  node_fault_switch faults{node_id{1}};
+  REQUIRE(faults.drop_outgoing({2}));
+  CHECK(dropped(1, 2));
+  CHECK_FALSE(dropped(2, 1));
+  REQUIRE(faults.drop_incoming({3}));
+  CHECK(dropped(3, 1));
+  CHECK_FALSE(dropped(1, 3));
+  auto s = faults.drop_incoming({1});
+  REQUIRE_FALSE(s);
+  CHECK(s.code() == errc::invalid_request);
+  faults.clear();
+  CHECK_FALSE(dropped(1, 2));
+  CHECK_FALSE(dropped(3, 1));
+}
+
+namespace {
+
+link_fault::kind control(int from, int to) {
+  return link_faults::instance().check_control(node_id{from}, node_id{to}).what;
+}
+
+} // namespace
+
+TEST_CASE("drop-control loses exactly the next N control messages of the node's controller, "
+          "whatever the peer, and a probability of 1 loses every one after them",
+          "[unit][cluster][fault]") {
+  clear_links guard;
+  node_fault_switch faults{node_id{1}};
+  REQUIRE(faults.drop_control(2, 0));
+  CHECK(control(1, 2) == link_fault::kind::drop);
+  CHECK(control(2, 3) == link_fault::kind::pass);
+  CHECK(control(1, 3) == link_fault::kind::drop);
+  CHECK(control(1, 2) == link_fault::kind::pass);
+  // Links other than the controller's are not touched.
+  CHECK_FALSE(dropped(1, 2));
+  REQUIRE(faults.drop_control(0, 1));
+  for (int i = 0; i < 10; ++i) CHECK(control(1, 2) == link_fault::kind::drop);
+  faults.clear();
+  CHECK(control(1, 2) == link_fault::kind::pass);
+}
+
+TEST_CASE("delay-control makes the controller's messages late, keeps its drops first, and a "
+          "cut link still loses them",
+          "[unit][cluster][fault]") {
+  clear_links guard;
+  node_fault_switch faults{node_id{1}};
+  REQUIRE(faults.delay_control(250));
+  auto f = link_faults::instance().check_control(node_id{1}, node_id{2});
+  CHECK(f.what == link_fault::kind::delay);
+  CHECK(f.delay == std::chrono::milliseconds(250));
+  REQUIRE(faults.drop_control(1, 0));
+  CHECK(control(1, 2) == link_fault::kind::drop);
+  CHECK(control(1, 2) == link_fault::kind::delay);
+  REQUIRE(faults.drop_outgoing({3}));
+  CHECK(control(1, 3) == link_fault::kind::drop);
+}
+
+TEST_CASE("drop-control and delay-control refuse a negative count, a probability outside 0..1 "
+          "and a delay below 1 ms",
+          "[unit][cluster][fault]") {
+  clear_links guard;
+  node_fault_switch faults{node_id{1}};
+  for (auto s : {faults.drop_control(-1, 0), faults.drop_control(0, 1.5),
+                 faults.drop_control(0, -0.1), faults.delay_control(0)}) {
+    REQUIRE_FALSE(s);
+    CHECK(s.code() == errc::invalid_request);
+  }
+  CHECK(control(1, 2) == link_fault::kind::pass);
+}

@@ -137,6 +137,15 @@ TEST_CASE("effective config overlays topic overrides and splits off min.insync.r
         errc::invalid_config);
 }
 
+TEST_CASE("effective config leaves unclean.leader.election.enable to the controller, so a topic "
+          "created with it opens",
+          "[replica][manager]") {
+  auto c = effective_replica_config({{"unclean.leader.election.enable", "false"}}, log_config{}, 2);
+  INFO((c ? std::string() : c.err().to_string()));
+  REQUIRE(c);
+  CHECK(c->min_insync_replicas == 2);
+}
+
 TEST_CASE("apply opens this node's partitions and publishes them, others are unknown",
           "[replica][manager]") {
   manager_fixture f;
