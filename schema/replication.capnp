@@ -47,6 +47,12 @@ struct NodeEndpoint {
 # arrives"). A node applies sequence n of a controller epoch only right after n - 1, or after an
 # UpdateMetadata with `full` (which starts the stream afresh); it answers a gap with
 # INVALID_UPDATE_VERSION, and the controller then sends it its whole state. 0: not sequenced.
+#
+# `targetIncarnation`, on the same three: the registration (incarnation id, 16 bytes) of the
+# receiving node they are for (KIP-380's broker epoch in control requests). A node's next process
+# listens where the last one did, and must not act on what the controller decided for its
+# predecessor (lead with a log a crash shortened, at its predecessor's leader epoch): it refuses a
+# message for another incarnation with STALE_BROKER_EPOCH. Empty: for any.
 struct LeaderAndIsr {
   controllerId @0 :Int32;
   controllerEpoch @1 :Int32;
@@ -54,6 +60,7 @@ struct LeaderAndIsr {
   # Endpoints of every leader named above, so a follower can reach it.
   leaders @3 :List(NodeEndpoint);
   sequence @4 :Int64;
+  targetIncarnation @5 :Data;
 }
 
 struct LeaderAndIsrResponse {
@@ -89,6 +96,7 @@ struct UpdateMetadata {
   sequence @6 :Int64;
   full @7 :Bool = true;
   removedTopics @8 :List(Data);    # 16 bytes each; only without `full`
+  targetIncarnation @9 :Data;
 }
 
 struct StopReplica {
@@ -97,6 +105,7 @@ struct StopReplica {
   deletePartitions @2 :Bool;       # true: remove the data too (topic deleted or reassigned)
   partitions @3 :List(StopPartition);
   sequence @4 :Int64;
+  targetIncarnation @5 :Data;
 
   struct StopPartition {
     topicPartition @0 :TopicPartition;

@@ -22,6 +22,14 @@ void take(prepared_request& p, result<decision> d) {
     p.refused = d.err();
 }
 
+// Addresses each message to its node's registration in `image`: a later process of the node
+// refuses what was decided for this one.
+void address(std::vector<outgoing_message>& messages, const metadata_image& image) {
+  for (auto& m : messages)
+    if (const auto* b = image.broker(m.to))
+      std::visit([&](auto& x) { x.target = b->incarnation; }, m.message);
+}
+
 } // namespace
 
 active_controller::active_controller(active_controller_options options)
@@ -54,6 +62,7 @@ std::vector<outgoing_message> active_controller::full_state(node_id node) const 
   out.emplace_back(node, update_metadata(image_, stamp()));
   auto hosted = full_control_messages(image_, node);
   if (!hosted.leader_and_isr.empty()) out.emplace_back(node, leader_and_isr(hosted, stamp()));
+  address(out, image_);
   return out;
 }
 
@@ -359,6 +368,7 @@ std::vector<outgoing_message> active_controller::messages(const control_plan& pl
     if (!control.leader_and_isr.empty()) out.emplace_back(id, leader_and_isr(control, stamp()));
     if (!control.stop_and_delete.empty()) out.emplace_back(id, stop_replica(control, stamp()));
   }
+  address(out, after);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
+#include <random>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
@@ -141,6 +142,9 @@ struct node::impl {
   // whether that process stopped cleanly (runtime/cluster/clean_shutdown.hpp).
   controller::incarnation_id previous_incarnation{};
   bool previous_clean_shutdown = false;
+  // This process's incarnation on a multi-node quorum (all zeros alone): it registers with it, and
+  // its replica manager refuses control messages addressed to another.
+  controller::incarnation_id incarnation{};
   // Why the cluster refuses this node for good, once it does (the lifecycle's thread sets it).
   std::shared_ptr<refusal_slot> refusal = std::make_shared<refusal_slot>();
   // Set once start() succeeded: a failed start removes the lock file it created.
@@ -193,6 +197,8 @@ status node::impl::start() {
       spdlog::warn("node {}: {}", config.node_id, previous.err().to_string());
     else if (*previous)
       previous_incarnation = **previous;
+    std::random_device rd;
+    for (auto& b : incarnation) b = static_cast<uint8_t>(rd());
     // Taken away before anything is written: this process's crash must not pass for a clean stop.
     auto clean = take_clean_shutdown_marker(config.data_dir);
     if (!clean) return clean.err();
@@ -300,6 +306,7 @@ void node::impl::join_cluster() {
   lo.timing.duplicate_patience = 2 * std::chrono::milliseconds(config.broker_session_timeout_ms);
   lo.offline = offline;
   lo.leaderless = leaderless;
+  lo.incarnation = incarnation;
   lo.previous_incarnation = previous_incarnation;
   lo.previous_clean_shutdown = previous_clean_shutdown;
   lo.data_dir = config.data_dir;
@@ -323,6 +330,7 @@ status node::impl::start_actors() {
   rm.metadata_registry = controller_metadata;
   rm.offline_registry = offline;
   rm.leaderless_registry = leaderless;
+  rm.incarnation = incarnation;
   // rm.endpoint stays empty: the endpoint hands controller requests to this manager, so it can
   // only be spawned after it. The manager's peer directory would use it only for a follower
   // whose leader is this node, which LeaderAndIsr never makes (the leader leads).

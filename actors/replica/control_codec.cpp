@@ -118,6 +118,22 @@ status read_list(In list, std::vector<Out>& out, F&& get) {
   return {};
 }
 
+// All zeros (any) is left out of the frame.
+template <class Builder>
+void put_target(Builder root, const incarnation_bytes& target) {
+  if (std::any_of(target.begin(), target.end(), [](uint8_t b) { return b != 0; }))
+    root.setTargetIncarnation(capnp::Data::Reader(target.data(), target.size()));
+}
+
+result<incarnation_bytes> get_target(capnp::Data::Reader d) {
+  incarnation_bytes out{};
+  if (d.size() == 0) return out;
+  if (d.size() != out.size())
+    return invalid("a target incarnation has 16 bytes, not " + std::to_string(d.size()));
+  std::copy(d.begin(), d.end(), out.begin());
+  return out;
+}
+
 } // namespace
 
 capnp_frame encode(const leader_and_isr_msg& m) {
@@ -130,6 +146,7 @@ capnp_frame encode(const leader_and_isr_msg& m) {
   auto leaders = root.initLeaders(static_cast<unsigned>(m.leaders.size()));
   for (unsigned i = 0; i < leaders.size(); ++i) put_endpoint(leaders[i], m.leaders[i]);
   root.setSequence(m.sequence);
+  put_target(root, m.target);
   return capnp_frame::from_builder(b);
 }
 
@@ -144,6 +161,9 @@ result<leader_and_isr_msg> decode_leader_and_isr(const capnp_frame& frame) {
     if (auto s = read_list(r.getLeaders(), m.leaders, get_endpoint); !s) return s.err();
     m.sequence = r.getSequence();
     if (m.sequence < 0) return invalid("LeaderAndIsr sequence " + std::to_string(m.sequence));
+    auto target = get_target(r.getTargetIncarnation());
+    if (!target) return target.err();
+    m.target = *target;
     return m;
   });
 }
@@ -174,6 +194,7 @@ capnp_frame encode(const update_metadata_msg& m) {
   for (unsigned i = 0; i < parts.size(); ++i) put_state(parts[i], m.partitions[i]);
   root.setSequence(m.sequence);
   root.setFull(m.full);
+  put_target(root, m.target);
   auto removed = root.initRemovedTopics(static_cast<unsigned>(m.removed_topics.size()));
   for (unsigned i = 0; i < removed.size(); ++i) removed.set(i, id_data(m.removed_topics[i]));
   return capnp_frame::from_builder(b);
@@ -203,6 +224,9 @@ result<update_metadata_msg> decode_update_metadata(const capnp_frame& frame) {
     if (auto s = read_list(r.getPartitions(), m.partitions, get_state); !s) return s.err();
     m.sequence = r.getSequence();
     if (m.sequence < 0) return invalid("UpdateMetadata sequence " + std::to_string(m.sequence));
+    auto target = get_target(r.getTargetIncarnation());
+    if (!target) return target.err();
+    m.target = *target;
     m.full = r.getFull();
     if (auto s = check_count(r.getRemovedTopics(), "UpdateMetadata"); !s) return s.err();
     if (m.full && r.getRemovedTopics().size() != 0)
@@ -229,6 +253,7 @@ capnp_frame encode(const stop_replica_msg& m) {
     parts[i].setLeaderEpoch(m.partitions[i].epoch.value());
   }
   root.setSequence(m.sequence);
+  put_target(root, m.target);
   return capnp_frame::from_builder(b);
 }
 
@@ -248,6 +273,9 @@ result<stop_replica_msg> decode_stop_replica(const capnp_frame& frame) {
     }
     m.sequence = r.getSequence();
     if (m.sequence < 0) return invalid("StopReplica sequence " + std::to_string(m.sequence));
+    auto target = get_target(r.getTargetIncarnation());
+    if (!target) return target.err();
+    m.target = *target;
     return m;
   });
 }

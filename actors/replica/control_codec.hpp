@@ -6,6 +6,8 @@
 // these functions. Decoding checks what a peer could get wrong (names, ids, epochs, list sizes)
 // and returns CORRUPT_MESSAGE or INVALID_REQUEST; it never throws.
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,14 +40,19 @@ struct node_endpoint_msg {
   friend bool operator==(const node_endpoint_msg&, const node_endpoint_msg&) = default;
 };
 
+// The receiving node's incarnation a control message is for; all zeros: any.
+using incarnation_bytes = std::array<uint8_t, 16>;
+
 // `sequence` on the controller's messages: their place in the controller's stream to one node
-// (schema/replication.capnp, LeaderAndIsr); 0: not sequenced.
+// (schema/replication.capnp, LeaderAndIsr); 0: not sequenced. `target`: the registration of the
+// receiving node they are for.
 struct leader_and_isr_msg {
   int32_t controller_id = -1;
   int32_t controller_epoch = 0;
   std::vector<partition_state_msg> partitions;
   std::vector<node_endpoint_msg> leaders;
   int64_t sequence = 0;
+  incarnation_bytes target{};
 };
 
 struct topic_config_msg {
@@ -67,6 +74,7 @@ struct update_metadata_msg {
   int64_t sequence = 0;
   bool full = true;
   std::vector<topic_id> removed_topics{};
+  incarnation_bytes target{};
 };
 
 struct stop_partition_msg {
@@ -81,6 +89,7 @@ struct stop_replica_msg {
   bool delete_partitions = false;
   std::vector<stop_partition_msg> partitions;
   int64_t sequence = 0;
+  incarnation_bytes target{};
 };
 
 struct partition_error_msg {

@@ -83,6 +83,9 @@ struct replica_manager_options {
   std::shared_ptr<offline_replica_registry> offline_registry;
   // Where the logs of its replicas without a leader go (reported in heartbeats); may be null.
   std::shared_ptr<leaderless_replica_registry> leaderless_registry;
+  // This process's incarnation (its registration with the controller): control messages for
+  // another one, its predecessor's, are refused with STALE_BROKER_EPOCH. All zeros: any is taken.
+  incarnation_bytes incarnation{};
 };
 
 // Creates the data dir if missing and reads its checkpoints, then spawns the manager. A malformed

@@ -58,6 +58,22 @@ caf::error accept_controller(self_ptr self, int32_t controller_id, int32_t epoch
   return caf::none;
 }
 
+// A refusal unless the control message is for this process (its target incarnation is this
+// process's, or either is unset).
+std::optional<caf::error> not_for_this_process(self_ptr self, const char* what,
+                                               const incarnation_bytes& target) {
+  const auto& mine = self->state.opts.incarnation;
+  const auto unset = [](const incarnation_bytes& id) {
+    return std::all_of(id.begin(), id.end(), [](uint8_t b) { return b == 0; });
+  };
+  if (unset(mine) || unset(target) || target == mine) return std::nullopt;
+  spdlog::info("node {}: refuses a {} for another process of this node (an earlier registration)",
+               self->state.opts.node.value(), what);
+  return refusal(errc::stale_broker_epoch,
+                 std::string(what) + " for another registration of node " +
+                     std::to_string(self->state.opts.node.value()));
+}
+
 // Whether a control message, at its place in the controller's stream, is to be applied. If not,
 // `refused` gets INVALID_UPDATE_VERSION for a gap and stays empty for a duplicate (answered as
 // applied).
@@ -330,8 +346,8 @@ caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame)
     auto err = from_caf_error(e);
     return encode(control_response_msg{err.code, err.message, {}}, false);
   }
-  std::optional<caf::error> refused;
-  if (!in_sequence(self, "LeaderAndIsr", req->controller_epoch, req->sequence, false, refused)) {
+  std::optional<caf::error> refused = not_for_this_process(self, "LeaderAndIsr", req->target);
+  if (refused || !in_sequence(self, "LeaderAndIsr", req->controller_epoch, req->sequence, false, refused)) {
     if (!refused) return encode(control_response_msg{}, false);
     auto err = from_caf_error(*refused);
     return encode(control_response_msg{err.code, err.message, {}}, false);
@@ -383,8 +399,9 @@ caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame
     return to_caf_error(req.err());
   }
   if (auto e = accept_controller(self, req->controller_id, req->controller_epoch)) return e;
-  std::optional<caf::error> refused;
-  if (!in_sequence(self, "UpdateMetadata", req->controller_epoch, req->sequence, req->full, refused)) {
+  std::optional<caf::error> refused = not_for_this_process(self, "UpdateMetadata", req->target);
+  if (refused ||
+      !in_sequence(self, "UpdateMetadata", req->controller_epoch, req->sequence, req->full, refused)) {
     if (refused) return *refused;
     return capnp_frame{};
   }
@@ -425,8 +442,8 @@ caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame) {
     auto err = from_caf_error(e);
     return encode(control_response_msg{err.code, err.message, {}}, true);
   }
-  std::optional<caf::error> refused;
-  if (!in_sequence(self, "StopReplica", req->controller_epoch, req->sequence, false, refused)) {
+  std::optional<caf::error> refused = not_for_this_process(self, "StopReplica", req->target);
+  if (refused || !in_sequence(self, "StopReplica", req->controller_epoch, req->sequence, false, refused)) {
     if (!refused) return encode(control_response_msg{}, true);
     auto err = from_caf_error(*refused);
     return encode(control_response_msg{err.code, err.message, {}}, true);

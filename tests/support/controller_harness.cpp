@@ -74,6 +74,10 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     ro.fetcher_config.request_timeout_ms = 2000;
     ro.offline_registry = n->offline;
     ro.leaderless_registry = n->leaderless;
+    // The node's incarnation, chosen here so that its replica manager knows which registration
+    // control messages must be for (as `capstan node` does).
+    n->incarnation.fill(static_cast<uint8_t>(i));
+    ro.incarnation = n->incarnation;
     auto rm = spawn_replica_manager(sys, ro, n->routes);
     if (!rm) FAIL("node " << i << ": " << rm.err().to_string());
     n->replicas = *rm;
@@ -111,6 +115,7 @@ controller_harness::controller_harness(controller_harness_options options) : opt
     lo.request_timeout = std::chrono::milliseconds(1000);
     lo.offline = n->offline;
     lo.leaderless = n->leaderless;
+    lo.incarnation = n->incarnation;
     n->lifecycle = spawn_broker_lifecycle(n->system->sys(), lo);
     n->system->track(n->lifecycle);
   }

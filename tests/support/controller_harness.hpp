@@ -42,6 +42,7 @@ struct controller_node {
   std::shared_ptr<offline_replica_registry> offline = std::make_shared<offline_replica_registry>();
   std::shared_ptr<leaderless_replica_registry> leaderless =
       std::make_shared<leaderless_replica_registry>();
+  controller::incarnation_id incarnation{};
   peer_directory_actor directory;
   quorum_actor quorum;
   controller_actor controller;

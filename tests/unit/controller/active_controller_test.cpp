@@ -430,8 +430,9 @@ const partition_state& orders(const active_controller& c, int32_t p) {
 
 } // namespace
 
-TEST_CASE("after a whole-cluster restart every node's next process registers at once and every "
-          "partition ends led by a returned node with its ISR whole again",
+TEST_CASE("after a whole-cluster restart of nodes that stopped cleanly every node's next process "
+          "registers at once and every partition ends led by a returned node with its ISR whole "
+          "again",
           "[controller][active]") {
   auto c = make_controller();
   // All three processes died unfenced; the quorum's new leader activates over their image.
@@ -446,6 +447,7 @@ TEST_CASE("after a whole-cluster restart every node's next process registers at 
     REQUIRE(c.session_alive(node_id{n}, now));
     auto next = registration_of(n, 2);
     next.previous_incarnation = make_incarnation(1);
+    next.previous_clean_shutdown = true;
     auto reg = run(c, next, now);
     REQUIRE(std::get<broker_registration_response_msg>(reg.answer).error == errc::none);
     auto hb = run(c, ready(c, n), now + 1);

@@ -620,3 +620,40 @@ TEST_CASE("an ISR change in flight goes again to a new controller at once", "[re
                 caf::after(timeout) >> [] {});
   CHECK(answered);
 }
+
+TEST_CASE("control messages for another incarnation of the node (its previous process) are "
+          "refused with STALE_BROKER_EPOCH and change nothing",
+          "[replica][manager]") {
+  manager_fixture f;
+  f.stop();
+  f.opts.incarnation.fill(2);
+  f.start();
+  // The controller decided for the node's previous process (incarnation 1): this one, which may
+  // have come back with a log a crash shortened, must not lead with it.
+  leader_and_isr_msg old;
+  old.controller_id = 0;
+  old.controller_epoch = 1;
+  old.partitions.push_back(partition_state_msg{{"t", 0}, {}, f.opts.node, leader_epoch{3},
+                                               {f.opts.node}, 0, {f.opts.node}});
+  old.target.fill(1);
+  auto reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(old));
+  REQUIRE(reply);
+  auto r = decode_control_response(*reply, false);
+  REQUIRE(r);
+  CHECK(r->error == errc::stale_broker_epoch);
+  CHECK_FALSE(f.lookup("t", 0));
+  update_metadata_msg um;
+  um.controller_epoch = 1;
+  um.target.fill(1);
+  auto refused = f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v, encode(um));
+  REQUIRE_FALSE(refused);
+  CHECK(code_of(refused.error()) == errc::stale_broker_epoch);
+
+  // Addressed to this process: taken.
+  auto current = old;
+  current.target.fill(2);
+  reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(current));
+  REQUIRE(reply);
+  CHECK(decode_control_response(*reply, false)->error == errc::none);
+  CHECK(f.lookup("t", 0));
+}

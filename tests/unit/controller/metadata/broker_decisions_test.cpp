@@ -246,9 +246,13 @@ TEST_CASE("unclean leader election picks a live replica outside the ISR, loudly"
 namespace {
 
 // Node `node`'s next process on the same data dir: a new incarnation naming the old one.
-broker_registration_request successor(int32_t node, uint8_t incarnation, uint8_t previous) {
+// The next process on `node`'s data dir, whose predecessor stopped cleanly or (`clean` false)
+// crashed.
+broker_registration_request successor(int32_t node, uint8_t incarnation, uint8_t previous,
+                                      bool clean = true) {
   auto r = request(node, incarnation);
   r.previous_incarnation = make_incarnation(previous);
+  r.previous_clean_shutdown = clean;
   return r;
 }
 
@@ -287,8 +291,33 @@ TEST_CASE("a node's next process on its data dir replaces the registration at on
         errc::duplicate_broker_registration);
 }
 
-TEST_CASE("after a whole-cluster restart the returning nodes keep their ISRs and leadership goes "
-          "to no registration that was not heard from",
+TEST_CASE("after a whole-cluster crash a returning node leaves the ISRs its log may not hold, but "
+          "as a last member, and leadership goes to no registration that was not heard from",
+          "[controller][brokers]") {
+  auto image = cluster();
+  std::vector<node_id> heard;
+  // Node 1's next process after a crash: its log may lack what the page cache held, so it leaves
+  // every ISR where another member is (as any fenced node), heard from or not.
+  auto one = register_broker(image, successor(1, 2, 1, false), true, defaults, heard_only(heard));
+  REQUIRE(one.ok());
+  image = applied(image, one->records);
+  for (int32_t p = 0; p < 4; ++p) {
+    INFO("orders-" << p);
+    CHECK_FALSE(partition(image, p).in_isr(node_id{1}));
+    // Nobody heard from can lead what node 1 led.
+    CHECK(partition(image, p).leader != node_id{1});
+  }
+  CHECK(partition(image, 0).leader == no_leader);
+  heard.push_back(node_id{1});
+  auto back = unfence_broker(image, node_id{1}, broker_epoch{4}, defaults, heard_only(heard));
+  REQUIRE(back.ok());
+  image = applied(image, back->records);
+  // Back, but outside the ISRs: it leads nothing until it caught up and rejoined.
+  CHECK(partition(image, 0).leader == no_leader);
+}
+
+TEST_CASE("after a whole-cluster restart the returning nodes that stopped cleanly keep their ISRs "
+          "and leadership goes to no registration that was not heard from",
           "[controller][brokers]") {
   // Every node was unfenced when all died; the newly active controller has heard from none.
   auto image = cluster();
