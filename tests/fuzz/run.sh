@@ -7,10 +7,10 @@
 #   TARGET: record_batch rpc_request envelope segment_recovery config
 #   FUZZ_COVERAGE_REPORT=1 also writes the covered and uncovered functions (libFuzzer's
 #   -print_coverage=1; names need llvm-symbolizer, Debian package llvm-14) to
-#   build-fuzz/fuzz-work/TARGET/coverage.txt and counts capstan's own.
-# Builds build-fuzz (clang) first. New inputs accumulate in build-fuzz/fuzz-work/TARGET/corpus,
+#   build-check/fuzz-work/TARGET/coverage.txt and counts capstan's own.
+# Builds build-check (clang) first. New inputs accumulate in build-check/fuzz-work/TARGET/corpus,
 # kept between runs and never written to the checked-in tests/fuzz/corpus. A crash leaves its
-# input in build-fuzz/fuzz-work/TARGET/artifacts/ and makes the script exit 1 after the other
+# input in build-check/fuzz-work/TARGET/artifacts/ and makes the script exit 1 after the other
 # targets ran (tests/fuzz/README.md says what to do with it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,9 +31,9 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || ((seconds == 0)); then
   exit 2
 fi
 
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPSTAN_FUZZ=ON \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
-cmake --build build-fuzz -j2 --target "${targets[@]/%/_fuzz}" >/dev/null
+cmake -S . -B build-check -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPSTAN_FUZZ=ON \
+  -DCAPSTAN_TEST_TIERS=unit -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake --build build-check -j2 --target "${targets[@]/%/_fuzz}" >/dev/null
 
 # segment_recovery rewrites a partition directory under $TMPDIR on every run: keep it in memory
 # when the machine allows.
@@ -41,14 +41,14 @@ if [[ -z "${TMPDIR:-}" && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev
 
 failed=()
 for t in "${targets[@]}"; do
-  work="build-fuzz/fuzz-work/$t"
+  work="build-check/fuzz-work/$t"
   mkdir -p "$work/corpus" "$work/artifacts"
   log="$work/last-run.log"
   extra=()
   if [[ "${FUZZ_COVERAGE_REPORT:-0}" == 1 ]]; then extra+=(-print_coverage=1); fi
   echo "== $t: fuzzing for ${seconds} s (log: $log)"
   status=0
-  "build-fuzz/tests/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  "build-check/tests/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/" "${extra[@]}" \
     "$work/corpus" "tests/fuzz/corpus/$t" >"$log" 2>&1 || status=$?
   pcs=$(sed -n 's/.*PC tables (\([0-9]*\) PCs).*/\1/p' "$log" | head -1)
