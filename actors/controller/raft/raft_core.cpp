@@ -427,7 +427,9 @@ void raft_core::on_append_entries_response(node_id from, const append_entries_re
   if (role_ != raft::role::leader) return;
   auto& pr = peers_.at(from);
   pr.mark_active(ticks_);
-  pr.responded();
+  // Only an answer to an append counts against the loss of appends in flight: a follower that
+  // answers heartbeats alone may have lost them (see heartbeat()).
+  if (!m.success || m.index > pr.match()) pr.responded();
   if (m.success) {
     if (pr.acknowledge(m.index)) {
       if (pr.state() == progress_state::probe)
@@ -557,7 +559,7 @@ void raft_core::heartbeat(node_id to, raft_progress& pr) {
     send_snapshot(to, pr);
     break;
   case progress_state::replicate:
-    // Appends out and no answer for a whole heartbeat: assume them lost and probe again.
+    // Appends out and none answered for a whole heartbeat: assume them lost and probe again.
     if (pr.inflight() > 0 && !responded) {
       pr.become_probe(pr.match() + 1);
       send_append(to, pr, true);

@@ -484,4 +484,25 @@ TEST_CASE("messages for another node, from a stranger or from itself are ignored
   CHECK_FALSE(c.at(1).has_ready());
 }
 
+TEST_CASE("an append lost on the way is sent again although the follower answers heartbeats",
+          "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  c.propose(1, "a");
+  c.tick(1, 2);
+  c.settle();
+  // The next entry's append to node 3 is lost; node 3 keeps answering the leader's heartbeats.
+  REQUIRE(c.at(1).propose(b("b")).ok());
+  c.drain(1);
+  std::erase_if(c.network(), [](const message& m) {
+    const auto* ae = std::get_if<append_entries>(&m.body);
+    return m.to == node_id{3} && ae != nullptr && !ae->entries.empty();
+  });
+  for (int k = 0; k < 10; ++k) {
+    c.tick(1);
+    c.settle();
+  }
+  CHECK(c.at(3).last_index() == c.at(1).last_index());
+}
+
 } // namespace capstan::raft
