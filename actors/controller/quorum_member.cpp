@@ -101,7 +101,10 @@ result<std::vector<proposal_outcome>> quorum_member::drain(const send_fn& send) 
     // acknowledged entry). On failure nothing is sent or applied.
     if (auto s = persist(rd); !s) return s.err();
     // 2. Send.
-    for (const auto& m : rd.messages) send(m.to, raft::encode(m, quorum_));
+    for (const auto& m : rd.messages) {
+      if (observer_.sent) observer_.sent(m);
+      send(m.to, raft::encode(m, quorum_));
+    }
     // 3. Apply.
     apply(rd, outcomes);
     // 4. Advance.
@@ -139,6 +142,7 @@ void quorum_member::apply(const raft::ready& rd, std::vector<proposal_outcome>& 
       spdlog::error("controller {}: the snapshot at {} does not load: {}", core_.id().value(),
                     snap.meta.index.value(), restored.err().to_string());
     }
+    if (observer_.snapshot) observer_.snapshot(snap.meta);
     // What this member proposed up to the snapshot is decided, but not knowable from here.
     for (auto it = pending_.begin(); it != pending_.end() && it->first <= snap.meta.index;) {
       outcomes.push_back(proposal_outcome{it->second.token, errc::request_timed_out, it->first,
@@ -162,6 +166,7 @@ void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outco
       spdlog::error("controller {}: skipped entry {}: {}", core_.id().value(), e.index.value(),
                     applied.err().to_string());
   }
+  if (observer_.entry) observer_.entry(e, applied);
   auto it = pending_.find(e.index);
   if (it == pending_.end()) return;
   if (it->second.term != e.term)

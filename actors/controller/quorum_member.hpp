@@ -113,6 +113,16 @@ public:
   quorum_status status_now() const;
   const raft::raft_core& core() const { return core_; }
 
+  // What drain() does, for the controller simulation to check after every step: each message it
+  // sends, each committed entry with what applying it to the image gave, and each leader's
+  // snapshot loaded.
+  struct drain_observer {
+    std::function<void(const raft::message&)> sent;
+    std::function<void(const raft::entry&, const status&)> entry;
+    std::function<void(const raft::snapshot_meta&)> snapshot;
+  };
+  void observe(drain_observer observer) { observer_ = std::move(observer); }
+
 private:
   struct pending {
     uint64_t token = 0;
@@ -136,6 +146,7 @@ private:
   metadata_image image_;
   std::map<raft::log_index, pending> pending_;
   std::vector<proposal_outcome> settled_; // decided outside drain(), reported by the next one
+  drain_observer observer_;
 };
 
 } // namespace capstan::controller
