@@ -20,6 +20,7 @@
 #include "tests/unit/controller/memory_raft_files.hpp"
 #include "tests/unit/controller/raft/raft_invariant_checker.hpp"
 #include "tests/unit/controller/raft/raft_simulation.hpp"
+#include "tests/unit/controller/raft/step_choice.hpp"
 
 namespace capstan::controller::test {
 
@@ -150,8 +151,7 @@ struct violation {
 class simulation {
 public:
   explicit simulation(const controller_sim_options& o) : opts_(o), rng_(o.seed) {
-    for (size_t k = 0; k < weights_.size(); ++k)
-      weights_[k] = base_weights[k] * static_cast<uint32_t>(1 + pick(8));
+    weights_ = raft::test::draw_step_weights(base_weights, [this](uint64_t n) { return pick(n); });
     snapshot_entries_ = 4 + pick(12);
     calm_switch_ = 20 + pick(100);
     for (size_t k = 1; k <= opts_.voters; ++k) {
@@ -584,16 +584,9 @@ private:
   // --- steps ---------------------------------------------------------------------------------
 
   action choose() {
-    if (pick(calm_switch_) == 0) calm_ = !calm_;
-    const size_t kinds = calm_ ? static_cast<size_t>(action::client) + 1 : weights_.size();
-    uint64_t total = 0;
-    for (size_t k = 0; k < kinds; ++k) total += weights_[k];
-    uint64_t x = pick(total);
-    for (size_t k = 0; k < kinds; ++k) {
-      if (x < weights_[k]) return static_cast<action>(k);
-      x -= weights_[k];
-    }
-    return action::tick;
+    return static_cast<action>(
+        raft::test::next_step_kind(weights_, static_cast<size_t>(action::client) + 1, calm_switch_,
+                                   calm_, [this](uint64_t n) { return pick(n); }));
   }
 
   std::string describe(const envelope& e) {

@@ -9,6 +9,7 @@
 
 #include "actors/controller/raft/raft_core.hpp"
 #include "tests/unit/controller/raft/raft_invariant_checker.hpp"
+#include "tests/unit/controller/raft/step_choice.hpp"
 
 namespace capstan::raft::test {
 
@@ -109,8 +110,7 @@ public:
   explicit simulation(const sim_options& o) : opts_(o), rng_(o.seed) {
     for (size_t k = 0; k < opts_.nodes; ++k)
       voters_.push_back(node_id{static_cast<int32_t>(k + 1)});
-    for (size_t k = 0; k < weights_.size(); ++k)
-      weights_[k] = base_weights[k] * static_cast<uint32_t>(1 + pick(8));
+    weights_ = draw_step_weights(base_weights, [this](uint64_t n) { return pick(n); });
     // Disks are lost or damaged in one seed of four: in the others, the crashes, partitions and
     // elections that rare protocol paths need come as often as before those steps existed.
     if (pick(4) != 0)
@@ -312,16 +312,9 @@ private:
   // propose only) in which a leader gets to commit a long log, so the next storm has more to
   // break: diverged tails, snapshots, followers far behind.
   action choose() {
-    if (pick(calm_switch_) == 0) calm_ = !calm_;
-    const size_t kinds = calm_ ? static_cast<size_t>(action::propose) + 1 : weights_.size();
-    uint64_t total = 0;
-    for (size_t k = 0; k < kinds; ++k) total += weights_[k];
-    uint64_t x = pick(total);
-    for (size_t k = 0; k < kinds; ++k) {
-      if (x < weights_[k]) return static_cast<action>(k);
-      x -= weights_[k];
-    }
-    return action::tick;
+    return static_cast<action>(next_step_kind(weights_, static_cast<size_t>(action::propose) + 1,
+                                              calm_switch_, calm_,
+                                              [this](uint64_t n) { return pick(n); }));
   }
 
   // Delivers in-flight message `k` (the network keeps send order); returns the receiver if it
