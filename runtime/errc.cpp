@@ -41,6 +41,7 @@ std::string_view to_string(errc code) {
     case errc::preferred_leader_not_available: return "PREFERRED_LEADER_NOT_AVAILABLE";
     case errc::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
     case errc::invalid_producer_epoch: return "INVALID_PRODUCER_EPOCH";
+    case errc::inconsistent_voter_set: return "INCONSISTENT_VOTER_SET";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -47,11 +47,13 @@ enum class errc : uint8_t {
   // The idempotent producer's (docs/idempotence.md).
   out_of_order_sequence_number,
   invalid_producer_epoch,
+  // The controller quorum's (docs/controller.md, "Quorum identity").
+  inconsistent_voter_set,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::invalid_producer_epoch;
+inline constexpr errc last_errc = errc::inconsistent_voter_set;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

@@ -1,7 +1,9 @@
 @0x84de403d793f0a22;
 # Messages between the controllers of the Raft quorum (docs/controller.md). One RaftMessage per
 # frame; terms and indexes are Raft's (0 = none), node ids the cluster's. The codec
-# (actors/controller/raft/raft_codec) validates what a peer sends before the core sees it.
+# (actors/controller/raft/raft_codec) validates what a peer sends before the core sees it; the
+# receiver refuses a frame of another cluster or voter set, or for another incarnation of itself
+# (docs/controller.md, "Quorum identity").
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("capstan::schema");
@@ -31,7 +33,15 @@ struct RaftMessage {
     installSnapshot @8 :InstallSnapshot;
     installSnapshotResponse @9 :InstallSnapshotResponse;
     timeoutNow @10 :TimeoutNow;
+    catchUpRequest @16 :CatchUpRequest;
+    catchUpResponse @17 :CatchUpResponse;
   }
+
+  clusterId @11 :Text;         # the sender's cluster
+  voters @12 :List(Int32);     # the sender's voter set (--controller-quorum), ascending
+  fromDirectory @13 :Data;     # the sender's directory id (16 bytes)
+  toDirectory @14 :Data;       # the receiver's, as the sender knows it: 16 bytes, or empty
+  catchingUp @15 :Bool;        # the sender lost or damaged its stored state and has not caught up
 
   # PreVote and Vote carry the same fields.
   struct VoteRequest {
@@ -52,6 +62,7 @@ struct RaftMessage {
     prevLogTerm @2 :UInt64;
     entries @3 :List(RaftEntry);
     leaderCommit @4 :UInt64;
+    rejoinIndex @5 :UInt64;    # to a catching-up follower: whole once this entry is committed
   }
 
   struct AppendEntriesResponse {
@@ -71,6 +82,16 @@ struct RaftMessage {
   struct InstallSnapshotResponse {
     term @0 :UInt64;
     lastIndex @1 :UInt64;
+  }
+
+  # A catching-up voter that knows no leader asks every voter where it stands.
+  struct CatchUpRequest {
+    term @0 :UInt64;
+  }
+
+  struct CatchUpResponse {
+    term @0 :UInt64;
+    fresh @1 :Bool;            # the responder was never in a term above 0 nor held an entry
   }
 }
 

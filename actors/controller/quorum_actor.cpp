@@ -77,6 +77,8 @@ struct quorum_state {
   uint64_t next_token = 0;
   std::map<uint64_t, caf::typed_response_promise<propose_reply>> waiting;
   std::vector<caf::typed_response_promise<int32_t>> resigning;
+  std::string last_refusal;
+  std::chrono::steady_clock::time_point last_refusal_logged;
 };
 
 using quorum_ptr = quorum_actor::stateful_pointer<quorum_state>;
@@ -164,6 +166,21 @@ void drain(quorum_ptr self) {
   answer_resigning(self);
 }
 
+// A frame this member refuses is logged; a peer of another quorum sends one every heartbeat, so
+// the same refusal is logged again only after a while.
+void refused(quorum_ptr self, const error& why) {
+  auto& st = self->state;
+  const auto now = std::chrono::steady_clock::now();
+  const auto text = why.to_string();
+  if (text == st.last_refusal && now - st.last_refusal_logged < std::chrono::seconds(60)) return;
+  st.last_refusal = text;
+  st.last_refusal_logged = now;
+  if (why.code == errc::corrupt_message)
+    spdlog::warn("controller {}: dropped a raft message: {}", st.opts.node.value(), text);
+  else
+    spdlog::error("controller {}: refused a raft message: {}", st.opts.node.value(), text);
+}
+
 uint32_t ticks(std::chrono::milliseconds d, std::chrono::milliseconds tick) {
   return static_cast<uint32_t>(std::max<int64_t>(1, (d.count() + tick.count() - 1) / tick.count()));
 }
@@ -181,8 +198,7 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
   return {
       [self](raft_atom, const capnp_frame& frame) {
         if (auto s = self->state.member->receive(frame); !s) {
-          spdlog::warn("controller {}: dropped a raft message: {}", self->state.opts.node.value(),
-                       s.err().to_string());
+          refused(self, s.err());
           return;
         }
         drain(self);
@@ -241,6 +257,8 @@ result<quorum_actor> spawn_quorum_actor(caf::actor_system& sys, quorum_options o
   mc.raft.snapshot_entries = options.snapshot_entries;
   mc.dir = options.dir;
   mc.cluster_id = options.cluster_id;
+  std::random_device rd;
+  for (auto& b : mc.new_directory) b = static_cast<uint8_t>(rd());
   auto member = controller::quorum_member::open(std::move(mc));
   if (!member) return member.err();
   auto shared = std::make_shared<controller::quorum_member>(std::move(*member));

@@ -7,6 +7,7 @@
 #include "actors/controller/metadata/metadata_image_snapshot.hpp"
 #include "actors/controller/metadata/metadata_record_codec.hpp"
 #include "actors/controller/raft/raft_codec.hpp"
+#include "runtime/cluster/metadata_store.hpp"
 
 namespace capstan::controller {
 
@@ -19,11 +20,36 @@ std::string num(uint64_t v) {
 } // namespace
 
 result<quorum_member> quorum_member::open(quorum_member_config config) {
-  auto storage = raft::raft_storage::open(config.dir);
+  auto files = raft::open_raft_directory(config.dir);
+  if (!files) return files.err();
+  return open(std::move(config), std::move(*files));
+}
+
+result<quorum_member> quorum_member::open(quorum_member_config config,
+                                          std::unique_ptr<raft::raft_files> files) {
+  const auto where = files->where();
+  auto storage = raft::raft_storage::open(
+      std::move(files),
+      raft::directory_identity{config.cluster_id, config.raft.id, config.new_directory,
+                               raft::sorted_voters(config.raft.voters)});
   if (!storage) return storage.err();
-  if (!storage->recovery().reason.empty())
-    spdlog::warn("controller {}: cut {} bytes off the raft log: {}", config.raft.id.value(),
-                 storage->recovery().truncated_bytes, storage->recovery().reason);
+  const auto node = config.raft.id.value();
+  const auto& rec = storage->recovery();
+  const auto directory = to_hex(storage->identity().directory);
+  if (rec.created)
+    spdlog::info("controller {}: new Raft directory {} in {}", node, directory, where);
+  if (!rec.lost.empty())
+    spdlog::error("controller {}: Raft state in {} was lost or damaged ({}): it continues as "
+                  "directory {}, catching up, and does not vote until it has caught up from the "
+                  "leader",
+                  node, where, rec.lost, directory);
+  else if (!rec.reason.empty())
+    spdlog::warn("controller {}: cut {} bytes of a torn last append off the raft log: {}", node,
+                 rec.truncated_bytes, rec.reason);
+  if (!rec.identity_lost.empty())
+    spdlog::warn("controller {}: Raft directory {} has a new id {} ({})", node, where, directory,
+                 rec.identity_lost);
+  config.raft.directory = storage->identity().directory;
   const auto& durable = storage->state();
   metadata_image image(config.cluster_id);
   if (durable.snap.meta.index.value() > 0) {
@@ -44,9 +70,11 @@ void quorum_member::tick() {
 }
 
 status quorum_member::receive(const capnp_frame& frame) {
-  auto m = raft::decode(frame);
-  if (!m) return m.err();
-  core_.step(*m);
+  auto f = raft::decode(frame);
+  if (!f) return f.err();
+  if (auto s = raft::check_frame(f->msg, f->quorum, quorum_, core_.id(), core_.directory()); !s)
+    return s;
+  core_.step(f->msg);
   return {};
 }
 
@@ -73,7 +101,10 @@ result<std::vector<proposal_outcome>> quorum_member::drain(const send_fn& send) 
     // acknowledged entry). On failure nothing is sent or applied.
     if (auto s = persist(rd); !s) return s.err();
     // 2. Send.
-    for (const auto& m : rd.messages) send(m.to, raft::encode(m));
+    for (const auto& m : rd.messages) {
+      if (observer_.sent) observer_.sent(m);
+      send(m.to, raft::encode(m, quorum_));
+    }
     // 3. Apply.
     apply(rd, outcomes);
     // 4. Advance.
@@ -111,6 +142,7 @@ void quorum_member::apply(const raft::ready& rd, std::vector<proposal_outcome>& 
       spdlog::error("controller {}: the snapshot at {} does not load: {}", core_.id().value(),
                     snap.meta.index.value(), restored.err().to_string());
     }
+    if (observer_.snapshot) observer_.snapshot(snap.meta);
     // What this member proposed up to the snapshot is decided, but not knowable from here.
     for (auto it = pending_.begin(); it != pending_.end() && it->first <= snap.meta.index;) {
       outcomes.push_back(proposal_outcome{it->second.token, errc::request_timed_out, it->first,
@@ -134,6 +166,7 @@ void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outco
       spdlog::error("controller {}: skipped entry {}: {}", core_.id().value(), e.index.value(),
                     applied.err().to_string());
   }
+  if (observer_.entry) observer_.entry(e, applied);
   auto it = pending_.find(e.index);
   if (it == pending_.end()) return;
   if (it->second.term != e.term)
@@ -156,7 +189,8 @@ quorum_status quorum_member::status_now() const {
                        core_.last_index(),
                        core_.applied_index(),
                        core_.log().snapshot_index(),
-                       core_.transferee().has_value()};
+                       core_.transferee().has_value(),
+                       core_.catching_up()};
 }
 
 } // namespace capstan::controller

@@ -21,8 +21,10 @@
 
 #include "actors/controller/metadata/metadata_image.hpp"
 #include "actors/controller/metadata/metadata_records.hpp"
+#include "actors/controller/raft/quorum_identity.hpp"
 #include "actors/controller/raft/raft_config.hpp"
 #include "actors/controller/raft/raft_core.hpp"
+#include "actors/controller/raft/raft_files.hpp"
 #include "actors/controller/raft/raft_storage.hpp"
 #include "runtime/messages/capnp_frame.hpp"
 #include "runtime/result.hpp"
@@ -30,11 +32,15 @@
 namespace capstan::controller {
 
 struct quorum_member_config {
+  // raft.directory is set from the storage's identity.
   raft::raft_config raft;
   // Holds this member's Raft files (raft_storage).
   std::filesystem::path dir;
-  // The image's cluster id; a snapshot of another cluster does not load.
+  // The cluster's id: the image's, the Raft directory's and every Raft frame's.
   std::string cluster_id;
+  // The directory id the Raft directory takes if it is new or its stored state was lost or
+  // damaged (raft_storage::open): random, non-zero.
+  raft::directory_id new_directory{};
 };
 
 // A proposal that reached the end of its life on this member: it committed (code none) or not.
@@ -58,6 +64,8 @@ struct quorum_status {
   raft::log_index snapshot_index;
   // A leader handing its leadership over: it refuses proposals until it is done or gives up.
   bool handing_over = false;
+  // Its stored state was lost or damaged (or is new): it does not vote until it caught up.
+  bool catching_up = false;
 };
 
 class quorum_member {
@@ -67,9 +75,12 @@ public:
 
   // Opens the storage in config.dir and restarts from what it holds: the core from its hard
   // state, snapshot and log; the image from the snapshot (the entries after it apply again once a
-  // leader says they are committed). KAFKA_STORAGE_ERROR if the storage cannot be read, the
-  // snapshot's error if it does not rebuild an image.
+  // leader says they are committed). raft_storage::open's errors (KAFKA_STORAGE_ERROR, a
+  // directory of another cluster or node), and the snapshot's if it does not rebuild an image.
   static result<quorum_member> open(quorum_member_config config);
+  // The same over `files` instead of config.dir.
+  static result<quorum_member> open(quorum_member_config config,
+                                    std::unique_ptr<raft::raft_files> files);
 
   quorum_member(const quorum_member&) = delete;
   quorum_member& operator=(const quorum_member&) = delete;
@@ -79,7 +90,9 @@ public:
 
   // Inputs; call drain() after each.
   void tick();
-  // A peer's frame. CORRUPT_MESSAGE (and nothing happens) if it does not decode.
+  // A peer's frame. CORRUPT_MESSAGE if it does not decode, INCONSISTENT_CLUSTER_ID or
+  // INCONSISTENT_VOTER_SET if it is of another quorum or for another incarnation of this member
+  // (raft::check_frame); then nothing happens.
   status receive(const capnp_frame& frame);
   // Proposes the records as one entry; `token` names it in a later proposal_outcome.
   // NOT_CONTROLLER with the known leader (if any) unless this member leads; INVALID_REQUEST for
@@ -100,6 +113,16 @@ public:
   quorum_status status_now() const;
   const raft::raft_core& core() const { return core_; }
 
+  // What drain() does, for the controller simulation to check after every step: each message it
+  // sends, each committed entry with what applying it to the image gave, and each leader's
+  // snapshot loaded.
+  struct drain_observer {
+    std::function<void(const raft::message&)> sent;
+    std::function<void(const raft::entry&, const status&)> entry;
+    std::function<void(const raft::snapshot_meta&)> snapshot;
+  };
+  void observe(drain_observer observer) { observer_ = std::move(observer); }
+
 private:
   struct pending {
     uint64_t token = 0;
@@ -108,19 +131,22 @@ private:
 
   quorum_member(quorum_member_config config, raft::raft_storage storage, raft::raft_core core,
                 metadata_image image)
-      : config_(std::move(config)), storage_(std::move(storage)), core_(std::move(core)),
-        image_(std::move(image)) {}
+      : config_(std::move(config)), quorum_{config_.cluster_id,
+                                            raft::sorted_voters(config_.raft.voters)},
+        storage_(std::move(storage)), core_(std::move(core)), image_(std::move(image)) {}
 
   status persist(const raft::ready& rd);
   void apply(const raft::ready& rd, std::vector<proposal_outcome>& outcomes);
   void apply_entry(const raft::entry& e, std::vector<proposal_outcome>& outcomes);
 
   quorum_member_config config_;
+  raft::quorum_identity quorum_;
   raft::raft_storage storage_;
   raft::raft_core core_;
   metadata_image image_;
   std::map<raft::log_index, pending> pending_;
   std::vector<proposal_outcome> settled_; // decided outside drain(), reported by the next one
+  drain_observer observer_;
 };
 
 } // namespace capstan::controller

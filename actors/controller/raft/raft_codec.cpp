@@ -1,5 +1,6 @@
 #include "actors/controller/raft/raft_codec.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -25,6 +26,21 @@ bytes to_bytes(capnp::Data::Reader d) {
 
 error corrupt(const std::string& what) {
   return make_error(errc::corrupt_message, "raft message: " + what);
+}
+
+kj::ArrayPtr<const uint8_t> data_of(const directory_id& d) {
+  return kj::arrayPtr(d.data(), d.size());
+}
+
+// `empty_ok`: an empty field means "not known" (all zeros).
+result<directory_id> read_directory(capnp::Data::Reader d, bool empty_ok, const char* field) {
+  directory_id out{};
+  if (d.size() == 0 && empty_ok) return out;
+  if (d.size() != out.size())
+    return corrupt(std::string(field) + " of " + std::to_string(d.size()) + " bytes");
+  std::copy(d.begin(), d.end(), out.begin());
+  if (out == directory_id{}) return corrupt(std::string(field) + " is all zeros");
+  return out;
 }
 
 template <class Builder>
@@ -61,6 +77,7 @@ struct encoder {
     b.setPrevLogIndex(m.prev_log_index.value());
     b.setPrevLogTerm(m.prev_log_term.value());
     b.setLeaderCommit(m.leader_commit.value());
+    b.setRejoinIndex(m.rejoin_index.value());
     auto list = b.initEntries(static_cast<unsigned>(m.entries.size()));
     for (unsigned i = 0; i < m.entries.size(); ++i) set_entry(list[i], m.entries[i]);
   }
@@ -87,6 +104,12 @@ struct encoder {
     b.setLastIndex(m.last_index.value());
   }
   void operator()(const timeout_now& m) { out.initTimeoutNow().setTerm(m.term.value()); }
+  void operator()(const catch_up_request& m) { out.initCatchUpRequest().setTerm(m.term.value()); }
+  void operator()(const catch_up_response& m) {
+    auto b = out.initCatchUpResponse();
+    b.setTerm(m.term.value());
+    b.setFresh(m.fresh);
+  }
 };
 
 result<message_body> decode_append(wire::AppendEntries::Reader r) {
@@ -95,6 +118,7 @@ result<message_body> decode_append(wire::AppendEntries::Reader r) {
   m.prev_log_index = log_index{r.getPrevLogIndex()};
   m.prev_log_term = raft_term{r.getPrevLogTerm()};
   m.leader_commit = log_index{r.getLeaderCommit()};
+  m.rejoin_index = log_index{r.getRejoinIndex()};
   if (m.prev_log_term > m.term) return corrupt("prevLogTerm above the message's term");
   if ((m.prev_log_index == log_index{}) != (m.prev_log_term == raft_term{}))
     return corrupt("prevLogIndex and prevLogTerm must be both 0 or both set");
@@ -172,27 +196,61 @@ result<message_body> decode_body(wire::Reader r) {
   }
   case wire::TIMEOUT_NOW:
     return message_body{timeout_now{raft_term{r.getTimeoutNow().getTerm()}}};
+  case wire::CATCH_UP_REQUEST:
+    return message_body{catch_up_request{raft_term{r.getCatchUpRequest().getTerm()}}};
+  case wire::CATCH_UP_RESPONSE: {
+    auto b = r.getCatchUpResponse();
+    return message_body{catch_up_response{raft_term{b.getTerm()}, b.getFresh()}};
+  }
   }
   return corrupt("unknown message kind " + std::to_string(static_cast<int>(r.which())));
 }
 
+// Ascending, distinct, non-negative: a voter set as quorum_identity holds it.
+result<std::vector<node_id>> read_voters(capnp::List<int32_t>::Reader list) {
+  std::vector<node_id> out;
+  for (int32_t v : list) {
+    if (v < 0 || (!out.empty() && v <= out.back().value()))
+      return corrupt("voters must be ascending node ids >= 0");
+    out.push_back(node_id{v});
+  }
+  if (out.empty()) return corrupt("no voters");
+  return out;
+}
+
 } // namespace
 
-capnp_frame encode(const message& m) {
+capnp_frame encode(const message& m, const quorum_identity& quorum) {
   capnp::MallocMessageBuilder builder;
   auto root = builder.initRoot<wire>();
   root.setFrom(m.from.value());
   root.setTo(m.to.value());
   std::visit(encoder{root}, m.body);
+  root.setClusterId(quorum.cluster_id);
+  auto voters = root.initVoters(static_cast<unsigned>(quorum.voters.size()));
+  for (unsigned i = 0; i < quorum.voters.size(); ++i) voters.set(i, quorum.voters[i].value());
+  root.setFromDirectory(data_of(m.from_directory));
+  if (m.to_directory != directory_id{}) root.setToDirectory(data_of(m.to_directory));
+  root.setCatchingUp(m.catching_up);
   return capnp_frame::from_builder(builder);
 }
 
-result<message> decode(const capnp_frame& frame) {
+result<received_frame> decode(const capnp_frame& frame) {
   if (frame.empty()) return corrupt("empty frame");
-  auto decoded = frame.try_read<wire>([](wire::Reader r) -> result<message> {
+  auto decoded = frame.try_read<wire>([](wire::Reader r) -> result<received_frame> {
     auto body = decode_body(r);
     if (!body) return body.err();
-    return message{node_id{r.getFrom()}, node_id{r.getTo()}, std::move(*body)};
+    auto from_directory = read_directory(r.getFromDirectory(), false, "fromDirectory");
+    if (!from_directory) return from_directory.err();
+    auto to_directory = read_directory(r.getToDirectory(), true, "toDirectory");
+    if (!to_directory) return to_directory.err();
+    auto voters = read_voters(r.getVoters());
+    if (!voters) return voters.err();
+    received_frame out;
+    out.msg = message{node_id{r.getFrom()}, node_id{r.getTo()}, std::move(*body),
+                      *from_directory,      *to_directory,      r.getCatchingUp()};
+    out.quorum = quorum_identity{std::string(r.getClusterId().cStr()), std::move(*voters)};
+    return out;
   });
   if (!decoded) return decoded.err();
   return std::move(*decoded);

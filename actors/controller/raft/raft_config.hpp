@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "actors/controller/raft/raft_types.hpp"
 #include "runtime/types.hpp"
 
 namespace capstan::raft {
 
 struct raft_config {
   node_id id;
+  // This node's Raft directory id (raft_storage's identity): its messages carry it.
+  directory_id directory{};
   // The static voter set (--controller-quorum), this node included. No membership changes.
   std::vector<node_id> voters;
 

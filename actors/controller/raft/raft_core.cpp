@@ -34,6 +34,7 @@ raft_core::raft_core(raft_config config, durable_state state)
   commit_ = log_.snapshot_index();
   applied_ = log_.snapshot_index();
   become_follower(hard_.term, std::nullopt);
+  maybe_bootstrap();
 }
 
 bool raft_core::is_voter(node_id n) const {
@@ -55,7 +56,35 @@ void raft_core::reset_election_timer() {
 }
 
 void raft_core::send(node_id to, message_body body) {
-  outbox_.push_back(message{config_.id, to, std::move(body)});
+  const auto known = peer_ids_.find(to);
+  outbox_.push_back(message{config_.id, to, std::move(body), config_.directory,
+                            known == peer_ids_.end() ? directory_id{} : known->second.directory,
+                            hard_.catching_up});
+}
+
+void raft_core::note_sender(const message& m) {
+  auto& known = peer_ids_[m.from];
+  if (known.directory == m.from_directory) {
+    // One incarnation only ever goes from catching up to whole: a catching-up message of one
+    // known whole is an old one.
+    if (!m.catching_up) known.catching_up = false;
+    return;
+  }
+  const bool replaced = known.directory != directory_id{};
+  known = peer_identity{m.from_directory, m.catching_up};
+  // What this leader knew of the follower's log was the other incarnation's: its
+  // acknowledgements must not count for this one.
+  if (auto pr = peers_.find(m.from); replaced && pr != peers_.end())
+    pr->second = raft_progress(log_.last_index() + 1);
+}
+
+bool raft_core::counts(node_id peer) const {
+  const auto known = peer_ids_.find(peer);
+  return known == peer_ids_.end() || !known->second.catching_up;
+}
+
+bool raft_core::fresh() const {
+  return hard_.term == raft_term{} && log_.last_index() == log_index{};
 }
 
 // --- inputs ---------------------------------------------------------------------------------
@@ -70,7 +99,21 @@ void raft_core::tick() {
 }
 
 void raft_core::tick_election() {
+  if (hard_.catching_up) {
+    tick_catching_up();
+    return;
+  }
   if (++election_elapsed_ >= randomized_timeout_) start_pre_vote();
+}
+
+// A catching-up node never starts an election. When it would (no leader heard from for a
+// randomized election timeout) it asks the voters where they stand instead: a leader then learns
+// its directory id and brings it up to date, and a quorum that is all new finds out that it is.
+void raft_core::tick_catching_up() {
+  if (++election_elapsed_ < randomized_timeout_) return;
+  reset_election_timer();
+  for (node_id v : config_.voters)
+    if (v != config_.id) send(v, catch_up_request{hard_.term});
 }
 
 void raft_core::tick_leader() {
@@ -95,11 +138,22 @@ void raft_core::tick_leader() {
 void raft_core::step(const message& m) {
   RAFT_INVARIANT(!awaiting_advance_, "step before advance()");
   if (m.to != config_.id || m.from == config_.id || !is_voter(m.from)) return;
+  if (m.to_directory != directory_id{} && m.to_directory != config_.directory) return;
+  note_sender(m);
+  if (m.catching_up) maybe_give_rejoin(m.from);
   const raft_term t = term_of(m.body);
 
-  // A pre-vote never changes anybody's term: that is its point.
+  // A pre-vote or a catch-up request never changes anybody's term: that is their point.
   if (const auto* pv = std::get_if<pre_vote>(&m.body)) {
-    on_pre_vote(m.from, *pv);
+    on_pre_vote(m, *pv);
+    return;
+  }
+  if (std::holds_alternative<catch_up_request>(m.body)) {
+    send(m.from, catch_up_response{hard_.term, fresh()});
+    return;
+  }
+  if (const auto* r = std::get_if<catch_up_response>(&m.body)) {
+    on_catch_up_response(m.from, *r);
     return;
   }
   if (t > hard_.term) {
@@ -111,7 +165,7 @@ void raft_core::step(const message& m) {
       if (!r->granted)
         become_follower(t, std::nullopt);
       else
-        on_pre_vote_response(m.from, *r);
+        on_pre_vote_response(m, *r);
       return;
     }
     const bool from_leader = std::holds_alternative<append_entries>(m.body) ||
@@ -126,11 +180,11 @@ void raft_core::step(const message& m) {
       [&](const auto& body) {
         using T = std::decay_t<decltype(body)>;
         if constexpr (std::is_same_v<T, pre_vote_response>)
-          on_pre_vote_response(m.from, body);
+          on_pre_vote_response(m, body);
         else if constexpr (std::is_same_v<T, vote>)
-          on_vote(m.from, body);
+          on_vote(m, body);
         else if constexpr (std::is_same_v<T, vote_response>)
-          on_vote_response(m.from, body);
+          on_vote_response(m, body);
         else if constexpr (std::is_same_v<T, append_entries>)
           on_append_entries(m.from, body);
         else if constexpr (std::is_same_v<T, append_entries_response>)
@@ -143,6 +197,7 @@ void raft_core::step(const message& m) {
           on_timeout_now();
       },
       m.body);
+  maybe_rejoined();
 }
 
 proposal raft_core::propose(bytes data) {
@@ -172,15 +227,17 @@ status raft_core::compact(log_index index, bytes data) {
 
 void raft_core::transfer_leadership() {
   RAFT_INVARIANT(!awaiting_advance_, "transfer_leadership before advance()");
-  if (role_ != raft::role::leader || peers_.empty() || transferee_) return;
-  // One that answered within the last election timeout before one that did not (it may be
-  // gone), then the most of the log.
+  if (role_ != raft::role::leader || transferee_) return;
+  // A whole follower (a catching-up one cannot be elected); one that answered within the last
+  // election timeout before one that did not (it may be gone); then the most of the log.
   auto rank = [this](const raft_progress& pr) {
     return std::pair{ticks_ - pr.last_answer_tick() < config_.election_timeout_ticks, pr.match()};
   };
-  auto best = peers_.begin();
+  auto best = peers_.end();
   for (auto it = peers_.begin(); it != peers_.end(); ++it)
-    if (rank(it->second) > rank(best->second)) best = it;
+    if (counts(it->first) && (best == peers_.end() || rank(it->second) > rank(best->second)))
+      best = it;
+  if (best == peers_.end()) return;
   transferee_ = best->first;
   transferee_told_ = false;
   transfer_elapsed_ = 0;
@@ -235,6 +292,7 @@ void raft_core::become_follower(raft_term t, std::optional<node_id> leader) {
   if (t > hard_.term) {
     hard_.term = t;
     hard_.voted_for.reset();
+    hard_.voted_for_directory = {};
   }
   role_ = raft::role::follower;
   leader_ = leader;
@@ -260,6 +318,7 @@ void raft_core::start_election(bool transfer) {
   role_ = raft::role::candidate;
   hard_.term = hard_.term.next();
   hard_.voted_for = config_.id;
+  hard_.voted_for_directory = config_.directory;
   leader_.reset();
   votes_.clear();
   reset_election_timer();
@@ -300,33 +359,69 @@ void raft_core::tally(node_id from, bool granted) {
   }
 }
 
-void raft_core::on_pre_vote(node_id from, const pre_vote& m) {
-  const bool grant =
-      m.term > hard_.term && !in_lease() && log_.is_up_to_date(m.last_log_index, m.last_log_term);
-  send(from, pre_vote_response{grant ? m.term : hard_.term, grant});
+// Nobody catching up takes part in an election: not as a voter (it may have voted in this term
+// before it lost its state, or lack entries it acknowledged), nor as a candidate.
+void raft_core::on_pre_vote(const message& msg, const pre_vote& m) {
+  const bool grant = !hard_.catching_up && !msg.catching_up && m.term > hard_.term && !in_lease() &&
+                     log_.is_up_to_date(m.last_log_index, m.last_log_term);
+  send(msg.from, pre_vote_response{grant ? m.term : hard_.term, grant});
 }
 
-void raft_core::on_pre_vote_response(node_id from, const pre_vote_response& m) {
+void raft_core::on_pre_vote_response(const message& msg, const pre_vote_response& m) {
   if (role_ != raft::role::pre_candidate) return;
   if (m.granted && m.term == hard_.term.next())
-    tally(from, true);
+    tally(msg.from, !msg.catching_up);
   else if (!m.granted && m.term == hard_.term)
-    tally(from, false);
+    tally(msg.from, false);
 }
 
-void raft_core::on_vote(node_id from, const vote& m) {
-  // One vote per term, and none for another node once this term's leader is known.
-  const bool can_vote = hard_.voted_for == from || (!hard_.voted_for && !leader_);
-  const bool grant = can_vote && log_.is_up_to_date(m.last_log_index, m.last_log_term);
+void raft_core::on_vote(const message& msg, const vote& m) {
+  // One vote per term, for one incarnation of one candidate, and none for another once this
+  // term's leader is known.
+  const bool same = hard_.voted_for == msg.from && hard_.voted_for_directory == msg.from_directory;
+  const bool can_vote = same || (!hard_.voted_for && !leader_);
+  const bool grant = !hard_.catching_up && !msg.catching_up && can_vote &&
+                     log_.is_up_to_date(m.last_log_index, m.last_log_term);
   if (grant) {
-    hard_.voted_for = from;
+    hard_.voted_for = msg.from;
+    hard_.voted_for_directory = msg.from_directory;
     reset_election_timer();
   }
-  send(from, vote_response{hard_.term, grant});
+  send(msg.from, vote_response{hard_.term, grant});
 }
 
-void raft_core::on_vote_response(node_id from, const vote_response& m) {
-  if (role_ == raft::role::candidate) tally(from, m.granted);
+void raft_core::on_vote_response(const message& msg, const vote_response& m) {
+  if (role_ == raft::role::candidate) tally(msg.from, m.granted && !msg.catching_up);
+}
+
+void raft_core::on_catch_up_response(node_id from, const catch_up_response& m) {
+  if (!hard_.catching_up) return;
+  fresh_answers_[from] = m.fresh;
+  maybe_bootstrap();
+}
+
+void raft_core::maybe_bootstrap() {
+  if (!hard_.catching_up) return;
+  if (config_.voters.size() > 1) {
+    if (!fresh()) return;
+    for (node_id v : config_.voters) {
+      if (v == config_.id) continue;
+      const auto answer = fresh_answers_.find(v);
+      if (answer == fresh_answers_.end() || !answer->second) return;
+    }
+  }
+  hard_.catching_up = false;
+  fresh_answers_.clear();
+  reset_election_timer();
+}
+
+void raft_core::maybe_rejoined() {
+  if (!hard_.catching_up || !rejoin_ || commit_ < rejoin_->first ||
+      log_.term_at(rejoin_->first) != rejoin_->second)
+    return;
+  hard_.catching_up = false;
+  rejoin_.reset();
+  fresh_answers_.clear();
 }
 
 void raft_core::on_stale(const message& m) {
@@ -342,7 +437,7 @@ void raft_core::on_stale(const message& m) {
 // Straight to a real election: a pre-vote would be refused by the voters still in the old
 // leader's lease, which the transfer vote's flag overrides.
 void raft_core::on_timeout_now() {
-  if (role_ == raft::role::leader) return;
+  if (role_ == raft::role::leader || hard_.catching_up) return;
   start_election(true);
 }
 
@@ -354,6 +449,7 @@ void raft_core::on_append_entries(node_id from, const append_entries& m) {
   if (role_ != raft::role::follower) become_follower(hard_.term, from);
   leader_ = from;
   election_elapsed_ = 0;
+  if (hard_.catching_up && m.rejoin_index != log_index{}) rejoin_ = {m.rejoin_index, m.term};
 
   log_index prev = m.prev_log_index;
   raft_term prev_term = m.prev_log_term;
@@ -427,7 +523,9 @@ void raft_core::on_append_entries_response(node_id from, const append_entries_re
   if (role_ != raft::role::leader) return;
   auto& pr = peers_.at(from);
   pr.mark_active(ticks_);
-  pr.responded();
+  // Only an answer to an append counts against the loss of appends in flight: a follower that
+  // answers heartbeats alone may have lost them (see heartbeat()).
+  if (!m.success || m.index > pr.match()) pr.responded();
   if (m.success) {
     if (pr.acknowledge(m.index)) {
       if (pr.state() == progress_state::probe)
@@ -491,7 +589,8 @@ bool raft_core::send_append(node_id to, raft_progress& pr, bool allow_empty) {
       log_.slice(pr.next(), config_.max_entries_per_append, config_.max_bytes_per_append);
   if (entries.empty() && !allow_empty) return false;
   send(to, append_entries{hard_.term, prev, *log_.term_at(prev),
-                          std::vector<entry>(entries.begin(), entries.end()), commit_});
+                          std::vector<entry>(entries.begin(), entries.end()), commit_,
+                          counts(to) ? log_index{} : pr.rejoin_index()});
   if (pr.state() == progress_state::replicate) {
     if (!entries.empty()) pr.sent_entries(entries.back().index);
   } else {
@@ -515,7 +614,12 @@ void raft_core::send_heartbeat(node_id to, raft_progress& pr) {
     send_append(to, pr, true);
     return;
   }
-  send(to, append_entries{hard_.term, pr.match(), *match_term, {}, commit_});
+  send(to, append_entries{hard_.term,
+                          pr.match(),
+                          *match_term,
+                          {},
+                          commit_,
+                          counts(to) ? log_index{} : pr.rejoin_index()});
 }
 
 void raft_core::send_more(node_id to, raft_progress& pr) {
@@ -557,7 +661,7 @@ void raft_core::heartbeat(node_id to, raft_progress& pr) {
     send_snapshot(to, pr);
     break;
   case progress_state::replicate:
-    // Appends out and no answer for a whole heartbeat: assume them lost and probe again.
+    // Appends out and none answered for a whole heartbeat: assume them lost and probe again.
     if (pr.inflight() > 0 && !responded) {
       pr.become_probe(pr.match() + 1);
       send_append(to, pr, true);
@@ -569,8 +673,10 @@ void raft_core::heartbeat(node_id to, raft_progress& pr) {
 }
 
 bool raft_core::maybe_commit() {
+  // A catching-up follower holds what it acknowledged, but may have lost what it acknowledged
+  // before: it does not count until it is whole (docs/controller.md, "Quorum identity").
   std::vector<log_index> matches{log_.persisted_index()};
-  for (const auto& [id, pr] : peers_) matches.push_back(pr.match());
+  for (const auto& [id, pr] : peers_) matches.push_back(counts(id) ? pr.match() : log_index{});
   std::sort(matches.begin(), matches.end(), std::greater<>());
   const log_index n = matches[quorum() - 1];
   // Only an entry of the current term commits by counting replicas (§5.4.2, figure 8).
@@ -581,7 +687,7 @@ bool raft_core::maybe_commit() {
 
 bool raft_core::quorum_active() {
   size_t active = 1;
-  for (auto& [id, pr] : peers_) active += pr.take_active() ? 1 : 0;
+  for (auto& [id, pr] : peers_) active += pr.take_active() && counts(id) ? 1 : 0;
   return active >= quorum();
 }
 
@@ -591,9 +697,25 @@ void raft_core::end_transfer() {
 }
 
 void raft_core::maybe_tell_transferee(node_id peer, const raft_progress& pr) {
-  if (transferee_ != peer || transferee_told_ || pr.match() != log_.last_index()) return;
+  if (transferee_ != peer || transferee_told_ || pr.match() != log_.last_index() || !counts(peer))
+    return;
   transferee_told_ = true;
   send(peer, timeout_now{hard_.term});
+}
+
+// The rejoin entry is appended after this leader heard from the catching-up follower, so no
+// voter's log held it before that follower lost its state: a candidate that lacks it cannot be
+// elected once it is committed (docs/controller.md, "Quorum identity"). A given one stands until
+// compacted away (the follower may have missed it: it gets another).
+void raft_core::maybe_give_rejoin(node_id peer) {
+  if (role_ != raft::role::leader || transferee_) return;
+  auto pr = peers_.find(peer);
+  if (pr == peers_.end() || counts(peer) || pr->second.rejoin_index() > log_.snapshot_index())
+    return;
+  const log_index r = log_.last_index() + 1;
+  log_.append(entry{hard_.term, r, {}});
+  pr->second.set_rejoin_index(r);
+  for (auto& [id, p] : peers_) send_more(id, p);
 }
 
 } // namespace capstan::raft

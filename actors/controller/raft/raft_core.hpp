@@ -11,7 +11,10 @@
 // (a node that heard from a leader within an election timeout ignores votes), a no-op entry per
 // new leader so commitment only counts current-term entries (§5.4.2), pipelined replication with
 // fast back-off (§5.3), snapshots, and leadership transfer (§3.10). Static voter set; no
-// membership changes.
+// membership changes. A voter whose stored state was lost or damaged comes back catching up
+// (hard_state::catching_up, docs/controller.md "Quorum identity"): it neither votes nor counts
+// towards commitment until an entry a leader appended after hearing from it is committed and in
+// its log.
 //
 // Not thread-safe: one owner (an actor) calls it.
 
@@ -60,8 +63,9 @@ public:
 
   // One unit of logical time.
   void tick();
-  // A message from a peer. Messages for another node, from a non-voter or from itself are
-  // ignored; so are stale ones (Raft tolerates loss, duplication and reordering).
+  // A message from a peer. Messages for another node (or another directory id of this one), from
+  // a non-voter or from itself are ignored; so are stale ones (Raft tolerates loss, duplication
+  // and reordering).
   void step(const message& m);
   // Appends `data` as a new entry if this node is the leader.
   proposal propose(bytes data);
@@ -89,6 +93,9 @@ public:
   raft::role role() const { return role_; }
   raft_term term() const { return hard_.term; }
   std::optional<node_id> voted_for() const { return hard_.voted_for; }
+  // This node's stored state was lost or damaged and it has not caught up yet.
+  bool catching_up() const { return hard_.catching_up; }
+  const directory_id& directory() const { return config_.directory; }
   std::optional<node_id> leader() const { return leader_; }
   log_index commit_index() const { return commit_; }
   log_index last_index() const { return log_.last_index(); }
@@ -102,11 +109,24 @@ public:
   bool transferee_told() const { return transferee_told_; }
 
 private:
+  // The incarnation of a peer this node last heard from.
+  struct peer_identity {
+    directory_id directory{};
+    bool catching_up = false;
+  };
+
   size_t quorum() const { return config_.voters.size() / 2 + 1; }
   bool is_voter(node_id n) const;
   bool in_lease() const;
   void reset_election_timer();
   void send(node_id to, message_body body);
+  // Records which incarnation of its voter sent `m`; a new one starts the leader's view of that
+  // follower afresh.
+  void note_sender(const message& m);
+  // `peer` was last heard of whole: its acknowledgements count towards commitment.
+  bool counts(node_id peer) const;
+  // Never in a term above 0 and no entry: what a catch-up response calls fresh.
+  bool fresh() const;
 
   void become_follower(raft_term t, std::optional<node_id> leader);
   void start_pre_vote();
@@ -117,17 +137,25 @@ private:
   void tally(node_id from, bool granted);
 
   void tick_election();
+  void tick_catching_up();
   void tick_leader();
 
-  void on_pre_vote(node_id from, const pre_vote& m);
-  void on_pre_vote_response(node_id from, const pre_vote_response& m);
-  void on_vote(node_id from, const vote& m);
-  void on_vote_response(node_id from, const vote_response& m);
+  void on_pre_vote(const message& msg, const pre_vote& m);
+  void on_pre_vote_response(const message& msg, const pre_vote_response& m);
+  void on_vote(const message& msg, const vote& m);
+  void on_vote_response(const message& msg, const vote_response& m);
   void on_append_entries(node_id from, const append_entries& m);
   void on_append_entries_response(node_id from, const append_entries_response& m);
   void on_install_snapshot(node_id from, const install_snapshot& m);
   void on_install_snapshot_response(node_id from, const install_snapshot_response& m);
   void on_timeout_now();
+  void on_catch_up_response(node_id from, const catch_up_response& m);
+  // A catching-up node whose every fellow voter answered fresh, and which is fresh itself, is
+  // whole: the quorum is new (or lost everything), so no promise of an earlier incarnation can
+  // be held anywhere. A voter alone is whole at once.
+  void maybe_bootstrap();
+  // A catching-up follower whose rejoin entry is committed and in its log is whole.
+  void maybe_rejoined();
   // A message of an older term: answer those that need it so a deposed leader learns the term.
   void on_stale(const message& m);
 
@@ -143,6 +171,9 @@ private:
   bool quorum_active();
   // Tells the transferee to start its election once its log matches this leader's.
   void maybe_tell_transferee(node_id peer, const raft_progress& pr);
+  // A catching-up follower this leader hears from gets an entry appended after this leader heard
+  // from it, to rejoin at once that entry commits and is in its log.
+  void maybe_give_rejoin(node_id peer);
   // No transfer under way (done, given up, or this node's role changed).
   void end_transfer();
 
@@ -168,6 +199,11 @@ private:
   std::optional<node_id> transferee_;      // leader only
   bool transferee_told_ = false;
   uint32_t transfer_elapsed_ = 0;
+
+  std::map<node_id, peer_identity> peer_ids_;
+  std::map<node_id, bool> fresh_answers_; // catching up: each voter's latest catch-up answer
+  // Catching up: the rejoin entry (index, term) the leader named last.
+  std::optional<std::pair<log_index, raft_term>> rejoin_;
 
   std::vector<message> outbox_;
   bool awaiting_advance_ = false;

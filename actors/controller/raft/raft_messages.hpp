@@ -2,7 +2,8 @@
 
 // The messages Raft nodes exchange, as plain structs (docs/controller.md). The core consumes and
 // produces these; raft_codec turns them into Cap'n Proto frames (schema/raft.capnp) for the wire.
-// Every message carries the sender's term; `from` and `to` are voter ids.
+// Every message carries the sender's term; `from` and `to` are voter ids, with the directory ids
+// that tell one incarnation of a voter from the next (docs/controller.md, "Quorum identity").
 
 #include <variant>
 #include <vector>
@@ -54,6 +55,10 @@ struct append_entries {
   raft_term prev_log_term;
   std::vector<entry> entries;
   log_index leader_commit;
+  // To a follower that is catching up (hard_state::catching_up): an entry this leader appended
+  // after hearing from it; once that entry is in the follower's log and committed, the follower
+  // is whole again. 0: none yet.
+  log_index rejoin_index{};
 
   bool operator==(const append_entries&) const = default;
 };
@@ -98,14 +103,38 @@ struct timeout_now {
   bool operator==(const timeout_now&) const = default;
 };
 
+// A voter that is catching up and knows no leader asks every voter where it stands, so that a
+// leader learns its new directory id, and a quorum whose voters all start empty can begin.
+// It changes nobody's term, as a pre-vote does not.
+struct catch_up_request {
+  raft_term term;
+
+  bool operator==(const catch_up_request&) const = default;
+};
+
+// `fresh`: the responder has never been in a term above 0 nor held an entry.
+struct catch_up_response {
+  raft_term term;
+  bool fresh = false;
+
+  bool operator==(const catch_up_response&) const = default;
+};
+
 using message_body =
     std::variant<pre_vote, pre_vote_response, vote, vote_response, append_entries,
-                 append_entries_response, install_snapshot, install_snapshot_response, timeout_now>;
+                 append_entries_response, install_snapshot, install_snapshot_response, timeout_now,
+                 catch_up_request, catch_up_response>;
 
 struct message {
   node_id from;
   node_id to;
   message_body body;
+  directory_id from_directory{};
+  // The receiver's directory id as the sender knows it; zero when it does not.
+  directory_id to_directory{};
+  // The sender is catching up (hard_state::catching_up): its grants and acknowledgements do not
+  // count.
+  bool catching_up = false;
 
   bool operator==(const message&) const = default;
 };

@@ -70,6 +70,10 @@ public:
     return a;
   }
 
+  // The entry this leader appended for a catching-up follower to rejoin at (0: none yet).
+  log_index rejoin_index() const { return rejoin_index_; }
+  void set_rejoin_index(log_index i) { rejoin_index_ = i; }
+
 private:
   progress_state state_ = progress_state::probe;
   log_index match_;
@@ -79,6 +83,7 @@ private:
   bool responded_ = false;
   bool active_ = false;
   uint64_t last_answer_tick_ = 0;
+  log_index rejoin_index_;
 };
 
 } // namespace capstan::raft

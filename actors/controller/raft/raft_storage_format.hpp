@@ -11,24 +11,34 @@
 namespace capstan::raft::storage_format {
 
 // File names inside the controller's Raft directory.
+inline constexpr std::string_view identity_file = "raft-identity";
 inline constexpr std::string_view hard_state_file = "raft-hard-state";
 inline constexpr std::string_view snapshot_file = "raft-snapshot";
 inline constexpr std::string_view log_file = "raft-log";
 // Suffix of the file written before the rename that replaces one of the above.
 inline constexpr std::string_view temp_suffix = ".tmp";
 
-inline constexpr uint32_t version = 1;
+// raft-identity: crc u32 | version u32 | node id i32 | directory id (16 bytes) |
+//                cluster id length u32 | cluster id (UTF-8) | voter count u32 | voters i32 each
+inline constexpr uint32_t identity_version = 1;
+inline constexpr size_t identity_header_size = 32;
 
-// raft-hard-state: crc u32 | version u32 | term u64 | voted_for i32 (-1: none) | zero u32
-inline constexpr size_t hard_state_size = 24;
+// raft-hard-state: crc u32 | version u32 | term u64 | voted_for i32 (-1: none) | flags u32 |
+//                  voted-for directory id (16 bytes)
+inline constexpr uint32_t hard_state_version = 2;
+inline constexpr size_t hard_state_size = 40;
 inline constexpr int32_t no_vote = -1;
+// flags: the node is catching up (hard_state::catching_up). Other bits must be 0.
+inline constexpr uint32_t flag_catching_up = 1;
 
 // raft-snapshot: crc u32 | version u32 | index u64 | term u64 | data length u64 | data
+inline constexpr uint32_t snapshot_version = 1;
 inline constexpr size_t snapshot_header_size = 32;
 
 // raft-log, one frame per entry, back to back from offset 0:
-//   crc u32 | data length u32 | term u64 | index u64 | data
-inline constexpr size_t frame_header_size = 24;
+//   crc u32 | data length u32 | term u64 | index u64 | first index of its append u64 | data
+// The last field tells a torn append (only the last one can be) from damage to an earlier one.
+inline constexpr size_t frame_header_size = 32;
 // Largest entry the log accepts; a longer length field is corruption.
 inline constexpr uint32_t max_entry_bytes = uint32_t{64} << 20;
 

@@ -4,6 +4,7 @@
 // entries, snapshots and the hard state. Strong types keep a term from ever being used as an
 // index; node ids are the cluster's (runtime/types.hpp).
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -57,10 +58,22 @@ struct snapshot {
   bool operator==(const snapshot&) const = default;
 };
 
+// 16 random bytes a voter's Raft directory gets when it is created, and again whenever its stored
+// state turns out lost or damaged (KIP-853's directory id). With the node id it names one
+// incarnation of a voter's durable state: a voter that lost its disk comes back under the same
+// node id with another directory id. All zeros: not known.
+using directory_id = std::array<uint8_t, 16>;
+
 // What must be durable before a node answers anyone in a term (Raft §5.1, figure 2).
 struct hard_state {
   raft_term term;
   std::optional<node_id> voted_for;
+  // The directory id of the candidate voted for: a vote is for one incarnation of that voter.
+  directory_id voted_for_directory{};
+  // This node's stored state was lost or damaged (or it is new): it may lack entries it once
+  // acknowledged and votes it once cast, so it neither votes nor counts towards commitment
+  // until it has caught up from a leader (docs/controller.md, "Quorum identity").
+  bool catching_up = false;
 
   bool operator==(const hard_state&) const = default;
 };

@@ -38,6 +38,7 @@ public:
     c.raft.snapshot_entries = 4;
     c.dir = dir / ("member-" + std::to_string(i));
     c.cluster_id = cluster;
+    c.new_directory[0] = static_cast<uint8_t>(i);
     auto m = quorum_member::open(c);
     REQUIRE(m.ok());
     members[i] = std::make_unique<quorum_member>(std::move(*m));
@@ -215,8 +216,7 @@ TEST_CASE("a proposal whose leader was deposed before it committed is answered N
   }));
 }
 
-TEST_CASE("a quorum member refuses a directory whose snapshot is of another cluster",
-          "[controller][quorum]") {
+TEST_CASE("a quorum member refuses a Raft directory of another cluster", "[controller][quorum]") {
   network net;
   REQUIRE(net.run_until([&] { return net.leader() != 0; }));
   const int l = net.leader();
@@ -230,5 +230,6 @@ TEST_CASE("a quorum member refuses a directory whose snapshot is of another clus
   c.raft.voters = {node_id{1}, node_id{2}, node_id{3}};
   c.dir = net.dir / "member-1";
   c.cluster_id = "another-cluster";
+  c.new_directory[0] = 1;
   CHECK(quorum_member::open(c).code() == errc::inconsistent_cluster_id);
 }

@@ -31,6 +31,8 @@ public:
 
   raft_core& at(int i) { return *cores_.at(node_id{i}); }
   durable_state& disk(int i) { return disks_[node_id{i}]; }
+  // Node i's directory id; give it a new one before restarting it on a lost disk.
+  directory_id& dir(int i) { return dirs_[node_id{i}]; }
   std::vector<bytes>& applied(int i) { return applied_[node_id{i}]; }
   std::deque<message>& network() { return network_; }
 
@@ -42,6 +44,7 @@ public:
     c.heartbeat_ticks = 2;
     c.seed = static_cast<uint64_t>(id.value());
     c.snapshot_entries = snapshot_entries_;
+    c.directory = dirs_[id];
     cores_.erase(id);
     cores_.emplace(id, std::make_unique<raft_core>(c, disks_[id]));
     applied_[id] = {};
@@ -124,6 +127,7 @@ private:
   std::vector<node_id> voters_;
   std::map<node_id, std::unique_ptr<raft_core>> cores_;
   std::map<node_id, durable_state> disks_;
+  std::map<node_id, directory_id> dirs_;
   std::map<node_id, std::vector<bytes>> applied_;
   std::deque<message> network_;
   std::set<node_id> isolated_;
@@ -482,6 +486,155 @@ TEST_CASE("messages for another node, from a stranger or from itself are ignored
   c.at(1).step(message{node_id{1}, node_id{1}, vote{raft_term{9}, log_index{}, raft_term{}}});
   CHECK(c.at(1).term() == raft_term{0});
   CHECK_FALSE(c.at(1).has_ready());
+}
+
+TEST_CASE("an append lost on the way is sent again although the follower answers heartbeats",
+          "[raft][core]") {
+  cluster c(3);
+  c.elect(1);
+  c.propose(1, "a");
+  c.tick(1, 2);
+  c.settle();
+  // The next entry's append to node 3 is lost; node 3 keeps answering the leader's heartbeats.
+  REQUIRE(c.at(1).propose(b("b")).ok());
+  c.drain(1);
+  std::erase_if(c.network(), [](const message& m) {
+    const auto* ae = std::get_if<append_entries>(&m.body);
+    return m.to == node_id{3} && ae != nullptr && !ae->entries.empty();
+  });
+  for (int k = 0; k < 10; ++k) {
+    c.tick(1);
+    c.settle();
+  }
+  CHECK(c.at(3).last_index() == c.at(1).last_index());
+}
+
+// Every node on its own directory, as raft_storage gives one; `catching_up`: new ones.
+void give_directories(cluster& c, int n, bool catching_up) {
+  for (int i = 1; i <= n; ++i) {
+    c.crash(i);
+    c.disk(i).hard.catching_up = catching_up;
+    c.dir(i) = directory_id{static_cast<uint8_t>(i)};
+    c.restart(i);
+  }
+}
+
+// What raft_storage makes of a lost disk: nothing, under a new directory id, catching up.
+void lose_disk(cluster& c, int i) {
+  c.crash(i);
+  c.disk(i) = durable_state{};
+  c.disk(i).hard.catching_up = true;
+  c.dir(i) = directory_id{static_cast<uint8_t>(i), 0xdd};
+  c.restart(i);
+}
+
+TEST_CASE("a quorum of new directories is whole once every voter answered fresh",
+          "[raft][core][identity]") {
+  cluster c(3);
+  give_directories(c, 3, true);
+  c.isolate(3);
+  for (int k = 0; k < 50; ++k) {
+    c.tick(1);
+    c.tick(2);
+    c.settle();
+  }
+  // Node 3 has not answered: 1 and 2 cannot tell a new quorum from one whose third voter lost
+  // its disk after they elected a leader.
+  CHECK(c.at(1).catching_up());
+  CHECK(c.at(2).catching_up());
+  CHECK(c.at(1).role() == role::follower);
+  CHECK(c.at(1).term() == raft_term{0});
+  c.heal();
+  auto whole = [&] {
+    for (int i = 1; i <= 3; ++i)
+      if (c.at(i).catching_up() || c.disk(i).hard.catching_up) return false;
+    return true;
+  };
+  for (int k = 0; k < 100 && !whole(); ++k) {
+    for (int i = 1; i <= 3; ++i) c.tick(i);
+    c.settle();
+  }
+  REQUIRE(whole());
+  c.elect(1);
+}
+
+TEST_CASE("a voter alone is whole at once", "[raft][core][identity]") {
+  cluster c(1);
+  c.crash(1);
+  c.disk(1).hard.catching_up = true;
+  c.restart(1);
+  CHECK_FALSE(c.at(1).catching_up());
+  c.drain(1);
+  CHECK_FALSE(c.disk(1).hard.catching_up);
+  c.elect(1);
+}
+
+TEST_CASE("a voter on a lost disk neither votes nor counts until its rejoin entry commits",
+          "[raft][core][identity]") {
+  cluster c(3);
+  give_directories(c, 3, false);
+  c.elect(1);
+  c.propose(1, "before");
+  lose_disk(c, 3);
+  // It refuses a vote it may already have given before it lost its disk.
+  c.at(3).step(message{node_id{2}, node_id{3}, vote{c.at(1).term(), log_index{9}, raft_term{9}}});
+  auto refused = c.drain(3);
+  REQUIRE(refused.size() == 1);
+  REQUIRE(refused[0].messages.size() == 1);
+  CHECK_FALSE(std::get<vote_response>(refused[0].messages[0].body).granted);
+  // With node 2 cut off, node 3's acknowledgements alone commit nothing: neither the rejoin
+  // entry the leader appends once node 3 told it who it is now (the leader's frames are for its
+  // lost incarnation until then), nor what is proposed.
+  c.isolate(2);
+  const auto commit = c.at(1).commit_index();
+  c.tick(3, 20);
+  c.settle();
+  const auto i = c.propose(1, "while-catching-up");
+  c.tick(1, 4);
+  c.settle();
+  CHECK(c.at(3).last_index() >= i);
+  CHECK(c.at(1).commit_index() == commit);
+  CHECK(c.at(3).catching_up());
+  // Node 2 back: the rejoin entry commits and node 3 is whole again, durably.
+  c.heal();
+  c.tick(1, 4);
+  c.settle();
+  c.tick(1, 2);
+  c.settle();
+  CHECK(c.at(1).commit_index() >= i);
+  CHECK_FALSE(c.at(3).catching_up());
+  CHECK_FALSE(c.disk(3).hard.catching_up);
+}
+
+TEST_CASE("a frame from another incarnation of a follower starts the leader's view of it afresh",
+          "[raft][core][identity]") {
+  cluster c(3);
+  give_directories(c, 3, false);
+  c.elect(1);
+  c.propose(1, "a");
+  c.tick(1, 2);
+  c.settle();
+  // Frames for node 3 name its directory; its next incarnation refuses them.
+  const auto sent_to_3 = [&] {
+    for (const auto& m : c.network())
+      if (m.to == node_id{3}) return m.to_directory;
+    return directory_id{};
+  };
+  c.tick(1, 2);
+  CHECK(sent_to_3() == c.dir(3));
+  c.settle();
+  lose_disk(c, 3);
+  c.isolate(2);
+  c.tick(1, 2);
+  c.settle();
+  // Until node 3 says who it is now, the leader's frames are for the lost incarnation.
+  CHECK(c.at(3).last_index() == log_index{0});
+  c.tick(3, 20);
+  c.settle();
+  c.tick(1, 2);
+  c.settle();
+  CHECK(c.at(3).last_index() == c.at(1).last_index());
+  CHECK(c.at(3).catching_up());
 }
 
 } // namespace capstan::raft

@@ -68,6 +68,10 @@ std::optional<std::string> raft_invariant_checker::on_start(node_id n, raft_term
   return std::nullopt;
 }
 
+void raft_invariant_checker::on_lost(node_id n) {
+  nodes_[n] = node_track{};
+}
+
 std::optional<std::string> raft_invariant_checker::record_applied(node_id n, log_index index,
                                                                   const bytes& data) {
   auto [it, fresh] = applied_.emplace(index, data);
@@ -123,10 +127,13 @@ std::optional<std::string> raft_invariant_checker::check_node(const node_view& v
     return n_(v.id) + "'s commit index went from " + i_(track.commit) + " down to " + i_(v.commit);
 
   if (v.role == raft::role::leader) {
-    auto [it, fresh] = leaders_.emplace(v.term, v.id);
-    if (!fresh && it->second != v.id)
-      return "election safety: " + n_(it->second) + " and " + n_(v.id) + " both led term " +
+    auto [it, fresh] = leaders_.emplace(v.term, std::pair{v.id, v.directory});
+    if (!fresh && it->second.first != v.id)
+      return "election safety: " + n_(it->second.first) + " and " + n_(v.id) + " both led term " +
              t_(v.term);
+    if (!fresh && it->second.second != v.directory)
+      return "election safety: two incarnations of " + n_(v.id) + " (before and after it lost " +
+             "its disk) both led term " + t_(v.term);
     if (fresh)
       for (const auto& [i, c] : committed_)
         if (c.observed_in < v.term)

@@ -4,7 +4,8 @@
 // over a cluster's history by the simulation after every step. It sees nodes only through
 // plain views and events, so its own tests can feed it hand-made histories that break a rule.
 //
-//   election safety        at most one leader per term, ever
+//   election safety        at most one leader per term, ever (one incarnation of one node: a
+//                          node that lost its disk is another voter)
 //   log matching           two logs with the same term at an index agree on every entry up to it
 //   leader completeness    an entry committed while its observer was in term T is in the log (or
 //                          snapshot) of every leader of a term above T
@@ -33,6 +34,7 @@ struct node_view {
   log_index commit;
   snapshot_meta snap;
   std::span<const entry> entries; // consecutive from snap.index + 1
+  directory_id directory{};
 };
 
 class raft_invariant_checker {
@@ -44,6 +46,9 @@ public:
   void on_sent(node_id n, const message_body& m);
   // `n` (re)started with durable term `t`; its state machine is empty until a snapshot loads.
   std::optional<std::string> on_start(node_id n, raft_term t);
+  // `n` lost or damaged its disk while down: it starts again from whatever raft_storage kept,
+  // under a new directory id, so its earlier terms and commit index are no measure of it.
+  void on_lost(node_id n);
   // `n`'s state machine applied `data` at `index`.
   std::optional<std::string> on_apply(node_id n, log_index index, const bytes& data);
   // `n`'s state machine loaded a snapshot holding the data of indexes 1..applied.size().
@@ -74,7 +79,7 @@ private:
                                               const committed_entry& c) const;
   std::optional<std::string> record_applied(node_id n, log_index index, const bytes& data);
 
-  std::map<raft_term, node_id> leaders_;
+  std::map<raft_term, std::pair<node_id, directory_id>> leaders_;
   std::map<log_index, committed_entry> committed_;
   std::map<log_index, bytes> applied_;
   std::map<node_id, node_track> nodes_;

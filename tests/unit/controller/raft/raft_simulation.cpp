@@ -9,6 +9,7 @@
 
 #include "actors/controller/raft/raft_core.hpp"
 #include "tests/unit/controller/raft/raft_invariant_checker.hpp"
+#include "tests/unit/controller/raft/step_choice.hpp"
 
 namespace capstan::raft::test {
 
@@ -29,6 +30,8 @@ enum class action : uint8_t {
   torn_persist,
   restart,
   transfer,
+  lose_disk,
+  damage,
   count_
 };
 
@@ -45,6 +48,8 @@ constexpr std::array<uint32_t, static_cast<size_t>(action::count_)> base_weights
     1,  // torn_persist
     3,  // restart
     4,  // transfer
+    1,  // lose_disk
+    1,  // damage
 };
 
 // The state machine: the data of every applied index, from 1. Its snapshot is all of it.
@@ -88,6 +93,9 @@ bytes to_bytes(const std::string& s) {
 
 struct sim_node {
   node_id id;
+  // The node's Raft directory id; a new one whenever its disk is lost or damaged, as
+  // raft_storage gives one (docs/controller.md, "Quorum identity").
+  directory_id dir{};
   durable_state disk;
   std::optional<raft_core> core;
   app_state app;
@@ -102,16 +110,26 @@ public:
   explicit simulation(const sim_options& o) : opts_(o), rng_(o.seed) {
     for (size_t k = 0; k < opts_.nodes; ++k)
       voters_.push_back(node_id{static_cast<int32_t>(k + 1)});
-    for (size_t k = 0; k < weights_.size(); ++k)
-      weights_[k] = base_weights[k] * static_cast<uint32_t>(1 + pick(8));
+    weights_ = draw_step_weights(base_weights, [this](uint64_t n) { return pick(n); });
+    // Disks are lost or damaged in one seed of four: in the others, the crashes, partitions and
+    // elections that rare protocol paths need come as often as before those steps existed.
+    if (pick(4) != 0)
+      weights_[static_cast<size_t>(action::lose_disk)] =
+          weights_[static_cast<size_t>(action::damage)] = 0;
     // Per-seed shape of replication, so seeds cover small and large batches and windows.
     max_entries_ = 1 + pick(4);
     max_inflight_ = 1 + pick(3);
     snapshot_entries_ = 4 + pick(16);
     drain_at_once_ = 1 + pick(8);
     calm_switch_ = 20 + pick(200);
+    // Most seeds start where a new quorum is once it found out it is new (every voter whole,
+    // nothing else yet), so the fault phase has Raft to break; the others start from the new
+    // directories raft_storage makes.
+    const bool new_directories = pick(8) == 0;
     for (node_id id : voters_) {
-      nodes_.push_back(sim_node{id, {}, std::nullopt, {}});
+      nodes_.push_back(sim_node{id, {}, {}, std::nullopt, {}});
+      new_directory(nodes_.back());
+      nodes_.back().disk.hard.catching_up = new_directories;
       group_.push_back(0);
     }
   }
@@ -161,9 +179,10 @@ private:
     return up;
   }
 
-  raft_config config_for(node_id id) {
+  raft_config config_for(const sim_node& n) {
     raft_config c;
-    c.id = id;
+    c.id = n.id;
+    c.directory = n.dir;
     c.voters = voters_;
     // Short timeouts: the step budget then holds many elections.
     c.election_timeout_ticks = 4;
@@ -178,8 +197,16 @@ private:
 
   // --- the driver: the persistence contract of raft_ready.hpp, step by step ----------------
 
+  // What raft_storage makes of a directory that is new or lost something: a new id, and the
+  // node catching up (the disk keeps whatever is still valid).
+  void new_directory(sim_node& n) {
+    for (auto& b : n.dir) b = static_cast<uint8_t>(rng_());
+    n.dir[0] |= 1;
+    n.disk.hard.catching_up = true;
+  }
+
   void restart(sim_node& n) {
-    n.core.emplace(config_for(n.id), n.disk);
+    n.core.emplace(config_for(n), n.disk);
     expect(checker_.on_start(n.id, n.disk.hard.term));
     n.app = decode_app(n.disk.snap.data);
     expect(checker_.on_snapshot_loaded(n.id, n.app));
@@ -272,7 +299,7 @@ private:
       if (!n.core) continue;
       const auto& c = *n.core;
       views_.push_back(node_view{c.id(), c.role(), c.term(), c.commit_index(),
-                                 c.log().latest_snapshot().meta, c.log().entries()});
+                                 c.log().latest_snapshot().meta, c.log().entries(), c.directory()});
     }
     std::span<const node_id> ch;
     if (changed) ch = std::span<const node_id>(&*changed, 1);
@@ -285,48 +312,9 @@ private:
   // propose only) in which a leader gets to commit a long log, so the next storm has more to
   // break: diverged tails, snapshots, followers far behind.
   action choose() {
-    if (pick(calm_switch_) == 0) calm_ = !calm_;
-    const size_t kinds = calm_ ? static_cast<size_t>(action::propose) + 1 : weights_.size();
-    uint64_t total = 0;
-    for (size_t k = 0; k < kinds; ++k) total += weights_[k];
-    uint64_t x = pick(total);
-    for (size_t k = 0; k < kinds; ++k) {
-      if (x < weights_[k]) return static_cast<action>(k);
-      x -= weights_[k];
-    }
-    return action::tick;
-  }
-
-  std::string describe(const message& m) {
-    std::ostringstream s;
-    s << m.from.value() << "->" << m.to.value() << " ";
-    std::visit(
-        [&](const auto& b) {
-          using T = std::decay_t<decltype(b)>;
-          if constexpr (std::is_same_v<T, pre_vote>)
-            s << "PreVote t" << b.term.value();
-          else if constexpr (std::is_same_v<T, pre_vote_response>)
-            s << "PreVoteResponse t" << b.term.value() << (b.granted ? " yes" : " no");
-          else if constexpr (std::is_same_v<T, vote>)
-            s << "Vote t" << b.term.value() << (b.leadership_transfer ? " (transfer)" : "");
-          else if constexpr (std::is_same_v<T, vote_response>)
-            s << "VoteResponse t" << b.term.value() << (b.granted ? " yes" : " no");
-          else if constexpr (std::is_same_v<T, append_entries>)
-            s << "AppendEntries t" << b.term.value() << " prev " << b.prev_log_index.value() << "/t"
-              << b.prev_log_term.value() << " n=" << b.entries.size() << " commit "
-              << b.leader_commit.value();
-          else if constexpr (std::is_same_v<T, append_entries_response>)
-            s << "AppendEntriesResponse t" << b.term.value() << (b.success ? " ok " : " refused ")
-              << b.index.value();
-          else if constexpr (std::is_same_v<T, install_snapshot>)
-            s << "InstallSnapshot t" << b.term.value() << " at " << b.snap.meta.index.value();
-          else if constexpr (std::is_same_v<T, install_snapshot_response>)
-            s << "InstallSnapshotResponse t" << b.term.value() << " " << b.last_index.value();
-          else
-            s << "TimeoutNow t" << b.term.value();
-        },
-        m.body);
-    return s.str();
+    return static_cast<action>(next_step_kind(weights_, static_cast<size_t>(action::propose) + 1,
+                                              calm_switch_, calm_,
+                                              [this](uint64_t n) { return pick(n); }));
   }
 
   // Delivers in-flight message `k` (the network keeps send order); returns the receiver if it
@@ -366,9 +354,38 @@ private:
     return up.empty() ? nullptr : up[pick(up.size())];
   }
 
+  // A node whose disk may be lost or damaged without taking the quorum below a majority of whole
+  // nodes (it could never elect a leader again, as Raft promises nothing then); or null.
+  sim_node* losable() {
+    std::vector<sim_node*> whole;
+    for (auto& n : nodes_)
+      if (!n.disk.hard.catching_up) whole.push_back(&n);
+    if (whole.size() <= nodes_.size() / 2 + 1) return nullptr;
+    return whole[pick(whole.size())];
+  }
+
+  // What raft_storage keeps of a damaged directory: the log up to the first damaged frame; or
+  // nothing after a damaged snapshot; or, with a damaged hard state, the log's term and no vote.
+  void damage(sim_node& n) {
+    auto& d = n.disk;
+    switch (pick(3)) {
+    case 0:
+      if (!d.entries.empty()) d.truncate_from(d.snap.meta.index + 1 + pick(d.entries.size()));
+      break;
+    case 1:
+      d.snap = snapshot{};
+      d.entries.clear();
+      break;
+    default:
+      d.hard = hard_state{d.entries.empty() ? d.snap.meta.term : d.entries.back().term, {}};
+      break;
+    }
+  }
+
   void fault_step() {
     std::optional<node_id> changed;
-    switch (choose()) {
+    const action a = choose();
+    switch (a) {
     case action::deliver:
       if (network_.empty()) return tick_step();
       changed = deliver(pick(network_.size()));
@@ -484,6 +501,25 @@ private:
       changed = n->id;
       break;
     }
+    case action::lose_disk:
+    case action::damage: {
+      auto* n = losable();
+      if (n == nullptr) return tick_step();
+      const bool lose = a == action::lose_disk;
+      note(lose ? 16 : 17, [&] {
+        return std::string(lose ? "lose the disk of node " : "damage the disk of node ") +
+               std::to_string(n->id.value());
+      });
+      if (n->core) crash(*n);
+      if (lose)
+        n->disk = durable_state{};
+      else
+        damage(*n);
+      new_directory(*n);
+      checker_.on_lost(n->id);
+      ++stats_.disks_lost;
+      break;
+    }
     case action::count_:
       break;
     }
@@ -583,6 +619,43 @@ private:
 };
 
 } // namespace
+
+std::string describe(const message& m) {
+  std::ostringstream s;
+  s << m.from.value() << "->" << m.to.value() << " ";
+  std::visit(
+      [&](const auto& b) {
+        using T = std::decay_t<decltype(b)>;
+        if constexpr (std::is_same_v<T, pre_vote>)
+          s << "PreVote t" << b.term.value();
+        else if constexpr (std::is_same_v<T, pre_vote_response>)
+          s << "PreVoteResponse t" << b.term.value() << (b.granted ? " yes" : " no");
+        else if constexpr (std::is_same_v<T, vote>)
+          s << "Vote t" << b.term.value() << (b.leadership_transfer ? " (transfer)" : "");
+        else if constexpr (std::is_same_v<T, vote_response>)
+          s << "VoteResponse t" << b.term.value() << (b.granted ? " yes" : " no");
+        else if constexpr (std::is_same_v<T, append_entries>)
+          s << "AppendEntries t" << b.term.value() << " prev " << b.prev_log_index.value() << "/t"
+            << b.prev_log_term.value() << " n=" << b.entries.size() << " commit "
+            << b.leader_commit.value();
+        else if constexpr (std::is_same_v<T, append_entries_response>)
+          s << "AppendEntriesResponse t" << b.term.value() << (b.success ? " ok " : " refused ")
+            << b.index.value();
+        else if constexpr (std::is_same_v<T, install_snapshot>)
+          s << "InstallSnapshot t" << b.term.value() << " at " << b.snap.meta.index.value();
+        else if constexpr (std::is_same_v<T, install_snapshot_response>)
+          s << "InstallSnapshotResponse t" << b.term.value() << " " << b.last_index.value();
+        else if constexpr (std::is_same_v<T, timeout_now>)
+          s << "TimeoutNow t" << b.term.value();
+        else if constexpr (std::is_same_v<T, catch_up_request>)
+          s << "CatchUpRequest t" << b.term.value();
+        else
+          s << "CatchUpResponse t" << b.term.value() << (b.fresh ? " fresh" : "");
+      },
+      m.body);
+  if (m.catching_up) s << " (catching up)";
+  return s.str();
+}
 
 sim_result run_simulation(const sim_options& options) {
   return simulation(options).run();

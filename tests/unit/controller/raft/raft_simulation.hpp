@@ -5,7 +5,11 @@
 // step: deliver a random in-flight message (so any order), drop or duplicate one, tick a node,
 // propose at a node, partition the network or heal it, crash a node (it keeps exactly what the
 // ready/persist protocol made durable, optionally cutting a persist part-way), restart one,
-// have a leader hand its leadership over, and hand a node's ready to its driver.
+// have a leader hand its leadership over, lose or damage a node's disk (it comes back with a new
+// directory id, catching up, as raft_storage makes it; never so many that fewer than a majority
+// are whole), and hand a node's ready to its driver. One seed in eight starts every node on a new
+// directory, so the quorum first finds out that it is new (docs/controller.md, "Quorum
+// identity"); the others start as such a quorum is once it has.
 // raft_invariant_checker runs after every step. After the fault phase the network heals, crashed
 // nodes restart and faults stop: then a leader must be elected and a new proposal applied on every
 // node within a bounded number of steps.
@@ -16,6 +20,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "actors/controller/raft/raft_messages.hpp"
 
 namespace capstan::raft::test {
 
@@ -42,6 +48,7 @@ struct sim_stats {
   size_t snapshots_installed = 0;
   size_t compactions = 0;
   size_t transfer_votes = 0; // votes of a leadership transfer delivered
+  size_t disks_lost = 0;     // lost or damaged
   size_t liveness_steps = 0;
 };
 
@@ -55,6 +62,9 @@ struct sim_result {
 };
 
 sim_result run_simulation(const sim_options& options);
+
+// One line for a trace: "1->2 AppendEntries t3 prev 4/t2 n=1 commit 4".
+std::string describe(const message& m);
 
 // The step a running simulation is at, for a crash handler to print (a broken RAFT_INVARIANT
 // aborts the process). Not thread-safe; the simulation is single-threaded.

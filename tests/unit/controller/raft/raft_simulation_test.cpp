@@ -1,7 +1,7 @@
 // The deterministic simulation of the Raft core (raft_simulation.hpp): thousands of seeds of 3-
-// and 5-node quorums under loss, duplication, reordering, partitions, crashes, torn persists and
-// leadership transfers, with every safety invariant checked after every step and liveness
-// checked once faults stop.
+// and 5-node quorums under loss, duplication, reordering, partitions, crashes, torn persists,
+// lost and damaged disks and leadership transfers, with every safety invariant checked after
+// every step and liveness checked once faults stop.
 //
 // More seeds on demand: CAPSTAN_RAFT_SEED_SCALE=10 build/tests/unit_tests "[simulation]"
 // runs ten times as many per case. Replay one seed, printing every step:
@@ -72,6 +72,7 @@ void run_batch(size_t nodes, uint64_t first, uint64_t count) {
     total.committed += r.stats.committed;
     total.snapshots_installed += r.stats.snapshots_installed;
     total.transfer_votes += r.stats.transfer_votes;
+    total.disks_lost += r.stats.disks_lost;
     total.liveness_steps = std::max(total.liveness_steps, r.stats.liveness_steps);
   }
   // The batch exercised what it claims to (every batch of this size does, by a wide margin).
@@ -81,6 +82,7 @@ void run_batch(size_t nodes, uint64_t first, uint64_t count) {
   CHECK(total.leaders > n);
   CHECK(total.committed > 10 * n);
   CHECK(total.transfer_votes > 0);
+  CHECK(total.disks_lost > 0);
 }
 
 } // namespace

@@ -1,7 +1,10 @@
-// Crash and corruption tests for raft_storage::open: whatever the log file holds, recovery keeps
-// exactly the longest valid prefix of entries and never serves one it has not validated; a
-// damaged hard state or snapshot is an error rather than a guess.
+// Crash and corruption tests for raft_storage::open: whatever the files hold, recovery keeps
+// exactly the longest valid prefix of entries and never serves one it has not validated. A torn
+// last append is cut and the node stays as it was; any other loss or damage gives the directory a
+// new id and marks the node catching up (docs/controller.md, "Quorum identity") before anything
+// is cut, so that it never again votes or counts as a copy of what it lost.
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -11,6 +14,7 @@
 
 #include "actors/controller/raft/raft_storage.hpp"
 #include "actors/controller/raft/raft_storage_format.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace capstan::raft {
@@ -18,6 +22,12 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace sf = storage_format;
+
+const directory_identity first{"recovery-test", node_id{1},
+                               directory_id{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+// What open() is offered to take as a new id.
+const directory_identity second{"recovery-test", node_id{1},
+                                directory_id{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}};
 
 bytes read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -38,12 +48,12 @@ struct stored_entry {
   uint64_t end = 0;
 };
 
-// Seven entries of different sizes written through the storage, the last one large enough that
-// cutting it at every byte crosses every header field and much data.
+// Seven entries of different sizes, each written by its own append, the last one large enough
+// that cutting it at every byte crosses every header field and much data.
 class crash_fixture {
 public:
   crash_fixture() {
-    auto st = raft_storage::open(source.path());
+    auto st = raft_storage::open(source.path(), first);
     REQUIRE(st.ok());
     REQUIRE(st->save_hard_state(hard_state{raft_term{3}, node_id{1}}).ok());
     uint64_t position = 0;
@@ -57,16 +67,18 @@ public:
     }
     log = read_file(source / sf::log_file);
     hard = read_file(source / sf::hard_state_file);
+    identity = read_file(source / sf::identity_file);
     REQUIRE(log.size() == entries.back().end);
   }
 
   fs::path path(std::string_view name) const { return work / name; }
 
-  // Writes `content` as the log beside the original hard state and opens the storage.
+  // Writes `content` as the log beside the original hard state and identity, and opens it.
   result<raft_storage> open(bytes_view content) {
     write_file(path(sf::log_file), content);
     write_file(path(sf::hard_state_file), hard);
-    return raft_storage::open(work.path());
+    write_file(path(sf::identity_file), identity);
+    return raft_storage::open(work.path(), second);
   }
 
   raft_storage recover(bytes_view content) {
@@ -87,10 +99,29 @@ public:
     if (damaged_size > valid_end) CHECK_FALSE(st.recovery().reason.empty());
   }
 
+  // Still the voter it was: a torn append costs nothing it acknowledged.
+  static void check_whole(const raft_storage& st) {
+    CHECK_FALSE(st.state().hard.catching_up);
+    CHECK(st.identity() == first);
+    CHECK(st.recovery().lost.empty());
+  }
+
+  // Lost something: a new directory id, catching up, and so it stays when reopened.
+  void check_catching_up(const raft_storage& st) {
+    CHECK(st.state().hard.catching_up);
+    CHECK(st.identity() == second);
+    CHECK_FALSE(st.recovery().lost.empty());
+    auto again = raft_storage::open(work.path(), first);
+    REQUIRE(again.ok());
+    CHECK(again->state().hard.catching_up);
+    CHECK(again->identity() == second);
+    CHECK(again->recovery().lost.empty());
+  }
+
   test::temp_dir source{"raft-src"};
   test::temp_dir work{"raft-crash"};
   std::vector<stored_entry> entries;
-  bytes log, hard;
+  bytes log, hard, identity;
 };
 
 } // namespace
@@ -99,6 +130,7 @@ TEST_CASE("raft log recovery keeps an undamaged log whole", "[raft][storage][rec
   crash_fixture f;
   auto st = f.recover(f.log);
   f.check_prefix(st, 7, f.log.size());
+  f.check_whole(st);
   CHECK(st.recovery().reason.empty());
   CHECK(st.state().hard == hard_state{raft_term{3}, node_id{1}});
 }
@@ -111,6 +143,7 @@ TEST_CASE("raft log recovery truncates a torn tail at every byte of the last ent
     INFO("cut at " << cut);
     auto st = f.recover(bytes_view(f.log).first(cut));
     f.check_prefix(st, 6, cut);
+    f.check_whole(st);
     // The recovered log takes the lost entry again and then holds all of it.
     REQUIRE(st.append(std::span<const entry>(&last.e, 1)).ok());
     CHECK(fs::file_size(f.path(sf::log_file)) == f.log.size());
@@ -128,24 +161,53 @@ TEST_CASE("raft log recovery never serves a last entry with a flipped byte",
     damaged[at] ^= flip;
     INFO("byte " << at - last.position << " of the last entry ^= " << int(flip));
     auto st = f.recover(damaged);
-    // A flipped length may make the frame look longer than the file: then it is a torn tail.
+    // Within the last append, damage looks like a torn write and is taken for one.
     f.check_prefix(st, 6, damaged.size());
+    f.check_whole(st);
   }
 }
 
-TEST_CASE("raft log recovery cuts every entry from a damaged one in the middle",
+TEST_CASE("a damaged entry with later appends beyond it makes the node catch up",
           "[raft][storage][recovery]") {
   crash_fixture f;
   std::mt19937 rng(7);
   for (int trial = 0; trial < 60; ++trial) {
-    const size_t victim = rng() % f.entries.size();
+    const size_t victim = rng() % (f.entries.size() - 1);
     const auto& e = f.entries[victim];
     bytes damaged = f.log;
     damaged[e.position + rng() % (e.end - e.position)] ^= 0x5a;
     INFO("trial " << trial << ": entry " << victim + 1);
     auto st = f.recover(damaged);
     f.check_prefix(st, victim, damaged.size());
+    f.check_catching_up(st);
+    // The hard state is intact: the term stays, and the vote of this incarnation with it.
+    CHECK(st.state().hard.term == raft_term{3});
   }
+}
+
+TEST_CASE("damage inside the last append of several entries is a torn write",
+          "[raft][storage][recovery]") {
+  test::temp_dir dir("raft-batch");
+  std::vector<entry> batch;
+  for (uint64_t i = 1; i <= 4; ++i)
+    batch.push_back(entry{raft_term{1}, log_index{i}, bytes(20, static_cast<uint8_t>(i))});
+  {
+    auto st = raft_storage::open(dir.path(), first);
+    REQUIRE(st.ok());
+    REQUIRE(st->save_hard_state(hard_state{raft_term{1}, std::nullopt}).ok());
+    REQUIRE(st->append(std::span<const entry>(batch).first(1)).ok());
+    REQUIRE(st->append(std::span<const entry>(batch).subspan(1)).ok());
+  }
+  // Entry 3 is torn while 2 and 4, written by the same pwrite, reached the disk.
+  bytes log = read_file(dir / sf::log_file);
+  const size_t frame = sf::frame_header_size + 20;
+  log[2 * frame + 10] ^= 0xff;
+  write_file(dir / sf::log_file, log);
+  auto st = raft_storage::open(dir.path(), second);
+  REQUIRE(st.ok());
+  CHECK(st->state().entries.size() == 2);
+  CHECK_FALSE(st->state().hard.catching_up);
+  CHECK(st->identity() == first);
 }
 
 TEST_CASE("raft log recovery cuts garbage after the last entry", "[raft][storage][recovery]") {
@@ -156,45 +218,117 @@ TEST_CASE("raft log recovery cuts garbage after the last entry", "[raft][storage
   // A whole frame copied again: valid CRC, but its index does not follow.
   bytes repeated(f.log.begin() + static_cast<ptrdiff_t>(f.entries[2].position),
                  f.log.begin() + static_cast<ptrdiff_t>(f.entries[2].end));
-  for (const bytes& tail : {bytes(1, 0), bytes(23, 0), bytes(24, 0), random_tail, repeated}) {
+  for (const bytes& tail : {bytes(1, 0), bytes(31, 0), bytes(32, 0), random_tail, repeated}) {
     INFO("tail of " << tail.size() << " bytes");
     bytes damaged = f.log;
     damaged.insert(damaged.end(), tail.begin(), tail.end());
     auto st = f.recover(damaged);
     f.check_prefix(st, 7, damaged.size());
+    f.check_whole(st);
   }
 }
 
-TEST_CASE("a damaged hard state or snapshot is an error, not a guess",
+TEST_CASE("a damaged hard state makes the node catch up at its log's term",
           "[raft][storage][recovery]") {
   crash_fixture f;
-  SECTION("hard state") {
-    for (size_t at = 0; at < f.hard.size(); ++at) {
-      INFO("byte " << at);
-      bytes damaged = f.hard;
-      damaged[at] ^= 0x01;
-      write_file(f.path(sf::log_file), f.log);
-      write_file(f.path(sf::hard_state_file), damaged);
-      CHECK(raft_storage::open(f.work.path()).code() == errc::kafka_storage_error);
-    }
-    write_file(f.path(sf::hard_state_file), bytes_view(f.hard).first(10));
-    CHECK(raft_storage::open(f.work.path()).code() == errc::kafka_storage_error);
+  for (size_t at = 0; at < f.hard.size(); at += 3) {
+    INFO("byte " << at);
+    bytes damaged = f.hard;
+    damaged[at] ^= 0x01;
+    write_file(f.path(sf::log_file), f.log);
+    write_file(f.path(sf::identity_file), f.identity);
+    write_file(f.path(sf::hard_state_file), damaged);
+    auto st = raft_storage::open(f.work.path(), second);
+    REQUIRE(st.ok());
+    f.check_catching_up(*st);
+    CHECK(st->state().hard.term == raft_term{3});
+    CHECK_FALSE(st->state().hard.voted_for);
+    CHECK(st->state().entries.size() == 7);
   }
-  SECTION("snapshot") {
+}
+
+TEST_CASE("a missing hard state beside a log, or one behind the log's term, makes the node "
+          "catch up",
+          "[raft][storage][recovery]") {
+  crash_fixture f;
+  SECTION("missing") {
+    write_file(f.path(sf::log_file), f.log);
+    write_file(f.path(sf::identity_file), f.identity);
+    auto st = raft_storage::open(f.work.path(), second);
+    REQUIRE(st.ok());
+    f.check_catching_up(*st);
+    CHECK(st->state().hard.term == raft_term{3});
+  }
+  SECTION("behind") {
     {
       auto st = f.recover(f.log);
-      REQUIRE(
-          st.save_snapshot(snapshot{snapshot_meta{log_index{4}, raft_term{3}}, bytes(40, 7)}).ok());
+      REQUIRE(st.save_hard_state(hard_state{raft_term{2}, node_id{2}}).ok());
     }
-    const bytes snap = read_file(f.path(sf::snapshot_file));
-    for (size_t at = 0; at < snap.size(); at += 3) {
-      INFO("byte " << at);
-      bytes damaged = snap;
-      damaged[at] ^= 0x10;
-      write_file(f.path(sf::snapshot_file), damaged);
-      CHECK(raft_storage::open(f.work.path()).code() == errc::kafka_storage_error);
-    }
+    auto st = raft_storage::open(f.work.path(), second);
+    REQUIRE(st.ok());
+    f.check_catching_up(*st);
+    CHECK(st->state().hard.term == raft_term{3});
   }
+}
+
+TEST_CASE("a damaged snapshot is dropped with the log after it, and the node catches up",
+          "[raft][storage][recovery]") {
+  crash_fixture f;
+  {
+    auto st = f.recover(f.log);
+    REQUIRE(
+        st.save_snapshot(snapshot{snapshot_meta{log_index{4}, raft_term{3}}, bytes(40, 7)}).ok());
+  }
+  const bytes snap = read_file(f.path(sf::snapshot_file));
+  const bytes log = read_file(f.path(sf::log_file));
+  for (size_t at = 0; at < snap.size(); at += 3) {
+    INFO("byte " << at);
+    bytes damaged = snap;
+    damaged[at] ^= 0x10;
+    write_file(f.path(sf::snapshot_file), damaged);
+    write_file(f.path(sf::log_file), log);
+    write_file(f.path(sf::hard_state_file), f.hard);
+    write_file(f.path(sf::identity_file), f.identity);
+    auto st = raft_storage::open(f.work.path(), second);
+    REQUIRE(st.ok());
+    f.check_catching_up(*st);
+    CHECK(st->state().snap.meta.index == log_index{0});
+    CHECK(st->state().entries.empty());
+    CHECK_FALSE(fs::exists(f.path(sf::snapshot_file)));
+    CHECK(fs::file_size(f.path(sf::log_file)) == 0);
+  }
+}
+
+TEST_CASE("a lost identity alone gives the directory a new id and keeps the node whole",
+          "[raft][storage][recovery]") {
+  crash_fixture f;
+  write_file(f.path(sf::log_file), f.log);
+  write_file(f.path(sf::hard_state_file), f.hard);
+  auto st = raft_storage::open(f.work.path(), second);
+  REQUIRE(st.ok());
+  CHECK_FALSE(st->state().hard.catching_up);
+  CHECK(st->identity() == second);
+  CHECK_FALSE(st->recovery().identity_lost.empty());
+  CHECK(st->state().entries.size() == 7);
+}
+
+TEST_CASE("a crash while a damaged directory is marked finds it damaged again",
+          "[raft][storage][recovery]") {
+  crash_fixture f;
+  bytes damaged = f.log;
+  damaged[f.entries[2].position + 5] ^= 0x77;
+  {
+    fault_injection_env env;
+    scoped_storage_env use(env);
+    // The new identity is written, then the hard state's rename fails: nothing is cut yet.
+    env.fail(std::string(sf::hard_state_file), storage_op::rename, EIO);
+    CHECK(f.open(damaged).code() == errc::kafka_storage_error);
+  }
+  CHECK(fs::file_size(f.path(sf::log_file)) == damaged.size());
+  auto st = raft_storage::open(f.work.path(), second);
+  REQUIRE(st.ok());
+  CHECK(st->state().hard.catching_up);
+  CHECK(st->state().entries.size() == 2);
 }
 
 TEST_CASE("a crash between writing a snapshot and rewriting the log loses nothing",
@@ -207,8 +341,9 @@ TEST_CASE("a crash between writing a snapshot and rewriting the log loses nothin
   }
   // Put the old, whole log back as if the rewrite never happened.
   write_file(f.path(sf::log_file), f.log);
-  auto st = raft_storage::open(f.work.path());
+  auto st = raft_storage::open(f.work.path(), first);
   REQUIRE(st.ok());
+  f.check_whole(*st);
   CHECK(st->state().snap.meta.index == log_index{5});
   REQUIRE(st->state().entries.size() == 2);
   CHECK(st->state().entries[0] == f.entries[5].e);

@@ -26,8 +26,13 @@ std::vector<entry> make_entries(uint64_t from, uint64_t to, uint64_t term) {
   return out;
 }
 
+const directory_identity opener{"storage-test",
+                                node_id{1},
+                                directory_id{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7},
+                                {node_id{1}, node_id{2}, node_id{3}}};
+
 raft_storage open_ok(const fs::path& dir) {
-  auto s = raft_storage::open(dir);
+  auto s = raft_storage::open(dir, opener);
   INFO((s.ok() ? std::string() : s.err().to_string()));
   REQUIRE(s.ok());
   return std::move(*s);
@@ -35,13 +40,43 @@ raft_storage open_ok(const fs::path& dir) {
 
 } // namespace
 
-TEST_CASE("a new raft storage is empty", "[raft][storage]") {
+TEST_CASE("a new raft storage is empty, catching up, with the opener's identity",
+          "[raft][storage]") {
   test::temp_dir dir("raft-storage");
-  auto st = open_ok(dir.path());
-  CHECK(st.state().hard == hard_state{});
-  CHECK(st.state().snap.meta.index == log_index{0});
-  CHECK(st.state().entries.empty());
-  CHECK(st.recovery().truncated_bytes == 0);
+  {
+    auto st = open_ok(dir.path());
+    CHECK(st.state().hard == hard_state{raft_term{}, std::nullopt, {}, true});
+    CHECK(st.state().snap.meta.index == log_index{0});
+    CHECK(st.state().entries.empty());
+    CHECK(st.recovery().truncated_bytes == 0);
+    CHECK(st.recovery().created);
+    CHECK(st.recovery().lost.empty());
+    CHECK(st.identity() == opener);
+  }
+  // Reopened with another id to take, it keeps the one it has and is still catching up.
+  auto other = opener;
+  other.directory[0] = 9;
+  auto st = raft_storage::open(dir.path(), other);
+  REQUIRE(st.ok());
+  CHECK(st->identity() == opener);
+  CHECK_FALSE(st->recovery().created);
+  CHECK(st->state().hard.catching_up);
+}
+
+TEST_CASE("a raft directory of another cluster, node or voter set does not open",
+          "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  open_ok(dir.path());
+  auto cluster = opener;
+  cluster.cluster_id = "another";
+  CHECK(raft_storage::open(dir.path(), cluster).code() == errc::inconsistent_cluster_id);
+  auto node = opener;
+  node.node = node_id{2};
+  CHECK(raft_storage::open(dir.path(), node).code() == errc::inconsistent_voter_set);
+  auto voters = opener;
+  voters.voters = {node_id{1}, node_id{2}};
+  CHECK(raft_storage::open(dir.path(), voters).code() == errc::inconsistent_voter_set);
+  CHECK(raft_storage::open(dir.path(), opener).ok());
 }
 
 TEST_CASE("raft storage keeps hard state, entries and truncation across a reopen",
@@ -62,6 +97,14 @@ TEST_CASE("raft storage keeps hard state, entries and truncation across a reopen
   CHECK(st.state().entries[3].term == raft_term{3});
   CHECK(st.state().entries[5] == make_entries(6, 6, 3)[0]);
   CHECK(st.recovery().truncated_bytes == 0);
+}
+
+TEST_CASE("the hard state keeps the voted-for directory and the catching-up mark",
+          "[raft][storage]") {
+  test::temp_dir dir("raft-storage");
+  const hard_state hs{raft_term{4}, node_id{3}, directory_id{3, 1, 4, 1, 5}, true};
+  REQUIRE(open_ok(dir.path()).save_hard_state(hs).ok());
+  CHECK(open_ok(dir.path()).state().hard == hs);
 }
 
 TEST_CASE("a vote for nobody reads back as none", "[raft][storage]") {
