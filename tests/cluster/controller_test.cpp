@@ -451,8 +451,8 @@ TEST_CASE("partitions added through the active controller are hosted by their re
 }
 
 TEST_CASE("LeaderAndIsr and UpdateMetadata lost on their way to a node are made up for by the "
-          "node's full state once its link works: it opens its replicas and leads what it was "
-          "named to lead",
+          "node's full state once its link works, so it opens its replicas and leads what it "
+          "was named to lead",
           "[controller]") {
   controller_harness h(controller_harness_options{});
   h.await_image([](const auto& img) {
