@@ -185,6 +185,10 @@ public:
   // and producer. Returns whether the epochs changed.
   bool forget_history();
 
+  // Drops the epochs that start at or after `end` (>= the log end: they hold no record). Returns
+  // whether the epochs changed (checkpoint them).
+  bool forget_epochs_from(offset end) { return epochs_.truncate_from_end(end); }
+
   // The epoch starts at the log end. Returns whether it was new (checkpoint the epochs).
   bool assign_epoch(leader_epoch epoch) { return epochs_.assign(epoch, log_end_); }
   epoch_end end_offset_for(leader_epoch epoch) const {

@@ -440,7 +440,11 @@ caf::result<offset> drop_segments_from(self_ptr self, offset first_dropped, offs
 caf::result<offset> truncate(self_ptr self, offset to) {
   auto& st = self->state;
   if (st.failed) return refuse(st);
-  if (to >= st.log->log_end()) return st.log->log_end();
+  if (to >= st.log->log_end()) {
+    // No record to drop; epochs that start at the log end hold none either and go.
+    if (to == st.log->log_end() && st.log->forget_epochs_from(to)) save_epochs(self);
+    return st.log->log_end();
+  }
   return drop_segments_from(self, to, to);
 }
 

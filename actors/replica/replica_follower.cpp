@@ -81,10 +81,14 @@ caf::result<truncation_decision> truncate_by_epoch(self_ptr self, leader_epoch f
       [self, rp, leader_answer](const epoch_end& own) mutable {
         auto& st = self->state;
         auto d = decide_truncation(own, st.log_end, st.follower_hw, leader_answer);
-        if (d.truncate_to >= st.log_end) {
+        if (d.truncate_to >= st.log_end && d.complete) {
           rp.deliver(d);
           return;
         }
+        // Incomplete at the log end: this replica's latest epochs hold no record the leader lacks
+        // (an epoch it led without writing). The cut at the log end drops those epochs, so the
+        // next round asks with an older one instead of the same one for ever.
+        d.truncate_to = std::min(d.truncate_to, st.log_end);
         spdlog::info("{}: truncates to offset {} (its log ended at {}): the leader ends epoch {} at "
                      "{}, this replica ends it at {}",
                      st.log_name, d.truncate_to.value(), st.log_end.value(),
@@ -92,7 +96,9 @@ caf::result<truncation_decision> truncate_by_epoch(self_ptr self, leader_epoch f
         self->request(st.log, caf::infinite, truncate_atom_v, d.truncate_to)
           .await(
             [self, rp, d](offset end) mutable {
+              const bool moved_down = end < self->state.log_end;
               set_log_end(self->state, end);
+              if (moved_down && self->state.opts.truncated) self->state.opts.truncated();
               rp.deliver(truncation_decision{end, d.complete});
             },
             [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
