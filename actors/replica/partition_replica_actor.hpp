@@ -54,6 +54,11 @@ struct partition_replica_options {
   std::function<timestamp_ms()> clock;
   // Passed to the log (retention, flush.ms and compaction timers).
   bool schedule_background_work = true;
+  // Called after a follower's truncation moved the log end down (the recovery point with it): the
+  // replica manager writes the checkpoints at once, as Kafka does, so that a crash right after
+  // does not find the checkpointed recovery point past the log end and take the partition for
+  // damaged. Empty: nobody is told.
+  std::function<void()> truncated;
   // The I/O worker of the replica's log (partition_log_options::worker); empty: one of its own.
   io_worker_actor io_worker;
 };

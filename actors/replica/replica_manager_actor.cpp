@@ -177,6 +177,10 @@ std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
     };
   ro.clock = st.opts.clock;
   ro.schedule_background_work = st.opts.schedule_background_work;
+  // By address: a replica must not keep its manager alive.
+  ro.truncated = [manager = self->address()] {
+    if (auto m = caf::actor_cast<caf::actor>(manager)) caf::anon_send(m, checkpoint_atom_v);
+  };
   ro.io_worker = st.io_workers[st.next_io_worker++ % st.io_workers.size()];
   return plan;
 }

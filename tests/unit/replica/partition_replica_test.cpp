@@ -388,6 +388,61 @@ TEST_CASE("a leader elected again at a newer epoch keeps its high watermark", "[
   CHECK(records_of(r->records.bytes()).size() == 3);
 }
 
+TEST_CASE("a follower whose latest epoch holds no record the leader lacks drops that epoch when "
+          "it truncates, so it asks with an older one next",
+          "[replica][isr]") {
+  // Node 1 led epoch 3 and wrote offsets 0..4, then led epoch 5 without writing anything.
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(5, "a", 1000), 1));
+  REQUIRE(f.sys.request<bool>(f.replica, timeout, become_atom_v, role_of(1, 5, {node_id{1}})));
+  auto led = f.sys.request<follower_position>(f.replica, timeout, position_atom_v);
+  REQUIRE(led);
+  REQUIRE(led->latest_epoch == leader_epoch{5});
+
+  // Now it follows node 2 at epoch 6, whose log has no epoch 5 (it knows 4, ending at 7).
+  REQUIRE(f.sys.request<bool>(f.replica, timeout, become_atom_v,
+                              role_of(2, 6, {node_id{1}, node_id{2}})));
+  auto d = f.sys.request<truncation_decision>(f.replica, timeout, ftruncate_atom_v,
+                                              leader_epoch{6}, epoch_end{leader_epoch{4}, offset{7}});
+  REQUIRE(d);
+  CHECK(d->truncate_to == offset{5});
+  CHECK_FALSE(d->complete);
+  // No record is lost, and the next round's question is about epoch 3, which the leader can
+  // answer: without the drop it would ask about epoch 5 again, for ever.
+  auto after = f.sys.request<follower_position>(f.replica, timeout, position_atom_v);
+  REQUIRE(after);
+  CHECK(after->log_end == offset{5});
+  CHECK(after->latest_epoch == leader_epoch{3});
+}
+
+TEST_CASE("a follower's truncation below its log end has the checkpoints written at once",
+          "[replica][isr]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  auto opts = orders_options(dir);
+  auto told = std::make_shared<std::atomic<int>>(0);
+  opts.truncated = [told] { ++*told; };
+  auto r = spawn_partition_replica(sys.sys(), opts);
+  REQUIRE(r);
+  sys.track(*r);
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role_of(1, 3, {node_id{1}})));
+  // Two batches, offsets 0..1 and 2..4: a truncation cuts at a batch's start.
+  REQUIRE(sys.request<produce_result>(*r, timeout, produce_atom_v, produce_of(make_batch(2, "a", 1000), 1)));
+  REQUIRE(sys.request<produce_result>(*r, timeout, produce_atom_v, produce_of(make_batch(3, "b", 1000), 1)));
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role_of(2, 4, {node_id{1}, node_id{2}})));
+  // The new leader ends epoch 3 at offset 2: offsets 2..4 were this replica's alone.
+  auto d = sys.request<truncation_decision>(*r, timeout, ftruncate_atom_v, leader_epoch{4},
+                                            epoch_end{leader_epoch{3}, offset{2}});
+  REQUIRE(d);
+  CHECK(d->truncate_to == offset{2});
+  CHECK(*told == 1);
+  // Nothing to cut: nothing to tell.
+  d = sys.request<truncation_decision>(*r, timeout, ftruncate_atom_v, leader_epoch{4},
+                                       epoch_end{leader_epoch{3}, offset{2}});
+  REQUIRE(d);
+  CHECK(*told == 1);
+}
+
 TEST_CASE("a fetch naming a leadership this replica has not applied yet is UNKNOWN_LEADER_EPOCH",
           "[replica][isr]") {
   temp_dir dir{"replica"};
