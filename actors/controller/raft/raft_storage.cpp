@@ -42,6 +42,14 @@ result<raft_storage> raft_storage::open(std::unique_ptr<raft_files> files,
   // the others missing was lost.
   const bool is_new =
       !id_file->has_value() && !hs_file->has_value() && !snap_file->has_value() && log.empty();
+  // Read as lost, an earlier version's directory would make its voter start over (a quorum of
+  // them anew, without its metadata): it is refused instead.
+  if (!id_file->has_value() && hs_file->has_value() && is_version_one_hard_state(**hs_file))
+    return make_error(errc::kafka_storage_error,
+                      "the Raft directory " + where +
+                          " was written by an earlier capstan (hard state format version 1, no " +
+                          std::string(sf::identity_file) +
+                          "), which this version does not read; it is left as it is");
   if (!is_new && !log_file->has_value()) lose(sf::log_file, "missing");
 
   // An identity lost alone costs only the id: the hard state and log hold every promise.

@@ -60,6 +60,10 @@ status check_record(bytes_view b, size_t header, uint32_t version) {
 
 } // namespace
 
+bool is_version_one_hard_state(bytes_view b) {
+  return b.size() == 24 && crc_ok(b) && get32(b.data() + 4) == 1;
+}
+
 bytes encode_identity(const directory_identity& id) {
   bytes b;
   put32(b, 0);

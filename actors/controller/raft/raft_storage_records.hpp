@@ -31,6 +31,9 @@ result<directory_identity> decode_identity(bytes_view b);
 
 bytes encode_hard_state(const hard_state& hs);
 result<hard_state> decode_hard_state(bytes_view b);
+// True iff `b` is a whole hard state of format version 1 (24 bytes, its CRC right), as a capstan
+// before the quorum identity wrote: such a directory is refused, never taken for a lost one.
+bool is_version_one_hard_state(bytes_view b);
 
 bytes encode_snapshot(const snapshot& s);
 result<snapshot> decode_snapshot(bytes_view b);

@@ -14,6 +14,7 @@
 
 #include "actors/controller/raft/raft_storage.hpp"
 #include "actors/controller/raft/raft_storage_format.hpp"
+#include "runtime/batch/crc32c.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -351,6 +352,40 @@ TEST_CASE("a crash between writing a snapshot and rewriting the log loses nothin
   // Truncation still finds the right place in the file that holds the old prefix.
   REQUIRE(st->truncate_from(log_index{7}).ok());
   CHECK(fs::file_size(f.path(sf::log_file)) == f.entries[5].end);
+}
+
+} // namespace capstan::raft
+
+namespace capstan::raft {
+
+TEST_CASE("a Raft directory of an earlier version (hard state version 1, no identity) is refused, "
+          "never taken for a lost one",
+          "[raft][storage][recovery]") {
+  test::temp_dir dir{"raft-v1"};
+  // crc u32, version u32 (1), term u64 (5), voted_for i32 (2), zero u32: as the earlier format.
+  bytes hs;
+  auto put = [&hs](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) hs.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  };
+  put(0, 4);
+  put(1, 4);
+  put(5, 8);
+  put(2, 4);
+  put(0, 4);
+  const uint32_t crc = crc32c(bytes_view(hs).subspan(4));
+  for (int i = 0; i < 4; ++i) hs[static_cast<size_t>(i)] = static_cast<uint8_t>(crc >> (8 * i));
+  {
+    std::ofstream out(dir.path() / std::string(sf::hard_state_file), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(hs.data()), static_cast<std::streamsize>(hs.size()));
+  }
+  std::ofstream(dir.path() / std::string(sf::log_file), std::ios::binary).close();
+  auto st = raft_storage::open(dir.path(), second);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.code() == errc::kafka_storage_error);
+  CHECK(st.err().message.find("earlier capstan") != std::string::npos);
+  // Left as it was: no identity written, the hard state untouched.
+  CHECK_FALSE(fs::exists(dir.path() / std::string(sf::identity_file)));
+  CHECK(read_file(dir.path() / std::string(sf::hard_state_file)) == hs);
 }
 
 } // namespace capstan::raft
