@@ -4,11 +4,11 @@
 // its own kj event-loop thread. A call goes straight to the actor that answers it (the partition
 // replica for produce/fetch/listOffsets, found in the replica manager's routing table without a
 // message round trip) and completes through a cross-thread fulfiller: it blocks neither the kj
-// loop nor a CAF worker (notes/caf-capnp-brief.md, section 4). Every request is validated;
-// errors come back as errorCode/errorMessage, never as a dropped connection (only a message above
-// socket.request.max.bytes ends one). Connections, message sizes, requests and answers in flight
-// and parked fetches are bounded (rpc_limits.hpp); accepting never stops while the server runs,
-// whatever accept() fails with.
+// loop nor a CAF worker (docs/protocol.md, "Threads and the CAF bridge"). Every request is
+// validated; errors come back as errorCode/errorMessage, never as a dropped connection (only a
+// message above socket.request.max.bytes ends one). Connections, message sizes, requests and
+// answers in flight and parked fetches are bounded (rpc_limits.hpp); accepting never stops while
+// the server runs, whatever accept() fails with.
 
 #include <atomic>
 #include <cstdint>

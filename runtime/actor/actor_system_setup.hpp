@@ -29,7 +29,7 @@ struct actor_config_options {
   // Loads caf::io::middleman (remote actors). Off for deterministic single-process tests.
   bool load_middleman = true;
   // Default for `scheduler.max-threads`: CAF's own default (max(4, cores)) oversubscribes a
-  // 2-core box (notes/caf-capnp-brief.md, pitfall 1). 0 keeps CAF's default.
+  // 2-core box: more workers than cores spin against each other. 0 keeps CAF's default.
   size_t max_threads = 2;
   // `scheduler.policy`: work-stealing keeps a message between two actors on the sending worker's
   // own queue, and an idle worker sleeps on its condition variable after a short poll (set by

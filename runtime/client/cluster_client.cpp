@@ -34,7 +34,7 @@ using capnp_cap = rpc::Capstan::Client;
 using steady = std::chrono::steady_clock;
 
 // Large fetch responses (fetch.max.bytes up to hundreds of MiB) exceed capnp's default 64 MiB
-// traversal limit (notes/caf-capnp-brief.md, section 4).
+// traversal limit.
 constexpr uint64_t traversal_limit_words = uint64_t{1} << 28; // 2 GiB
 
 // A capstan node answers the Cap'n Proto bootstrap from its RPC thread at once, without an actor

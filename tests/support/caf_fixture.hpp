@@ -1,6 +1,6 @@
 #pragma once
 
-// Actor systems for Catch2 tests (notes/caf-capnp-brief.md, "Deterministic tests").
+// Actor systems for Catch2 tests.
 //
 // caf_fixture: one actor system on CAF's testing scheduler. Nothing runs until the test says so
 // (run, run_once, advance_time), and time is simulated, so actor tests are deterministic and
