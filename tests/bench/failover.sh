@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Failover time (issue 8, point 10): starts three `capstan node` processes with a controller quorum
+# Failover time: starts three `capstan node` processes with a controller quorum
 # of all three (examples/lib/cluster.sh), a topic with RF=3 and min.insync.replicas=2, and
 #  - partition leader failover, TRIALS times: bench_failover_producer writes one record in flight
 #    with acks=all to partition 0 without pause; the leader is killed with kill -9 (or SIGTERM,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Produce throughput and latency with acks=all on three `capstan node` processes that run their
-# own controller quorum, holding RF=3 topics with min.insync.replicas=2 (issue 7, sections 3 and 6).
+# own controller quorum, holding RF=3 topics with min.insync.replicas=2.
 #
 #   [MODES="throughput sync e2e"] [ROUNDS=1] tests/bench/perf_rf3.sh [BUILD_DIR] [RECORDS]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Produce and consume throughput and latency against one `capstan node` (issue 3, section 7;
-# issue 7, section 6; issue 9, point 6).
+# Produce and consume throughput and latency against one `capstan node`, and what the idempotent
+# producer costs.
 #
 #   [MODES="throughput sync e2e idempotence"] [ACKS="1 all"] tests/bench/perf_single_node.sh [BUILD_DIR] [RECORDS]
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale (issue 8, point 10): starts three `capstan node` processes with a controller quorum of all
+# Scale: starts three `capstan node` processes with a controller quorum of all
 # three (examples/lib/cluster.sh), creates topics totalling PARTITIONS partitions (default 10,000)
 # with replication factor RF (default 3), and reports
 #  - how long the creations took and how long until every partition has a leader and until every

@@ -1,5 +1,5 @@
-// Runs the real `capstan` binary on data dirs that lost files (issue 10) or were killed while a
-// topic was deleted and created again (issue 6): a damaged partition is reported and offline, a
+// Runs the real `capstan` binary on data dirs that lost files or were killed while a topic was
+// deleted and created again: a damaged partition is reported and offline, a
 // repair accepts the loss without reusing an offset, a data dir without meta.properties is refused
 // untouched, and segments a stale checkpoint entry would have trusted are verified.
 

@@ -1,4 +1,4 @@
-// The idempotent producer end to end (issue 9, point 5) against a cluster of real `capstan node`
+// The idempotent producer end to end against a cluster of real `capstan node`
 // processes (tests/support/node_cluster: three voters on 127.0.0.1): `capstan produce --acks all`
 // of a file of unique lines while the partition leader is killed with SIGKILL writes every line
 // exactly once and in order, although batches in flight at the kill are resent; and a node that

@@ -96,7 +96,7 @@ struct topic_config_record {
   bool operator==(const topic_config_record&) const = default;
 };
 
-// Producer ids [first_id, first_id + size) are handed out (issue 9 hands them to nodes in blocks).
+// Producer ids [first_id, first_id + size) are handed out (nodes get them in blocks).
 struct producer_ids_record {
   int64_t first_id = 0;
   int64_t size = 0;

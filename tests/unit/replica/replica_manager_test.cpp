@@ -320,7 +320,7 @@ TEST_CASE("checkpoints are written every log.flush.offset.checkpoint.interval.ms
   CHECK(hw == offset{5});
 }
 
-TEST_CASE("issue 6: a deleted and re-created topic never inherits the old checkpoint entries",
+TEST_CASE("a deleted and re-created topic never inherits the old checkpoint entries",
           "[replica][manager]") {
   manager_fixture f;
   f.stop();
@@ -398,7 +398,7 @@ TEST_CASE("a segment that cannot be stat'ed makes its partition offline, not the
   REQUIRE(f.produce(*f.lookup("u", 0), make_batch(1, "y", 1000)));
 }
 
-TEST_CASE("issue 10 case 1: a vanished partition directory goes offline, is not recreated, keeps "
+TEST_CASE("a vanished partition directory goes offline, is not recreated, keeps "
           "its checkpoint entries", "[replica][manager]") {
   manager_fixture f;
   auto snap = snapshot_of({topic_of("c", 1, {1}, 1)});
@@ -421,7 +421,7 @@ TEST_CASE("issue 10 case 1: a vanished partition directory goes offline, is not 
   CHECK(f.checkpoint(high_watermark_checkpoint_name).at({"c", 0}) == offset{6});
 }
 
-TEST_CASE("issue 10 case 2: a lost active segment is offline and its directory left as it is",
+TEST_CASE("a lost active segment is offline and its directory left as it is",
           "[replica][manager]") {
   manager_fixture f;
   f.stop();

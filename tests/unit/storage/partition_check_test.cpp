@@ -1,4 +1,4 @@
-// Start-up's comparison of a partition directory with what the node knew (issue 10): each way of
+// Start-up's comparison of a partition directory with what the node knew: each way of
 // losing records is reported with its offsets, and nothing on disk changes while it is.
 
 #include <catch2/catch.hpp>
