@@ -6,7 +6,9 @@
 
 // GCC 12 reports std::variant (inside capstan::result) held in kj::Maybe inside kj promise nodes
 // as maybe-uninitialized; kj only destroys the value it constructed (false positive).
+#if defined(__GNUC__) && !defined(__clang__) // clang has no such warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "runtime/client/cluster_client.hpp"
 
