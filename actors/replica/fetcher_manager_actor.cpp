@@ -23,6 +23,11 @@ struct fetcher_manager_state {
   std::map<fetcher_key, replica_fetcher_actor> fetchers;
   std::map<fetcher_key, size_t> load; // partitions per fetcher
   std::map<topic_partition, fetcher_key> placement;
+  // The latest assign or unassign of each partition still waiting for its old fetcher to let go
+  // (a number never reused): an assignment is placed only if no later one (or an unassignment)
+  // came meanwhile, so a partition never ends on two fetchers, nor on the older leader's.
+  std::map<topic_partition, uint64_t> latest;
+  uint64_t next_ticket = 1;
 };
 
 using self_ptr = fetcher_manager_actor::stateful_pointer<fetcher_manager_state>;
@@ -69,12 +74,19 @@ fetcher_manager_actor::behavior_type manager_behavior(self_ptr self, fetcher_man
     [self](assign_atom, int32_t leader, std::vector<fetch_assignment>& assignments) -> caf::result<bool> {
       auto rp = self->make_response_promise<bool>();
       std::vector<topic_partition> moving;
-      for (const auto& a : assignments) moving.push_back(a.tp);
+      const auto ticket = self->state.next_ticket++;
+      for (const auto& a : assignments) {
+        moving.push_back(a.tp);
+        self->state.latest[a.tp] = ticket;
+      }
       // A partition that had another leader leaves its old fetcher first.
-      remove_from_fetchers(self, moving, [self, leader, assignments = std::move(assignments), rp]() mutable {
+      remove_from_fetchers(self, moving, [self, leader, ticket, assignments = std::move(assignments), rp]() mutable {
         auto& st = self->state;
         std::map<fetcher_key, std::vector<fetch_assignment>> by_fetcher;
         for (auto& a : assignments) {
+          auto latest = st.latest.find(a.tp);
+          if (latest == st.latest.end() || latest->second != ticket) continue; // overtaken
+          st.latest.erase(latest);
           fetcher_key key{leader, fetcher_index_for(a.tp.first, a.tp.second, st.opts.num_fetchers)};
           st.placement[a.tp] = key;
           ++st.load[key];
@@ -101,6 +113,7 @@ fetcher_manager_actor::behavior_type manager_behavior(self_ptr self, fetcher_man
     },
     [self](unassign_atom, const std::vector<topic_partition>& tps) -> caf::result<bool> {
       auto rp = self->make_response_promise<bool>();
+      for (const auto& tp : tps) self->state.latest.erase(tp); // overtakes an assignment in progress
       remove_from_fetchers(self, tps, [rp]() mutable { rp.deliver(true); });
       return rp;
     },

@@ -239,6 +239,14 @@ void make_followers(self_ptr self, std::vector<partition_state_msg> followers,
   auto pending = std::make_shared<countdown>(countdown{followers.size() + 1, nullptr});
   pending->done = [self, assignments, done] {
     auto& st = self->state;
+    // A later LeaderAndIsr for a partition (applied while this one waited for its replicas)
+    // names the leadership to follow; this one's assignment of it would be stale.
+    for (auto& [leader, list] : *assignments)
+      std::erase_if(list, [&st](const fetch_assignment& a) {
+        auto it = st.replicas.find(a.tp);
+        return it == st.replicas.end() || it->second.epoch != a.epoch;
+      });
+    std::erase_if(*assignments, [](const auto& kv) { return kv.second.empty(); });
     auto left = std::make_shared<countdown>(countdown{assignments->size() + 1, done});
     for (auto& [leader, list] : *assignments)
       self->request(st.fetchers, caf::infinite, assign_atom_v, leader, std::move(list))
