@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 #include "runtime/cli/client_options.hpp"
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/option_checks.hpp"
+#include "runtime/cluster/partition_availability.hpp"
 
 namespace capstan::cli {
 
@@ -38,8 +40,9 @@ std::string hex(const topic_id& id) {
   return out;
 }
 
-// Kafka's kafka-topics.sh --describe layout: a topic line, then one line per partition.
-void print_topic(const topic_metadata& t) {
+// Kafka's kafka-topics.sh --describe layout: a topic line, then one line per partition; after
+// Kafka's columns, the replicas on nodes that are not live and, without a leader, why.
+void print_topic(const topic_metadata& t, const std::set<int32_t>& live) {
   const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
   std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id)
             << "\tPartitionCount: " << t.partitions.size() << "\tReplicationFactor: " << rf
@@ -53,7 +56,12 @@ void print_topic(const topic_metadata& t) {
   for (const auto& p : t.partitions) {
     std::cout << "\tTopic: " << t.name << "\tPartition: " << p.partition
               << "\tLeader: " << (p.leader < 0 ? std::string("none") : std::to_string(p.leader))
-              << "\tReplicas: " << join(p.replicas) << "\tIsr: " << join(p.isr) << "\n";
+              << "\tReplicas: " << join(p.replicas) << "\tIsr: " << join(p.isr);
+    if (auto down = offline_replicas(p, live); !down.empty())
+      std::cout << "\tOffline: " << join(down);
+    if (auto why = why_offline(p, live, t.configs); !why.empty())
+      std::cout << "\tUnavailable: " << why;
+    std::cout << "\n";
   }
 }
 
@@ -90,11 +98,13 @@ void run_describe(const topic_flags& f) {
   if (!f.name.empty()) wanted.push_back(f.name);
   auto md = client->metadata(wanted);
   if (!md) fail(md.err());
+  std::set<int32_t> live;
+  for (const auto& b : md->brokers) live.insert(b.node_id);
   for (auto& [name, t] : md->topics) {
     if (t.configs.empty()) {
       if (auto configs = client->describe_configs(name)) t.configs = std::move(*configs);
     }
-    print_topic(t);
+    print_topic(t, live);
   }
   std::cout.flush();
 }

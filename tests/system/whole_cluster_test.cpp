@@ -65,6 +65,14 @@ TEST_CASE("after all three nodes are killed with SIGKILL and only two come back,
   // The other survivor catches up and rejoins the ISR; with two members the high watermark
   // moves again (min.insync.replicas=2) and covers every acknowledged record.
   for (int p = 0; p < partitions; ++p) c.await_isr("survivor", c.node(1), {1, 2}, p);
+  // `topic describe` names the replica that is gone on every partition's line.
+  REQUIRE(c.cli("", {"topic", "describe", "survivor"}, c.node(1), &out, &err) == 0);
+  INFO(out);
+  size_t offline_rows = 0;
+  for (size_t at = out.find("\tOffline: 3"); at != std::string::npos;
+       at = out.find("\tOffline: 3", at + 1))
+    ++offline_rows;
+  CHECK(offline_rows == partitions);
   auto read = c.consume("survivor", c.node(2), acked.size());
   std::sort(read.begin(), read.end());
   auto expected = acked;

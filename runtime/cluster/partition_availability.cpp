@@ -1,0 +1,56 @@
+#include "runtime/cluster/partition_availability.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace capstan {
+
+namespace {
+
+std::string join(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  return out;
+}
+
+std::vector<int32_t> live_of(const std::vector<int32_t>& ids, const std::set<int32_t>& live) {
+  std::vector<int32_t> out;
+  for (auto id : ids)
+    if (live.count(id)) out.push_back(id);
+  return out;
+}
+
+} // namespace
+
+std::vector<int32_t> offline_replicas(const partition_assignment& p, const std::set<int32_t>& live) {
+  std::vector<int32_t> out;
+  for (auto id : p.replicas)
+    if (!live.count(id)) out.push_back(id);
+  return out;
+}
+
+std::string why_offline(const partition_assignment& p, const std::set<int32_t>& live,
+                        const std::map<std::string, std::string>& configs) {
+  if (p.leader >= 0) return {};
+  if (auto alive = live_of(p.isr, live); !alive.empty())
+    return "ISR member " + join(alive) + " is live; the controller has not elected it yet";
+  const std::string isr = p.isr.empty() ? std::string("none") : join(p.isr);
+  if (auto u = configs.find("unclean.leader.election.enable");
+      u != configs.end() && u->second == "true")
+    return "no ISR member (" + isr + ") is live; unclean election takes the first live replica";
+  const auto rf = static_cast<int32_t>(p.replicas.size());
+  std::string needed = "RF - min.insync.replicas + 1";
+  if (auto m = configs.find("min.insync.replicas"); m != configs.end()) {
+    int32_t min_isr = 0;
+    const auto* end = m->second.data() + m->second.size();
+    if (auto [ptr, ec] = std::from_chars(m->second.data(), end, min_isr);
+        ec == std::errc{} && ptr == end && min_isr >= 1)
+      needed = std::to_string(rf - std::min(min_isr, rf) + 1);
+  }
+  const auto back = live_of(p.replicas, live);
+  return "no ISR member (" + isr + ") is live; waits for one, or for " + needed + " of replicas " +
+         join(p.replicas) + " to report their logs (live now: " +
+         (back.empty() ? std::string("none") : join(back)) + ")";
+}
+
+} // namespace capstan
