@@ -95,9 +95,12 @@ interface Capstan {
           logStartOffset :Int64);
 
   # Returns whole batches from the one holding `offset`, all below the high watermark. Waits up
-  # to maxWaitMs until at least minBytes are available.
+  # to maxWaitMs until at least minBytes are available. currentLeaderEpoch (KIP-320): the
+  # partition's leaderEpoch in the caller's metadata; FENCED_LEADER_EPOCH when the leader is at a
+  # newer one, UNKNOWN_LEADER_EPOCH when the node has not applied it yet (refresh metadata and
+  # retry, either way); -1 is not checked.
   fetch @7 (topic :Text, partition :Int32, offset :Int64, maxBytes :Int32, minBytes :Int32,
-            maxWaitMs :Int32)
+            maxWaitMs :Int32, currentLeaderEpoch :Int32 = -1)
       -> (errorCode :UInt8, errorMessage :Text, highWatermark :Int64, logStartOffset :Int64,
           records :Data);
 

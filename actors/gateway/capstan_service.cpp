@@ -749,8 +749,10 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
   if (!limits) return fail(limits.err());
   auto dest = route(*ctx_, topic, partition);
   if (!dest) return fail(dest.err());
+  // Any negative epoch is "not checked", as Kafka's -1.
+  const leader_epoch epoch{std::max(params.getCurrentLeaderEpoch(), -1)};
   call.releaseParams();
-  fetch_request req{limits->from, limits->max_bytes, limits->min_bytes, limits->max_wait_ms};
+  fetch_request req{limits->from, limits->max_bytes, limits->min_bytes, limits->max_wait_ms, epoch};
   std::shared_ptr<parked_slot> slot;
   if (req.max_wait_ms > 0 && req.min_bytes > 0) {
     if (ctx_->parked_fetches.try_park(*parked_)) {

@@ -29,6 +29,19 @@ std::vector<parked_fetch> delayed_fetch_set::take_ready(int64_t bytes_below_hw) 
   return out;
 }
 
+std::vector<parked_fetch> delayed_fetch_set::take_below(offset hw) {
+  std::vector<parked_fetch> out;
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    if (it->second.request.from < hw) {
+      out.push_back(it->second);
+      it = parked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
 std::optional<delayed_fetch_set::time_point> delayed_fetch_set::next_deadline() const {
   std::optional<time_point> out;
   for (const auto& [id, f] : parked_)

@@ -47,6 +47,9 @@ public:
 
   // Removes and returns the fetches that the bytes now below the HW satisfy, oldest first.
   std::vector<parked_fetch> take_ready(int64_t bytes_below_hw);
+  // Removes and returns the fetches from an offset below `hw`, oldest first: for records whose
+  // bytes were never counted (a new leader's inherited tail), reading is the only measure.
+  std::vector<parked_fetch> take_below(offset hw);
   // Removes and returns the fetches whose deadline is at or before `now`, oldest first.
   std::vector<parked_fetch> take_expired(time_point now);
   // Removes and returns every parked fetch (on close).

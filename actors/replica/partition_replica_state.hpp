@@ -66,6 +66,10 @@ struct replica_state {
   std::map<offset, int64_t> bytes_above_hw;
   // Running total of the bytes the HW has passed since start (delayed_fetch.hpp).
   int64_t bytes_below_hw = 0;
+  // End of the tail a new leader inherited above its HW (written while it followed, or before a
+  // restart): no byte count exists for it, so while the HW moves through it every parked fetch
+  // below the HW is answered (delayed_fetch.hpp). None once the HW has passed it.
+  std::optional<offset> uncounted_end;
   delayed_fetch_set parked;
   std::unordered_map<uint64_t, caf::typed_response_promise<fetch_result>> parked_promises;
   // acks=-1 produces waiting for the HW to reach the key (their last offset + 1).
@@ -108,6 +112,9 @@ void serve_awaiting_leadership(self_ptr self);
 // every one without `now`.
 void refuse_awaiting_leadership(self_ptr self,
                                 std::optional<std::chrono::steady_clock::time_point> now = {});
+// A fetch (a follower's, or a consumer's that names an epoch) is for this leadership: else
+// FENCED_LEADER_EPOCH (older), UNKNOWN_LEADER_EPOCH (newer) or NOT_LEADER_OR_FOLLOWER.
+caf::error check_epoch(const replica_state& st, leader_epoch current);
 caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_request& req);
 caf::result<epoch_end> answer_epoch(self_ptr self, leader_epoch current, leader_epoch requested);
 // Proposes an ISR shrink if a follower lags; re-arms itself every replica.lag.time.max.ms / 2.

@@ -92,6 +92,8 @@ void maybe_expand(self_ptr self) {
   if (auto p = st.leader->propose_expand()) send_proposal(self, *p);
 }
 
+} // namespace
+
 // Kafka's order (Partition.getLocalLog): the epoch before the role, so a follower that learned of
 // this replica's leadership first hears that this replica is behind, not that it does not lead.
 caf::error check_epoch(const replica_state& st, leader_epoch current) {
@@ -107,8 +109,6 @@ caf::error check_epoch(const replica_state& st, leader_epoch current) {
   if (!st.is_leader()) return not_leader(st);
   return caf::none;
 }
-
-} // namespace
 
 void fail_pending_acks(self_ptr self, errc code, const std::string& why) {
   auto& st = self->state;
@@ -128,6 +128,10 @@ void on_hw_advanced(self_ptr self) {
     p.result.log_start = st.log_start;
     p.rp.deliver(p.result);
     st.pending_acks.erase(st.pending_acks.begin());
+  }
+  if (st.uncounted_end) {
+    if (!st.parked.empty()) answer_parked(self, st.parked.take_below(hw));
+    if (hw >= *st.uncounted_end) st.uncounted_end.reset();
   }
   if (!st.parked.empty()) answer_parked(self, st.parked.take_ready(st.bytes_below_hw));
 }
@@ -162,6 +166,8 @@ caf::result<bool> become_leader(self_ptr self, const replica_role& role) {
         const offset hw = std::min(st.high_watermark(), epoch_start);
         st.leader.emplace(std::move(c), epoch_start, hw, epoch_start, now_ms(self));
         st.bytes_above_hw.clear();
+        st.uncounted_end.reset();
+        if (hw < epoch_start) st.uncounted_end = epoch_start;
         if (st.leader->high_watermark() > hw) on_hw_advanced(self);
         spdlog::info("{}: leader at epoch {} (partition epoch {}), offsets {}..{}, high watermark {}, "
                      "ISR of {}",

@@ -45,6 +45,8 @@ struct fetch_request {
   int32_t max_bytes = 1048576;
   int32_t min_bytes = 1;
   int32_t max_wait_ms = 500;
+  // The leader epoch the consumer's metadata names (KIP-320); -1: not checked.
+  leader_epoch current_leader_epoch{-1};
 };
 
 struct fetch_result {
@@ -111,7 +113,8 @@ typename Inspector::result_type inspect(Inspector& f, produce_result& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fetch_request& x) {
-  return f(caf::meta::type_name("fetch_request"), x.from, x.max_bytes, x.min_bytes, x.max_wait_ms);
+  return f(caf::meta::type_name("fetch_request"), x.from, x.max_bytes, x.min_bytes, x.max_wait_ms,
+           x.current_leader_epoch);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_checkpoint& x) {

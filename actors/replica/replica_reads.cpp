@@ -89,6 +89,10 @@ void answer_parked(self_ptr self, const std::vector<parked_fetch>& ready, std::f
 caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
   auto& st = self->state;
   if (st.closing || !st.is_leader()) return not_leader(st);
+  // A consumer whose metadata is older than this leadership (or newer than what this replica has
+  // applied) refreshes it rather than read from a replica it did not mean (KIP-320).
+  if (req.current_leader_epoch.value() >= 0)
+    if (auto e = check_epoch(st, req.current_leader_epoch)) return e;
   // Out of range is beyond the log end, not the high watermark (Kafka's LocalLog.read): a new
   // leader's HW can trail the one the old leader served, and a consumer that read up to the old HW
   // would otherwise be told its position does not exist and reset it (auto.offset.reset latest

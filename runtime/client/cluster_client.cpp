@@ -65,7 +65,8 @@ error from_code(uint8_t code, capnp::Text::Reader message) {
 
 bool retriable(errc code) {
   return code == errc::not_leader_or_follower || code == errc::unknown_topic_or_partition ||
-         code == errc::network_exception || code == errc::not_enough_replicas;
+         code == errc::network_exception || code == errc::not_enough_replicas ||
+         code == errc::fenced_leader_epoch || code == errc::unknown_leader_epoch;
 }
 
 result<std::pair<std::string, uint16_t>> parse_host_port(const std::string& address) {
@@ -383,7 +384,7 @@ public:
   void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
              int32_t min_bytes, int32_t max_wait_ms, steady::time_point retry_until,
              std::function<void(result<fetch_response>)> done) override {
-    auto call = [=](capnp_cap& cap) {
+    auto call = [=, this](capnp_cap& cap) {
       auto req = cap.fetchRequest();
       req.setTopic(topic);
       req.setPartition(partition);
@@ -391,6 +392,9 @@ public:
       req.setMaxBytes(max_bytes);
       req.setMinBytes(min_bytes);
       req.setMaxWaitMs(max_wait_ms);
+      // Each attempt names the leadership it routes to: a leader the metadata no longer names
+      // refuses it (KIP-320), and the retry follows the refreshed metadata.
+      req.setCurrentLeaderEpoch(leader_epoch_of(topic, partition));
       return req.send().then([](auto response) -> result<fetch_response> {
         if (response.getErrorCode() != 0)
           return from_code(response.getErrorCode(), response.getErrorMessage());
@@ -763,6 +767,15 @@ private:
       if (i + 1 >= candidates.size()) return kj::mv(r);
       return try_metadata(std::move(topics), std::move(candidates), i + 1);
     });
+  }
+
+  // The leader epoch the cached metadata names for the partition; -1 when it names none.
+  int32_t leader_epoch_of(const std::string& topic, int32_t partition) const {
+    auto t = cache_.topics.find(topic);
+    if (t == cache_.topics.end()) return -1;
+    for (const auto& p : t->second.partitions)
+      if (p.partition == partition) return p.leader_epoch;
+    return -1;
   }
 
   std::optional<std::string> leader_address(const std::string& topic, int32_t partition) const {

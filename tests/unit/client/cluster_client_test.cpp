@@ -45,6 +45,11 @@ struct fake_state {
   std::atomic<int> produce_error{0};
   std::atomic<bool> produce_never_answers{false}; // once the NOT_LEADER answers are used up
   std::atomic<bool> topic_deleted{false}; // metadata and fetch answer UNKNOWN_TOPIC_OR_PARTITION for "t"
+  // The leader epoch Metadata names; fetches that name an older one are FENCED_LEADER_EPOCH, as
+  // at a leader elected since (KIP-320).
+  std::atomic<int32_t> leader_epoch{0};
+  std::atomic<int32_t> last_fetch_epoch{-1};
+  std::atomic<int> fenced_fetches{0};
   std::map<int32_t, bytes> logs;        // padded batch sequence per partition
   std::map<int32_t, int64_t> next_offset;
 };
@@ -78,6 +83,7 @@ public:
       for (int32_t p = 0; p < partitions; ++p) {
         ps[p].setPartition(p);
         ps[p].setLeader(1);
+        ps[p].setLeaderEpoch(s_.leader_epoch);
         ps[p].initReplicas(1).set(0, 1);
         ps[p].initIsr(1).set(0, 1);
       }
@@ -127,6 +133,13 @@ public:
     if (s_.topic_deleted) {
       r.setErrorCode(static_cast<uint8_t>(errc::unknown_topic_or_partition));
       r.setErrorMessage("unknown topic t");
+      return kj::READY_NOW;
+    }
+    s_.last_fetch_epoch = params.getCurrentLeaderEpoch();
+    if (params.getCurrentLeaderEpoch() < s_.leader_epoch) {
+      ++s_.fenced_fetches;
+      r.setErrorCode(static_cast<uint8_t>(errc::fenced_leader_epoch));
+      r.setErrorMessage("a newer leader epoch");
       return kj::READY_NOW;
     }
     r.setHighWatermark(s_.next_offset[p]);
@@ -622,6 +635,35 @@ TEST_CASE("the consumer stops at max_records and resumes from its position", "[c
   auto none = c.poll(100ms);
   REQUIRE(none);
   CHECK(none->empty());
+}
+
+TEST_CASE("a fetch names the metadata's leader epoch and, fenced by a newer one, refreshes and "
+          "reads at it",
+          "[client][consumer]") {
+  fake_server server;
+  server.state.leader_epoch = 4;
+  auto config = config_for(server);
+  auto client = cluster_client::connect(config);
+  REQUIRE(client);
+  REQUIRE((*client)->produce_sync("t", 0, 1, one_batch("r")));
+  consumer c(**client, config);
+  REQUIRE(c.assign("t", {0}));
+  c.seek({"t", 0}, offset{0});
+  auto first = c.poll(500ms);
+  REQUIRE(first);
+  REQUIRE(first->size() == 1);
+  CHECK(server.state.last_fetch_epoch == 4);
+  CHECK(server.state.fenced_fetches == 0);
+  // An election the client has not heard of: its next fetch is fenced, and it reads on.
+  server.state.leader_epoch = 5;
+  REQUIRE((*client)->produce_sync("t", 0, 1, one_batch("s")));
+  auto got = c.poll(5s);
+  for (int i = 0; i < 10 && got && got->empty(); ++i) got = c.poll(1s);
+  REQUIRE(got);
+  REQUIRE(got->size() == 1);
+  CHECK(got->at(0).off == offset{1});
+  CHECK(server.state.fenced_fetches >= 1);
+  CHECK(server.state.last_fetch_epoch == 5);
 }
 
 TEST_CASE("a poll ends within its timeout, with the error, while the topic's fetches keep failing",

@@ -55,3 +55,20 @@ TEST_CASE("parked fetches expire at their deadline, and close takes them all",
   CHECK(set.take_all().size() == 1);
   CHECK(set.empty());
 }
+
+TEST_CASE("take_below answers the fetches from below the high watermark, whatever their bytes",
+          "[replica][delayed_fetch]") {
+  delayed_fetch_set set;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto at = [](int64_t from) {
+    auto r = want(1 << 20);
+    r.from = offset{from};
+    return r;
+  };
+  auto low = set.park(at(2), 0, 0, t0 + 1s);
+  set.park(at(5), 0, 0, t0 + 1s);
+  auto taken = set.take_below(offset{5});
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].id == low);
+  CHECK(set.size() == 1);
+}

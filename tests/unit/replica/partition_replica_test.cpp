@@ -388,6 +388,40 @@ TEST_CASE("a leader elected again at a newer epoch keeps its high watermark", "[
   CHECK(records_of(r->records.bytes()).size() == 3);
 }
 
+TEST_CASE("a fetch parked at a new leader is woken when the HW passes the records it inherited",
+          "[replica][isr]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  auto opts = orders_options(dir);
+  opts.max_fetch_wait_ms = 600000;
+  auto spawned = spawn_partition_replica(sys.sys(), opts);
+  REQUIRE(spawned);
+  auto r = *spawned;
+  sys.track(r);
+  // Node 1 led with node 2 in its ISR, which never fetched: offsets 0..2 are above the HW.
+  REQUIRE(sys.request<bool>(r, timeout, become_atom_v, role_of(1, 3, {node_id{1}, node_id{2}})));
+  REQUIRE(sys.request<produce_result>(r, timeout, produce_atom_v, produce_of(make_batch(3, "a", 1000), 1)));
+  // Elected again (as after any election, the tail above the HW was written under another
+  // leadership): a consumer at offset 0 parks for far longer than this test waits.
+  REQUIRE(sys.request<bool>(r, timeout, become_atom_v, role_of(1, 4, {node_id{1}, node_id{2}})));
+  caf::scoped_actor self{sys.sys()};
+  auto fetch = self->request(r, timeout, fetch_atom_v, fetch_at(0, 1, 600000));
+  // Node 2 catches up: the HW passes 0..2, and the consumer gets them now, not at its deadline.
+  follower_fetch_request req;
+  req.replica = node_id{2};
+  req.current_leader_epoch = leader_epoch{4};
+  req.fetch_offset = offset{3};
+  auto caught_up = self->request(r, timeout, ffetch_atom_v, req);
+  caught_up.receive([](const follower_fetch_result&) {},
+                    [&](caf::error& e) { FAIL("follower fetch failed: " << caf::to_string(e)); });
+  std::optional<fetch_result> got;
+  fetch.receive([&](fetch_result& res) { got = std::move(res); },
+                [&](caf::error& e) { FAIL("fetch failed: " << caf::to_string(e)); });
+  REQUIRE(got);
+  CHECK(got->high_watermark == offset{3});
+  CHECK(records_of(got->records.bytes()).size() == 3);
+}
+
 TEST_CASE("a follower whose latest epoch holds no record the leader lacks drops that epoch when "
           "it truncates, so it asks with an older one next",
           "[replica][isr]") {
@@ -539,4 +573,28 @@ TEST_CASE("a produce waiting for an announced leadership is NOT_LEADER_OR_FOLLOW
                    [&](caf::error& e) { FAIL("become failed: " << caf::to_string(e)); });
     CHECK(code == errc::not_leader_or_follower);
   }
+}
+
+TEST_CASE("a consumer fetch naming another leader epoch is refused as stale or unknown, one naming "
+          "none is served",
+          "[replica][isr]") {
+  replica_fixture f; // leads at epoch 3
+  REQUIRE(f.produce(make_batch(2, "a", 1000), 1));
+  auto at_epoch = [&](int32_t epoch) {
+    auto req = fetch_at(0);
+    req.current_leader_epoch = leader_epoch{epoch};
+    return f.fetch(req);
+  };
+  auto older = at_epoch(2);
+  REQUIRE_FALSE(older);
+  CHECK(code_of(older.error()) == errc::fenced_leader_epoch);
+  auto newer = at_epoch(4);
+  REQUIRE_FALSE(newer);
+  CHECK(code_of(newer.error()) == errc::unknown_leader_epoch);
+  auto same = at_epoch(3);
+  REQUIRE(same);
+  CHECK(records_of(same->records.bytes()).size() == 2);
+  auto unchecked = at_epoch(-1);
+  REQUIRE(unchecked);
+  CHECK(records_of(unchecked->records.bytes()).size() == 2);
 }
