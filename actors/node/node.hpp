@@ -96,6 +96,11 @@ public:
   // DUPLICATE_BROKER_REGISTRATION that outlasted any predecessor's session (docs/operations.md,
   // "Refused nodes"). The node serves on, but is no member of the cluster: stop it.
   std::optional<error> refusal() const;
+  // Why this node must stop on its own account, once it must: its controller quorum member could
+  // not write its Raft files (KAFKA_STORAGE_ERROR), as Kafka's broker halts when its metadata log
+  // dir fails (docs/operations.md, "After a fault"). Stop it; it then
+  // leaves no clean-shutdown marker.
+  std::optional<error> failure() const;
   ~node();
 
   node(const node&) = delete;
