@@ -71,7 +71,9 @@ struct node_config {
   int32_t num_replica_fetchers = 1;         // num.replica.fetchers
   replica_fetcher_config replica_fetcher;   // replica.fetch.*, replica.socket.timeout.ms
   // fault.injection.enable (capstan's own, after Redpanda's): the injectFault call may cut this
-  // node off from peers or drop produce responses (docs/operations.md). Off: it is refused.
+  // node off from peers, drop produce responses, lose or delay control messages, or fill its
+  // disk through the storage env the node then installs (docs/operations.md). Off: it is
+  // refused, and no storage env is installed.
   bool fault_injection_enable = false;
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
