@@ -146,8 +146,10 @@ interface Capstan {
   # are appended as usual, and their answers replaced by a DISCONNECTED error, a lost response.
   # dropControl: this node's controller loses its next `count` LeaderAndIsr / UpdateMetadata /
   # StopReplica messages, then each with `probability`. delayControl: it sends each `delayMs`
-  # late. clear: all undone. INVALID_REQUEST for a cut without peers, with this node's own id or
-  # a negative one, a negative count, a probability outside [0, 1] or a delay below 1 ms.
+  # late. diskFull: every write, fsync and file or directory creation under this node's data dir
+  # fails with ENOSPC. clear: all undone. INVALID_REQUEST for a cut without peers, with this
+  # node's own id or a negative one, a negative count, a probability outside [0, 1], a delay
+  # below 1 ms, or diskFull with peers, a count, a probability or a delay.
   injectFault @15 (fault :FaultKind, peers :List(Int32), count :Int32, probability :Float64,
                    delayMs :Int32) -> (errorCode :UInt8, errorMessage :Text);
 }
@@ -160,4 +162,5 @@ enum FaultKind {
   dropIncoming @4;
   dropControl @5;
   delayControl @6;
+  diskFull @7;
 }

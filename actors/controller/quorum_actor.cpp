@@ -152,6 +152,7 @@ void drain(quorum_ptr self) {
   if (!outcomes) {
     spdlog::critical("controller {}: stopping: {}", st.opts.node.value(),
                      outcomes.err().to_string());
+    if (st.opts.on_storage_failure) st.opts.on_storage_failure(outcomes.err());
     self->quit(to_caf_error(outcomes.err()));
     return;
   }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +88,10 @@ struct quorum_options {
   uint64_t snapshot_entries = 1024;
   // Seeds the randomized election timeouts; none: drawn from std::random_device.
   std::optional<uint64_t> seed;
+  // Called once, on the actor's thread, when the member stops because its Raft files could not
+  // be written (KAFKA_STORAGE_ERROR): the node should stop, as Kafka's broker does when its
+  // metadata log dir fails. The actor has quit by the time the node acts on it.
+  std::function<void(const error&)> on_storage_failure;
 };
 
 // Opens the member's storage (on the calling thread) and spawns the actor. Errors: the storage's

@@ -667,6 +667,15 @@ kj::Promise<void> capstan_service::injectFault(InjectFaultContext call) {
   case rpc::FaultKind::DELAY_CONTROL:
     done = faults->delay_control(params.getDelayMs());
     break;
+  case rpc::FaultKind::DISK_FULL:
+    // Fields of another kind: the caller meant another fault.
+    if (!peers.empty() || params.getCount() != 0 || params.getProbability() != 0 ||
+        params.getDelayMs() != 0)
+      done = make_error(errc::invalid_request,
+                        "disk-full takes no peers, count, probability or delay");
+    else
+      done = faults->disk_full();
+    break;
   default:
     done = make_error(errc::invalid_request,
                       "unknown fault kind " + std::to_string(static_cast<int>(params.getFault())));

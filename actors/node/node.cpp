@@ -42,6 +42,7 @@
 #include "runtime/cluster/incarnation_file.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
 #include "runtime/storage/file_handle.hpp"
 
 namespace capstan {
@@ -79,9 +80,9 @@ std::vector<peer_address> voter_addresses(const std::vector<quorum_voter>& voter
 
 } // namespace
 
-// Why the cluster refuses the node: set on the lifecycle's thread, read on the one that runs
-// the node.
-class refusal_slot {
+// Why the node must stop (the cluster refuses it, or its Raft files failed): set on the thread
+// of the actor that found out, read on the one that runs the node. The first reason stays.
+class stop_reason_slot {
 public:
   void set(const error& e) {
     std::lock_guard<std::mutex> guard{mu_};
@@ -99,6 +100,11 @@ private:
 
 struct node::impl {
   node_config config;
+  // fault.injection.enable: the storage env every file operation of the process goes through
+  // while this node runs, so its fault switch can fill the disk (null when off). Declared before
+  // the actor system, so it outlives every actor that does I/O.
+  std::unique_ptr<fault_injection_env> storage_faults;
+  std::optional<scoped_storage_env> storage_faults_installed;
   listen_address rpc_address;
   listen_address cluster_address;
   listen_address metrics_address;
@@ -146,7 +152,9 @@ struct node::impl {
   // its replica manager refuses control messages addressed to another.
   controller::incarnation_id incarnation{};
   // Why the cluster refuses this node for good, once it does (the lifecycle's thread sets it).
-  std::shared_ptr<refusal_slot> refusal = std::make_shared<refusal_slot>();
+  std::shared_ptr<stop_reason_slot> refusal = std::make_shared<stop_reason_slot>();
+  // Why the node must stop on its own account: its quorum member could not write its Raft files.
+  std::shared_ptr<stop_reason_slot> failure = std::make_shared<stop_reason_slot>();
   // Set once start() succeeded: a failed start removes the lock file it created.
   bool started = false;
   bool stopped = false;
@@ -182,6 +190,11 @@ status node::impl::start() {
   }
   if (auto s = check_voter_listener(); !s) return s;
 
+  if (config.fault_injection_enable) {
+    // Wraps what is installed (the POSIX env, or a test's); without rules every call passes.
+    storage_faults = std::make_unique<fault_injection_env>(storage_env::current());
+    storage_faults_installed.emplace(*storage_faults);
+  }
   if (auto made = make_directories(config.data_dir); !made) return made.err();
   auto claimed_lock = data_dir_lock::acquire(config.data_dir);
   if (!claimed_lock) return claimed_lock.err();
@@ -266,6 +279,7 @@ status node::impl::start_controller() {
   qo.election_timeout = std::chrono::milliseconds(config.controller_quorum_election_timeout_ms);
   // Several heartbeats per election timeout, so one lost message starts no election.
   qo.heartbeat_interval = std::max(qo.tick_interval, qo.election_timeout / 4);
+  qo.on_storage_failure = [slot = failure](const error& why) { slot->set(why); };
   auto q = spawn_quorum_actor(*sys, qo);
   if (!q) return q.err();
   quorum = *q;
@@ -391,10 +405,11 @@ status node::impl::start_actors() {
   targets.controller_metadata = [m = controller_metadata] { return m->current(); };
   targets.metrics = metrics;
   if (config.fault_injection_enable) {
-    faults = std::make_shared<node_fault_switch>(node_id{config.node_id});
+    faults = std::make_shared<node_fault_switch>(node_id{config.node_id}, *storage_faults,
+                                                 config.data_dir.string());
     targets.faults = faults;
     spdlog::warn("node {}: fault injection is enabled (fault.injection.enable): clients may cut "
-                 "this node off or drop its produce responses",
+                 "this node off, drop its produce responses or fill its disk",
                  config.node_id);
   }
   if (!voters.empty()) {
@@ -509,8 +524,9 @@ void node::impl::stop() {
         .receive(
             [&](bool) {
               // Every log flushed and closed, the checkpoints written: the next process may
-              // say so when it registers.
-              if (started && lifecycle)
+              // say so when it registers. Not after a storage failure, which Kafka's broker
+              // answers with a halt: what the failed writes left is for recovery to judge.
+              if (started && lifecycle && !failure->get())
                 if (auto s = write_clean_shutdown_marker(config.data_dir); !s)
                   spdlog::warn("node {}: {}", config.node_id, s.err().to_string());
             },
@@ -571,6 +587,8 @@ void node::stop() {
 }
 
 std::optional<error> node::refusal() const { return impl_->refusal->get(); }
+
+std::optional<error> node::failure() const { return impl_->failure->get(); }
 
 uint16_t node::rpc_port() const { return impl_->rpc ? impl_->rpc->port() : impl_->advertised_port->load(); }
 uint16_t node::metrics_port() const { return impl_->metrics_http ? impl_->metrics_http->port() : 0; }

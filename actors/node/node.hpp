@@ -71,7 +71,9 @@ struct node_config {
   int32_t num_replica_fetchers = 1;         // num.replica.fetchers
   replica_fetcher_config replica_fetcher;   // replica.fetch.*, replica.socket.timeout.ms
   // fault.injection.enable (capstan's own, after Redpanda's): the injectFault call may cut this
-  // node off from peers or drop produce responses (docs/operations.md). Off: it is refused.
+  // node off from peers, drop produce responses, lose or delay control messages, or fill its
+  // disk through the storage env the node then installs (docs/operations.md). Off: it is
+  // refused, and no storage env is installed.
   bool fault_injection_enable = false;
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
@@ -96,6 +98,11 @@ public:
   // DUPLICATE_BROKER_REGISTRATION that outlasted any predecessor's session (docs/operations.md,
   // "Refused nodes"). The node serves on, but is no member of the cluster: stop it.
   std::optional<error> refusal() const;
+  // Why this node must stop on its own account, once it must: its controller quorum member could
+  // not write its Raft files (KAFKA_STORAGE_ERROR), as Kafka's broker halts when its metadata log
+  // dir fails (docs/operations.md, "After a fault"). Stop it; it then
+  // leaves no clean-shutdown marker.
+  std::optional<error> failure() const;
   ~node();
 
   node(const node&) = delete;

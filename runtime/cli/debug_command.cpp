@@ -110,6 +110,13 @@ void add_debug_command(CLI::App& app) {
               "Delaying control messages by " + std::to_string(f->fault.delay_ms) + " ms");
   });
 
+  auto* disk_full = fault->add_subcommand(
+      "disk-full", "Fail every write, fsync and file or directory creation under the node's data "
+                   "dir with ENOSPC (no space left on device), until cleared");
+  add_client_options(disk_full, f->client);
+  disk_full->callback(
+      [f] { run_fault(*f, client::fault_kind::disk_full, "The node's disk is full (ENOSPC)"); });
+
   auto* clear = fault->add_subcommand("clear", "Undo every fault set on the node");
   add_client_options(clear, f->client);
   clear->callback([f] { run_fault(*f, client::fault_kind::clear, "Faults cleared"); });

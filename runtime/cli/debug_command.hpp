@@ -1,9 +1,9 @@
 #pragma once
 
 // `capstan debug fault isolate|drop-outgoing|drop-incoming|drop-produce-responses|drop-control|
-// delay-control|clear`: the fault switch of the node named by --bootstrap (schema/client.capnp,
-// injectFault), for failure tests. The node must run with fault.injection.enable = true
-// (docs/operations.md, "Fault injection").
+// delay-control|disk-full|clear`: the fault switch of the node named by --bootstrap
+// (schema/client.capnp, injectFault), for failure tests. The node must run with
+// fault.injection.enable = true (docs/operations.md, "Fault injection").
 
 #include <CLI/App.hpp>
 

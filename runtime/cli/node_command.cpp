@@ -142,13 +142,19 @@ int run_node(const node_config& config, const std::string& log_level,
     return exit_code_for(node.err().code);
   }
   spdlog::info("node {} ready; stop with Ctrl-C or SIGTERM", config.node_id);
-  // A stop signal, or the cluster's refusal of this node, which would leave it serving nothing
-  // of the cluster: looked at every 200 ms.
+  // A stop signal, the cluster's refusal of this node, which would leave it serving nothing of
+  // the cluster, or a failure of its Raft files: looked at every 200 ms.
   for (;;) {
     const timespec tick{0, 200'000'000};
     if (const int sig = sigtimedwait(&stop_signals, nullptr, &tick); sig > 0) {
       spdlog::info("signal {}: stopping", sig);
       break;
+    }
+    if (auto failed = (*node)->failure()) {
+      spdlog::critical("node {} stopping: its Raft files cannot be written: {}", config.node_id,
+                       failed->to_string());
+      (*node)->stop();
+      return exit_code_for(failed->code);
     }
     if (auto refused = (*node)->refusal()) {
       spdlog::error("node {} cannot join the cluster, stopping: {}", config.node_id,

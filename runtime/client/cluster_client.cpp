@@ -347,6 +347,9 @@ public:
       case fault_kind::delay_control:
         req.setFault(rpc::FaultKind::DELAY_CONTROL);
         break;
+      case fault_kind::disk_full:
+        req.setFault(rpc::FaultKind::DISK_FULL);
+        break;
       }
       auto list = req.initPeers(static_cast<unsigned>(fault.peers.size()));
       for (size_t i = 0; i < fault.peers.size(); ++i)

@@ -63,10 +63,11 @@ enum class fault_kind {
   drop_incoming,
   drop_produce_responses,
   drop_control,
-  delay_control
+  delay_control,
+  disk_full
 };
 
-// One injectFault call; each kind reads only its own fields.
+// One injectFault call; each kind reads only its own fields (disk_full none, and refuses any).
 struct fault_request {
   fault_kind kind = fault_kind::clear;
   std::vector<int32_t> peers; // isolate, drop_outgoing, drop_incoming

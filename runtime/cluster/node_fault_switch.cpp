@@ -1,8 +1,10 @@
 #include "runtime/cluster/node_fault_switch.hpp"
 
+#include <cerrno>
 #include <string>
 
 #include "runtime/cluster/link_faults.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
 
 namespace capstan {
 
@@ -73,9 +75,20 @@ status node_fault_switch::drop_produce_responses(int32_t count) {
   return {};
 }
 
+status node_fault_switch::disk_full() {
+  if (!storage_)
+    return make_error(errc::invalid_request,
+                      "node " + std::to_string(self_.value()) + " has no storage fault injection");
+  // Again on a full disk: the rules once, not twice.
+  storage_->clear(data_dir_);
+  storage_->fill_disk(data_dir_, ENOSPC);
+  return {};
+}
+
 void node_fault_switch::clear() {
   link_faults::instance().clear_node(self_);
   produce_drops_.store(0, std::memory_order_relaxed);
+  if (storage_) storage_->clear(data_dir_);
 }
 
 bool node_fault_switch::take_produce_response() {

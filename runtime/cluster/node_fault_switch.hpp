@@ -2,16 +2,19 @@
 
 // One node's fault switch as a client drives it (schema/client.capnp, injectFault; `capstan
 // debug fault`): cut this node off from peers both ways or one way, drop its next produce
-// responses, lose or delay its controller's control messages, or clear all of it. Only a node
+// responses, lose or delay its controller's control messages, fill its disk, or clear all of
+// it. Only a node
 // started with fault.injection.enable = true has one (docs/operations.md, "Fault injection").
 // Cutting off sets link_faults for the links between this node and a peer; since senders and
 // receivers both ask link_faults, that alone cuts a real process off from the others, whose own
-// switches stay clear.
+// switches stay clear. Filling the disk sets rules of the storage env the node installed
+// (runtime/storage/fault_injection_env.hpp) for the paths under its data dir.
 //
 // Thread-safe: the RPC thread sets it, the RPC thread asks it on every produce answer.
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/result.hpp"
@@ -19,9 +22,15 @@
 
 namespace capstan {
 
+class fault_injection_env;
+
 class node_fault_switch {
 public:
   explicit node_fault_switch(node_id self) : self_(self) {}
+  // With the storage env the node's files go through and the data dir they are under: disk_full
+  // can then fill it. `storage` outlives the switch.
+  node_fault_switch(node_id self, fault_injection_env& storage, std::string data_dir)
+      : self_(self), storage_(&storage), data_dir_(std::move(data_dir)) {}
   node_fault_switch(const node_fault_switch&) = delete;
   node_fault_switch& operator=(const node_fault_switch&) = delete;
 
@@ -42,8 +51,12 @@ public:
   // The next `count` produce responses are dropped (replacing what was left). INVALID_REQUEST
   // for a negative count.
   status drop_produce_responses(int32_t count);
+  // Every write, fsync and creation under the node's data dir fails with ENOSPC until clear()
+  // (fault_injection_env::fill_disk). INVALID_REQUEST (and nothing set) for a switch without a
+  // storage env.
+  status disk_full();
   // Undoes all: every link of this node passes, no produce response or control message is
-  // dropped or delayed.
+  // dropped or delayed, its disk has room again.
   void clear();
 
   // True iff this produce response is to be dropped (and counts it). One relaxed atomic load
@@ -55,6 +68,8 @@ private:
   result<std::vector<node_id>> peer_ids(const std::vector<int32_t>& peers) const;
 
   node_id self_;
+  fault_injection_env* storage_ = nullptr;
+  std::string data_dir_;
   std::atomic<int32_t> produce_drops_{0};
 };
 

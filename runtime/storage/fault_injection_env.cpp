@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fcntl.h>
+
 namespace capstan {
 
 fault_injection_env::fault_injection_env(storage_env& base) : base_(base) {}
@@ -29,6 +31,13 @@ void fault_injection_env::flip(std::string path_part, uint64_t position, uint8_t
   flips_.push_back(flip_rule{std::move(path_part), position, mask});
 }
 
+void fault_injection_env::fill_disk(std::string path_part, int err) {
+  std::lock_guard lock(mutex_);
+  for (auto op : {storage_op::write, storage_op::sync, storage_op::mkdir})
+    rules_.push_back(rule{path_part, op, err});
+  rules_.push_back(rule{std::move(path_part), storage_op::open, err, O_CREAT});
+}
+
 void fault_injection_env::release() {
   std::lock_guard lock(mutex_);
   std::erase_if(rules_, [](const rule& r) { return r.err == 0; });
@@ -40,6 +49,18 @@ void fault_injection_env::clear() {
   std::lock_guard lock(mutex_);
   rules_.clear();
   flips_.clear();
+  ++release_generation_;
+  changed_.notify_all();
+}
+
+void fault_injection_env::clear(const std::string& path_part) {
+  std::lock_guard lock(mutex_);
+  const bool stalls = std::any_of(rules_.begin(), rules_.end(), [&](const rule& r) {
+    return r.err == 0 && r.path_part == path_part;
+  });
+  std::erase_if(rules_, [&](const rule& r) { return r.path_part == path_part; });
+  std::erase_if(flips_, [&](const flip_rule& f) { return f.path_part == path_part; });
+  if (!stalls) return;
   ++release_generation_;
   changed_.notify_all();
 }
@@ -59,11 +80,12 @@ size_t fault_injection_env::injected() const {
   return injected_;
 }
 
-int fault_injection_env::check(const std::filesystem::path& path, storage_op op) {
+int fault_injection_env::check(const std::filesystem::path& path, storage_op op, int open_flags) {
   const auto& name = path.native();
   std::unique_lock lock(mutex_);
   auto match = [&](const rule& r) {
-    return r.op == op && name.find(r.path_part) != std::string::npos;
+    return r.op == op && (open_flags & r.open_flags) == r.open_flags &&
+           name.find(r.path_part) != std::string::npos;
   };
   auto failing = std::find_if(rules_.begin(), rules_.end(),
                               [&](const rule& r) { return r.err != 0 && match(r); });
@@ -123,7 +145,7 @@ private:
 
 int fault_injection_env::open(const std::filesystem::path& path, int flags, mode_t mode, int& fd) {
   inside_guard g(mutex_, changed_, inside_);
-  if (int err = check(path, storage_op::open)) return err;
+  if (int err = check(path, storage_op::open, flags)) return err;
   return base_.open(path, flags, mode, fd);
 }
 

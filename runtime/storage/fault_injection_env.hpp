@@ -38,10 +38,17 @@ public:
   // From now on, every read of a file whose path contains `path_part` that covers byte
   // `position` returns that byte XOR `mask` (the file keeps its bytes). clear() drops it.
   void flip(std::string path_part, uint64_t position, uint8_t mask = 0x01);
+  // A full disk under `path_part` from now on: every write, fsync and creation (an open with
+  // O_CREAT, a mkdir) there fails with `err`; reads, truncation, renames and removals go on, as
+  // they do on a real full disk (they need no new blocks).
+  void fill_disk(std::string path_part, int err);
   // Lets every stalled call go on and drops the stall rules; failure rules stay.
   void release();
   // Drops every rule and releases every stalled call.
   void clear();
+  // Drops the rules and flips set for exactly `path_part`; those of other paths stay. If it
+  // drops a stall rule, every stalled call goes on (a stalled call does not know its rule).
+  void clear(const std::string& path_part);
 
   // Waits up to `timeout` until at least `n` calls are blocked in a stall; true iff they are.
   bool wait_stalled(size_t n, std::chrono::milliseconds timeout);
@@ -71,7 +78,8 @@ private:
   struct rule {
     std::string path_part;
     storage_op op;
-    int err; // 0: stall
+    int err;            // 0: stall
+    int open_flags = 0; // an open matches only with all of these flags
   };
   struct flip_rule {
     std::string path_part;
@@ -81,7 +89,7 @@ private:
 
   // 0 when the call may go on to the base env, else the errno to fail it with. Blocks while a
   // stall rule matches, until release() or stall_limit.
-  int check(const std::filesystem::path& path, storage_op op);
+  int check(const std::filesystem::path& path, storage_op op, int open_flags = 0);
   // Applies the flip rules to `size` bytes read at `position` into `data`.
   void flip_read(const std::filesystem::path& path, uint8_t* data, size_t size, uint64_t position);
 

@@ -6,7 +6,8 @@
 // remove_tree call it once per system call, never per byte. Metadata (fstat, directory listings)
 // and the small text files read with std::ifstream (checkpoints, partition.metadata) go to the
 // kernel directly. Tests install a fault_injection_env to make these operations fail, stall or
-// return flipped bits (runtime/storage/fault_injection_env.hpp).
+// return flipped bits (runtime/storage/fault_injection_env.hpp), and so does a node started with
+// fault.injection.enable, whose fault switch can then fill its disk.
 //
 // The env is process-wide: every partition of every node in the process uses the one installed.
 // Tests tell partitions apart by path (each node has its own data dir).

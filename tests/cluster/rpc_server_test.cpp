@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -31,9 +32,12 @@
 #include "runtime/batch/record_batch_builder.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
+#include "runtime/storage/file_handle.hpp"
 #include "schema/client.capnp.h"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/raw_rpc_client.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
 using namespace std::chrono_literals;
@@ -279,17 +283,13 @@ struct rpc_fixture {
   std::shared_ptr<const routing_table> table;
   std::unique_ptr<rpc_server> server;
 
-  explicit rpc_fixture(rpc_limits limits = {}) {
+  explicit rpc_fixture(rpc_limits limits = {}, std::shared_ptr<node_fault_switch> faults = {}) {
     replica = ts.spawn(stub_replica, probe);
     table = std::make_shared<const routing_table>(routing_table{{{"t", 0}, replica}});
     metadata = ts.spawn(stub_metadata);
-    rpc_targets targets{metadata,
-                        ts.spawn(stub_groups),
-                        [this] { return std::atomic_load(&table); },
-                        metrics,
-                        {},
-                        {},
-                        {}};
+    rpc_targets targets{
+        metadata, ts.spawn(stub_groups), [this] { return std::atomic_load(&table); }, metrics, {},
+        {},       std::move(faults)};
     auto started = rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0, limits);
     REQUIRE(started.ok());
     server = std::move(*started);
@@ -637,9 +637,10 @@ TEST_CASE("rpc server: injectFault is refused with POLICY_VIOLATION on a node wi
   capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
   auto& ws = client.getWaitScope();
   auto cap = client.getMain<rpc::Capstan>();
-  for (auto kind : {rpc::FaultKind::CLEAR, rpc::FaultKind::ISOLATE, rpc::FaultKind::DROP_OUTGOING,
-                    rpc::FaultKind::DROP_INCOMING, rpc::FaultKind::DROP_PRODUCE_RESPONSES,
-                    rpc::FaultKind::DROP_CONTROL, rpc::FaultKind::DELAY_CONTROL}) {
+  for (auto kind :
+       {rpc::FaultKind::CLEAR, rpc::FaultKind::ISOLATE, rpc::FaultKind::DROP_OUTGOING,
+        rpc::FaultKind::DROP_INCOMING, rpc::FaultKind::DROP_PRODUCE_RESPONSES,
+        rpc::FaultKind::DROP_CONTROL, rpc::FaultKind::DELAY_CONTROL, rpc::FaultKind::DISK_FULL}) {
     auto req = cap.injectFaultRequest();
     req.setFault(kind);
     req.initPeers(1).set(0, 2);
@@ -648,6 +649,49 @@ TEST_CASE("rpc server: injectFault is refused with POLICY_VIOLATION on a node wi
     CHECK(r.getErrorCode() == static_cast<uint8_t>(errc::policy_violation));
     CHECK(std::string(r.getErrorMessage()).find("fault.injection.enable") != std::string::npos);
   }
+}
+
+TEST_CASE("rpc server: injectFault diskFull refuses another kind's fields, fills the node's "
+          "data dir until clear, and an unknown kind is refused",
+          "[gateway][rpc][fault]") {
+  test::temp_dir dir;
+  fault_injection_env env;
+  scoped_storage_env installed(env);
+  const auto data = dir / "node-1";
+  REQUIRE(make_directories(data));
+  rpc_fixture f({}, std::make_shared<node_fault_switch>(node_id{1}, env, data.string()));
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto& ws = client.getWaitScope();
+  auto cap = client.getMain<rpc::Capstan>();
+  const auto inject = [&](rpc::FaultKind kind, auto&& set) {
+    auto req = cap.injectFaultRequest();
+    req.setFault(kind);
+    set(req);
+    auto r = req.send().wait(ws);
+    return std::make_pair(code_of(r.getErrorCode()), std::string(r.getErrorMessage()));
+  };
+  const auto creates = [&](const std::string& name) {
+    return file_handle::open(data / name, file_mode::create_new).ok();
+  };
+
+  using request = capnp::Request<rpc::Capstan::InjectFaultParams, rpc::Capstan::InjectFaultResults>;
+  for (const auto& stray : std::vector<std::function<void(request&)>>{
+           [](request& r) { r.initPeers(1).set(0, 2); }, [](request& r) { r.setCount(1); },
+           [](request& r) { r.setProbability(0.5); }, [](request& r) { r.setDelayMs(10); }}) {
+    auto [code, message] = inject(rpc::FaultKind::DISK_FULL, stray);
+    CHECK(code == errc::invalid_request);
+    CHECK(message.find("disk-full takes no") != std::string::npos);
+  }
+  CHECK(creates("before"));
+
+  CHECK(inject(rpc::FaultKind::DISK_FULL, [](request&) {}).first == errc::none);
+  CHECK_FALSE(creates("during"));
+  CHECK(inject(rpc::FaultKind::CLEAR, [](request&) {}).first == errc::none);
+  CHECK(creates("after"));
+
+  auto [code, message] = inject(static_cast<rpc::FaultKind>(200), [](request&) {});
+  CHECK(code == errc::invalid_request);
+  CHECK(message.find("unknown fault kind") != std::string::npos);
 }
 
 TEST_CASE("rpc server: committed group offsets are fetched back", "[gateway][rpc]") {

@@ -88,6 +88,33 @@ bool cluster_ops::start(int id) {
   return true;
 }
 
+bool cluster_ops::stopped_by_itself(int id) {
+  auto& n = c_.node(id);
+  if (!n.running()) return false;
+  const auto code = n.wait_for_exit(0ms);
+  if (!code) return false;
+  std::string why;
+  for (const auto& line : test::lines_of(n.log()))
+    if (line.find("stopping:") != std::string::npos) why = line;
+  log_.add("node " + std::to_string(id) + " had stopped by itself, exit code " +
+           std::to_string(*code) + (why.empty() ? "" : ": " + why));
+  return true;
+}
+
+bool cluster_ops::restart(int id) {
+  auto& n = c_.node(id);
+  if (n.running()) {
+    try {
+      n.stop();
+      log_.add("stopped node " + std::to_string(id) + " (SIGTERM)");
+    } catch (const test::test_failure& e) {
+      log_.add("node " + std::to_string(id) + " did not stop cleanly: " + e.what());
+      n.kill();
+    }
+  }
+  return start(id);
+}
+
 void cluster_ops::signal(int id, int sig, const std::string& what) {
   if (!c_.node(id).running()) return;
   c_.node(id).signal(sig);

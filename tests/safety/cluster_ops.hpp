@@ -52,6 +52,12 @@ public:
   // kill -9, and start on its data dir; start is false (and logged) if the node did not get ready.
   void kill(int id);
   bool start(int id);
+  // True (and logged, with its exit code and the last line of its log that says why it stopped) if the
+  // node's process ended by itself; it then counts as not running.
+  bool stopped_by_itself(int id);
+  // Stops a running node with SIGTERM (kill -9 if it does not stop cleanly), then starts it on
+  // its data dir.
+  bool restart(int id);
   void signal(int id, int sig, const std::string& what);
 
   // `capstan debug fault ARGS` at node `id`; false (and logged) if it failed.

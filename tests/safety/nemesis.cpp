@@ -141,6 +141,9 @@ void nemesis::run_alone(const fault& f) {
   case fault_kind::raise_min_isr:
     raise_min_isr(f);
     break;
+  case fault_kind::disk_full:
+    disk_full(f);
+    break;
   default:
     break;
   }
@@ -241,6 +244,35 @@ void nemesis::raise_min_isr(const fault& f) {
   ops_.set_min_isr(topic, 2);
 }
 
+void nemesis::disk_full(const fault& f) {
+  const int node = pick_node(f.pick, {});
+  if (node == 0) {
+    ops_.log().add("disk-full: no node to put it on; skipped");
+    return;
+  }
+  // Its replicas can only move if each partition has another in-sync replica.
+  const auto alone = ops_.await_all(
+      [&](const row& r) {
+        return std::any_of(r.isr.begin(), r.isr.end(), [&](int id) { return id != node; });
+      },
+      30s);
+  if (!alone.empty())
+    ops_.log().add("node " + std::to_string(node) + " is the only in-sync replica of:" + alone);
+  ops_.fault(node, {"disk-full"});
+  sleep_ms(f.duration_ms);
+  if (auto rows = ops_.describe_all()) {
+    std::string led;
+    for (const auto& [tp, r] : *rows)
+      if (r.leader == node) led += " " + tp.first + "-" + std::to_string(tp.second);
+    ops_.log().add("partitions node " + std::to_string(node) +
+                   " leads with its disk full:" + (led.empty() ? " none" : led));
+  }
+  // The node stops by itself once its Raft log cannot take a record (docs/operations.md).
+  if (!ops_.stopped_by_itself(node)) ops_.fault(node, {"clear"});
+  // As in Kafka, a replica whose log dir failed comes back only with a restart of its node.
+  ops_.restart(node);
+}
+
 bool nemesis::run(const fault_step& step, int index) {
   ops_.log().add("step " + std::to_string(index) + ": " + to_string(step.first) +
                  (step.second ? " + " + to_string(*step.second) : ""));
@@ -251,7 +283,8 @@ bool nemesis::run(const fault_step& step, int index) {
   const auto alone = [](fault_kind k) {
     return k == fault_kind::kill_all || k == fault_kind::kill_all_two ||
            k == fault_kind::drop_control || k == fault_kind::delay_control ||
-           k == fault_kind::damage_tail || k == fault_kind::raise_min_isr;
+           k == fault_kind::damage_tail || k == fault_kind::raise_min_isr ||
+           k == fault_kind::disk_full;
   };
   if (alone(step.first.kind)) {
     run_alone(step.first);

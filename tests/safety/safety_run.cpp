@@ -113,11 +113,23 @@ private:
   void collect_counts() {
     result_.faults_by_kind = nemesis_.faults_by_kind();
     result_.sent = result_.acknowledged = result_.failed = 0;
+    // Why records failed, by error name ("<value>: NAME: message"), for the event log.
+    std::map<std::string, int> why;
     for (auto& p : producers_) {
       result_.sent += p->sent();
       for (const auto& [tp, acked] : p->acknowledged())
         result_.acknowledged += static_cast<int64_t>(acked.size());
       result_.failed += static_cast<int64_t>(p->failures().size());
+      for (const auto& f : p->failures()) {
+        const auto from = f.find(": ");
+        const auto name = from == std::string::npos ? f : f.substr(from + 2);
+        ++why[name.substr(0, name.find(':'))];
+      }
+    }
+    if (!why.empty()) {
+      std::string line = "records failed after retries:";
+      for (const auto& [name, n] : why) line += " " + name + " " + std::to_string(n);
+      log_.add(line);
     }
     for (const auto& probe : ops_.probe_history())
       for (const auto& [tp, acked] : probe) {

@@ -2,7 +2,8 @@
 // fault`, docs/operations.md): refused while the key is off; a partition leader cut off from the
 // other two nodes of a three-voter cluster stops acknowledging acks=all writes, is fenced and
 // replaced, and once the fault is cleared truncates what it alone wrote and is back in the ISR
-// with a log equal to the others'; a produce response dropped on purpose makes the client retry.
+// with a log equal to the others'; a produce response dropped on purpose makes the client retry;
+// a leader whose disk fills up hands its partition over and stops, and comes back with a restart.
 
 #include <catch2/catch.hpp>
 
@@ -105,6 +106,7 @@ TEST_CASE("debug fault is refused with POLICY_VIOLATION unless fault.injection.e
   const std::vector<std::vector<std::string>> commands = {
       {"debug", "fault", "isolate", "--peers", "2,3"},
       {"debug", "fault", "drop-produce-responses", "1"},
+      {"debug", "fault", "disk-full"},
       {"debug", "fault", "clear"}};
   for (auto args : commands) {
     args.push_back("--bootstrap");
@@ -186,6 +188,57 @@ TEST_CASE("a leader cut off by the fault switch stops acknowledging acks=all wri
     INFO("node " << n->id());
     CHECK(partition_dir_records(n->partition_dir(tp)) == first);
     CHECK(log_bytes(n->partition_dir(tp)) == first_bytes);
+  }
+}
+
+TEST_CASE("a leader whose disk fills up (debug fault disk-full) loses its partition to an in-sync "
+          "replica, stops once its Raft log cannot take a record, and restarted on its data dir "
+          "rejoins the ISR with every acknowledged record",
+          "[system][fault]") {
+  node_cluster c(binary, 0, enabled);
+  c.create_topic("full", 3, c.node(1), 1, {"min.insync.replicas=2"});
+  const int old_leader = c.await_isr("full", c.node(1), {1, 2, 3});
+  std::vector<int> others;
+  for (int id = 1; id <= 3; ++id)
+    if (id != old_leader) others.push_back(id);
+  auto& full = c.node(old_leader);
+  auto& survivor = c.node(others.front());
+  INFO("old leader " << old_leader << ", others " << ids(others));
+
+  std::string out, err;
+  REQUIRE(c.cli(lines("before", 5), {"produce", "full", "--acks", "all"}, full, &out, &err) == 0);
+  INFO(err);
+  REQUIRE(c.cli("", {"debug", "fault", "disk-full"}, full, &out, &err) == 0);
+  CHECK(out.find("disk is full") != std::string::npos);
+
+  // Its append fails: the partition goes offline there, and the batch is not acknowledged.
+  {
+    auto client = client_of(full, -1);
+    auto r = client->produce_sync("full", 0, -1, make_batch(1, "refused", 1000));
+    REQUIRE_FALSE(r);
+    CHECK(r.code() == errc::kafka_storage_error);
+  }
+  // The controller hears of the offline replica and moves the leadership to the other two.
+  c.await_partition("full", survivor, [&](const node_cluster::partition_row& r) {
+    return r.leader != old_leader && r.leader > 0 && r.isr == others;
+  });
+  // That ISR change is a record the full node's Raft log cannot take: it stops, without marking
+  // a clean shutdown.
+  const auto code = full.wait_for_exit(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 1);
+  CHECK(full.log().find("its Raft files cannot be written") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(full.data_dir() / "clean-shutdown"));
+
+  REQUIRE(c.cli(lines("after", 5), {"produce", "full", "--acks", "all"}, survivor, &out, &err) ==
+          0);
+  full.start();
+  for (auto& n : c.nodes) c.await_isr("full", *n, {1, 2, 3});
+  auto expected = values("before", 5);
+  for (const auto& v : values("after", 5)) expected.push_back(v);
+  for (auto& n : c.nodes) {
+    INFO("read through node " << n->id());
+    CHECK(c.consume("full", *n, expected.size()) == expected);
   }
 }
 

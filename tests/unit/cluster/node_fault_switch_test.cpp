@@ -5,6 +5,9 @@
 
 #include "runtime/cluster/link_faults.hpp"
 #include "runtime/cluster/node_fault_switch.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
+#include "runtime/storage/file_handle.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
 
@@ -147,4 +150,39 @@ TEST_CASE("drop-control and delay-control refuse a negative count, a probability
     CHECK(s.code() == errc::invalid_request);
   }
   CHECK(control(1, 2) == link_fault::kind::pass);
+}
+
+TEST_CASE("disk-full makes writes, fsyncs and creations under the node's own data dir fail with "
+          "ENOSPC until cleared, and a switch without a storage env refuses it",
+          "[unit][cluster][fault]") {
+  test::temp_dir dir;
+  fault_injection_env env;
+  scoped_storage_env installed(env);
+  REQUIRE(make_directories(dir / "node-1"));
+  REQUIRE(make_directories(dir / "node-2"));
+  node_fault_switch faults{node_id{1}, env, (dir / "node-1").string()};
+  const auto create = [&](const std::string& path) {
+    return file_handle::open(dir / path, file_mode::create_new);
+  };
+  auto kept = create("node-1/kept");
+  REQUIRE(kept);
+
+  REQUIRE(faults.disk_full());
+  REQUIRE(faults.disk_full());
+  auto refused = create("node-1/new");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.code() == errc::kafka_storage_error);
+  CHECK(refused.err().message.find("No space left on device") != std::string::npos);
+  CHECK_FALSE(kept->sync());
+  CHECK_FALSE(make_directories(dir / "node-1/t-0"));
+  CHECK(create("node-2/new"));
+
+  faults.clear();
+  CHECK(create("node-1/new"));
+  CHECK(kept->sync());
+
+  node_fault_switch plain{node_id{1}};
+  auto s = plain.disk_full();
+  REQUIRE_FALSE(s);
+  CHECK(s.code() == errc::invalid_request);
 }

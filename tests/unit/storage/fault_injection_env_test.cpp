@@ -106,6 +106,40 @@ TEST_CASE("each operation can be failed with the errno a full or broken disk giv
   CHECK(faults.injected() == 5);
 }
 
+TEST_CASE("a full disk fails writes, fsyncs, creations and mkdirs under its path with ENOSPC, "
+          "lets reads, truncation and removal go on, and clearing its path ends it alone",
+          "[storage][env]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  REQUIRE(make_directories(dir / "full"));
+  auto f = new_file(dir, "full/p-0.log", "data");
+  auto other = new_file(dir, "o-0.log", "");
+  const auto full = (dir / "full").string();
+  faults.fill_disk(full, ENOSPC);
+  faults.fail("o-0", storage_op::sync, EIO);
+
+  auto written = f.pwrite_all(text("more"), 4);
+  REQUIRE_FALSE(written);
+  CHECK(written.err().message.find("No space left on device") != std::string::npos);
+  CHECK_FALSE(f.sync());
+  CHECK_FALSE(file_handle::open(dir / "full/q-0.log", file_mode::create_new));
+  CHECK_FALSE(file_handle::open(dir / "full/p-0.log", file_mode::open_or_create));
+  CHECK_FALSE(make_directories(dir / "full/t-0"));
+  CHECK(file_handle::open(dir / "full/p-0.log", file_mode::open_existing));
+  std::array<uint8_t, 1> byte{};
+  CHECK(f.pread_all(byte, 0));
+  CHECK(byte[0] == 'd');
+  CHECK(f.truncate(3));
+  CHECK(remove_file(dir / "full/p-0.log"));
+  CHECK(other.pwrite_all(text("fine"), 0));
+
+  faults.clear(full);
+  CHECK(file_handle::open(dir / "full/q-0.log", file_mode::create_new));
+  CHECK(make_directories(dir / "full/t-0"));
+  CHECK_FALSE(other.sync());
+}
+
 TEST_CASE("a stalled fsync blocks its caller until the test releases it, then runs",
           "[storage][env]") {
   temp_dir dir;
