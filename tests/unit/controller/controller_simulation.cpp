@@ -496,7 +496,8 @@ private:
       return p.has_replica(r->id) && p.leader != r->id && p.leader != no_leader;
     });
     if (!part) return false;
-    const auto& [t, i] = *part;
+    const auto* t = part->first; // not a structured binding: lambdas below capture it
+    const size_t i = part->second;
     const auto& p = t->partitions[i];
     auto& l = broker(p.leader.value());
     if (!l.up || l.epoch < 0 || !l.view || cut(r->id.value(), l.id.value())) return false;
@@ -519,7 +520,8 @@ private:
     if (b == nullptr) return false;
     auto part = pick_partition(*b, [&](const partition_state& p) { return p.leader == b->id; });
     if (!part) return false;
-    const auto& [t, i] = *part;
+    const auto* t = part->first; // not a structured binding: lambdas below capture it
+    const size_t i = part->second;
     const auto& p = t->partitions[i];
     std::vector<node_id> isr = p.isr;
     std::vector<node_id> ready;
