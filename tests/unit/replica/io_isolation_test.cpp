@@ -81,7 +81,9 @@ struct isolated_manager {
 TEST_CASE("a partition stalled in fsync holds up neither the scheduler nor another partition",
           "[replica][io]") {
   isolated_manager node;
-  auto& [dir, faults, installed, sys, manager] = node;
+  auto& faults = node.faults;
+  auto& sys = node.sys;
+  auto& manager = node.manager;
   // a-0 fsyncs every append (flush.messages=1); a and b are opened in that order and so get
   // different workers.
   auto applied = sys.request<std::vector<topic_partition>>(
@@ -133,7 +135,9 @@ TEST_CASE("a partition stalled in fsync holds up neither the scheduler nor anoth
 TEST_CASE("partitions load on the I/O workers in parallel, as many at once as there are workers",
           "[replica][io]") {
   isolated_manager node;
-  auto& [dir, faults, installed, sys, manager] = node;
+  auto& faults = node.faults;
+  auto& sys = node.sys;
+  auto& manager = node.manager;
   // Each partition's first file operation (its partition.metadata) stalls.
   for (const char* p : {"/a-0/", "/b-0/", "/c-0/"}) faults.stall(p, storage_op::open);
   auto applied = std::async(std::launch::async, [&] {
@@ -172,7 +176,9 @@ TEST_CASE("partitions load on the I/O workers in parallel, as many at once as th
 
 TEST_CASE("the replica manager writes its checkpoints on an I/O worker", "[replica][io]") {
   isolated_manager node;
-  auto& [dir, faults, installed, sys, manager] = node;
+  auto& faults = node.faults;
+  auto& sys = node.sys;
+  auto& manager = node.manager;
   REQUIRE(sys.request<std::vector<topic_partition>>(manager, timeout, apply_atom_v,
                                                      snapshot_of({topic_of("a", 1, {})})));
 
@@ -201,7 +207,9 @@ TEST_CASE("the replica manager writes its checkpoints on an I/O worker", "[repli
 
 TEST_CASE("LeaderAndIsr loads a partition new to the node on an I/O worker", "[replica][io]") {
   isolated_manager node;
-  auto& [dir, faults, installed, sys, manager] = node;
+  auto& faults = node.faults;
+  auto& sys = node.sys;
+  auto& manager = node.manager;
   leader_and_isr_msg req;
   req.controller_id = 1;
   req.controller_epoch = 1;

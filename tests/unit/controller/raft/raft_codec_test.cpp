@@ -4,6 +4,8 @@
 
 #include <capnp/any.h>
 #include <capnp/message.h>
+#include <cstring>
+
 #include <catch2/catch.hpp>
 
 #include "actors/controller/raft/raft_codec.hpp"
@@ -139,7 +141,10 @@ TEST_CASE("decoding refuses a frame that is not a raft message", "[raft][codec]"
     root.initVote().setTerm(1);
     auto frame = capnp_frame::from_builder(builder);
     // The discriminant lives in the data section after from (4 bytes) and to (4 bytes).
-    auto words = kj::heapArray<capnp::word>(frame.words());
+    // A copy by bytes: capnp::word has no copy constructor that clang's kj::heapArray can use.
+    const auto original = frame.words();
+    auto words = kj::heapArray<capnp::word>(original.size());
+    std::memcpy(words.begin(), original.begin(), original.size() * sizeof(capnp::word));
     auto* bytes_ptr = reinterpret_cast<uint8_t*>(words.begin());
     // Segment table (8 bytes), root pointer (8 bytes), then the data section.
     bytes_ptr[16 + 8] = 0x7f;

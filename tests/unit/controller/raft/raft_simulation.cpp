@@ -557,7 +557,9 @@ private:
     std::optional<raft_term> proposed_in;
     const size_t start = step_;
     while (step_ - start < opts_.liveness_steps) {
-      for (auto& [index, data] : markers) {
+      for (const auto& marker : markers) {
+        const auto& index = marker.first; // not a structured binding: the lambda captures it
+        const auto& data = marker.second;
         const bool everywhere = std::all_of(nodes_.begin(), nodes_.end(), [&](const sim_node& n) {
           return n.app.size() >= index.value() && n.app[index.value() - 1] == data;
         });
