@@ -24,12 +24,6 @@ struct topic_flags {
   std::vector<std::string> configs;
 };
 
-std::string join(const std::vector<int32_t>& ids) {
-  std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
-  return out;
-}
-
 std::string hex(const topic_id& id) {
   static const char digits[] = "0123456789abcdef";
   std::string out;
@@ -56,9 +50,9 @@ void print_topic(const topic_metadata& t, const std::set<int32_t>& live) {
   for (const auto& p : t.partitions) {
     std::cout << "\tTopic: " << t.name << "\tPartition: " << p.partition
               << "\tLeader: " << (p.leader < 0 ? std::string("none") : std::to_string(p.leader))
-              << "\tReplicas: " << join(p.replicas) << "\tIsr: " << join(p.isr);
+              << "\tReplicas: " << join_node_ids(p.replicas) << "\tIsr: " << join_node_ids(p.isr);
     if (auto down = offline_replicas(p, live); !down.empty())
-      std::cout << "\tOffline: " << join(down);
+      std::cout << "\tOffline: " << join_node_ids(down);
     if (auto why = why_offline(p, live, t.configs); !why.empty())
       std::cout << "\tUnavailable: " << why;
     std::cout << "\n";

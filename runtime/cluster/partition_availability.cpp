@@ -7,12 +7,6 @@ namespace capstan {
 
 namespace {
 
-std::string join(const std::vector<int32_t>& ids) {
-  std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
-  return out;
-}
-
 std::vector<int32_t> live_of(const std::vector<int32_t>& ids, const std::set<int32_t>& live) {
   std::vector<int32_t> out;
   for (auto id : ids)
@@ -22,7 +16,14 @@ std::vector<int32_t> live_of(const std::vector<int32_t>& ids, const std::set<int
 
 } // namespace
 
-std::vector<int32_t> offline_replicas(const partition_assignment& p, const std::set<int32_t>& live) {
+std::string join_node_ids(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  return out;
+}
+
+std::vector<int32_t> offline_replicas(const partition_assignment& p,
+                                      const std::set<int32_t>& live) {
   std::vector<int32_t> out;
   for (auto id : p.replicas)
     if (!live.count(id)) out.push_back(id);
@@ -33,8 +34,9 @@ std::string why_offline(const partition_assignment& p, const std::set<int32_t>& 
                         const std::map<std::string, std::string>& configs) {
   if (p.leader >= 0) return {};
   if (auto alive = live_of(p.isr, live); !alive.empty())
-    return "ISR member " + join(alive) + " is live; the controller has not elected it yet";
-  const std::string isr = p.isr.empty() ? std::string("none") : join(p.isr);
+    return "ISR member " + join_node_ids(alive) +
+           " is live; the controller has not elected it yet";
+  const std::string isr = p.isr.empty() ? std::string("none") : join_node_ids(p.isr);
   if (auto u = configs.find("unclean.leader.election.enable");
       u != configs.end() && u->second == "true")
     return "no ISR member (" + isr + ") is live; unclean election takes the first live replica";
@@ -49,8 +51,8 @@ std::string why_offline(const partition_assignment& p, const std::set<int32_t>& 
   }
   const auto back = live_of(p.replicas, live);
   return "no ISR member (" + isr + ") is live; waits for one, or for " + needed + " of replicas " +
-         join(p.replicas) + " to report their logs (live now: " +
-         (back.empty() ? std::string("none") : join(back)) + ")";
+         join_node_ids(p.replicas) + " to report their logs (live now: " +
+         (back.empty() ? std::string("none") : join_node_ids(back)) + ")";
 }
 
 } // namespace capstan

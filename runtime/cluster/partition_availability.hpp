@@ -15,6 +15,9 @@
 
 namespace capstan {
 
+// Node ids as `topic describe` prints them: "1,2,3".
+std::string join_node_ids(const std::vector<int32_t>& ids);
+
 // The partition's replicas on nodes not in `live`, in replica order.
 std::vector<int32_t> offline_replicas(const partition_assignment& p, const std::set<int32_t>& live);
 
