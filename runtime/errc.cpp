@@ -42,6 +42,8 @@ std::string_view to_string(errc code) {
     case errc::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
     case errc::invalid_producer_epoch: return "INVALID_PRODUCER_EPOCH";
     case errc::inconsistent_voter_set: return "INCONSISTENT_VOTER_SET";
+    case errc::invalid_replica_assignment: return "INVALID_REPLICA_ASSIGNMENT";
+    case errc::no_reassignment_in_progress: return "NO_REASSIGNMENT_IN_PROGRESS";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

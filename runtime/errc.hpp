@@ -49,11 +49,14 @@ enum class errc : uint8_t {
   invalid_producer_epoch,
   // The controller quorum's (docs/controller.md, "Quorum identity").
   inconsistent_voter_set,
+  // Partition reassignment's (docs/operations.md, "Replacing a node").
+  invalid_replica_assignment,
+  no_reassignment_in_progress,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::inconsistent_voter_set;
+inline constexpr errc last_errc = errc::no_reassignment_in_progress;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

@@ -67,12 +67,21 @@ struct RegisteredNode {
   incarnationId @3 :Data;   # 16 bytes
 }
 
-# One partition's outcome in electLeaders: errorCode 0 when its preferred replica was elected.
+# One partition's outcome in electLeaders (errorCode 0: its preferred replica was elected) and in
+# reassignPartitions (errorCode 0: its reassignment started, or was cancelled).
 struct ElectionResult {
   topic @0 :Text;
   partition @1 :Int32;
-  errorCode @2 :UInt8;      # ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION
+  errorCode @2 :UInt8;      # e.g. ELECTION_NOT_NEEDED, INVALID_REPLICA_ASSIGNMENT, UNKNOWN_TOPIC_OR_PARTITION
   errorMessage @3 :Text;
+}
+
+# One partition's target in reassignPartitions.
+struct ReassignTarget {
+  topic @0 :Text;
+  partition @1 :Int32;
+  cancel @2 :Bool;          # true: cancel the reassignment it runs; `replicas` is ignored
+  replicas @3 :List(Int32); # the target replica set, the first the preferred leader
 }
 
 interface Capstan {
@@ -152,6 +161,17 @@ interface Capstan {
   # below 1 ms, or diskFull with peers, a count, a probability or a delay.
   injectFault @15 (fault :FaultKind, peers :List(Int32), count :Int32, probability :Float64,
                    delayMs :Int32) -> (errorCode :UInt8, errorMessage :Text);
+
+  # Kafka's AlterPartitionReassignments (KIP-455): each partition's replicas move to `replicas`.
+  # The new replicas are added first and catch up as followers; the ones leaving are dropped, and
+  # their logs deleted, once every target replica is in the ISR (docs/operations.md, "Replacing a
+  # node"). A new target replaces a running reassignment; `cancel` goes back to the replicas it
+  # started from. One result per partition: UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (a
+  # partition twice), INVALID_REPLICA_ASSIGNMENT (no replicas, a node twice or not registered; a
+  # cancel that would leave no ISR member), NO_REASSIGNMENT_IN_PROGRESS. The request as a whole:
+  # INVALID_REQUEST on a single node (no cluster to move replicas in), or a list too long.
+  reassignPartitions @16 (partitions :List(ReassignTarget))
+      -> (errorCode :UInt8, errorMessage :Text, results :List(ElectionResult));
 }
 
 enum FaultKind {

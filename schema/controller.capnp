@@ -121,6 +121,23 @@ struct ElectLeaders {
   }
 }
 
+# Kafka's AlterPartitionReassignments: move each partition's replicas to `replicas` (the first
+# the preferred leader), or cancel the reassignment it runs. Answered with an ElectLeadersResponse:
+# one result per partition, errorCode 0 when its reassignment started (or was cancelled), else
+# UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST, INVALID_REPLICA_ASSIGNMENT or
+# NO_REASSIGNMENT_IN_PROGRESS.
+struct AlterPartitionReassignments {
+  partitions @0 :List(Target);
+  nodeId @1 :Int32 = -1;    # the sending node, as in CreateTopic
+
+  struct Target {
+    topic @0 :Text;
+    partition @1 :Int32;
+    cancel @2 :Bool;        # true: `replicas` is ignored
+    replicas @3 :List(Int32);
+  }
+}
+
 # errorCode: the request as a whole (NOT_CONTROLLER, ...); results: one per partition considered,
 # errorCode 0 when its preferred replica was elected, else ELECTION_NOT_NEEDED,
 # PREFERRED_LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION.

@@ -61,6 +61,8 @@ struct MetadataRecord {
     leader @4 :Int32;                # -1: none (offline)
     leaderEpoch @5 :Int32;
     partitionEpoch @6 :Int32;
+    addingReplicas @7 :List(Int32);  # a reassignment's (KIP-455); both empty: none runs
+    removingReplicas @8 :List(Int32);
   }
 
   # A change to an existing partition and the epochs it results in: the partition epoch is one
@@ -76,6 +78,11 @@ struct MetadataRecord {
     replicas @7 :List(Int32);
     leaderEpoch @8 :Int32;
     partitionEpoch @9 :Int32;
+    # A reassignment starts, moves on, ends or is cancelled: the adding and removing replicas
+    # (within `replicas`) replace the current ones; both empty: none runs any more.
+    hasReassignment @10 :Bool;
+    addingReplicas @11 :List(Int32);
+    removingReplicas @12 :List(Int32);
   }
 
   struct RemoveTopic {

@@ -162,6 +162,18 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
           [&](const leader_recovery&) {
             p.changes = recover_leaderless(image_, reports_, opts_.decisions, heard);
           },
+          [&](const reassign_partitions_msg& r) {
+            std::vector<reassignment_target> targets;
+            for (const auto& item : r.partitions) {
+              reassignment_target t{partition_ref{item.topic, partition_id{item.partition}}, {}};
+              if (!item.cancel)
+                t.replicas.emplace(item.replicas.begin(), item.replicas.end());
+              targets.push_back(std::move(t));
+            }
+            auto d = alter_reassignments(image_, targets);
+            p.changes = std::move(d.changes);
+            p.elections = std::move(d.results);
+          },
           [&](const leader_rebalance&) {
             auto wanted = imbalanced_partitions(image_, opts_.imbalance_percentage);
             if (wanted.empty()) return;
@@ -251,6 +263,9 @@ controller_answer active_controller::refuse(const controller_request& request, c
           [&](const elect_leaders_msg&) -> controller_answer {
             return elect_leaders_response_msg{why.code, why.message, leader_hint, {}};
           },
+          [&](const reassign_partitions_msg&) -> controller_answer {
+            return elect_leaders_response_msg{why.code, why.message, leader_hint, {}};
+          },
           [&](const leader_rebalance&) -> controller_answer { return std::monostate{}; },
           [&](const leader_recovery&) -> controller_answer { return std::monostate{}; },
           [&](const alter_partition_msg&) -> controller_answer {
@@ -267,6 +282,13 @@ controller_answer active_controller::refuse(const controller_request& request, c
 controller_answer active_controller::answer(const prepared_request& prepared,
                                             const metadata_image& committed) const {
   const int32_t hint = opts_.node.value();
+  auto per_partition = [&] {
+    elect_leaders_response_msg out{errc::none, {}, hint, {}};
+    for (const auto& r : prepared.elections)
+      out.results.push_back(election_outcome{r.partition.topic, r.partition.partition.value(),
+                                             r.outcome.code, r.outcome.message});
+    return out;
+  };
   return std::visit(
       overloaded{
           [&](const broker_registration_request& r) -> controller_answer {
@@ -306,14 +328,8 @@ controller_answer active_controller::answer(const prepared_request& prepared,
                   errc::unknown_topic_or_partition, c.name + " is gone again", {}, hint};
             return topic_response_msg{errc::none, {}, t->id, hint};
           },
-          [&](const elect_leaders_msg&) -> controller_answer {
-            elect_leaders_response_msg out{errc::none, {}, hint, {}};
-            for (const auto& r : prepared.elections)
-              out.results.push_back(election_outcome{r.partition.topic,
-                                                     r.partition.partition.value(), r.outcome.code,
-                                                     r.outcome.message});
-            return out;
-          },
+          [&](const elect_leaders_msg&) -> controller_answer { return per_partition(); },
+          [&](const reassign_partitions_msg&) -> controller_answer { return per_partition(); },
           [&](const leader_rebalance&) -> controller_answer { return std::monostate{}; },
           [&](const leader_recovery&) -> controller_answer { return std::monostate{}; },
           [&](const alter_partition_msg& a) -> controller_answer {

@@ -27,6 +27,7 @@
 #include "actors/controller/metadata/leader_recovery.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
 #include "actors/controller/metadata/partition_decisions.hpp"
+#include "actors/controller/metadata/reassignment_decisions.hpp"
 #include "actors/controller/quorum_member.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "runtime/cluster/cluster_description.hpp"
@@ -62,7 +63,8 @@ struct leader_recovery {};
 using controller_request =
     std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
                  alter_configs_msg, create_partitions_msg, elect_leaders_msg, alter_partition_msg,
-                 allocate_producer_ids_msg, session_expiry, leader_rebalance, leader_recovery>;
+                 allocate_producer_ids_msg, session_expiry, leader_rebalance, leader_recovery,
+                 reassign_partitions_msg>;
 
 // The answer to a request; std::monostate for a session expiry or a rebalance, which nobody asked
 // for.
@@ -79,7 +81,8 @@ struct prepared_request {
   decision changes;
   // alter_partition's outcome per item.
   std::vector<error> outcomes;
-  // A preferred election's (elect_leaders_msg, leader_rebalance) outcome per partition.
+  // A preferred election's (elect_leaders_msg, leader_rebalance) or a reassignment's outcome per
+  // partition.
   std::vector<preferred_election_result> elections;
 };
 

@@ -430,6 +430,9 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       [self](elect_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_elect_leaders(f)), elect_leaders_msg{});
       },
+      [self](reassign_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_reassign_partitions(f)), reassign_partitions_msg{});
+      },
       [self](descquorum_atom) -> caf::result<capnp_frame> {
         auto rp = self->make_response_promise<capnp_frame>();
         self->request(self->state.opts.quorum, self->state.opts.request_timeout, status_atom_v)

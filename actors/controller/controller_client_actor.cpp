@@ -20,7 +20,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 struct pending_request {
-  enum class kind { create, remove, alter, grow, elect, allocate_producer_ids };
+  enum class kind { create, remove, alter, grow, elect, reassign, allocate_producer_ids };
   kind what = kind::create;
   std::string topic;
   capnp_frame frame;
@@ -34,6 +34,7 @@ struct pending_request {
   caf::typed_response_promise<topic_metadata> created;
   // Answers a delete, an alter or a grow.
   caf::typed_response_promise<bool> done;
+  // Answers an election or a reassignment.
   caf::typed_response_promise<election_outcomes> elected;
 };
 
@@ -73,7 +74,7 @@ void finish(client_ptr self, uint64_t id, const topic_response_msg& answer) {
     auto err = to_caf_error(make_error(answer.error, answer.message));
     if (p.what == pending_request::kind::create)
       p.created.deliver(err);
-    else if (p.what == pending_request::kind::elect)
+    else if (p.what == pending_request::kind::elect || p.what == pending_request::kind::reassign)
       p.elected.deliver(err);
     else
       p.done.deliver(err);
@@ -162,7 +163,7 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
     self->request(ep, wait, allocpid_atom_v, p.frame).then(allocated, failed);
     return;
   }
-  if (p.what == pending_request::kind::elect) {
+  if (p.what == pending_request::kind::elect || p.what == pending_request::kind::reassign) {
     auto elected = [self, id, target](const capnp_frame& f) {
       auto answer = decode_elect_leaders_response(f);
       if (!answer) return retry(self, id, answer.err().to_string());
@@ -177,7 +178,10 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
         it->second.elected.deliver(std::move(answer->results));
       self->state.pending.erase(it);
     };
-    self->request(ep, wait, elect_atom_v, p.frame).then(elected, failed);
+    if (p.what == pending_request::kind::elect)
+      self->request(ep, wait, elect_atom_v, p.frame).then(elected, failed);
+    else
+      self->request(ep, wait, reassign_atom_v, p.frame).then(elected, failed);
     return;
   }
   auto ok = [self, id, target](const capnp_frame& f) {
@@ -202,6 +206,7 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
     self->request(ep, wait, mkparts_atom_v, p.frame).then(ok, failed);
     break;
   case pending_request::kind::elect:
+  case pending_request::kind::reassign:
   case pending_request::kind::allocate_producer_ids:
     break;
   }
@@ -380,6 +385,15 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         pending_request p;
         p.what = pending_request::kind::elect;
         p.frame = encode(elect_leaders_msg{std::move(partitions)}, self->state.opts.node);
+        p.elected = self->make_response_promise<election_outcomes>();
+        auto rp = p.elected;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](reassign_atom, reassignment_items& partitions) -> caf::result<election_outcomes> {
+        pending_request p;
+        p.what = pending_request::kind::reassign;
+        p.frame = encode(reassign_partitions_msg{std::move(partitions)}, self->state.opts.node);
         p.elected = self->make_response_promise<election_outcomes>();
         auto rp = p.elected;
         add(self, std::move(p));

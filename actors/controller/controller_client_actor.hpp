@@ -1,9 +1,10 @@
 #pragma once
 
 // A node's way to the active controller for clients' topic changes and producer ids: the
-// gateway's createTopic, deleteTopic, alterConfigs, createPartitions, electLeaders and
-// initProducerId on any node come here and go on, as CreateTopic / DeleteTopic / AlterConfigs /
-// CreatePartitions / ElectLeaders / AllocateProducerIds frames
+// gateway's createTopic, deleteTopic, alterConfigs, createPartitions, electLeaders,
+// reassignPartitions and initProducerId on any node come here and go on, as CreateTopic /
+// DeleteTopic / AlterConfigs / CreatePartitions / ElectLeaders / AlterPartitionReassignments /
+// AllocateProducerIds frames
 // (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time: first
 // the one that last answered as the active controller (or that a refusal named), then the leader
 // hint of a NOT_CONTROLLER answer (at once the first time, after retry_backoff after that), and
@@ -39,6 +40,7 @@ inline constexpr cretry_atom cretry_atom_v{};
 
 using election_targets = std::vector<election_target>;
 using election_outcomes = std::vector<election_outcome>;
+using reassignment_items = std::vector<reassignment_item>;
 
 // Errors: the controller's own answer (INVALID_*, TOPIC_ALREADY_EXISTS, POLICY_VIOLATION,
 // UNKNOWN_TOPIC_OR_PARTITION ...); REQUEST_TIMED_OUT naming the last refusal when no active
@@ -54,6 +56,8 @@ using controller_client_actor = caf::typed_actor<
     caf::replies_to<mkparts_atom, std::string, int32_t>::with<bool>,
     // Preferred leader election of these partitions (none: all): one outcome per partition.
     caf::replies_to<elect_atom, election_targets>::with<election_outcomes>,
+    // Reassignment (or its cancel) of these partitions: one outcome per partition.
+    caf::replies_to<reassign_atom, reassignment_items>::with<election_outcomes>,
     // initProducerId: the next id of the block this node holds; when it is used up, the node
     // asks the active controller for the next block (AllocateProducerIds) first, once for all
     // the requests waiting meanwhile.
@@ -87,3 +91,4 @@ controller_client_actor spawn_controller_client(caf::actor_system& sys,
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::election_targets)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::election_outcomes)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::reassignment_items)

@@ -385,6 +385,22 @@ capnp_frame encode(const elect_leaders_msg& m, node_id from) {
   return capnp_frame::from_builder(b);
 }
 
+capnp_frame encode(const reassign_partitions_msg& m, node_id from) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::AlterPartitionReassignments>();
+  root.setNodeId(from.value());
+  auto list = root.initPartitions(static_cast<unsigned>(m.partitions.size()));
+  for (unsigned i = 0; i < list.size(); ++i) {
+    const auto& p = m.partitions[i];
+    list[i].setTopic(p.topic);
+    list[i].setPartition(p.partition);
+    list[i].setCancel(p.cancel);
+    auto replicas = list[i].initReplicas(static_cast<unsigned>(p.replicas.size()));
+    for (unsigned j = 0; j < replicas.size(); ++j) replicas.set(j, p.replicas[j]);
+  }
+  return capnp_frame::from_builder(b);
+}
+
 capnp_frame encode(const elect_leaders_response_msg& m) {
   capnp::MallocMessageBuilder b;
   auto root = b.initRoot<schema::ElectLeadersResponse>();
@@ -415,6 +431,20 @@ result<elect_leaders_msg> decode_elect_leaders(const capnp_frame& frame) {
         elect_leaders_msg m;
         for (auto p : r.getPartitions())
           m.partitions.push_back(election_target{p.getTopic(), p.getPartition()});
+        return m;
+      });
+}
+
+result<reassign_partitions_msg> decode_reassign_partitions(const capnp_frame& frame) {
+  return decode<schema::AlterPartitionReassignments>(
+      frame,
+      [](schema::AlterPartitionReassignments::Reader r) -> result<reassign_partitions_msg> {
+        reassign_partitions_msg m;
+        for (auto p : r.getPartitions()) {
+          reassignment_item item{p.getTopic(), p.getPartition(), p.getCancel(), {}};
+          for (auto n : p.getReplicas()) item.replicas.push_back(n);
+          m.partitions.push_back(std::move(item));
+        }
         return m;
       });
 }

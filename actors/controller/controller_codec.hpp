@@ -80,7 +80,20 @@ struct elect_leaders_msg {
   std::vector<election_target> partitions;
 };
 
-// One partition's outcome: none when its preferred replica was elected.
+// AlterPartitionReassignments: one partition's target replicas, or a cancel of its reassignment.
+struct reassignment_item {
+  std::string topic;
+  int32_t partition = 0;
+  bool cancel = false;
+  std::vector<int32_t> replicas; // ignored when cancel
+};
+
+struct reassign_partitions_msg {
+  std::vector<reassignment_item> partitions;
+};
+
+// One partition's outcome of an election or a reassignment: none when its preferred replica was
+// elected, or its reassignment started.
 struct election_outcome {
   std::string topic;
   int32_t partition = 0;
@@ -88,7 +101,8 @@ struct election_outcome {
   std::string message;
 };
 
-// error: the request as a whole (NOT_CONTROLLER, ...); then `results` is empty.
+// The answer to ElectLeaders and AlterPartitionReassignments. error: the request as a whole
+// (NOT_CONTROLLER, ...); then `results` is empty.
 struct elect_leaders_response_msg {
   errc error = errc::none;
   std::string message;
@@ -129,6 +143,7 @@ capnp_frame encode(const delete_topic_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const alter_configs_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const create_partitions_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const elect_leaders_msg& m, node_id from = node_id{-1});
+capnp_frame encode(const reassign_partitions_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const elect_leaders_response_msg& m);
 capnp_frame encode(const topic_response_msg& m);
 capnp_frame encode(const voter_state& m);
@@ -155,6 +170,8 @@ result<create_partitions_msg> decode_create_partitions(const capnp_frame& frame)
 // (Unknown and negative partitions are the decision's to answer, per partition.)
 result<elect_leaders_msg> decode_elect_leaders(const capnp_frame& frame);
 result<elect_leaders_response_msg> decode_elect_leaders_response(const capnp_frame& frame);
+// (Unknown partitions and bad replica lists are the decision's to answer, per partition.)
+result<reassign_partitions_msg> decode_reassign_partitions(const capnp_frame& frame);
 // INVALID_REQUEST: a topic id that is neither empty nor 16 bytes.
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame);
 // INVALID_REQUEST: an incarnation id that is neither empty nor 16 bytes.

@@ -335,7 +335,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
   for (const char* method :
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
-        "initProducerId", "createPartitions", "electLeaders", "injectFault"})
+        "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -959,6 +959,26 @@ kj::Promise<void> capstan_service::createPartitions(CreatePartitionsContext call
   }));
 }
 
+namespace {
+
+// Per-partition outcomes (of electLeaders or reassignPartitions) into the call's results.
+template <class Context>
+void answer_outcomes(Context& call, const service_context& ctx, const char* method,
+                     result<election_outcomes> r) {
+  auto results = call.getResults(results_size_hint);
+  if (!r) return set_error(results, ctx.metrics, method, r.err());
+  auto out = results.initResults(static_cast<unsigned>(r->size()));
+  for (unsigned i = 0; i < out.size(); ++i) {
+    const auto& x = (*r)[i];
+    out[i].setTopic(x.topic);
+    out[i].setPartition(x.partition);
+    out[i].setErrorCode(static_cast<uint8_t>(x.error));
+    if (!x.message.empty()) out[i].setErrorMessage(x.message);
+  }
+}
+
+} // namespace
+
 kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
   static constexpr const char* method = "electLeaders";
   ctx_->metrics.count_request(method);
@@ -976,18 +996,7 @@ kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
     wanted.push_back(election_target{tp.getTopic(), tp.getPartition()});
   call.releaseParams();
   auto answer = [](ElectLeadersContext& call, const service_context& ctx,
-                   result<election_outcomes> r) {
-    auto results = call.getResults(results_size_hint);
-    if (!r) return set_error(results, ctx.metrics, method, r.err());
-    auto out = results.initResults(static_cast<unsigned>(r->size()));
-    for (unsigned i = 0; i < out.size(); ++i) {
-      const auto& x = (*r)[i];
-      out[i].setTopic(x.topic);
-      out[i].setPartition(x.partition);
-      out[i].setErrorCode(static_cast<uint8_t>(x.error));
-      if (!x.message.empty()) out[i].setErrorMessage(x.message);
-    }
-  };
+                   result<election_outcomes> r) { answer_outcomes(call, ctx, method, std::move(r)); };
   if (ctx_->targets.controller)
     return answered_later(
         ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, elect_atom_v,
@@ -1005,6 +1014,39 @@ kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
               return answer(call, *ctx,
                             make_error(errc::unknown_server_error, "metadata unavailable"));
             answer(call, *ctx, single_node_elections(**snap, wanted));
+          }));
+}
+
+kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext call) {
+  static constexpr const char* method = "reassignPartitions";
+  ctx_->metrics.count_request(method);
+  auto refuse = [&](const error& why) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, why);
+    return kj::READY_NOW;
+  };
+  if (!ctx_->targets.controller) {
+    if (auto cache = controller_cache(*ctx_)) return refuse(not_controller(*cache));
+    return refuse(make_error(errc::invalid_request,
+                             "this node runs alone (no --controller-quorum): there is no other "
+                             "node to move replicas to"));
+  }
+  auto params = call.getParams();
+  if (auto s = validate_list_length(params.getPartitions().size(), "partitions"); !s)
+    return refuse(s.err());
+  reassignment_items items;
+  for (auto t : params.getPartitions()) {
+    if (auto s = validate_list_length(t.getReplicas().size(), "replicas"); !s)
+      return refuse(s.err());
+    reassignment_item item{t.getTopic(), t.getPartition(), t.getCancel(), {}};
+    for (auto n : t.getReplicas()) item.replicas.push_back(n);
+    items.push_back(std::move(item));
+  }
+  call.releaseParams();
+  return answered_later(
+      ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
+                             reassign_atom_v, std::move(items))
+          .then([call, ctx = ctx_](reply<election_outcomes>&& reply_) mutable {
+            answer_outcomes(call, *ctx, method, std::move(reply_).take());
           }));
 }
 

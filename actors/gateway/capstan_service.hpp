@@ -110,6 +110,7 @@ public:
   kj::Promise<void> initProducerId(InitProducerIdContext call) override;
   kj::Promise<void> createPartitions(CreatePartitionsContext call) override;
   kj::Promise<void> electLeaders(ElectLeadersContext call) override;
+  kj::Promise<void> reassignPartitions(ReassignPartitionsContext call) override;
   kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:

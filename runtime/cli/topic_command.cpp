@@ -10,6 +10,7 @@
 #include "runtime/cli/client_options.hpp"
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/option_checks.hpp"
+#include "runtime/cli/reassign_command.hpp"
 #include "runtime/cluster/partition_availability.hpp"
 
 namespace capstan::cli {
@@ -127,7 +128,8 @@ void run_delete(const topic_flags& f) {
 void add_topic_command(CLI::App& app) {
   auto f = std::make_shared<topic_flags>();
   auto* topic =
-      app.add_subcommand("topic", "Create, list, describe, alter, grow and delete topics");
+      app.add_subcommand("topic",
+                         "Create, list, describe, alter, grow, reassign and delete topics");
   topic->require_subcommand(1);
 
   auto* create = topic->add_subcommand("create", "Create a topic");
@@ -175,6 +177,8 @@ void add_topic_command(CLI::App& app) {
   del->add_option("name", f->name, "Topic to delete")->required();
   add_client_options(del, f->client);
   del->callback([f] { run_delete(*f); });
+
+  add_reassign_command(*topic);
 }
 
 } // namespace capstan::cli

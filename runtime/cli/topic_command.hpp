@@ -1,6 +1,7 @@
 #pragma once
 
-// `capstan topic create | list | describe | delete`, as kafka-topics.sh.
+// `capstan topic create | list | describe | alter-config | add-partitions | delete`, as
+// kafka-topics.sh, and `topic reassign` (reassign_command.hpp).
 
 #include <CLI/App.hpp>
 

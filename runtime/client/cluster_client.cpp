@@ -63,6 +63,18 @@ error from_code(uint8_t code, capnp::Text::Reader message) {
   return make_error(errc_from_code(code), std::string(message.cStr()));
 }
 
+// The per-partition results of electLeaders and reassignPartitions, or the request's error.
+template <class Response>
+result<std::vector<election_result>> per_partition_outcomes(Response& response) {
+  if (response.getErrorCode() != 0)
+    return from_code(response.getErrorCode(), response.getErrorMessage());
+  std::vector<election_result> out;
+  for (auto r : response.getResults())
+    out.push_back(election_result{r.getTopic(), r.getPartition(),
+                                  errc_from_code(r.getErrorCode()), r.getErrorMessage()});
+  return out;
+}
+
 bool retriable(errc code) {
   return code == errc::not_leader_or_follower || code == errc::unknown_topic_or_partition ||
          code == errc::network_exception || code == errc::not_enough_replicas ||
@@ -274,15 +286,27 @@ public:
         list[i].setTopic(partitions[i].first);
         list[i].setPartition(partitions[i].second);
       }
-      return with_timeout(req.send().then([](auto response) -> result<results> {
-        if (response.getErrorCode() != 0)
-          return from_code(response.getErrorCode(), response.getErrorMessage());
-        results out;
-        for (auto r : response.getResults())
-          out.push_back(election_result{r.getTopic(), r.getPartition(),
-                                        errc_from_code(r.getErrorCode()), r.getErrorMessage()});
-        return out;
-      }));
+      return with_timeout(
+          req.send().then([](auto response) { return per_partition_outcomes(response); }));
+    });
+  }
+
+  result<std::vector<election_result>>
+  reassign_partitions(const std::vector<reassignment_request>& partitions) override {
+    using results = std::vector<election_result>;
+    return run_sync<results>([this, partitions] {
+      auto req = admin_cap().reassignPartitionsRequest();
+      auto list = req.initPartitions(static_cast<unsigned>(partitions.size()));
+      for (unsigned i = 0; i < list.size(); ++i) {
+        const auto& p = partitions[i];
+        list[i].setTopic(p.topic);
+        list[i].setPartition(p.partition);
+        list[i].setCancel(p.replicas.empty());
+        auto replicas = list[i].initReplicas(static_cast<unsigned>(p.replicas.size()));
+        for (unsigned j = 0; j < replicas.size(); ++j) replicas.set(j, p.replicas[j]);
+      }
+      return with_timeout(
+          req.send().then([](auto response) { return per_partition_outcomes(response); }));
     });
   }
 

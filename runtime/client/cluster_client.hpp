@@ -47,14 +47,22 @@ struct committed_offset {
   errc error = errc::none;
 };
 
-// One partition's outcome of elect_leaders: none when its preferred replica was elected, else
-// ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION.
+// One partition's outcome of elect_leaders (none: its preferred replica was elected) or of
+// reassign_partitions (none: its reassignment started, or was cancelled).
 struct election_result {
   std::string topic;
   int32_t partition = 0;
   errc error = errc::none;
   std::string message;
 };
+// One partition of reassign_partitions: its target replicas (the first the preferred leader);
+// empty: cancel the reassignment it runs.
+struct reassignment_request {
+  std::string topic;
+  int32_t partition = 0;
+  std::vector<int32_t> replicas;
+};
+
 // The faults injectFault sets on a node (schema/client.capnp, docs/operations.md).
 enum class fault_kind {
   clear,
@@ -96,6 +104,10 @@ public:
   // Kafka's preferred ElectLeaders for these (topic, partition) pairs; none: every partition.
   virtual result<std::vector<election_result>>
   elect_leaders(const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
+  // Kafka's AlterPartitionReassignments (schema/client.capnp, reassignPartitions): each
+  // partition's replicas move to its target's; an empty target cancels its reassignment.
+  virtual result<std::vector<election_result>>
+  reassign_partitions(const std::vector<reassignment_request>& partitions) = 0;
   // The controller quorum as the connected node finds it (schema/client.capnp, describeCluster).
   virtual result<cluster_description> describe_cluster() = 0;
   // Sets the fault switch of the node this client bootstrapped from (the admin node).

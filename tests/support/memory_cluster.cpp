@@ -124,6 +124,10 @@ result<std::vector<client::election_result>>
 memory_cluster::elect_leaders(const std::vector<std::pair<std::string, int32_t>>&) {
   return unsupported();
 }
+result<std::vector<client::election_result>>
+memory_cluster::reassign_partitions(const std::vector<client::reassignment_request>&) {
+  return unsupported();
+}
 result<cluster_description> memory_cluster::describe_cluster() {
   return unsupported();
 }

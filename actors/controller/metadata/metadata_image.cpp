@@ -32,6 +32,18 @@ status check_partition(const partition_state& p, const std::string& name) {
   if (p.leader != no_leader && !contains(p.isr, p.leader))
     return invalid("leader " + std::to_string(p.leader.value()) + " is not in ISR " +
                    to_string(p.isr));
+  const auto& moving = p.reassignment;
+  std::vector<node_id> seen;
+  for (const auto* part : {&moving.adding, &moving.removing})
+    for (auto n : *part) {
+      if (!contains(p.replicas, n) || contains(seen, n))
+        return invalid("reassignment adding " + to_string(moving.adding) + " removing " +
+                       to_string(moving.removing) + " does not fit replicas " +
+                       to_string(p.replicas));
+      seen.push_back(n);
+    }
+  if (moving.removing.size() >= p.replicas.size())
+    return invalid("reassignment removes every replica of " + to_string(p.replicas));
   return {};
 }
 
@@ -135,7 +147,8 @@ status metadata_image::apply_partition(const partition_record& r) {
     return make_error(errc::invalid_partitions,
                       "partition " + partition_name(t, r.partition) + " is not the next one (" +
                         std::to_string(t.partitions.size()) + ")");
-  partition_state p{r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch};
+  partition_state p{r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch,
+                    r.reassignment};
   if (p.leader_epoch.value() < 0 || p.partition_epoch.value() < 0)
     return make_error(errc::invalid_request,
                       "partition " + partition_name(t, r.partition) + " has a negative epoch");
@@ -172,6 +185,7 @@ status metadata_image::apply_change(const partition_change_record& r) {
   if (r.leader) next_state.leader = *r.leader;
   if (r.isr) next_state.isr = *r.isr;
   if (r.replicas) next_state.replicas = *r.replicas;
+  if (r.reassignment) next_state.reassignment = *r.reassignment;
   next_state.leader_epoch = r.leader_epoch;
   next_state.partition_epoch = r.partition_epoch;
   if (auto s = check_partition(next_state, name); !s) return s;
@@ -281,7 +295,8 @@ std::vector<metadata_record> metadata_image::to_records() const {
     for (size_t i = 0; i < t.partitions.size(); ++i) {
       const auto& p = t.partitions[i];
       out.push_back(partition_record{t.id, partition_id{static_cast<int32_t>(i)}, p.replicas,
-                                     p.isr, p.leader, p.leader_epoch, p.partition_epoch});
+                                     p.isr, p.leader, p.leader_epoch, p.partition_epoch,
+                                     p.reassignment});
     }
   }
   if (next_producer_id_ > 0) out.push_back(producer_ids_record{0, next_producer_id_});

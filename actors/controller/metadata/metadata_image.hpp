@@ -7,7 +7,9 @@
 // applies all or nothing.
 //
 // Invariants every applied record keeps, per partition: replicas are non-empty and distinct; the
-// ISR is a non-empty subset of the replicas; the leader is -1 or in the ISR; epochs only grow.
+// ISR is a non-empty subset of the replicas; the leader is -1 or in the ISR; a reassignment's
+// adding and removing replicas are distinct replicas, none both, and leave a target; epochs only
+// grow.
 //
 // Not thread-safe; a value type (copy it to keep the state before a change, see
 // control_messages.hpp).
@@ -44,6 +46,7 @@ struct partition_state {
   node_id leader = no_leader;
   capstan::leader_epoch leader_epoch{0};
   controller::partition_epoch partition_epoch{0};
+  reassignment_state reassignment;
 
   node_id preferred() const { return replicas.empty() ? no_leader : replicas.front(); }
   bool has_replica(node_id n) const;

@@ -36,6 +36,12 @@ void set_configs(Builder b, const std::map<std::string, std::string>& configs) {
   }
 }
 
+template <class Builder>
+void set_reassignment(Builder b, const reassignment_state& r) {
+  set_nodes(b.initAddingReplicas(static_cast<unsigned>(r.adding.size())), r.adding);
+  set_nodes(b.initRemovingReplicas(static_cast<unsigned>(r.removing.size())), r.removing);
+}
+
 struct writer {
   wire::Builder out;
 
@@ -77,6 +83,7 @@ struct writer {
     b.setLeader(r.leader.value());
     b.setLeaderEpoch(r.leader_epoch.value());
     b.setPartitionEpoch(r.partition_epoch.value());
+    set_reassignment(b, r.reassignment);
   }
   void operator()(const partition_change_record& r) {
     auto b = out.initPartitionChange();
@@ -91,6 +98,8 @@ struct writer {
       set_nodes(b.initReplicas(static_cast<unsigned>(r.replicas->size())), *r.replicas);
     b.setLeaderEpoch(r.leader_epoch.value());
     b.setPartitionEpoch(r.partition_epoch.value());
+    b.setHasReassignment(r.reassignment.has_value());
+    if (r.reassignment) set_reassignment(b, *r.reassignment);
   }
   void operator()(const remove_topic_record& r) { out.initRemoveTopic().setTopicId(data(r.topic)); }
   void operator()(const topic_config_record& r) {
@@ -165,6 +174,12 @@ public:
     if (!failed() && id == topic_id{}) fail("topic id is all zeros");
     return id;
   }
+  template <class Reader>
+  reassignment_state reassignment(Reader b) {
+    return reassignment_state{nodes(b.getAddingReplicas(), "adding replicas"),
+                              nodes(b.getRemovingReplicas(), "removing replicas")};
+  }
+
   std::vector<node_id> nodes(capnp::List<int32_t>::Reader list, const char* field) {
     std::vector<node_id> out;
     out.reserve(list.size());
@@ -247,6 +262,7 @@ result<metadata_record> read_record(wire::Reader r, size_t index) {
     out.leader = in.leader(b.getLeader());
     out.leader_epoch = leader_epoch{in.epoch32(b.getLeaderEpoch(), "leader epoch")};
     out.partition_epoch = partition_epoch{in.epoch32(b.getPartitionEpoch(), "partition epoch")};
+    out.reassignment = in.reassignment(b);
     if (in.failed()) return in.failure();
     return metadata_record{std::move(out)};
   }
@@ -261,6 +277,7 @@ result<metadata_record> read_record(wire::Reader r, size_t index) {
     if (b.getHasReplicas()) out.replicas = in.nodes(b.getReplicas(), "replicas");
     out.leader_epoch = leader_epoch{in.epoch32(b.getLeaderEpoch(), "leader epoch")};
     out.partition_epoch = partition_epoch{in.epoch32(b.getPartitionEpoch(), "partition epoch")};
+    if (b.getHasReassignment()) out.reassignment = in.reassignment(b);
     if (in.failed()) return in.failure();
     return metadata_record{std::move(out)};
   }

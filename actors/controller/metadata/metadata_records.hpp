@@ -55,6 +55,18 @@ struct topic_record {
   bool operator==(const topic_record&) const = default;
 };
 
+// A partition's replica reassignment while it runs (KIP-455): the replica set holds the target
+// replicas and the ones leaving; `adding` are target replicas that were not replicas before,
+// `removing` the replicas not in the target. It ends when every target replica is in the ISR.
+// Both empty: none runs.
+struct reassignment_state {
+  std::vector<node_id> adding;
+  std::vector<node_id> removing;
+
+  bool running() const { return !adding.empty() || !removing.empty(); }
+  bool operator==(const reassignment_state&) const = default;
+};
+
 // A new partition, the next of its topic (partitions are numbered densely from 0).
 struct partition_record {
   topic_id topic{};
@@ -64,6 +76,7 @@ struct partition_record {
   node_id leader = no_leader;
   capstan::leader_epoch leader_epoch{0};
   controller::partition_epoch partition_epoch{0};
+  reassignment_state reassignment;
 
   bool operator==(const partition_record&) const = default;
 };
@@ -78,6 +91,7 @@ struct partition_change_record {
   std::optional<std::vector<node_id>> replicas;
   capstan::leader_epoch leader_epoch{0};
   controller::partition_epoch partition_epoch{0};
+  std::optional<reassignment_state> reassignment;
 
   bool operator==(const partition_change_record&) const = default;
 };

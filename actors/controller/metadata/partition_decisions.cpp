@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "actors/controller/metadata/partition_change.hpp"
+#include "actors/controller/metadata/reassignment_decisions.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 
 namespace capstan::controller {
@@ -100,7 +101,10 @@ alter_partition_decision alter_partition(const metadata_image& image,
       out.outcomes.push_back(s.err());
       continue;
     }
-    if (auto change = make_partition_change(t.id, partition, *p, p->leader, item.new_isr))
+    // An ISR that now holds every target replica of a reassignment completes it.
+    if (auto change = complete_reassignment(
+          image, t.id, partition, *p,
+          make_partition_change(t.id, partition, *p, p->leader, item.new_isr)))
       out.changes.records.push_back(std::move(*change));
     out.outcomes.push_back(error{});
   }

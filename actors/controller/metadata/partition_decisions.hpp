@@ -34,7 +34,8 @@ struct alter_partition_decision {
 // - INVALID_UPDATE_VERSION: a partition epoch below the current one;
 // - INVALID_REQUEST: an ISR without the leader, with a node that is not a replica, or twice;
 // - INELIGIBLE_REPLICA: an ISR member that is fenced or not registered.
-// An accepted item changes the ISR and bumps the partition epoch; the leader epoch stays.
+// An accepted item changes the ISR and bumps the partition epoch; the leader epoch stays, unless
+// the new ISR completes a reassignment (reassignment_decisions.hpp) that moves the leader off.
 alter_partition_decision alter_partition(const metadata_image& image,
                                          const alter_partition_msg& request);
 

@@ -392,7 +392,7 @@ TEST_CASE("ElectLeaders answers per partition and the periodic rebalance elects 
   // Node 2 leads orders-0 although node 1, its preferred replica, is live and in the ISR.
   image = applied(
       image, {partition_change_record{make_topic_id(1), partition_id{0}, node_id{2}, std::nullopt,
-                                      std::nullopt, leader_epoch{1}, partition_epoch{1}}});
+                                      std::nullopt, leader_epoch{1}, partition_epoch{1}, {}}});
   (void)c.activate(image, 3, 0);
 
   auto refused =

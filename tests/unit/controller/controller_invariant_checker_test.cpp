@@ -18,7 +18,7 @@ metadata_image with_isr(std::vector<node_id> isr) {
   const auto& p = b.image().topic_by_name("t")->partitions[0];
   if (isr != p.isr)
     b.apply(partition_change_record{make_topic_id(7), partition_id{0}, std::nullopt, isr,
-                                    std::nullopt, p.leader_epoch, next(p.partition_epoch)});
+                                    std::nullopt, p.leader_epoch, next(p.partition_epoch), {}});
   return b.image();
 }
 
@@ -28,7 +28,7 @@ partition_change_record change(const metadata_image& image, std::optional<node_i
   return partition_change_record{
       make_topic_id(7),       partition_id{0}, leader,
       std::move(isr),         std::nullopt,    leader ? next(p.leader_epoch) : p.leader_epoch,
-      next(p.partition_epoch)};
+      next(p.partition_epoch), {}};
 }
 
 bool reports(const std::optional<std::string>& v, const std::string& invariant) {

@@ -41,7 +41,7 @@ metadata_image with_isr(const metadata_image& image, int32_t p, std::vector<node
   const auto& cur = partition(image, p);
   return applied(image, {partition_change_record{make_topic_id(1), partition_id{p}, std::nullopt,
                                                  std::move(isr), std::nullopt, cur.leader_epoch,
-                                                 next(cur.partition_epoch)}});
+                                                 next(cur.partition_epoch), {}}});
 }
 
 } // namespace
@@ -118,14 +118,14 @@ TEST_CASE("fencing a node takes it out of every ISR and re-elects the leaders it
   const std::vector<metadata_record> expected = {
     // orders-0 [1,2,3]: the preferred leader 1 is gone, 2 is the first live ISR member.
     partition_change_record{t, partition_id{0}, node_id{2}, ids({2, 3}), std::nullopt,
-                            leader_epoch{1}, partition_epoch{1}},
+                            leader_epoch{1}, partition_epoch{1}, {}},
     // orders-1 and orders-2 keep their leaders: only the ISR shrinks, the leader epoch stays.
     partition_change_record{t, partition_id{1}, std::nullopt, ids({2, 3}), std::nullopt,
-                            leader_epoch{0}, partition_epoch{1}},
+                            leader_epoch{0}, partition_epoch{1}, {}},
     partition_change_record{t, partition_id{2}, std::nullopt, ids({3, 2}), std::nullopt,
-                            leader_epoch{0}, partition_epoch{1}},
+                            leader_epoch{0}, partition_epoch{1}, {}},
     partition_change_record{t, partition_id{3}, node_id{2}, ids({2}), std::nullopt,
-                            leader_epoch{1}, partition_epoch{1}},
+                            leader_epoch{1}, partition_epoch{1}, {}},
     fence_broker_record{node_id{1}, broker_epoch{1}},
   };
   CHECK(d->records == expected);
@@ -145,12 +145,12 @@ TEST_CASE("a node's offline replicas leave their ISR and leadership, the node st
   REQUIRE(d.ok());
   const std::vector<metadata_record> expected = {
       partition_change_record{t, partition_id{0}, node_id{2}, ids({2, 3}), std::nullopt,
-                              leader_epoch{1}, partition_epoch{1}},
+                              leader_epoch{1}, partition_epoch{1}, {}},
       partition_change_record{t, partition_id{1}, std::nullopt, ids({2, 3}), std::nullopt,
-                              leader_epoch{0}, partition_epoch{1}},
+                              leader_epoch{0}, partition_epoch{1}, {}},
       // The last ISR member stays, as when fenced: the partition has no leader.
       partition_change_record{t, partition_id{3}, no_leader, std::nullopt, std::nullopt,
-                              leader_epoch{1}, partition_epoch{2}},
+                              leader_epoch{1}, partition_epoch{2}, {}},
   };
   CHECK(d->records == expected);
   REQUIRE(d->warnings.size() == 1);

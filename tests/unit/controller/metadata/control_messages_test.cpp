@@ -134,7 +134,7 @@ TEST_CASE("a replica moved off a node is stopped and deleted there", "[controlle
   const auto after = applied(before, {partition_change_record{orders, partition_id{0},
                                                               std::nullopt, ids({1, 2}),
                                                               ids({1, 2, 4}), leader_epoch{0},
-                                                              partition_epoch{1}}});
+                                                              partition_epoch{1}, {}}});
   const auto plan = plan_control_messages(before, after);
   const auto& three = plan.nodes.at(node_id{3});
   CHECK(three.leader_and_isr.empty());

@@ -23,14 +23,14 @@ std::vector<metadata_record> history() {
     unfence_broker_record{node_id{2}, broker_epoch{2}},
     topic_record{"orders", orders, false, {{"retention.ms", "1000"}}},
     partition_record{orders, partition_id{0}, ids({1, 2}), ids({1, 2}), node_id{1}, leader_epoch{0},
-                     partition_epoch{0}},
+                     partition_epoch{0}, {}},
     partition_record{orders, partition_id{1}, ids({2, 1}), ids({2, 1}), node_id{2}, leader_epoch{0},
-                     partition_epoch{0}},
+                     partition_epoch{0}, {}},
     partition_change_record{orders, partition_id{0}, std::nullopt, ids({1}), std::nullopt,
-                            leader_epoch{0}, partition_epoch{1}},
+                            leader_epoch{0}, partition_epoch{1}, {}},
     fence_broker_record{node_id{2}, broker_epoch{2}},
     partition_change_record{orders, partition_id{1}, node_id{1}, ids({1}), std::nullopt,
-                            leader_epoch{1}, partition_epoch{1}},
+                            leader_epoch{1}, partition_epoch{1}, {}},
     topic_config_record{orders, {{"cleanup.policy", "compact"}}},
     producer_ids_record{0, 1000},
     registration(2, broker_epoch{3}, "r2", 2),
@@ -121,14 +121,14 @@ TEST_CASE("records that contradict the image are refused and change nothing",
   auto p0 = [](std::optional<node_id> leader, std::optional<std::vector<node_id>> isr,
                int32_t le, int32_t pe) {
     return partition_change_record{orders, partition_id{0}, leader, std::move(isr), std::nullopt,
-                                   leader_epoch{le}, partition_epoch{pe}};
+                                   leader_epoch{le}, partition_epoch{pe}, {}};
   };
   // partition 0: leader 1, ISR [1], leader epoch 0, partition epoch 1.
   refused(image, partition_change_record{unknown, partition_id{0}, std::nullopt, ids({1}),
-                                         std::nullopt, leader_epoch{0}, partition_epoch{2}},
+                                         std::nullopt, leader_epoch{0}, partition_epoch{2}, {}},
           errc::unknown_topic_or_partition);
   refused(image, partition_change_record{orders, partition_id{5}, std::nullopt, ids({1}),
-                                         std::nullopt, leader_epoch{0}, partition_epoch{2}},
+                                         std::nullopt, leader_epoch{0}, partition_epoch{2}, {}},
           errc::unknown_topic_or_partition);
   refused(image, p0(std::nullopt, ids({1, 2}), 0, 1), errc::invalid_update_version); // same
   refused(image, p0(std::nullopt, ids({1, 2}), 0, 0), errc::invalid_update_version); // backwards
@@ -139,16 +139,16 @@ TEST_CASE("records that contradict the image are refused and change nothing",
   refused(image, p0(std::nullopt, ids({1, 3}), 0, 2), errc::invalid_request); // ISR not replicas
   refused(image, p0(std::nullopt, std::vector<node_id>{}, 0, 2), errc::invalid_request);
   refused(image, partition_record{unknown, partition_id{0}, ids({1}), ids({1}), node_id{1},
-                                  leader_epoch{0}, partition_epoch{0}},
+                                  leader_epoch{0}, partition_epoch{0}, {}},
           errc::unknown_topic_or_partition);
   refused(image, partition_record{orders, partition_id{1}, ids({1}), ids({1}), node_id{1},
-                                  leader_epoch{0}, partition_epoch{0}},
+                                  leader_epoch{0}, partition_epoch{0}, {}},
           errc::invalid_partitions); // exists already
   refused(image, partition_record{orders, partition_id{3}, ids({1}), ids({1}), node_id{1},
-                                  leader_epoch{0}, partition_epoch{0}},
+                                  leader_epoch{0}, partition_epoch{0}, {}},
           errc::invalid_partitions); // leaves a gap
   refused(image, partition_record{orders, partition_id{2}, {}, {}, no_leader, leader_epoch{0},
-                                  partition_epoch{0}},
+                                  partition_epoch{0}, {}},
           errc::invalid_request);
   refused(image, topic_record{"orders", make_topic_id(50), false, {}}, errc::topic_already_exists);
   refused(image, topic_record{"other", orders, false, {}}, errc::topic_already_exists);
@@ -170,7 +170,7 @@ TEST_CASE("a batch applies all or nothing", "[controller][image]") {
   std::vector<metadata_record> batch = {
     topic_record{"payments", make_topic_id(2), false, {}},
     partition_record{make_topic_id(2), partition_id{0}, ids({1}), ids({1}), node_id{1},
-                     leader_epoch{0}, partition_epoch{0}},
+                     leader_epoch{0}, partition_epoch{0}, {}},
     remove_topic_record{make_topic_id(99)},
   };
   auto s = image.apply(batch);

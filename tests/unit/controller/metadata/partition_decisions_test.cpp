@@ -85,10 +85,10 @@ TEST_CASE("AlterPartition refusals are named", "[controller][alter_partition]") 
   // partition epoch 2, leader 1), so stale and future epochs both exist.
   image = applied(image, {partition_change_record{orders, partition_id{0}, node_id{2},
                                                   std::nullopt, std::nullopt, leader_epoch{1},
-                                                  partition_epoch{1}},
+                                                  partition_epoch{1}, {}},
                           partition_change_record{orders, partition_id{0}, node_id{1},
                                                   std::nullopt, std::nullopt, leader_epoch{2},
-                                                  partition_epoch{2}}});
+                                                  partition_epoch{2}, {}}});
   image = applied(image, fence_broker(image, node_id{4}, broker_epoch{4}, {})->records);
 
   CHECK(outcome(image, shrink(1, ids({1, 2}), 2, 2)) == errc::none);
@@ -208,7 +208,7 @@ TEST_CASE("the periodic rebalance picks a node's partitions once their imbalance
                    .image();
   image =
       applied(image, {partition_change_record{orders, partition_id{2}, node_id{2}, std::nullopt,
-                                              std::nullopt, leader_epoch{1}, partition_epoch{1}}});
+                                              std::nullopt, leader_epoch{1}, partition_epoch{1}, {}}});
   CHECK(imbalanced_partitions(image, 25).empty());
   auto picked = imbalanced_partitions(image, 10);
   REQUIRE(picked.size() == 1);
