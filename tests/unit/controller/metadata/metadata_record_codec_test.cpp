@@ -125,7 +125,7 @@ TEST_CASE("no flipped bit in an encoded batch makes decoding throw", "[controlle
 TEST_CASE("fields out of their range are refused, naming the record", "[controller][codec]") {
   const auto t = make_topic_id(7);
   const partition_record partition{t, partition_id{0}, ids({1, 2}), ids({1, 2}), node_id{1},
-                                   leader_epoch{0}, partition_epoch{0}};
+                                   leader_epoch{0}, partition_epoch{0}, {}};
   struct row {
     const char* what;
     bytes data;
