@@ -88,6 +88,13 @@ bool leader_state::on_isr_committed(std::vector<node_id> isr, int32_t partition_
   return recompute();
 }
 
+void leader_state::set_replicas(std::vector<node_id> replicas) {
+  std::erase_if(followers_, [&](const auto& f) { return !contains(replicas, f.first); });
+  for (auto r : replicas)
+    if (r != config_.leader) followers_.try_emplace(r);
+  config_.replicas = std::move(replicas);
+}
+
 void leader_state::on_proposal_failed() { pending_.reset(); }
 
 bool leader_state::set_min_insync_replicas(int32_t min_insync_replicas) {

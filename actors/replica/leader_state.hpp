@@ -80,6 +80,11 @@ public:
   // LeaderAndIsr for this same leader epoch). Partition epochs up to the current one are ignored
   // (a proposal in flight stays so). Returns true iff the HW advanced.
   bool on_isr_committed(std::vector<node_id> isr, int32_t partition_epoch);
+  // The controller changed the assignment under this same leadership (a reassignment added or
+  // removed replicas): new followers start unknown and outside the ISR, as at a new leadership;
+  // removed ones are forgotten. The ISR comes with on_isr_committed.
+  void set_replicas(std::vector<node_id> replicas);
+  const std::vector<node_id>& replicas() const { return config_.replicas; }
   // The proposal in flight was refused or lost: nothing changes, a later check proposes again.
   void on_proposal_failed();
   // The topic's min.insync.replicas changed (an alter-config reached this leader). Lowering it

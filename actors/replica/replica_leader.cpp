@@ -139,7 +139,15 @@ void on_hw_advanced(self_ptr self) {
 caf::result<bool> become_leader(self_ptr self, const replica_role& role) {
   auto& st = self->state;
   if (st.is_leader() && role.epoch == st.epoch) {
-    // The same leadership with a new ISR (the controller changed it, e.g. fenced a follower).
+    // The same leadership with a new ISR (the controller changed it, e.g. fenced a follower) or
+    // new replicas (a reassignment). The AlterPartition answer that completed a reassignment may
+    // have brought this partition epoch already, without the replicas.
+    if (role.partition_epoch >= st.leader->partition_epoch() && role.replicas != st.replicas) {
+      spdlog::info("{}: {} replicas at partition epoch {} (were {})", st.log_name,
+                   role.replicas.size(), role.partition_epoch, st.replicas.size());
+      st.replicas = role.replicas;
+      st.leader->set_replicas(role.replicas);
+    }
     apply_committed_isr(self, role.isr, role.partition_epoch);
     return true;
   }

@@ -178,3 +178,28 @@ TEST_CASE("the controller's state at the partition epoch the leader has already 
   s.on_follower_fetch(n2, offset{30}, 2);
   CHECK(s.high_watermark() == offset{20});
 }
+
+TEST_CASE("a replica added under the same leadership joins once caught up, a removed one is "
+          "forgotten",
+          "[replica][leader]") {
+  const node_id n4{4};
+  leader_state s(three_replicas(2, {n1, n2, n3}), offset{20}, offset{20}, offset{20}, 0);
+  s.on_follower_fetch(n4, offset{20}, 1);
+  CHECK_FALSE(s.propose_expand()); // not a replica yet: its fetch is ignored
+  s.set_replicas({n1, n2, n4, n3});
+  CHECK(s.replicas() == std::vector<node_id>{n1, n2, n4, n3});
+  s.on_follower_fetch(n4, offset{10}, 2);
+  CHECK_FALSE(s.propose_expand()); // behind the HW
+  s.on_follower_fetch(n4, offset{20}, 3);
+  auto p = s.propose_expand();
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1, n2, n3, n4});
+  // The reassignment completes: n3 leaves the replicas and the ISR.
+  s.on_isr_committed({n1, n2, n4}, 9);
+  s.set_replicas({n1, n2, n4});
+  CHECK(s.follower(n3) == nullptr);
+  s.on_leader_append(offset{30});
+  s.on_follower_fetch(n2, offset{30}, 4);
+  s.on_follower_fetch(n4, offset{30}, 4);
+  CHECK(s.high_watermark() == offset{30});
+}
