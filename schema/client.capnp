@@ -165,9 +165,9 @@ interface Capstan {
   # Kafka's AlterPartitionReassignments (KIP-455): each partition's replicas move to `replicas`.
   # The new replicas are added first and catch up as followers; the ones leaving are dropped, and
   # their logs deleted, once every target replica is in the ISR (docs/operations.md, "Replacing a
-  # node"). A new target replaces a running reassignment; `cancel` goes back to the replicas it
-  # started from. One result per partition: UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (a
-  # partition twice), INVALID_REPLICA_ASSIGNMENT (no replicas, a node twice or not registered; a
+  # node"). A new target replaces a running reassignment; `cancel` drops the replicas it added
+  # (the ones it was removing stay). One result per partition: UNKNOWN_TOPIC_OR_PARTITION,
+  # INVALID_REQUEST (a partition twice), INVALID_REPLICA_ASSIGNMENT (no replicas, a node twice or not registered; a
   # cancel that would leave no ISR member), NO_REASSIGNMENT_IN_PROGRESS. The request as a whole:
   # INVALID_REQUEST on a single node (no cluster to move replicas in), or a list too long.
   reassignPartitions @16 (partitions :List(ReassignTarget))

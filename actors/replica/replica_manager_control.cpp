@@ -20,6 +20,8 @@
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/link_faults.hpp"
 #include "runtime/cluster/topic_validation.hpp"
+#include "runtime/storage/file_handle.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 
 namespace capstan::replica_manager_detail {
 
@@ -374,19 +376,32 @@ caf::result<capnp_frame> leader_and_isr(self_ptr self, const capnp_frame& frame)
 
 namespace {
 
-// A full UpdateMetadata lists every topic of the cluster: a replica the controller placed here
-// whose topic is not among them belongs to a topic deleted while its StopReplica was lost (or
-// sent to this node's previous process). It is closed and deleted, as the StopReplica would have.
+// A full UpdateMetadata lists every topic and partition of the cluster: a replica the controller
+// placed here whose topic is not among them belongs to a topic deleted while its StopReplica was
+// lost (or sent to this node's previous process), and one whose partition no longer names this
+// node was moved off it by a reassignment meanwhile. Either is closed and deleted, as the
+// StopReplica would have. The partition epoch guards against a state older than the one the
+// replica runs (the stream is ordered, so this is a second line of defence).
 void drop_strays(self_ptr self, const update_metadata_msg& full) {
   auto& st = self->state;
   std::set<topic_id> live;
   for (const auto& t : full.topics) live.insert(t.id);
+  std::set<std::pair<topic_id, int32_t>> moved_off;
+  for (const auto& p : full.partitions)
+    if (std::find(p.replicas.begin(), p.replicas.end(), st.opts.node) == p.replicas.end())
+      if (auto it = st.replicas.find(p.tp);
+          it != st.replicas.end() && it->second.id == p.id &&
+          p.partition_epoch >= it->second.partition_epoch)
+        moved_off.insert({p.id, p.tp.second});
   std::vector<topic_partition> strays;
   for (const auto& [tp, e] : st.replicas)
-    if (e.from_controller && !zero(e.id) && live.count(e.id) == 0) strays.push_back(tp);
+    if (e.from_controller && !zero(e.id) &&
+        (live.count(e.id) == 0 || moved_off.count({e.id, tp.second}) != 0))
+      strays.push_back(tp);
   if (strays.empty()) return;
   for (const auto& tp : strays)
-    spdlog::warn("{}: its topic is gone from the controller's metadata: deleting the replica",
+    spdlog::warn("{}: the controller's metadata no longer places it on this node: deleting the "
+                 "replica",
                  log_name(st, tp));
   self->request(st.fetchers, caf::infinite, unassign_atom_v, strays)
     .then([self, strays](bool) {
@@ -395,6 +410,48 @@ void drop_strays(self_ptr self, const update_metadata_msg& full) {
       for (const auto& tp : strays) drop_replica(self, tp, true, [pending] { pending->arrive(); });
       pending->arrive();
     }, [](caf::error&) {});
+}
+
+// A replica moved off this node while the node was down is on disk but not open: the controller
+// never named it to this process. Those the checkpoints know whose partition a full UpdateMetadata
+// no longer places here are deleted, once their partition.metadata shows the same topic id (a
+// directory of an older topic of that name is left to prepare_partition_dir). On an I/O worker,
+// awaited, so that a LeaderAndIsr placing the partition here again finds the directory gone.
+void drop_unopened_strays(self_ptr self, const update_metadata_msg& full) {
+  auto& st = self->state;
+  struct candidate {
+    topic_partition tp;
+    topic_id id;
+    std::filesystem::path dir;
+    bool removed = false;
+  };
+  auto found = std::make_shared<std::vector<candidate>>();
+  for (const auto& p : full.partitions)
+    if (std::find(p.replicas.begin(), p.replicas.end(), st.opts.node) == p.replicas.end() &&
+        !zero(p.id) && st.replicas.count(p.tp) == 0 && st.recovery_points.count(p.tp) != 0)
+      found->push_back(candidate{p.tp, p.id, partition_dir(st, p.tp)});
+  if (found->empty()) return;
+  self->request(st.io_workers.front(), caf::infinite, run_atom_v, io_task{[found] {
+                  for (auto& c : *found) {
+                    auto id = read_partition_metadata(c.dir);
+                    if (id && *id && **id == c.id) c.removed = remove_tree(c.dir).ok();
+                  }
+                }})
+    .await(
+      [self, found](bool) {
+        auto& st = self->state;
+        bool any = false;
+        for (const auto& c : *found) {
+          if (!c.removed) continue;
+          spdlog::warn("{}: moved off this node while it was down: deleted {}", log_name(st, c.tp),
+                       c.dir.string());
+          forget(st, c.tp);
+          st.unrecorded_deletions.insert(c.tp);
+          any = true;
+        }
+        if (any) write_checkpoints_on_worker(self, [](status) {});
+      },
+      [](caf::error&) {});
 }
 
 } // namespace
@@ -429,6 +486,7 @@ caf::result<capnp_frame> update_metadata(self_ptr self, const capnp_frame& frame
   if (req->full) {
     st.topics.clear();
     drop_strays(self, *req);
+    drop_unopened_strays(self, *req);
   }
   for (const auto& id : req->removed_topics)
     std::erase_if(st.topics, [&](const auto& t) { return t.second.id == id; });

@@ -124,7 +124,8 @@ void add_reassign_command(CLI::App& topic) {
                   "OLD=NEW: every partition with a replica on node OLD gets one on node NEW "
                   "instead, in the same place of its replica list (replacing a lost node)");
   cmd->add_flag("--cancel", f->cancel,
-                "Cancel the running reassignment: back to the replicas it started from");
+                "Cancel the running reassignment: drop the replicas it added, keep the ones it was "
+                "removing");
   add_client_options(cmd, f->client);
   cmd->callback([f] { run_reassign(*f); });
 }

@@ -657,3 +657,91 @@ TEST_CASE("control messages for another incarnation of the node (its previous pr
   CHECK(decode_control_response(*reply, false)->error == errc::none);
   CHECK(f.lookup("t", 0));
 }
+
+namespace {
+
+// The full UpdateMetadata of a cluster of nodes 1-3 holding topic "moved" (id `id`) whose
+// partition 0 has `replicas` at partition epoch `partition_epoch`.
+update_metadata_msg full_with(const topic_id& id, std::vector<node_id> replicas,
+                              int32_t partition_epoch) {
+  update_metadata_msg m;
+  m.controller_id = 0;
+  m.controller_epoch = 1;
+  m.cluster_id = "controlled";
+  m.topics.push_back(topic_config_msg{"moved", id, false, {}});
+  m.partitions.push_back(partition_state_msg{{"moved", 0}, id, replicas.front(), leader_epoch{1},
+                                             replicas, partition_epoch, replicas});
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("a replica that a full UpdateMetadata no longer places on the node is deleted, unless "
+          "the state is older than the replica's",
+          "[replica][manager]") {
+  manager_fixture f;
+  topic_id id{};
+  id.fill(7);
+  leader_and_isr_msg m;
+  m.controller_id = 0;
+  m.controller_epoch = 1;
+  m.partitions.push_back(partition_state_msg{{"moved", 0}, id, f.opts.node, leader_epoch{1},
+                                             {f.opts.node}, 4, {f.opts.node}});
+  auto reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(m));
+  REQUIRE(reply);
+  REQUIRE(decode_control_response(*reply, false)->error == errc::none);
+  REQUIRE(f.lookup("moved", 0));
+  const auto dir = f.dir / "moved-0";
+  REQUIRE(std::filesystem::exists(dir));
+
+  // Still placed here, or a state from before the replica's partition epoch: kept.
+  REQUIRE(f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v,
+                                      encode(full_with(id, {f.opts.node, node_id{2}}, 5))));
+  REQUIRE(f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v,
+                                      encode(full_with(id, {node_id{2}, node_id{3}}, 3))));
+  CHECK(f.lookup("moved", 0));
+  CHECK(std::filesystem::exists(dir));
+
+  SECTION("open") {
+    // A reassignment moved it to nodes 2 and 3 while its StopReplica was lost.
+    REQUIRE(f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v,
+                                        encode(full_with(id, {node_id{2}, node_id{3}}, 6))));
+  }
+  SECTION("on disk only, after a restart") {
+    // The node was down when the reassignment moved it: the new process never opened it.
+    f.stop();
+    f.start();
+    REQUIRE(std::filesystem::exists(dir));
+    REQUIRE(f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v,
+                                        encode(full_with(id, {node_id{2}, node_id{3}}, 6))));
+  }
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = !f.lookup("moved", 0) && !std::filesystem::exists(dir);
+    if (!gone) std::this_thread::sleep_for(10ms);
+  }
+  CHECK(gone);
+}
+
+TEST_CASE("a directory on disk of an older topic of the same name is not deleted as a stray",
+          "[replica][manager]") {
+  manager_fixture f;
+  topic_id old_id{}, new_id{};
+  old_id.fill(7);
+  new_id.fill(8);
+  leader_and_isr_msg m;
+  m.controller_id = 0;
+  m.controller_epoch = 1;
+  m.partitions.push_back(partition_state_msg{{"moved", 0}, old_id, f.opts.node, leader_epoch{1},
+                                             {f.opts.node}, 4, {f.opts.node}});
+  auto reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(m));
+  REQUIRE(reply);
+  f.stop();
+  f.start();
+  REQUIRE(f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v,
+                                      encode(full_with(new_id, {node_id{2}, node_id{3}}, 6))));
+  // Answered after the manager's await: a deletion would have happened by now.
+  REQUIRE(f.sys->request<capnp_frame>(f.manager, timeout, metadata_atom_v,
+                                      encode(full_with(new_id, {node_id{2}, node_id{3}}, 6))));
+  CHECK(std::filesystem::exists(f.dir / "moved-0"));
+}
