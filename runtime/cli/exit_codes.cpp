@@ -77,6 +77,7 @@ int exit_code_for(errc code) {
   case errc::invalid_topic_exception:
   case errc::invalid_partitions:
   case errc::invalid_replication_factor:
+  case errc::invalid_replica_assignment:
   case errc::invalid_required_acks:
     return exit_usage;
   default:

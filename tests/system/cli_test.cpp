@@ -341,7 +341,7 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
     {{"node", "--node-id", "-1"}, "--node-id: -1 is not an integer in 0..2147483647"},
     {{"node", "--config", (dir / "missing.toml").string()}, "--config"},
     {{}, "capstan needs a subcommand, one of: node, topic"},
-    {{"topic"}, "capstan topic needs a subcommand, one of: create, list, describe, alter-config, add-partitions, delete"},
+    {{"topic"}, "capstan topic needs a subcommand, one of: create, list, describe, alter-config, add-partitions, delete, reassign"},
     {{"bogus"}, "'bogus' is not a subcommand of capstan; it takes one of: node, topic"},
     {{"topic", "bogus"}, "'bogus' is not a subcommand of capstan topic"},
     {{"consume", "t", "--offset", "5", "--from-beginning"}, "--from-beginning excludes --offset"},
@@ -415,6 +415,10 @@ TEST_CASE("failures against a running node exit 1, invalid requests 2, each with
   CHECK(err.find("INVALID_TOPIC_EXCEPTION") != std::string::npos);
   CHECK(node.run({"topic", "create", "cfg", "--config", "retention.ms=soon"}, &out, &err) == 2);
   CHECK(err.find("INVALID_CONFIG") != std::string::npos);
+  // A single node has nowhere to move replicas to.
+  CHECK(node.run({"topic", "reassign", "orders", "--replicas", "1"}, &out, &err) != 0);
+  CHECK(one_line(err));
+  CHECK(err.find("INVALID_REQUEST") != std::string::npos);
   CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "127.0.0.1:1"}, dir.path(), &out, &err, 30s) == 1);
   CHECK(one_line(err));
   CHECK(err.find("NETWORK_EXCEPTION") != std::string::npos);
