@@ -78,7 +78,8 @@ result<std::vector<election_result>> per_partition_outcomes(Response& response) 
 bool retriable(errc code) {
   return code == errc::not_leader_or_follower || code == errc::unknown_topic_or_partition ||
          code == errc::network_exception || code == errc::not_enough_replicas ||
-         code == errc::fenced_leader_epoch || code == errc::unknown_leader_epoch;
+         code == errc::fenced_leader_epoch || code == errc::unknown_leader_epoch ||
+         code == errc::kafka_storage_error;
 }
 
 result<std::pair<std::string, uint16_t>> parse_host_port(const std::string& address) {

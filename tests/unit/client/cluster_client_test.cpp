@@ -39,6 +39,7 @@ struct fake_state {
   // The client port Metadata names for node 1, the leader of every partition (0: this server's).
   std::atomic<uint16_t> leader_port{0};
   std::atomic<int> not_leader_remaining{0};
+  std::atomic<int> storage_error_remaining{0}; // produce answers KAFKA_STORAGE_ERROR
   std::atomic<int> metadata_calls{0};
   std::atomic<int> produce_calls{0};
   // Non-zero: every produce is answered with this errorCode.
@@ -104,6 +105,12 @@ public:
       --s_.not_leader_remaining;
       r.setErrorCode(static_cast<uint8_t>(errc::not_leader_or_follower));
       r.setErrorMessage("not the leader");
+      return kj::READY_NOW;
+    }
+    if (s_.storage_error_remaining > 0) {
+      --s_.storage_error_remaining;
+      r.setErrorCode(static_cast<uint8_t>(errc::kafka_storage_error));
+      r.setErrorMessage("the log dir failed");
       return kj::READY_NOW;
     }
     if (s_.produce_never_answers) return kj::NEVER_DONE;
@@ -348,6 +355,22 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER is retried after a metadata
   CHECK(server.state.metadata_calls >= metadata_before + 2);
 }
 
+// As Kafka's KafkaStorageException: on a cluster the controller moves the leadership off a replica
+// whose disk failed, so the refreshed metadata leads the retry to the new leader.
+TEST_CASE("a produce answered KAFKA_STORAGE_ERROR is retried after a metadata refresh",
+          "[client][cluster_client]") {
+  fake_server server;
+  auto client = cluster_client::connect(config_for(server));
+  REQUIRE(client);
+  server.state.storage_error_remaining = 2;
+  const int metadata_before = server.state.metadata_calls;
+  auto r = (*client)->produce_sync("t", 1, 1, one_batch("v"));
+  REQUIRE(r);
+  CHECK(r->base_offset == offset{0});
+  CHECK(server.state.produce_calls == 3);
+  CHECK(server.state.metadata_calls >= metadata_before + 2);
+}
+
 TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to the leader the refreshed metadata names",
           "[client][cluster_client]") {
   fake_server old_leader;
@@ -530,7 +553,7 @@ TEST_CASE("every error code the broker names reaches the caller as that code",
   fake_server server;
   auto client = cluster_client::connect(config_for(server));
   REQUIRE(client);
-  for (auto code : {errc::corrupt_message, errc::kafka_storage_error, errc::invalid_request,
+  for (auto code : {errc::corrupt_message, errc::message_too_large, errc::invalid_request,
                     errc::invalid_required_acks, errc::invalid_partitions}) {
     server.state.produce_error = static_cast<int>(code);
     auto r = (*client)->produce_sync("t", 0, 1, one_batch("v"));
