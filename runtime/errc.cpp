@@ -44,6 +44,7 @@ std::string_view to_string(errc code) {
     case errc::inconsistent_voter_set: return "INCONSISTENT_VOTER_SET";
     case errc::invalid_replica_assignment: return "INVALID_REPLICA_ASSIGNMENT";
     case errc::no_reassignment_in_progress: return "NO_REASSIGNMENT_IN_PROGRESS";
+    case errc::broker_id_not_registered: return "BROKER_ID_NOT_REGISTERED";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

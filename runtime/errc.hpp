@@ -52,11 +52,13 @@ enum class errc : uint8_t {
   // Partition reassignment's (docs/operations.md, "Replacing a node").
   invalid_replica_assignment,
   no_reassignment_in_progress,
+  // Unregistering a node gone for good (docs/operations.md, "Replacing a node").
+  broker_id_not_registered,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::no_reassignment_in_progress;
+inline constexpr errc last_errc = errc::broker_id_not_registered;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

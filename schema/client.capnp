@@ -172,6 +172,13 @@ interface Capstan {
   # INVALID_REQUEST on a single node (no cluster to move replicas in), or a list too long.
   reassignPartitions @16 (partitions :List(ReassignTarget))
       -> (errorCode :UInt8, errorMessage :Text, results :List(ElectionResult));
+
+  # Kafka's UnregisterBroker: node `nodeId`, gone for good, leaves the cluster's metadata
+  # (docs/operations.md, "Replacing a node"); `cluster describe` no longer lists it, and the
+  # same id may register again later with a new broker epoch. BROKER_ID_NOT_REGISTERED for a
+  # node that is not registered; INVALID_REQUEST while it is unfenced or still heartbeats, and on
+  # a single node.
+  unregisterNode @17 (nodeId :Int32) -> (errorCode :UInt8, errorMessage :Text);
 }
 
 enum FaultKind {

@@ -155,7 +155,14 @@ struct ElectLeadersResponse {
   }
 }
 
-# The answer to CreateTopic, DeleteTopic, AlterConfigs and CreatePartitions.
+# Kafka's UnregisterBroker: a fenced node gone for good leaves the cluster's metadata (docs/operations.md,
+# "Replacing a node"). Answered by a TopicResponse with an empty topic id.
+struct UnregisterBroker {
+  brokerId @0 :Int32;       # the node to unregister
+  nodeId @1 :Int32 = -1;    # the sending node, as in CreateTopic
+}
+
+# The answer to CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions and UnregisterBroker.
 struct TopicResponse {
   errorCode @0 :UInt8;
   errorMessage @1 :Text;

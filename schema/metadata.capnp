@@ -19,6 +19,7 @@ struct MetadataRecord {
     removeTopic @6 :RemoveTopic;
     topicConfig @7 :TopicConfig;
     producerIds @8 :ProducerIds;
+    unregisterBroker @9 :BrokerFencing;
   }
 
   # A node's registration; it starts fenced (KRaft's RegisterBrokerRecord).
@@ -34,7 +35,8 @@ struct MetadataRecord {
     brokerEpoch @8 :Int64;           # above every earlier epoch of this node
   }
 
-  # FenceBroker and UnfenceBroker name the registration they change by its epoch.
+  # FenceBroker, UnfenceBroker and UnregisterBroker name the registration they change by its
+  # epoch. UnregisterBroker removes a fenced node gone for good (KRaft's UnregisterBrokerRecord).
   struct BrokerFencing {
     nodeId @0 :Int32;
     brokerEpoch @1 :Int64;
@@ -112,4 +114,8 @@ struct MetadataSnapshot {
   version @0 :UInt32;                # 1
   clusterId @1 :Text;
   records @2 :List(MetadataRecord);
+  # The highest broker epoch any registration had, also of nodes unregistered since: a node that
+  # registers again gets a higher one. 0 in snapshots written before the field (their records
+  # hold every registration there was).
+  maxBrokerEpoch @3 :Int64;
 }

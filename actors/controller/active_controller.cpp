@@ -52,7 +52,8 @@ std::vector<outgoing_message> active_controller::activate(metadata_image committ
   std::vector<outgoing_message> out;
   for (auto id : registered) {
     auto full = full_state(id);
-    out.insert(out.end(), std::make_move_iterator(full.begin()), std::make_move_iterator(full.end()));
+    out.insert(out.end(), std::make_move_iterator(full.begin()),
+               std::make_move_iterator(full.end()));
   }
   return out;
 }
@@ -144,6 +145,9 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             take(p, create_topic(image_, spec, opts_.decisions, rng_));
           },
           [&](const delete_topic_msg& d) { take(p, delete_topic(image_, d.name)); },
+          [&](const unregister_broker_msg& u) {
+            take(p, unregister_broker(image_, u.node, sessions_.alive(u.node, now_ms)));
+          },
           [&](const alter_configs_msg& a) { take(p, alter_configs(image_, a.name, a.configs)); },
           [&](const create_partitions_msg& c) {
             take(p, create_partitions(image_, c.name, c.total, opts_.decisions));
@@ -166,8 +170,7 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             std::vector<reassignment_target> targets;
             for (const auto& item : r.partitions) {
               reassignment_target t{partition_ref{item.topic, partition_id{item.partition}}, {}};
-              if (!item.cancel)
-                t.replicas.emplace(item.replicas.begin(), item.replicas.end());
+              if (!item.cancel) t.replicas.emplace(item.replicas.begin(), item.replicas.end());
               targets.push_back(std::move(t));
             }
             auto d = alter_reassignments(image_, targets);
@@ -225,6 +228,9 @@ settled_request active_controller::commit(const prepared_request& prepared,
       h != nullptr && h->want_shut_down && applied.code == errc::none &&
       prepared.refused.code == errc::none && !image_.is_unfenced(h->node))
     sessions_.remove(h->node);
+  if (auto u = std::get_if<unregister_broker_msg>(&prepared.request);
+      u != nullptr && applied.code == errc::none && prepared.refused.code == errc::none)
+    sessions_.remove(u->node);
   out.answer = committed_answer(prepared, image_, applied);
   return out;
 }
@@ -252,6 +258,9 @@ controller_answer active_controller::refuse(const controller_request& request, c
             return topic_response_msg{why.code, why.message, {}, leader_hint};
           },
           [&](const delete_topic_msg&) -> controller_answer {
+            return topic_response_msg{why.code, why.message, {}, leader_hint};
+          },
+          [&](const unregister_broker_msg&) -> controller_answer {
             return topic_response_msg{why.code, why.message, {}, leader_hint};
           },
           [&](const alter_configs_msg&) -> controller_answer {
@@ -313,6 +322,9 @@ controller_answer active_controller::answer(const prepared_request& prepared,
             for (const auto& rec : prepared.changes.records)
               if (auto r = std::get_if<remove_topic_record>(&rec)) out.id = r->topic;
             return out;
+          },
+          [&](const unregister_broker_msg&) -> controller_answer {
+            return topic_response_msg{errc::none, {}, {}, hint};
           },
           [&](const alter_configs_msg& a) -> controller_answer {
             auto t = committed.topic_by_name(a.name);

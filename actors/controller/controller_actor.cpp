@@ -147,7 +147,8 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
         spdlog::warn("controller {}: node {} did not apply a control message: {}; it gets its "
                      "full state once it heartbeats",
                      self->state.opts.node.value(), to.value(),
-                     r ? std::string(to_string(r->error)) + ": " + r->message : r.err().to_string());
+                     r ? std::string(to_string(r->error)) + ": " + r->message
+                       : r.err().to_string());
       answered(self, to, generation, applied);
     };
   };
@@ -266,8 +267,8 @@ void pump(controller_ptr self) {
                 .then(
                     [self, shared, generation, applied](controller::metadata_image& image) {
                       if (generation != self->state.generation) {
-                        reply(shared->first, self->state.core->committed_answer(
-                                                 shared->second, image, applied));
+                        reply(shared->first,
+                              self->state.core->committed_answer(shared->second, image, applied));
                         return;
                       }
                       settle(self, std::move(shared->first), shared->second, std::move(image),
@@ -432,6 +433,9 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       },
       [self](reassign_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_reassign_partitions(f)), reassign_partitions_msg{});
+      },
+      [self](unregister_atom, const capnp_frame& f) {
+        return enqueue(self, widen(decode_unregister_broker(f)), unregister_broker_msg{});
       },
       [self](descquorum_atom) -> caf::result<capnp_frame> {
         auto rp = self->make_response_promise<capnp_frame>();

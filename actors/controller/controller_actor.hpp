@@ -55,6 +55,7 @@ using controller_actor = caf::typed_actor<
     caf::replies_to<mkparts_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
     // A node's DescribeQuorum: this voter's VoterState (describe_voter), active or not.
     caf::replies_to<descquorum_atom>::with<capnp_frame>,
     // The node's metrics refresher (local).

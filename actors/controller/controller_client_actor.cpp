@@ -20,7 +20,16 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 struct pending_request {
-  enum class kind { create, remove, alter, grow, elect, reassign, allocate_producer_ids };
+  enum class kind {
+    create,
+    remove,
+    alter,
+    grow,
+    elect,
+    reassign,
+    unregister,
+    allocate_producer_ids
+  };
   kind what = kind::create;
   std::string topic;
   capnp_frame frame;
@@ -32,7 +41,7 @@ struct pending_request {
   bool redirected = false;
   std::string last_refusal = "no voter asked yet";
   caf::typed_response_promise<topic_metadata> created;
-  // Answers a delete, an alter or a grow.
+  // Answers a delete, an alter, a grow or an unregister.
   caf::typed_response_promise<bool> done;
   // Answers an election or a reassignment.
   caf::typed_response_promise<election_outcomes> elected;
@@ -204,6 +213,9 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
     break;
   case pending_request::kind::grow:
     self->request(ep, wait, mkparts_atom_v, p.frame).then(ok, failed);
+    break;
+  case pending_request::kind::unregister:
+    self->request(ep, wait, unregister_atom_v, p.frame).then(ok, failed);
     break;
   case pending_request::kind::elect:
   case pending_request::kind::reassign:
@@ -396,6 +408,15 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         p.frame = encode(reassign_partitions_msg{std::move(partitions)}, self->state.opts.node);
         p.elected = self->make_response_promise<election_outcomes>();
         auto rp = p.elected;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](unregister_atom, int32_t node) -> caf::result<bool> {
+        pending_request p;
+        p.what = pending_request::kind::unregister;
+        p.frame = encode(unregister_broker_msg{node_id{node}}, self->state.opts.node);
+        p.done = self->make_response_promise<bool>();
+        auto rp = p.done;
         add(self, std::move(p));
         return rp;
       },

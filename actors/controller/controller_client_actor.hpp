@@ -2,9 +2,9 @@
 
 // A node's way to the active controller for clients' topic changes and producer ids: the
 // gateway's createTopic, deleteTopic, alterConfigs, createPartitions, electLeaders,
-// reassignPartitions and initProducerId on any node come here and go on, as CreateTopic /
-// DeleteTopic / AlterConfigs / CreatePartitions / ElectLeaders / AlterPartitionReassignments /
-// AllocateProducerIds frames
+// reassignPartitions, unregisterNode and initProducerId on any node come here and go on, as
+// CreateTopic / DeleteTopic / AlterConfigs / CreatePartitions / ElectLeaders /
+// AlterPartitionReassignments / UnregisterBroker / AllocateProducerIds frames
 // (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time: first
 // the one that last answered as the active controller (or that a refusal named), then the leader
 // hint of a NOT_CONTROLLER answer (at once the first time, after retry_backoff after that), and
@@ -58,6 +58,8 @@ using controller_client_actor = caf::typed_actor<
     caf::replies_to<elect_atom, election_targets>::with<election_outcomes>,
     // Reassignment (or its cancel) of these partitions: one outcome per partition.
     caf::replies_to<reassign_atom, reassignment_items>::with<election_outcomes>,
+    // Unregisters the node with this id (UnregisterBroker).
+    caf::replies_to<unregister_atom, int32_t>::with<bool>,
     // initProducerId: the next id of the block this node holds; when it is used up, the node
     // asks the active controller for the next block (AllocateProducerIds) first, once for all
     // the requests waiting meanwhile.

@@ -318,6 +318,21 @@ result<voter_state> decode_voter_state(const capnp_frame& frame) {
   });
 }
 
+capnp_frame encode(const unregister_broker_msg& m, node_id from) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::UnregisterBroker>();
+  root.setBrokerId(m.node.value());
+  root.setNodeId(from.value());
+  return capnp_frame::from_builder(b);
+}
+
+result<unregister_broker_msg> decode_unregister_broker(const capnp_frame& frame) {
+  return decode<schema::UnregisterBroker>(
+      frame, [](schema::UnregisterBroker::Reader r) -> result<unregister_broker_msg> {
+        return unregister_broker_msg{node_id{r.getBrokerId()}};
+      });
+}
+
 capnp_frame encode(const allocate_producer_ids_msg& m) {
   capnp::MallocMessageBuilder b;
   b.initRoot<schema::AllocateProducerIds>().setNodeId(m.node.value());
@@ -437,8 +452,7 @@ result<elect_leaders_msg> decode_elect_leaders(const capnp_frame& frame) {
 
 result<reassign_partitions_msg> decode_reassign_partitions(const capnp_frame& frame) {
   return decode<schema::AlterPartitionReassignments>(
-      frame,
-      [](schema::AlterPartitionReassignments::Reader r) -> result<reassign_partitions_msg> {
+      frame, [](schema::AlterPartitionReassignments::Reader r) -> result<reassign_partitions_msg> {
         reassign_partitions_msg m;
         for (auto p : r.getPartitions()) {
           reassignment_item item{p.getTopic(), p.getPartition(), p.getCancel(), {}};

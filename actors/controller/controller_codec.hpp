@@ -2,7 +2,8 @@
 
 // Node -> controller requests and their answers (schema/controller.capnp) to and from plain
 // values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs,
-// CreatePartitions, ElectLeaders, AllocateProducerIds. A node's
+// CreatePartitions, ElectLeaders, AlterPartitionReassignments, UnregisterBroker,
+// AllocateProducerIds. A node's
 // broker_lifecycle and controller client encode the requests and decode the answers; the
 // controller actor the other way round.
 // Decoding checks what a peer could get wrong and returns CORRUPT_MESSAGE (a frame that does not
@@ -92,6 +93,11 @@ struct reassign_partitions_msg {
   std::vector<reassignment_item> partitions;
 };
 
+// UnregisterBroker: node `node` leaves the metadata; answered by a topic_response_msg.
+struct unregister_broker_msg {
+  node_id node;
+};
+
 // One partition's outcome of an election or a reassignment: none when its preferred replica was
 // elected, or its reassignment started.
 struct election_outcome {
@@ -144,6 +150,7 @@ capnp_frame encode(const alter_configs_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const create_partitions_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const elect_leaders_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const reassign_partitions_msg& m, node_id from = node_id{-1});
+capnp_frame encode(const unregister_broker_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const elect_leaders_response_msg& m);
 capnp_frame encode(const topic_response_msg& m);
 capnp_frame encode(const voter_state& m);
@@ -172,6 +179,8 @@ result<elect_leaders_msg> decode_elect_leaders(const capnp_frame& frame);
 result<elect_leaders_response_msg> decode_elect_leaders_response(const capnp_frame& frame);
 // (Unknown partitions and bad replica lists are the decision's to answer, per partition.)
 result<reassign_partitions_msg> decode_reassign_partitions(const capnp_frame& frame);
+// (A node that is not registered, negative ids too, is the decision's to answer.)
+result<unregister_broker_msg> decode_unregister_broker(const capnp_frame& frame);
 // INVALID_REQUEST: a topic id that is neither empty nor 16 bytes.
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame);
 // INVALID_REQUEST: an incarnation id that is neither empty nor 16 bytes.

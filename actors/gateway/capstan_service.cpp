@@ -335,7 +335,8 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
   for (const char* method :
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
-        "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions"})
+        "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions",
+        "unregisterNode"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -996,7 +997,9 @@ kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
     wanted.push_back(election_target{tp.getTopic(), tp.getPartition()});
   call.releaseParams();
   auto answer = [](ElectLeadersContext& call, const service_context& ctx,
-                   result<election_outcomes> r) { answer_outcomes(call, ctx, method, std::move(r)); };
+                   result<election_outcomes> r) {
+    answer_outcomes(call, ctx, method, std::move(r));
+  };
   if (ctx_->targets.controller)
     return answered_later(
         ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, elect_atom_v,
@@ -1042,11 +1045,33 @@ kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext 
     items.push_back(std::move(item));
   }
   call.releaseParams();
+  return answered_later(ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
+                                               reassign_atom_v, std::move(items))
+                            .then([call, ctx = ctx_](reply<election_outcomes>&& reply_) mutable {
+                              answer_outcomes(call, *ctx, method, std::move(reply_).take());
+                            }));
+}
+
+kj::Promise<void> capstan_service::unregisterNode(UnregisterNodeContext call) {
+  static constexpr const char* method = "unregisterNode";
+  ctx_->metrics.count_request(method);
+  auto refuse = [&](const error& why) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, why);
+    return kj::READY_NOW;
+  };
+  if (!ctx_->targets.controller) {
+    if (auto cache = controller_cache(*ctx_)) return refuse(not_controller(*cache));
+    return refuse(make_error(errc::invalid_request,
+                             "this node runs alone (no --controller-quorum): there is no other "
+                             "node to unregister"));
+  }
+  const int32_t node = call.getParams().getNodeId();
+  call.releaseParams();
   return answered_later(
-      ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
-                             reassign_atom_v, std::move(items))
-          .then([call, ctx = ctx_](reply<election_outcomes>&& reply_) mutable {
-            answer_outcomes(call, *ctx, method, std::move(reply_).take());
+      ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, unregister_atom_v, node)
+          .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
           }));
 }
 

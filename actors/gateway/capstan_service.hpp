@@ -111,6 +111,7 @@ public:
   kj::Promise<void> createPartitions(CreatePartitionsContext call) override;
   kj::Promise<void> electLeaders(ElectLeadersContext call) override;
   kj::Promise<void> reassignPartitions(ReassignPartitionsContext call) override;
+  kj::Promise<void> unregisterNode(UnregisterNodeContext call) override;
   kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:

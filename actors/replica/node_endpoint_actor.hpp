@@ -35,6 +35,7 @@ using allocpid_atom = caf::atom_constant<caf::atom("allocpid")>;
 using mkparts_atom = caf::atom_constant<caf::atom("mkparts")>;
 using elect_atom = caf::atom_constant<caf::atom("elect")>;
 using reassign_atom = caf::atom_constant<caf::atom("reassign")>;
+using unregister_atom = caf::atom_constant<caf::atom("unregister")>;
 inline constexpr peers_atom peers_atom_v{};
 inline constexpr endpoint_atom endpoint_atom_v{};
 inline constexpr raft_atom raft_atom_v{};
@@ -48,10 +49,12 @@ inline constexpr allocpid_atom allocpid_atom_v{};
 inline constexpr mkparts_atom mkparts_atom_v{};
 inline constexpr elect_atom elect_atom_v{};
 inline constexpr reassign_atom reassign_atom_v{};
+inline constexpr unregister_atom unregister_atom_v{};
 
 // A node's requests to the active controller (schema/controller.capnp): BrokerRegistration,
 // BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions, ElectLeaders,
-// AlterPartitionReassignments, AllocateProducerIds, each answered with its response frame; and DescribeQuorum, answered with the voter's VoterState.
+// AlterPartitionReassignments, UnregisterBroker, AllocateProducerIds, each answered with its
+// response frame; and DescribeQuorum, answered with the voter's VoterState.
 using controller_request_sink =
     caf::typed_actor<caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<brokerhb_atom, capnp_frame>::with<capnp_frame>,
@@ -62,6 +65,7 @@ using controller_request_sink =
                      caf::replies_to<mkparts_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<descquorum_atom>::with<capnp_frame>>;
 
 using node_endpoint_actor = caf::typed_actor<
@@ -87,6 +91,7 @@ using node_endpoint_actor = caf::typed_actor<
     caf::replies_to<mkparts_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
     // DescribeQuorum from node `from` (the frames above name their sender themselves).
     caf::replies_to<descquorum_atom, int32_t>::with<capnp_frame>>;
 

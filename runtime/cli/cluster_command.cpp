@@ -89,12 +89,27 @@ void run_elect_leaders(const elect_flags& f) {
          exit_failed);
 }
 
+struct unregister_flags {
+  client_options client;
+  int32_t node = -1;
+};
+
+// Kafka's kafka-cluster unregister: the node leaves the metadata, so `cluster describe` stops
+// listing it.
+void run_unregister(const unregister_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  if (auto s = client->unregister_node(f.node); !s) fail(s.err());
+  std::cout << "Unregistered node " << f.node << "\n";
+  std::cout.flush();
+}
+
 } // namespace
 
 void add_cluster_command(CLI::App& app) {
   auto options = std::make_shared<client_options>();
   auto* cluster =
-      app.add_subcommand("cluster", "Inspect the cluster and move leaders to preferred replicas");
+      app.add_subcommand("cluster", "Inspect the cluster, move leaders to preferred replicas and "
+                                    "unregister nodes gone for good");
   cluster->require_subcommand(1);
   auto* describe = cluster->add_subcommand(
       "describe", "Nodes, the controller quorum and its members' Raft state, registered nodes and "
@@ -113,6 +128,17 @@ void add_cluster_command(CLI::App& app) {
       ->needs(elect_cmd->get_option("--topic"));
   add_client_options(elect_cmd, elect->client);
   elect_cmd->callback([elect] { run_elect_leaders(*elect); });
+
+  auto unregister = std::make_shared<unregister_flags>();
+  auto* unregister_cmd = cluster->add_subcommand(
+      "unregister", "Remove a stopped node gone for good from the cluster's metadata, after its "
+                    "partitions were moved off it with `topic reassign` (Kafka: kafka-cluster "
+                    "unregister); refused while the node runs");
+  unregister_cmd->add_option("--id", unregister->node, "The node's id")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  add_client_options(unregister_cmd, unregister->client);
+  unregister_cmd->callback([unregister] { run_unregister(*unregister); });
 }
 
 } // namespace capstan::cli

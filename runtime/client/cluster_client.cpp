@@ -70,8 +70,8 @@ result<std::vector<election_result>> per_partition_outcomes(Response& response) 
     return from_code(response.getErrorCode(), response.getErrorMessage());
   std::vector<election_result> out;
   for (auto r : response.getResults())
-    out.push_back(election_result{r.getTopic(), r.getPartition(),
-                                  errc_from_code(r.getErrorCode()), r.getErrorMessage()});
+    out.push_back(election_result{r.getTopic(), r.getPartition(), errc_from_code(r.getErrorCode()),
+                                  r.getErrorMessage()});
   return out;
 }
 
@@ -308,6 +308,14 @@ public:
       }
       return with_timeout(
           req.send().then([](auto response) { return per_partition_outcomes(response); }));
+    });
+  }
+
+  status unregister_node(int32_t node) override {
+    return run_status([this, node] {
+      auto req = admin_cap().unregisterNodeRequest();
+      req.setNodeId(node);
+      return req;
     });
   }
 

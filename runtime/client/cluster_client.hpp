@@ -109,6 +109,9 @@ public:
   // partition's replicas move to its target's; an empty target cancels its reassignment.
   virtual result<std::vector<election_result>>
   reassign_partitions(const std::vector<reassignment_request>& partitions) = 0;
+  // Kafka's UnregisterBroker (schema/client.capnp, unregisterNode): a fenced node gone for good
+  // leaves the cluster's metadata.
+  virtual status unregister_node(int32_t node) = 0;
   // The controller quorum as the connected node finds it (schema/client.capnp, describeCluster).
   virtual result<cluster_description> describe_cluster() = 0;
   // Sets the fault switch of the node this client bootstrapped from (the admin node).

@@ -128,6 +128,9 @@ result<std::vector<client::election_result>>
 memory_cluster::reassign_partitions(const std::vector<client::reassignment_request>&) {
   return unsupported();
 }
+status memory_cluster::unregister_node(int32_t) {
+  return unsupported();
+}
 result<cluster_description> memory_cluster::describe_cluster() {
   return unsupported();
 }

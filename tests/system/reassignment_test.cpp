@@ -2,8 +2,9 @@
 // node, tests/support/node_cluster), through the real CLI: a topic moved onto nodes 1-3 with
 // `topic reassign --replicas`, then node 3 killed for good under acks=all writes and replaced by
 // node 4 with `topic reassign --replace 3=4`; node 4 catches up and joins every ISR, node 3's
-// replicas leave. Node 3, started again, deletes the replicas that were moved off it while it was
-// down; then a second node is killed, and every acknowledged record is still read.
+// replicas leave, and `cluster unregister --id 3` removes it from the metadata. Node 3, started
+// again, registers anew and deletes the replicas that were moved off it while it was down; then
+// a second node is killed, and every acknowledged record is still read.
 
 #include <catch2/catch.hpp>
 
@@ -46,6 +47,15 @@ std::vector<std::string> produce(node_cluster& c, const std::string& prefix, int
     values.insert(values.end(), batch.begin(), batch.end());
   }
   return values;
+}
+
+// The "Registered nodes:" part of `cluster describe` through `via`.
+std::string registered_nodes(node_cluster& c, const node_process& via) {
+  std::string out, err;
+  if (c.cli("", {"cluster", "describe"}, via, &out, &err) != 0) return {};
+  const auto from = out.find("Registered nodes:");
+  if (from == std::string::npos) return {};
+  return out.substr(from, out.find("Partitions:", from) - from);
 }
 
 // Every partition of "moving" as `via` describes it once its replicas and ISR are `replicas`.
@@ -106,12 +116,38 @@ TEST_CASE("a node lost for good is replaced with topic reassign: the new node ca
   CHECK(lines_of(out).size() == partitions);
   await_replicas(c, c.node(1), {1, 2, 4});
 
+  // Node 3 holds nothing any more: it leaves the metadata. A running node and an unknown id are
+  // refused.
+  code = c.cli("", {"cluster", "unregister", "--id", "1"}, c.node(2), &out, &err);
+  CHECK(code == 1);
+  CHECK(err.find("INVALID_REQUEST") != std::string::npos);
+  code = c.cli("", {"cluster", "unregister", "--id", "9"}, c.node(2), &out, &err);
+  CHECK(code == 1);
+  CHECK(err.find("BROKER_ID_NOT_REGISTERED") != std::string::npos);
+  // Fenced once its session ran out.
+  CHECK(eventually(
+    [&] { return registered_nodes(c, c.node(2)).find("\t3\tfenced") != std::string::npos; },
+    30s));
+  code = c.cli("", {"cluster", "unregister", "--id", "3"}, c.node(2), &out, &err);
+  INFO(out << err);
+  REQUIRE(code == 0);
+  CHECK(out.find("Unregistered node 3") != std::string::npos);
+  {
+    const auto nodes = registered_nodes(c, c.node(4));
+    INFO(nodes);
+    CHECK(nodes.find("\t3\t") == std::string::npos);
+    CHECK(nodes.find("\t4\tunfenced") != std::string::npos);
+  }
+
   more = produce(c, "moved", 40, c.node(4));
   acked.insert(acked.end(), more.begin(), more.end());
 
-  // Node 3 comes back (a voter, so the quorum can lose another node): its replicas were moved
-  // off while it was down, so it deletes them.
+  // Node 3 comes back (a voter, so the quorum can lose another node) and registers anew: its
+  // replicas were moved off while it was down, so it deletes them.
   c.node(3).start();
+  CHECK(eventually(
+    [&] { return registered_nodes(c, c.node(4)).find("\t3\tunfenced") != std::string::npos; },
+    30s));
   for (int p = 0; p < partitions; ++p) {
     const auto dir = c.node(3).partition_dir({"moving", p});
     CHECK(eventually([&] { return !std::filesystem::exists(dir); }, 30s));

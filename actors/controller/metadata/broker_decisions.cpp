@@ -146,6 +146,23 @@ result<decision> register_broker(const metadata_image& image,
   return out;
 }
 
+result<decision> unregister_broker(const metadata_image& image, node_id node,
+                                   bool session_alive) {
+  auto b = image.broker(node);
+  if (b == nullptr)
+    return make_error(errc::broker_id_not_registered, node_text(node) + " is not registered");
+  if (!b->fenced)
+    return make_error(errc::invalid_request,
+                      node_text(node) + " is unfenced: stop it, and unregister it once its "
+                                        "session has expired and the controller fenced it");
+  if (session_alive)
+    return make_error(errc::invalid_request,
+                      node_text(node) + " is fenced but still heartbeats: stop it first");
+  decision out;
+  out.records.push_back(unregister_broker_record{node, b->epoch});
+  return out;
+}
+
 result<decision> fence_broker(const metadata_image& image, node_id node, broker_epoch epoch,
                               const decision_options& options, const heard_from& heard) {
   if (auto s = check_broker_epoch(image, node, epoch); !s) return s.err();

@@ -58,6 +58,13 @@ result<decision> register_broker(const metadata_image& image,
                                  const broker_registration_request& request, bool session_alive,
                                  const decision_options& options, const heard_from& heard = {});
 
+// KRaft's unregisterBroker, for a node gone for good (after its partitions were moved off it with
+// reassignments): UnregisterBroker of its current registration. Refuses BROKER_ID_NOT_REGISTERED
+// for a node the image does not hold, and INVALID_REQUEST while the node is unfenced or its
+// session is alive (`session_alive`, as register_broker): a live process would only register
+// again. Replicas the node still holds stay in their partitions, offline, until reassigned.
+result<decision> unregister_broker(const metadata_image& image, node_id node, bool session_alive);
+
 // STALE_BROKER_EPOCH unless `epoch` is the node's current registration (a heartbeat or request of
 // an older process, or of a node that never registered).
 status check_broker_epoch(const metadata_image& image, node_id node, broker_epoch epoch);

@@ -73,6 +73,7 @@ status metadata_image::apply(const metadata_record& record) {
       else if constexpr (std::is_same_v<T, partition_change_record>) return apply_change(r);
       else if constexpr (std::is_same_v<T, remove_topic_record>) return apply_remove(r);
       else if constexpr (std::is_same_v<T, topic_config_record>) return apply_config(r);
+      else if constexpr (std::is_same_v<T, unregister_broker_record>) return apply_unregister(r);
       else return apply_producer_ids(r);
     },
     record);
@@ -123,6 +124,22 @@ status metadata_image::apply_fencing(node_id node, broker_epoch epoch, bool fenc
                       "node " + std::to_string(node.value()) + " has no registration of epoch " +
                         std::to_string(epoch.value()));
   it->second.fenced = fenced;
+  return {};
+}
+
+// Only a fenced node leaves: an unfenced one may lead or be in an ISR. A fenced node may still be
+// a replica (of partitions not reassigned off it): those replicas stay as they are, offline, as
+// KRaft leaves them.
+status metadata_image::apply_unregister(const unregister_broker_record& r) {
+  auto it = brokers_.find(r.node);
+  if (it == brokers_.end() || it->second.epoch != r.epoch)
+    return make_error(errc::stale_broker_epoch,
+                      "node " + std::to_string(r.node.value()) + " has no registration of epoch " +
+                        std::to_string(r.epoch.value()));
+  if (!it->second.fenced)
+    return make_error(errc::invalid_request,
+                      "node " + std::to_string(r.node.value()) + " is unfenced");
+  brokers_.erase(it);
   return {};
 }
 

@@ -14,6 +14,7 @@
 // Not thread-safe; a value type (copy it to keep the state before a change, see
 // control_messages.hpp).
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -60,7 +61,7 @@ struct topic_image {
   topic_id id{};
   bool internal = false;
   std::map<std::string, std::string> configs; // overrides only
-  std::vector<partition_state> partitions;     // indexed by partition id
+  std::vector<partition_state> partitions;    // indexed by partition id
 
   bool operator==(const topic_image&) const = default;
 };
@@ -92,6 +93,11 @@ public:
   std::vector<node_id> unfenced_brokers() const;
   // The highest epoch any registration had (0 before the first): the next one gets more.
   broker_epoch max_broker_epoch() const { return max_broker_epoch_; }
+  // For a snapshot's image: its records hold only the nodes still registered, so the highest
+  // epoch of a node unregistered since comes from the snapshot itself.
+  void raise_max_broker_epoch(broker_epoch epoch) {
+    max_broker_epoch_ = std::max(max_broker_epoch_, epoch);
+  }
 
   const std::map<topic_id, topic_image>& topics() const { return topics_; }
   // nullptr when unknown.
@@ -115,6 +121,7 @@ public:
 private:
   status apply_register(const register_broker_record& r);
   status apply_fencing(node_id node, broker_epoch epoch, bool fenced);
+  status apply_unregister(const unregister_broker_record& r);
   status apply_topic(const topic_record& r);
   status apply_partition(const partition_record& r);
   status apply_change(const partition_change_record& r);

@@ -5,7 +5,8 @@
 namespace capstan::controller {
 
 bytes write_image_snapshot(const metadata_image& image) {
-  return encode_snapshot(snapshot_contents{image.cluster_id(), image.to_records()});
+  return encode_snapshot(
+      snapshot_contents{image.cluster_id(), image.to_records(), image.max_broker_epoch()});
 }
 
 result<metadata_image> read_image_snapshot(bytes_view data) {
@@ -16,8 +17,9 @@ result<metadata_image> read_image_snapshot(bytes_view data) {
     const auto& r = contents->records[i];
     if (auto s = image.apply(r); !s)
       return make_error(s.code(), "metadata snapshot record " + std::to_string(i) + " (" +
-                                    std::string(record_kind(r)) + "): " + s.err().message);
+                                      std::string(record_kind(r)) + "): " + s.err().message);
   }
+  image.raise_max_broker_epoch(contents->max_broker_epoch);
   return image;
 }
 

@@ -67,6 +67,11 @@ struct writer {
     b.setNodeId(r.node.value());
     b.setBrokerEpoch(r.epoch.value());
   }
+  void operator()(const unregister_broker_record& r) {
+    auto b = out.initUnregisterBroker();
+    b.setNodeId(r.node.value());
+    b.setBrokerEpoch(r.epoch.value());
+  }
   void operator()(const topic_record& r) {
     auto b = out.initTopic();
     b.setName(text(r.name));
@@ -229,15 +234,21 @@ result<metadata_record> read_record(wire::Reader r, size_t index) {
     return metadata_record{std::move(out)};
   }
   case wire::FENCE_BROKER:
-  case wire::UNFENCE_BROKER: {
-    const bool fence = r.which() == wire::FENCE_BROKER;
-    auto b = fence ? r.getFenceBroker() : r.getUnfenceBroker();
-    field_reader in(at + (fence ? " (FenceBroker)" : " (UnfenceBroker)"));
+  case wire::UNFENCE_BROKER:
+  case wire::UNREGISTER_BROKER: {
+    const auto which = r.which();
+    auto b = which == wire::FENCE_BROKER     ? r.getFenceBroker()
+             : which == wire::UNFENCE_BROKER ? r.getUnfenceBroker()
+                                             : r.getUnregisterBroker();
+    field_reader in(at + (which == wire::FENCE_BROKER     ? " (FenceBroker)"
+                          : which == wire::UNFENCE_BROKER ? " (UnfenceBroker)"
+                                                          : " (UnregisterBroker)"));
     auto node = in.node(b.getNodeId(), "node id");
     auto epoch = in.broker_epoch_of(b.getBrokerEpoch());
     if (in.failed()) return in.failure();
-    if (fence) return metadata_record{fence_broker_record{node, epoch}};
-    return metadata_record{unfence_broker_record{node, epoch}};
+    if (which == wire::FENCE_BROKER) return metadata_record{fence_broker_record{node, epoch}};
+    if (which == wire::UNFENCE_BROKER) return metadata_record{unfence_broker_record{node, epoch}};
+    return metadata_record{unregister_broker_record{node, epoch}};
   }
   case wire::TOPIC: {
     auto b = r.getTopic();
@@ -362,6 +373,7 @@ bytes encode_snapshot(const snapshot_contents& contents) {
   auto root = builder.initRoot<schema::MetadataSnapshot>();
   root.setVersion(metadata_snapshot_version);
   root.setClusterId(text(contents.cluster_id));
+  root.setMaxBrokerEpoch(contents.max_broker_epoch.value());
   write_records(root.initRecords(static_cast<unsigned>(contents.records.size())),
                 contents.records);
   return to_bytes(builder);
@@ -378,7 +390,10 @@ result<snapshot_contents> decode_snapshot(bytes_view data) {
                             ", this build reads " + std::to_string(metadata_snapshot_version));
       auto records = read_records(r.getRecords());
       if (!records) return records.err();
-      return snapshot_contents{str(r.getClusterId()), std::move(*records)};
+      field_reader in("metadata snapshot");
+      const auto max_epoch = in.broker_epoch_of(r.getMaxBrokerEpoch());
+      if (in.failed()) return in.failure();
+      return snapshot_contents{str(r.getClusterId()), std::move(*records), max_epoch};
     });
   if (!decoded) return decoded.err();
   return std::move(*decoded);

@@ -32,6 +32,8 @@ result<std::vector<metadata_record>> decode_batch(bytes_view data);
 struct snapshot_contents {
   std::string cluster_id;
   std::vector<metadata_record> records;
+  // The highest broker epoch any registration had, also of nodes unregistered since.
+  broker_epoch max_broker_epoch{0};
 
   bool operator==(const snapshot_contents&) const = default;
 };

@@ -14,6 +14,7 @@ struct kind_name {
   std::string_view operator()(const remove_topic_record&) const { return "RemoveTopic"; }
   std::string_view operator()(const topic_config_record&) const { return "TopicConfig"; }
   std::string_view operator()(const producer_ids_record&) const { return "ProducerIds"; }
+  std::string_view operator()(const unregister_broker_record&) const { return "UnregisterBroker"; }
 };
 
 } // namespace

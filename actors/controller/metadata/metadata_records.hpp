@@ -46,6 +46,14 @@ struct unfence_broker_record {
   bool operator==(const unfence_broker_record&) const = default;
 };
 
+// A fenced node gone for good leaves the image (KRaft's UnregisterBrokerRecord).
+struct unregister_broker_record {
+  node_id node;
+  broker_epoch epoch;
+
+  bool operator==(const unregister_broker_record&) const = default;
+};
+
 struct topic_record {
   std::string name;
   topic_id id{};
@@ -121,7 +129,7 @@ struct producer_ids_record {
 using metadata_record =
   std::variant<register_broker_record, fence_broker_record, unfence_broker_record, topic_record,
                partition_record, partition_change_record, remove_topic_record,
-               topic_config_record, producer_ids_record>;
+               topic_config_record, producer_ids_record, unregister_broker_record>;
 
 // The record's kind as schema/metadata.capnp names it ("RegisterBroker", ...), for log lines.
 std::string_view record_kind(const metadata_record& record);

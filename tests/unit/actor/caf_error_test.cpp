@@ -35,6 +35,7 @@ constexpr errc all_codes[] = {
   errc::stale_broker_epoch, errc::election_not_needed, errc::preferred_leader_not_available,
   errc::out_of_order_sequence_number, errc::invalid_producer_epoch, errc::inconsistent_voter_set,
   errc::invalid_replica_assignment, errc::no_reassignment_in_progress,
+  errc::broker_id_not_registered,
 };
 
 } // namespace
@@ -46,13 +47,14 @@ TEST_CASE("a wire code maps to its errc, one past the last is UNKNOWN_SERVER_ERR
     CHECK(errc_from_code(static_cast<uint8_t>(code)) == code);
     CHECK((to_string(code) != "UNKNOWN_SERVER_ERROR" || code == errc::unknown_server_error));
   }
-  CHECK(last_errc == errc::no_reassignment_in_progress);
+  CHECK(last_errc == errc::broker_id_not_registered);
   CHECK(to_string(errc::invalid_timestamp) == "INVALID_TIMESTAMP");
   CHECK(to_string(errc::preferred_leader_not_available) == "PREFERRED_LEADER_NOT_AVAILABLE");
   CHECK(to_string(errc::out_of_order_sequence_number) == "OUT_OF_ORDER_SEQUENCE_NUMBER");
   CHECK(to_string(errc::invalid_producer_epoch) == "INVALID_PRODUCER_EPOCH");
   CHECK(to_string(errc::inconsistent_voter_set) == "INCONSISTENT_VOTER_SET");
   CHECK(to_string(errc::no_reassignment_in_progress) == "NO_REASSIGNMENT_IN_PROGRESS");
+  CHECK(to_string(errc::broker_id_not_registered) == "BROKER_ID_NOT_REGISTERED");
   CHECK(errc_from_code(static_cast<uint8_t>(last_errc) + 1) == errc::unknown_server_error);
   CHECK(errc_from_code(255) == errc::unknown_server_error);
 }

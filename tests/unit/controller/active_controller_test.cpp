@@ -390,9 +390,14 @@ TEST_CASE("ElectLeaders answers per partition and the periodic rebalance elects 
   auto c = make_controller();
   auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image();
   // Node 2 leads orders-0 although node 1, its preferred replica, is live and in the ISR.
-  image = applied(
-      image, {partition_change_record{make_topic_id(1), partition_id{0}, node_id{2}, std::nullopt,
-                                      std::nullopt, leader_epoch{1}, partition_epoch{1}, {}}});
+  image = applied(image, {partition_change_record{make_topic_id(1),
+                                                  partition_id{0},
+                                                  node_id{2},
+                                                  std::nullopt,
+                                                  std::nullopt,
+                                                  leader_epoch{1},
+                                                  partition_epoch{1},
+                                                  {}}});
   (void)c.activate(image, 3, 0);
 
   auto refused =
@@ -420,8 +425,8 @@ namespace {
 
 // A heartbeat of `node`'s current registration that says it is ready.
 broker_heartbeat_msg ready(const active_controller& c, int32_t node) {
-  return broker_heartbeat_msg{node_id{node}, c.image().broker(node_id{node})->epoch.value(), false,
-                              {}};
+  return broker_heartbeat_msg{
+      node_id{node}, c.image().broker(node_id{node})->epoch.value(), false, {}};
 }
 
 const partition_state& orders(const active_controller& c, int32_t p) {
@@ -479,8 +484,9 @@ TEST_CASE("right after activation a moved leadership waits for a node heard from
   auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({2, 1})}).image();
   (void)c.activate(image, 2, 0);
   // Node 2 stops before node 1 was heard from: node 1 may be alive, or a process that died.
-  auto stopping = run(c, broker_heartbeat_msg{node_id{2}, c.image().broker(node_id{2})->epoch.value(),
-                                              false, {}, true},
+  auto stopping = run(c,
+                      broker_heartbeat_msg{
+                          node_id{2}, c.image().broker(node_id{2})->epoch.value(), false, {}, true},
                       100);
   CHECK(std::get<broker_heartbeat_response_msg>(stopping.answer).should_shut_down);
   CHECK(orders(c, 0).leader == no_leader);
@@ -492,4 +498,39 @@ TEST_CASE("right after activation a moved leadership waits for a node heard from
   CHECK(lai.partitions[0].leader == node_id{1});
   // Later heartbeats change nothing.
   CHECK(run(c, ready(c, 1), 300).messages.empty());
+}
+
+TEST_CASE("an UnregisterBroker removes a fenced node whose session ran out, and nothing else",
+          "[controller][active][unregister]") {
+  auto c = make_controller();
+  (void)c.activate(image_builder().nodes({1, 2, 3}).image(), 3, 0);
+  auto answer_of = [](const settled_request& s) { return std::get<topic_response_msg>(s.answer); };
+
+  // Node 3 runs: unfenced, and its session is alive.
+  CHECK(answer_of(run(c, unregister_broker_msg{node_id{3}}, 10)).error == errc::invalid_request);
+  CHECK(answer_of(run(c, unregister_broker_msg{node_id{9}}, 10)).error ==
+        errc::broker_id_not_registered);
+
+  // A node that registered and heartbeats is fenced until ready, but alive.
+  auto reg = run(c, registration_of(4, 1), 20);
+  REQUIRE(std::get<broker_registration_response_msg>(reg.answer).error == errc::none);
+  CHECK(answer_of(run(c, unregister_broker_msg{node_id{4}}, 30)).error == errc::invalid_request);
+
+  // Node 3 stops: its session runs out and it is fenced; nodes 1 and 2 heartbeat on.
+  for (int32_t n : {1, 2}) {
+    const auto epoch = c.image().broker(node_id{n})->epoch.value();
+    (void)run(c, broker_heartbeat_msg{node_id{n}, epoch, false, {}}, session_ms);
+  }
+  for (const auto& e : c.expired_sessions(session_ms + 100)) (void)run(c, e, session_ms + 100);
+  REQUIRE(c.image().broker(node_id{3}) != nullptr);
+  REQUIRE(c.image().broker(node_id{3})->fenced);
+  auto unregistered = run(c, unregister_broker_msg{node_id{3}}, session_ms + 200);
+  CHECK(answer_of(unregistered).error == errc::none);
+  CHECK(c.image().broker(node_id{3}) == nullptr);
+  // The others hear of it; node 3 hears nothing more.
+  CHECK(kinds_to(unregistered.messages, 3).empty());
+  for (int32_t n : {1, 2})
+    CHECK(kinds_to(unregistered.messages, n) == std::vector<kind>{kind::update_metadata});
+  CHECK(answer_of(run(c, unregister_broker_msg{node_id{3}}, session_ms + 300)).error ==
+        errc::broker_id_not_registered);
 }

@@ -43,6 +43,7 @@ controller_request_sink::behavior_type voter(int32_t node,
       [refuse](mkparts_atom, const capnp_frame& f) { return refuse(f); },
       [refuse](elect_atom, const capnp_frame& f) { return refuse(f); },
       [refuse](reassign_atom, const capnp_frame& f) { return refuse(f); },
+      [refuse](unregister_atom, const capnp_frame& f) { return refuse(f); },
       [](descquorum_atom) { return capnp_frame{}; },
   };
 }

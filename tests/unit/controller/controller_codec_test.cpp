@@ -87,6 +87,10 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   REQUIRE(dt);
   CHECK(dt->name == "orders");
 
+  auto ub = decode_unregister_broker(encode(unregister_broker_msg{node_id{4}}, node_id{2}));
+  REQUIRE(ub);
+  CHECK(ub->node == node_id{4});
+
   topic_id id{};
   id[3] = 42;
   auto tr = decode_topic_response(encode(topic_response_msg{errc::none, {}, id, 3}));

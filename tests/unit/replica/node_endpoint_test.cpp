@@ -36,6 +36,7 @@ controller_request_sink::behavior_type echo_controller() {
       [](mkparts_atom, const capnp_frame& f) { return f; },
       [](elect_atom, const capnp_frame& f) { return f; },
       [](reassign_atom, const capnp_frame& f) { return f; },
+      [](unregister_atom, const capnp_frame& f) { return f; },
       [](descquorum_atom) { return capnp_frame{}; },
   };
 }

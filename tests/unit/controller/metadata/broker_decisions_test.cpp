@@ -177,6 +177,54 @@ TEST_CASE("fencing refuses a stale or unknown registration", "[controller][broke
   CHECK(check_broker_epoch(image, node_id{3}, broker_epoch{2}).code() == errc::stale_broker_epoch);
 }
 
+// Node 3, the highest broker epoch (3), fenced.
+metadata_image with_node_3_fenced() {
+  const auto image = cluster();
+  return applied(image, fence_broker(image, node_id{3}, broker_epoch{3}, defaults)->records);
+}
+
+TEST_CASE("unregistering a node is refused by name: unknown, unfenced, or fenced with a live "
+          "session",
+          "[controller][brokers][unregister]") {
+  const auto image = cluster();
+  CHECK(unregister_broker(image, node_id{9}, false).code() == errc::broker_id_not_registered);
+  CHECK(unregister_broker(image, node_id{-1}, false).code() == errc::broker_id_not_registered);
+  auto unfenced = unregister_broker(image, node_id{3}, false);
+  CHECK(unfenced.code() == errc::invalid_request);
+  CHECK(unfenced.err().message.find("unfenced") != std::string::npos);
+  const auto fenced = with_node_3_fenced();
+  CHECK(unregister_broker(fenced, node_id{3}, true).code() == errc::invalid_request);
+  // The image refuses the record too while the node is unfenced, or for another registration.
+  const unregister_broker_record current{node_id{3}, broker_epoch{3}};
+  CHECK(metadata_image(image).apply(current).code() == errc::invalid_request);
+  const unregister_broker_record older{node_id{3}, broker_epoch{2}};
+  CHECK(metadata_image(fenced).apply(older).code() == errc::stale_broker_epoch);
+}
+
+TEST_CASE("an unregistered node leaves the image, its replicas stay offline, and the same id "
+          "registers again above every earlier broker epoch",
+          "[controller][brokers][unregister]") {
+  const auto fenced = with_node_3_fenced();
+  auto d = unregister_broker(fenced, node_id{3}, false);
+  REQUIRE(d.ok());
+  const std::vector<metadata_record> expected = {
+    unregister_broker_record{node_id{3}, broker_epoch{3}}};
+  CHECK(d->records == expected);
+  const auto after = applied(fenced, d->records);
+  CHECK(after.broker(node_id{3}) == nullptr);
+  CHECK(after.brokers().size() == 2);
+  CHECK(after.max_broker_epoch() == broker_epoch{3});
+  // orders-0 [1,2,3] keeps 3 as a replica (a reassignment moves it off), out of the ISR.
+  CHECK(partition(after, 0).replicas == ids({1, 2, 3}));
+  CHECK_FALSE(partition(after, 0).in_isr(node_id{3}));
+  CHECK(unregister_broker(after, node_id{3}, false).code() == errc::broker_id_not_registered);
+
+  auto again = register_broker(after, request(3, 2), false, defaults);
+  REQUIRE(again.ok());
+  REQUIRE(again->records.size() == 1);
+  CHECK(std::get<register_broker_record>(again->records[0]).epoch == broker_epoch{4});
+}
+
 TEST_CASE("the last ISR member stays in the ISR, with it fenced the partition goes offline",
           "[controller][brokers]") {
   const auto image = with_isr(cluster(), 3, ids({1})); // orders-3 [1,2], ISR [1]

@@ -61,6 +61,10 @@ std::vector<std::vector<metadata_record>> decision_log() {
     commit(d.changes);
   }
   commit(elect_preferred_leaders(image, std::nullopt).changes);
+  // Node 4, the highest broker epoch, goes for good: the snapshot must keep that epoch although
+  // no registration in it holds it any more.
+  commit(fence_broker(image, node_id{4}, image.broker(node_id{4})->epoch, options));
+  commit(unregister_broker(image, node_id{4}, false));
   return log;
 }
 
@@ -88,6 +92,8 @@ TEST_CASE("an image snapshot round trips", "[controller][snapshot]") {
   REQUIRE(restored.ok());
   CHECK(*restored == image);
   CHECK(restored->cluster_id() == test_cluster_id);
+  CHECK(restored->broker(node_id{4}) == nullptr);
+  CHECK(restored->max_broker_epoch() == broker_epoch{4});
 
   auto empty = read_image_snapshot(write_image_snapshot(metadata_image("c")));
   REQUIRE(empty.ok());
@@ -112,7 +118,8 @@ TEST_CASE("a snapshot whose records contradict each other is refused", "[control
   snapshot_contents contents{test_cluster_id,
                              {topic_record{"orders", t, false, {}},
                               partition_record{t, partition_id{1}, ids({1}), ids({1}), node_id{1},
-                                               leader_epoch{0}, partition_epoch{0}, {}}}};
+                                               leader_epoch{0}, partition_epoch{0}, {}}},
+                             broker_epoch{0}};
   auto restored = read_image_snapshot(encode_snapshot(contents));
   CHECK(restored.code() == errc::invalid_partitions);
   CHECK(restored.err().message.find("snapshot record 1 (Partition)") != std::string::npos);

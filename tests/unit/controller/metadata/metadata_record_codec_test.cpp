@@ -26,6 +26,7 @@ std::vector<metadata_record> one_of_each() {
     registration(3, broker_epoch{12}, "rack-b", 9),
     fence_broker_record{node_id{3}, broker_epoch{12}},
     unfence_broker_record{node_id{3}, broker_epoch{12}},
+    unregister_broker_record{node_id{3}, broker_epoch{12}},
     topic_record{"orders", t, false, {{"cleanup.policy", "compact"}, {"retention.ms", "-1"}}},
     partition_record{t, partition_id{0}, ids({3, 1, 2}), ids({3, 1}), node_id{3}, leader_epoch{4},
                      partition_epoch{9}, {}},
@@ -86,10 +87,12 @@ TEST_CASE("every metadata record kind round trips through a batch", "[controller
 }
 
 TEST_CASE("a metadata snapshot round trips and names its version", "[controller][codec]") {
-  snapshot_contents contents{"cluster-a", one_of_each()};
+  snapshot_contents contents{"cluster-a", one_of_each(), broker_epoch{17}};
   auto decoded = decode_snapshot(encode_snapshot(contents));
   REQUIRE(decoded.ok());
   CHECK(*decoded == contents);
+  contents.max_broker_epoch = broker_epoch{-1};
+  CHECK_FALSE(decode_snapshot(encode_snapshot(contents)).ok());
 
   capnp::MallocMessageBuilder builder;
   auto root = builder.initRoot<schema::MetadataSnapshot>();
