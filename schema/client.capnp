@@ -156,9 +156,10 @@ interface Capstan {
   # dropControl: this node's controller loses its next `count` LeaderAndIsr / UpdateMetadata /
   # StopReplica messages, then each with `probability`. delayControl: it sends each `delayMs`
   # late. diskFull: every write, fsync and file or directory creation under this node's data dir
-  # fails with ENOSPC. clear: all undone. INVALID_REQUEST for a cut without peers, with this
+  # fails with ENOSPC; diskReadOnly the same with EROFS (a file system remounted read-only), and
+  # diskIoError with EIO (a failing disk). clear: all undone. INVALID_REQUEST for a cut without peers, with this
   # node's own id or a negative one, a negative count, a probability outside [0, 1], a delay
-  # below 1 ms, or diskFull with peers, a count, a probability or a delay.
+  # below 1 ms, or a disk fault with peers, a count, a probability or a delay.
   injectFault @15 (fault :FaultKind, peers :List(Int32), count :Int32, probability :Float64,
                    delayMs :Int32) -> (errorCode :UInt8, errorMessage :Text);
 
@@ -190,4 +191,6 @@ enum FaultKind {
   dropControl @5;
   delayControl @6;
   diskFull @7;
+  diskReadOnly @8;
+  diskIoError @9;
 }

@@ -669,13 +669,18 @@ kj::Promise<void> capstan_service::injectFault(InjectFaultContext call) {
     done = faults->delay_control(params.getDelayMs());
     break;
   case rpc::FaultKind::DISK_FULL:
+  case rpc::FaultKind::DISK_READ_ONLY:
+  case rpc::FaultKind::DISK_IO_ERROR:
     // Fields of another kind: the caller meant another fault.
     if (!peers.empty() || params.getCount() != 0 || params.getProbability() != 0 ||
         params.getDelayMs() != 0)
       done = make_error(errc::invalid_request,
-                        "disk-full takes no peers, count, probability or delay");
+                        "a disk fault takes no peers, count, probability or delay");
     else
-      done = faults->disk_full();
+      done = faults->fail_disk(params.getFault() == rpc::FaultKind::DISK_FULL ? disk_failure::full
+                               : params.getFault() == rpc::FaultKind::DISK_READ_ONLY
+                                 ? disk_failure::read_only
+                                 : disk_failure::io_error);
     break;
   default:
     done = make_error(errc::invalid_request,

@@ -117,6 +117,22 @@ void add_debug_command(CLI::App& app) {
   disk_full->callback(
       [f] { run_fault(*f, client::fault_kind::disk_full, "The node's disk is full (ENOSPC)"); });
 
+  auto* read_only = fault->add_subcommand(
+      "disk-read-only", "Fail every write, fsync and file or directory creation under the node's "
+                        "data dir with EROFS (a file system remounted read-only), until cleared");
+  add_client_options(read_only, f->client);
+  read_only->callback([f] {
+    run_fault(*f, client::fault_kind::disk_read_only, "The node's disk is read-only (EROFS)");
+  });
+
+  auto* io_error = fault->add_subcommand(
+      "disk-io-error", "Fail every write, fsync and file or directory creation under the node's "
+                       "data dir with EIO (a failing disk), until cleared");
+  add_client_options(io_error, f->client);
+  io_error->callback([f] {
+    run_fault(*f, client::fault_kind::disk_io_error, "The node's disk fails every write (EIO)");
+  });
+
   auto* clear = fault->add_subcommand("clear", "Undo every fault set on the node");
   add_client_options(clear, f->client);
   clear->callback([f] { run_fault(*f, client::fault_kind::clear, "Faults cleared"); });

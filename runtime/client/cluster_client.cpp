@@ -383,6 +383,12 @@ public:
       case fault_kind::disk_full:
         req.setFault(rpc::FaultKind::DISK_FULL);
         break;
+      case fault_kind::disk_read_only:
+        req.setFault(rpc::FaultKind::DISK_READ_ONLY);
+        break;
+      case fault_kind::disk_io_error:
+        req.setFault(rpc::FaultKind::DISK_IO_ERROR);
+        break;
       }
       auto list = req.initPeers(static_cast<unsigned>(fault.peers.size()));
       for (size_t i = 0; i < fault.peers.size(); ++i)

@@ -73,10 +73,13 @@ enum class fault_kind {
   drop_produce_responses,
   drop_control,
   delay_control,
-  disk_full
+  disk_full,
+  disk_read_only,
+  disk_io_error
 };
 
-// One injectFault call; each kind reads only its own fields (disk_full none, and refuses any).
+// One injectFault call; each kind reads only its own fields (the disk faults none, and refuse
+// any).
 struct fault_request {
   fault_kind kind = fault_kind::clear;
   std::vector<int32_t> peers; // isolate, drop_outgoing, drop_incoming

@@ -75,13 +75,14 @@ status node_fault_switch::drop_produce_responses(int32_t count) {
   return {};
 }
 
-status node_fault_switch::disk_full() {
+status node_fault_switch::fail_disk(disk_failure how) {
   if (!storage_)
     return make_error(errc::invalid_request,
                       "node " + std::to_string(self_.value()) + " has no storage fault injection");
-  // Again on a full disk: the rules once, not twice.
+  // Again on a failed disk: the rules once, not twice.
   storage_->clear(data_dir_);
-  storage_->fill_disk(data_dir_, ENOSPC);
+  const int err = how == disk_failure::full ? ENOSPC : how == disk_failure::read_only ? EROFS : EIO;
+  storage_->fill_disk(data_dir_, err);
   return {};
 }
 

@@ -24,11 +24,18 @@ namespace capstan {
 
 class fault_injection_env;
 
+// How the disk under a node's data dir fails (node_fault_switch::fail_disk).
+enum class disk_failure {
+  full,      // ENOSPC
+  read_only, // EROFS: the file system was remounted read-only
+  io_error   // EIO: the disk fails every write
+};
+
 class node_fault_switch {
 public:
   explicit node_fault_switch(node_id self) : self_(self) {}
-  // With the storage env the node's files go through and the data dir they are under: disk_full
-  // can then fill it. `storage` outlives the switch.
+  // With the storage env the node's files go through and the data dir they are under: fail_disk
+  // can then fail it. `storage` outlives the switch.
   node_fault_switch(node_id self, fault_injection_env& storage, std::string data_dir)
       : self_(self), storage_(&storage), data_dir_(std::move(data_dir)) {}
   node_fault_switch(const node_fault_switch&) = delete;
@@ -51,10 +58,10 @@ public:
   // The next `count` produce responses are dropped (replacing what was left). INVALID_REQUEST
   // for a negative count.
   status drop_produce_responses(int32_t count);
-  // Every write, fsync and creation under the node's data dir fails with ENOSPC until clear()
-  // (fault_injection_env::fill_disk). INVALID_REQUEST (and nothing set) for a switch without a
-  // storage env.
-  status disk_full();
+  // Every write, fsync and creation under the node's data dir fails with `how`'s errno until
+  // clear() (fault_injection_env::fill_disk), replacing an earlier disk fault. INVALID_REQUEST
+  // (and nothing set) for a switch without a storage env.
+  status fail_disk(disk_failure how);
   // Undoes all: every link of this node passes, no produce response or control message is
   // dropped or delayed, its disk has room again.
   void clear();

@@ -651,7 +651,7 @@ TEST_CASE("rpc server: injectFault is refused with POLICY_VIOLATION on a node wi
   }
 }
 
-TEST_CASE("rpc server: injectFault diskFull refuses another kind's fields, fills the node's "
+TEST_CASE("rpc server: injectFault's disk faults refuse another kind's fields, fail the node's "
           "data dir until clear, and an unknown kind is refused",
           "[gateway][rpc][fault]") {
   test::temp_dir dir;
@@ -678,16 +678,22 @@ TEST_CASE("rpc server: injectFault diskFull refuses another kind's fields, fills
   for (const auto& stray : std::vector<std::function<void(request&)>>{
            [](request& r) { r.initPeers(1).set(0, 2); }, [](request& r) { r.setCount(1); },
            [](request& r) { r.setProbability(0.5); }, [](request& r) { r.setDelayMs(10); }}) {
-    auto [code, message] = inject(rpc::FaultKind::DISK_FULL, stray);
-    CHECK(code == errc::invalid_request);
-    CHECK(message.find("disk-full takes no") != std::string::npos);
+    for (auto kind : {rpc::FaultKind::DISK_FULL, rpc::FaultKind::DISK_READ_ONLY,
+                      rpc::FaultKind::DISK_IO_ERROR}) {
+      auto [code, message] = inject(kind, stray);
+      CHECK(code == errc::invalid_request);
+      CHECK(message.find("a disk fault takes no") != std::string::npos);
+    }
   }
   CHECK(creates("before"));
 
-  CHECK(inject(rpc::FaultKind::DISK_FULL, [](request&) {}).first == errc::none);
-  CHECK_FALSE(creates("during"));
-  CHECK(inject(rpc::FaultKind::CLEAR, [](request&) {}).first == errc::none);
-  CHECK(creates("after"));
+  for (auto kind : {rpc::FaultKind::DISK_FULL, rpc::FaultKind::DISK_READ_ONLY,
+                    rpc::FaultKind::DISK_IO_ERROR}) {
+    CHECK(inject(kind, [](request&) {}).first == errc::none);
+    CHECK_FALSE(creates("during"));
+    CHECK(inject(rpc::FaultKind::CLEAR, [](request&) {}).first == errc::none);
+    CHECK(creates("after-" + std::to_string(static_cast<int>(kind))));
+  }
 
   auto [code, message] = inject(static_cast<rpc::FaultKind>(200), [](request&) {});
   CHECK(code == errc::invalid_request);

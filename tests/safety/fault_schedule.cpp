@@ -41,7 +41,7 @@ constexpr std::array<std::pair<fault_kind, int>, 13> weights{{
     {fault_kind::delay_control, 1},
     {fault_kind::damage_tail, 1},
     {fault_kind::raise_min_isr, 1},
-    {fault_kind::disk_full, 1},
+    {fault_kind::disk_fault, 1},
 }};
 
 // The kinds that may overlap another: each touches one node (or its links) at a time. The rest
@@ -60,11 +60,11 @@ bool overlappable(fault_kind k) {
   }
 }
 
-// disk-full came after the seeds of the short profile were chosen (tests/safety/seeds.txt): one
+// disk-fault came after the seeds of the short profile were chosen (tests/safety/seeds.txt): one
 // more weight would change what every seed draws. It is drawn in the long profile; the short one
 // has its scenario (--scenario disk-full) in CI.
 bool drawn_in(fault_kind k, bool long_profile) {
-  return long_profile || k != fault_kind::disk_full;
+  return long_profile || k != fault_kind::disk_fault;
 }
 
 fault_kind draw_kind(draw& d, bool only_overlappable, bool long_profile) {
@@ -127,7 +127,7 @@ fault draw_fault(draw& d, fault_kind kind) {
   case fault_kind::raise_min_isr:
     f.duration_ms = d.in(4000, 8000);
     break;
-  case fault_kind::disk_full:
+  case fault_kind::disk_fault:
     f.duration_ms = d.in(2000, 7000);
     break;
   }
@@ -162,8 +162,8 @@ const char* to_string(fault_kind kind) {
     return "damage-tail";
   case fault_kind::raise_min_isr:
     return "raise-min-isr";
-  case fault_kind::disk_full:
-    return "disk-full";
+  case fault_kind::disk_fault:
+    return "disk-fault";
   }
   return "?";
 }
@@ -236,9 +236,9 @@ std::optional<fault_schedule> scenario_schedule(const std::string& name) {
   } else if (name == "disk-full") {
     // Node 1's disk full for 5 s while the producers write: its replicas go offline, the
     // controller moves their leadership, the node stops once its Raft files cannot be written;
-    // then it restarts on its data dir and every partition must be whole again.
+    // then it restarts on its data dir and every partition must be whole again. (pick2 0: ENOSPC.)
     step.quiet_ms = 3000;
-    step.first = fault{fault_kind::disk_full, 0, 0, 5000, 0, 0};
+    step.first = fault{fault_kind::disk_fault, 0, 0, 5000, 0, 0};
   } else {
     return std::nullopt;
   }

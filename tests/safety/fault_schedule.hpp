@@ -26,7 +26,8 @@ enum class fault_kind {
   delay_control,   // the active controller's control messages are late while a node restarts
   damage_tail,     // one stopped node's segment tails torn or bit-flipped before its restart
   raise_min_isr,   // min.insync.replicas=3 on a topic while a node is down, then back to 2
-  disk_full,       // every write under one node's data dir fails with ENOSPC, then it restarts
+  disk_fault,      // every write under one node's data dir fails (ENOSPC, EROFS or EIO), then it
+                   // restarts
 };
 
 const char* to_string(fault_kind kind);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The long safety run (docs/safety.md): the long profile (240 faults, none started after an
-# hour; on a 2-core machine they took 26 min), one seed, its markdown table written to safety-long.md with the date and
-# the commit, ready for docs/safety.md. Run from the repository root after building:
+# The long safety run (docs/safety.md): the long profile (600 faults drawn, none started after
+# an hour, so faults run for the whole hour), one seed, its markdown table written to
+# safety-long.md with the date and the commit, ready for docs/safety.md. Run from the repository root after building:
 #   cmake --build build -j2 --target safety_harness
 #   tests/safety/long.sh [SEED]
 # Exits as the harness does: 0 with no anomaly, 1 with one, 2 when it could not run.

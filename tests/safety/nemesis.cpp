@@ -1,6 +1,7 @@
 #include "tests/safety/nemesis.hpp"
 
 #include <algorithm>
+#include <array>
 #include <csignal>
 #include <thread>
 
@@ -141,8 +142,8 @@ void nemesis::run_alone(const fault& f) {
   case fault_kind::raise_min_isr:
     raise_min_isr(f);
     break;
-  case fault_kind::disk_full:
-    disk_full(f);
+  case fault_kind::disk_fault:
+    disk_fault(f);
     break;
   default:
     break;
@@ -244,10 +245,14 @@ void nemesis::raise_min_isr(const fault& f) {
   ops_.set_min_isr(topic, 2);
 }
 
-void nemesis::disk_full(const fault& f) {
+void nemesis::disk_fault(const fault& f) {
+  // A full disk, a file system remounted read-only, or a disk failing every write: the node's
+  // storage sees only another errno, and must go the same way.
+  static constexpr std::array<const char*, 3> how{"disk-full", "disk-read-only", "disk-io-error"};
+  const char* fault_name = how[f.pick2 % how.size()];
   const int node = pick_node(f.pick, {});
   if (node == 0) {
-    ops_.log().add("disk-full: no node to put it on; skipped");
+    ops_.log().add(std::string(fault_name) + ": no node to put it on; skipped");
     return;
   }
   // Its replicas can only move if each partition has another in-sync replica.
@@ -258,14 +263,14 @@ void nemesis::disk_full(const fault& f) {
       30s);
   if (!alone.empty())
     ops_.log().add("node " + std::to_string(node) + " is the only in-sync replica of:" + alone);
-  ops_.fault(node, {"disk-full"});
+  ops_.fault(node, {fault_name});
   sleep_ms(f.duration_ms);
   if (auto rows = ops_.describe_all()) {
     std::string led;
     for (const auto& [tp, r] : *rows)
       if (r.leader == node) led += " " + tp.first + "-" + std::to_string(tp.second);
     ops_.log().add("partitions node " + std::to_string(node) +
-                   " leads with its disk full:" + (led.empty() ? " none" : led));
+                   " leads with " + fault_name + ":" + (led.empty() ? " none" : led));
   }
   // The node stops by itself once its Raft log cannot take a record (docs/operations.md).
   if (!ops_.stopped_by_itself(node)) ops_.fault(node, {"clear"});
@@ -284,7 +289,7 @@ bool nemesis::run(const fault_step& step, int index) {
     return k == fault_kind::kill_all || k == fault_kind::kill_all_two ||
            k == fault_kind::drop_control || k == fault_kind::delay_control ||
            k == fault_kind::damage_tail || k == fault_kind::raise_min_isr ||
-           k == fault_kind::disk_full;
+           k == fault_kind::disk_fault;
   };
   if (alone(step.first.kind)) {
     run_alone(step.first);

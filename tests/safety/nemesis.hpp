@@ -67,7 +67,7 @@ private:
   void lose_control(const fault& f, bool drop);
   void damage_tail(const fault& f);
   void raise_min_isr(const fault& f);
-  void disk_full(const fault& f);
+  void disk_fault(const fault& f);
 
   void add(const std::string& kind, const std::string& detail);
 

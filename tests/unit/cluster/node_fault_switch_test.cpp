@@ -167,8 +167,8 @@ TEST_CASE("disk-full makes writes, fsyncs and creations under the node's own dat
   auto kept = create("node-1/kept");
   REQUIRE(kept);
 
-  REQUIRE(faults.disk_full());
-  REQUIRE(faults.disk_full());
+  REQUIRE(faults.fail_disk(disk_failure::full));
+  REQUIRE(faults.fail_disk(disk_failure::full));
   auto refused = create("node-1/new");
   REQUIRE_FALSE(refused);
   CHECK(refused.code() == errc::kafka_storage_error);
@@ -182,7 +182,36 @@ TEST_CASE("disk-full makes writes, fsyncs and creations under the node's own dat
   CHECK(kept->sync());
 
   node_fault_switch plain{node_id{1}};
-  auto s = plain.disk_full();
+  auto s = plain.fail_disk(disk_failure::full);
   REQUIRE_FALSE(s);
   CHECK(s.code() == errc::invalid_request);
+}
+
+TEST_CASE("a read-only or failing disk makes writes under the node's data dir fail with EROFS or "
+          "EIO, the later fault replacing the earlier, while reads go on",
+          "[unit][cluster][fault]") {
+  test::temp_dir dir;
+  fault_injection_env env;
+  scoped_storage_env installed(env);
+  REQUIRE(make_directories(dir / "node-1"));
+  node_fault_switch faults{node_id{1}, env, (dir / "node-1").string()};
+  auto kept = file_handle::open(dir / "node-1/kept", file_mode::create_new);
+  REQUIRE(kept);
+  const auto create = [&] { return file_handle::open(dir / "node-1/new", file_mode::create_new); };
+
+  REQUIRE(faults.fail_disk(disk_failure::read_only));
+  auto refused = create();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.code() == errc::kafka_storage_error);
+  CHECK(refused.err().message.find("Read-only file system") != std::string::npos);
+  CHECK_FALSE(kept->sync());
+
+  REQUIRE(faults.fail_disk(disk_failure::io_error));
+  refused = create();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.err().message.find("Input/output error") != std::string::npos);
+  CHECK(file_handle::open(dir / "node-1/kept", file_mode::open_existing));
+
+  faults.clear();
+  CHECK(create());
 }
