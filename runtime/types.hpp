@@ -2,6 +2,7 @@
 
 // Strong types that keep offsets, epochs and ids apart (a leader epoch is never an offset).
 
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -49,6 +50,10 @@ inline constexpr timestamp_ms no_timestamp = -1;
 
 using bytes_view = std::span<const uint8_t>;
 using bytes = std::vector<uint8_t>;
+
+// A node process's incarnation id: 16 random bytes drawn at its start, named in its registration
+// with the controller; all zeros: none or unknown.
+using incarnation_bytes = std::array<uint8_t, 16>;
 
 } // namespace capstan
 

@@ -129,6 +129,10 @@ struct Fetch {
   minBytes @2 :Int32;              # replica.fetch.min.bytes
   maxBytes @3 :Int32;              # replica.fetch.response.max.bytes
   partitions @4 :List(FetchPartition);
+  # The fetching process's incarnation id (16 bytes; empty: not named), as KIP-903's replica
+  # epoch: the leader names it for the replica in AlterPartition, so that the controller refuses
+  # to add a replica whose process restarted since (its log may have lost what it fetched).
+  replicaIncarnation @5 :Data;
 
   struct FetchPartition {
     topicPartition @0 :TopicPartition;
@@ -195,6 +199,9 @@ struct AlterPartition {
     leaderEpoch @2 :Int32;
     partitionEpoch @3 :Int32;      # the state the proposal builds on
     newIsr @4 :List(Int32);
+    # Per newIsr member, the incarnation id its fetches named (KIP-903's newIsrWithEpochs): 16
+    # bytes, or empty when unknown (the leader itself). An empty list: none named.
+    newIsrIncarnations @5 :List(Data);
   }
 }
 

@@ -20,4 +20,10 @@ void set_tp(schema::TopicPartition::Builder b, const topic_partition& tp);
 // partition >= 0 (INVALID_REQUEST otherwise).
 result<topic_partition> read_tp(schema::TopicPartition::Reader r);
 
+// An incarnation id as its 16 bytes; all zeros (none) as no bytes at all.
+capnp::Data::Reader incarnation_data(const incarnation_bytes& id);
+// A peer's incarnation id: 16 bytes, or none (all zeros) for no bytes; INVALID_REQUEST naming
+// `what` otherwise.
+result<incarnation_bytes> read_incarnation(capnp::Data::Reader d, const char* what);
+
 } // namespace capstan::codec

@@ -13,7 +13,9 @@ namespace capstan {
 
 namespace {
 
+using codec::incarnation_data;
 using codec::invalid;
+using codec::read_incarnation;
 using codec::read_tp;
 using codec::set_tp;
 
@@ -121,17 +123,11 @@ status read_list(In list, std::vector<Out>& out, F&& get) {
 // All zeros (any) is left out of the frame.
 template <class Builder>
 void put_target(Builder root, const incarnation_bytes& target) {
-  if (std::any_of(target.begin(), target.end(), [](uint8_t b) { return b != 0; }))
-    root.setTargetIncarnation(capnp::Data::Reader(target.data(), target.size()));
+  if (auto d = incarnation_data(target); d.size() != 0) root.setTargetIncarnation(d);
 }
 
 result<incarnation_bytes> get_target(capnp::Data::Reader d) {
-  incarnation_bytes out{};
-  if (d.size() == 0) return out;
-  if (d.size() != out.size())
-    return invalid("a target incarnation has 16 bytes, not " + std::to_string(d.size()));
-  std::copy(d.begin(), d.end(), out.begin());
-  return out;
+  return read_incarnation(d, "a target incarnation");
 }
 
 } // namespace
@@ -337,6 +333,8 @@ capnp_frame encode(const alter_partition_msg& m) {
     parts[i].setLeaderEpoch(p.epoch.value());
     parts[i].setPartitionEpoch(p.partition_epoch);
     set_nodes(parts[i].initNewIsr(static_cast<unsigned>(p.new_isr.size())), p.new_isr);
+    auto ids = parts[i].initNewIsrIncarnations(static_cast<unsigned>(p.new_isr_incarnations.size()));
+    for (unsigned j = 0; j < ids.size(); ++j) ids.set(j, incarnation_data(p.new_isr_incarnations[j]));
   }
   return capnp_frame::from_builder(b);
 }
@@ -363,6 +361,16 @@ result<alter_partition_msg> decode_alter_partition(const capnp_frame& frame) {
       auto isr = read_nodes(p.getNewIsr(), "a proposed ISR");
       if (!isr) return isr.err();
       item.new_isr = std::move(*isr);
+      auto ids = p.getNewIsrIncarnations();
+      if (ids.size() != 0 && ids.size() != item.new_isr.size())
+        return invalid("AlterPartition for " + item.tp.first + "-" + std::to_string(item.tp.second) +
+                       " names " + std::to_string(ids.size()) + " incarnations for an ISR of " +
+                       std::to_string(item.new_isr.size()));
+      for (auto d : ids) {
+        auto id = read_incarnation(d, "an ISR member's incarnation");
+        if (!id) return id.err();
+        item.new_isr_incarnations.push_back(*id);
+      }
       m.partitions.push_back(std::move(item));
     }
     return m;

@@ -40,9 +40,6 @@ struct node_endpoint_msg {
   friend bool operator==(const node_endpoint_msg&, const node_endpoint_msg&) = default;
 };
 
-// The receiving node's incarnation a control message is for; all zeros: any.
-using incarnation_bytes = std::array<uint8_t, 16>;
-
 // `sequence` on the controller's messages: their place in the controller's stream to one node
 // (schema/replication.capnp, LeaderAndIsr); 0: not sequenced. `target`: the registration of the
 // receiving node they are for.
@@ -111,6 +108,9 @@ struct alter_partition_item {
   leader_epoch epoch{0};
   int32_t partition_epoch = 0;
   std::vector<node_id> new_isr;
+  // Per new_isr member, the incarnation its fetches named (all zeros: unknown); empty: none named
+  // (KIP-903: the controller refuses a member whose process restarted since).
+  std::vector<incarnation_bytes> new_isr_incarnations{};
 };
 
 struct alter_partition_msg {

@@ -11,7 +11,9 @@ namespace capstan {
 
 namespace {
 
+using codec::incarnation_data;
 using codec::invalid;
+using codec::read_incarnation;
 using codec::read_tp;
 using codec::set_tp;
 
@@ -38,6 +40,7 @@ capnp_frame encode_fetch(const fetch_message& fetch) {
   capnp::MallocMessageBuilder builder;
   auto root = builder.initRoot<schema::Fetch>();
   root.setReplicaId(fetch.replica.value());
+  if (auto d = incarnation_data(fetch.incarnation); d.size() != 0) root.setReplicaIncarnation(d);
   root.setMaxWaitMs(fetch.max_wait_ms);
   root.setMinBytes(fetch.min_bytes);
   root.setMaxBytes(fetch.max_bytes);
@@ -61,6 +64,9 @@ result<fetch_message> decode_fetch(const capnp_frame& frame) {
     out.min_bytes = r.getMinBytes();
     out.max_bytes = r.getMaxBytes();
     if (out.replica.value() < 0) return invalid("a follower fetch needs a replica id >= 0");
+    auto incarnation = read_incarnation(r.getReplicaIncarnation(), "a fetch's replica incarnation");
+    if (!incarnation) return incarnation.err();
+    out.incarnation = *incarnation;
     if (out.max_wait_ms < 0 || out.max_bytes < 0) return invalid("negative max wait or max bytes");
     auto parts = r.getPartitions();
     if (auto s = check_count(parts, "Fetch"); !s) return s.err();

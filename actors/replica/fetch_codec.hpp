@@ -31,6 +31,8 @@ struct fetch_partition {
 
 struct fetch_message {
   node_id replica{-1};
+  // The fetching process's incarnation (all zeros: not named), KIP-903's replica epoch.
+  incarnation_bytes incarnation{};
   int32_t max_wait_ms = 0;
   int32_t min_bytes = 1;
   int32_t max_bytes = 10485760;

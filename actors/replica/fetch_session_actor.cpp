@@ -104,8 +104,9 @@ void read_all(self_ptr self, const fetch_message& req, bool watch, reads_done do
       pending->arrive();
       continue;
     }
-    follower_fetch_request r{req.replica, p.current_leader_epoch, p.fetch_offset, p.max_bytes,
-                             watch ? self_handle(self) : fetch_session_actor{}};
+    follower_fetch_request r{req.replica,  p.current_leader_epoch,
+                             p.fetch_offset, p.max_bytes,
+                             watch ? self_handle(self) : fetch_session_actor{}, req.incarnation};
     self->request(it->second, caf::infinite, ffetch_atom_v, std::move(r))
       .then(
         [results, i, pending](follower_fetch_result& res) {

@@ -99,6 +99,7 @@ fetcher_manager_actor::behavior_type manager_behavior(self_ptr self, fetcher_man
             fo.node = st.opts.node;
             fo.leader = node_id{key.first};
             fo.index = key.second;
+            fo.incarnation = st.opts.incarnation;
             fo.config = st.opts.config;
             fo.sessions = st.opts.sessions;
             fo.routes = st.opts.routes;

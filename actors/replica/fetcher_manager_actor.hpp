@@ -22,6 +22,8 @@ using fetcher_manager_actor = caf::typed_actor<
 struct fetcher_manager_options {
   node_id node{0};
   int32_t num_fetchers = 1; // num.replica.fetchers
+  // This process's incarnation, named in every fetch (all zeros: none).
+  incarnation_bytes incarnation{};
   replica_fetcher_config config;
   session_provider sessions;
   std::function<routing_table_ptr()> routes;

@@ -32,10 +32,14 @@ bool leader_state::on_leader_append(offset leo) {
   return recompute();
 }
 
-bool leader_state::on_follower_fetch(node_id follower, offset fetch_offset, timestamp_ms now) {
+bool leader_state::on_follower_fetch(node_id follower, offset fetch_offset, timestamp_ms now,
+                                     const incarnation_bytes& incarnation) {
   auto it = followers_.find(follower);
   if (it == followers_.end()) return false;
   auto& f = it->second;
+  // Another process of the node: what the old one fetched says nothing about this one's log.
+  if (incarnation != f.incarnation) f.last_fetch_leader_log_end = offset{-1};
+  f.incarnation = incarnation;
   if (fetch_offset >= leo_)
     f.last_caught_up_ms = std::max(f.last_caught_up_ms, now);
   else if (f.last_fetch_leader_log_end.value() >= 0 && fetch_offset >= f.last_fetch_leader_log_end)
@@ -59,7 +63,7 @@ std::optional<isr_proposal> leader_state::propose_shrink(timestamp_ms now) {
       keep.push_back(n);
   }
   if (keep.size() == config_.isr.size()) return std::nullopt;
-  pending_ = isr_proposal{std::move(keep), config_.partition_epoch};
+  pending_ = proposal(std::move(keep));
   return pending_;
 }
 
@@ -70,7 +74,7 @@ std::optional<isr_proposal> leader_state::propose_expand() {
     if (f.log_end >= hw_ && f.log_end >= epoch_start_) {
       auto isr = config_.isr;
       isr.push_back(n);
-      pending_ = isr_proposal{std::move(isr), config_.partition_epoch};
+      pending_ = proposal(std::move(isr));
       return pending_;
     }
   }
@@ -111,6 +115,18 @@ bool leader_state::in_isr(node_id n) const { return contains(config_.isr, n); }
 const follower_state* leader_state::follower(node_id n) const {
   auto it = followers_.find(n);
   return it == followers_.end() ? nullptr : &it->second;
+}
+
+isr_proposal leader_state::proposal(std::vector<node_id> isr) const {
+  isr_proposal out{std::move(isr), config_.partition_epoch};
+  bool named = false;
+  for (auto n : out.isr) {
+    const auto* f = follower(n);
+    out.incarnations.push_back(f != nullptr ? f->incarnation : incarnation_bytes{});
+    named = named || out.incarnations.back() != incarnation_bytes{};
+  }
+  if (!named) out.incarnations.clear();
+  return out;
 }
 
 std::vector<node_id> leader_state::maximal_isr() const {

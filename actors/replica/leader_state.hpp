@@ -32,6 +32,9 @@ struct follower_state {
   timestamp_ms last_caught_up_ms = 0;
   offset last_fetch_leader_log_end{-1};
   timestamp_ms last_fetch_ms = 0;
+  // The incarnation its latest fetch named (all zeros: none): which process of the node the
+  // log end above belongs to.
+  incarnation_bytes incarnation{};
 };
 
 struct leader_config {
@@ -46,10 +49,15 @@ struct leader_config {
   int64_t replica_lag_time_max_ms = 30000;
 };
 
-// An AlterPartition to send: the whole proposed ISR and the partition epoch it builds on.
+// An AlterPartition to send: the whole proposed ISR and the partition epoch it builds on, with
+// each member's incarnation as its fetches named it (KIP-903: the controller refuses a member
+// whose process restarted since, as its log may have lost what the leader saw it fetch). Empty
+// when no member's is known; otherwise one per member, all zeros for the leader and for members
+// that named none.
 struct isr_proposal {
   std::vector<node_id> isr;
   int32_t partition_epoch = 0;
+  std::vector<incarnation_bytes> incarnations{};
   friend bool operator==(const isr_proposal&, const isr_proposal&) = default;
 };
 
@@ -68,9 +76,10 @@ public:
   // The leader's log grew to `leo`. Returns true iff the HW advanced.
   bool on_leader_append(offset leo);
 
-  // `follower` fetched from `fetch_offset` at `now`. Unknown replicas are ignored. Returns true
-  // iff the HW advanced.
-  bool on_follower_fetch(node_id follower, offset fetch_offset, timestamp_ms now);
+  // `follower`'s process `incarnation` (all zeros: not named) fetched from `fetch_offset` at
+  // `now`. Unknown replicas are ignored. Returns true iff the HW advanced.
+  bool on_follower_fetch(node_id follower, offset fetch_offset, timestamp_ms now,
+                         const incarnation_bytes& incarnation = {});
 
   // The ISR change to propose now, if any: nothing while one is in flight.
   std::optional<isr_proposal> propose_shrink(timestamp_ms now);
@@ -105,6 +114,8 @@ public:
 private:
   bool caught_up(const follower_state& f, timestamp_ms now) const;
   std::vector<node_id> maximal_isr() const;
+  // `isr` at the current partition epoch, with its members' incarnations.
+  isr_proposal proposal(std::vector<node_id> isr) const;
   bool recompute();
 
   leader_config config_;

@@ -459,6 +459,7 @@ void fetch_round(self_ptr self, std::vector<topic_partition> tps) {
   st.busy = true;
   fetch_message fetch;
   fetch.replica = st.opts.node;
+  fetch.incarnation = st.opts.incarnation;
   fetch.max_wait_ms = st.opts.config.max_wait_ms;
   fetch.min_bytes = st.opts.config.min_bytes;
   fetch.max_bytes = st.opts.config.response_max_bytes;

@@ -23,6 +23,8 @@ struct replica_fetcher_options {
   node_id node{0};   // this node
   node_id leader{0}; // the node it fetches from
   int32_t index = 0; // of num.replica.fetchers
+  // This process's incarnation, named in every fetch (all zeros: none).
+  incarnation_bytes incarnation{};
   replica_fetcher_config config;
   // Opens fetch sessions on the leader (the replica manager).
   session_provider sessions;

@@ -61,7 +61,8 @@ void send_proposal(self_ptr self, const isr_proposal& proposal) {
     return;
   }
   alter_partition_request req{topic_partition{st.opts.topic, st.opts.partition}, st.opts.id,
-                              st.epoch, proposal.partition_epoch, proposal.isr};
+                              st.epoch, proposal.partition_epoch, proposal.isr,
+                              proposal.incarnations};
   const auto epoch = st.epoch;
   self->request(st.opts.alter_sink, std::chrono::seconds(30), alterisr_atom_v, std::move(req))
     .then(
@@ -352,7 +353,8 @@ caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_
                               std::to_string(req.fetch_offset.value()) + " is outside " +
                               std::to_string(st.log_start.value()) + ".." +
                               std::to_string(st.log_end.value())));
-  if (st.leader->on_follower_fetch(req.replica, req.fetch_offset, now_ms(self))) on_hw_advanced(self);
+  if (st.leader->on_follower_fetch(req.replica, req.fetch_offset, now_ms(self), req.incarnation))
+    on_hw_advanced(self);
   maybe_expand(self);
   if (req.fetch_offset == st.log_end || req.max_bytes <= 0) {
     if (req.watcher) st.watchers.insert(req.watcher);

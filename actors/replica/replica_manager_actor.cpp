@@ -514,6 +514,7 @@ replica_manager_actor::behavior_type replica_manager_behavior(self_ptr self,
   fetcher_manager_options fo;
   fo.node = st.opts.node;
   fo.num_fetchers = st.opts.num_replica_fetchers;
+  fo.incarnation = st.opts.incarnation;
   fo.config = st.opts.fetcher_config;
   fo.sessions = st.peers;
   fo.routes = [r = st.routes] { return r->current(); };

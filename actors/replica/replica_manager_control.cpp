@@ -648,7 +648,8 @@ caf::result<alter_partition_result> forward_isr_change(self_ptr self, alter_part
                                                 std::to_string(st.controller_node.value()) +
                                                 " is lost: the fault switch cuts the link");
   auto rp = self->make_response_promise<alter_partition_result>();
-  isr_change change{alter_partition_item{req.tp, req.id, req.epoch, req.partition_epoch, req.isr},
+  isr_change change{alter_partition_item{req.tp, req.id, req.epoch, req.partition_epoch, req.isr,
+                                          req.incarnations},
                     rp};
   if (auto it = st.isr_changes_queued.find(req.tp); it != st.isr_changes_queued.end()) {
     it->second.rp.deliver(

@@ -93,6 +93,8 @@ struct alter_partition_request {
   leader_epoch epoch{0};
   int32_t partition_epoch = 0;
   std::vector<node_id> isr;
+  // Per member, the incarnation its fetches named; empty: none named (isr_proposal).
+  std::vector<incarnation_bytes> incarnations{};
 };
 
 // The partition's state as the controller committed it.

@@ -52,6 +52,8 @@ struct follower_fetch_request {
   int32_t max_bytes = 1048576;
   // Told once when data arrives, if this read found nothing.
   fetch_session_actor watcher;
+  // The fetching process's incarnation (all zeros: not named).
+  incarnation_bytes incarnation{};
 };
 
 struct follower_fetch_result {

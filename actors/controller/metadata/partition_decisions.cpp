@@ -68,6 +68,20 @@ status check_item(const metadata_image& image, node_id sender, const topic_image
       return refuse(errc::ineligible_replica,
                     "ISR member " + std::to_string(n.value()) +
                       (image.broker(n) == nullptr ? " is not registered" : " is fenced"));
+  // KIP-903: a member joining on the strength of fetches from an earlier process of its node
+  // (which restarted since, and may have lost what it fetched) does not join. Members already
+  // in the ISR keep their place: their leaving is the fencing's and the leader's business.
+  if (item.new_isr_incarnations.size() == item.new_isr.size())
+    for (size_t i = 0; i < item.new_isr.size(); ++i) {
+      const auto n = item.new_isr[i];
+      const auto& named = item.new_isr_incarnations[i];
+      if (p.in_isr(n) || named == incarnation_id{} || image.broker(n)->incarnation == named)
+        continue;
+      return refuse(errc::ineligible_replica,
+                    "ISR member " + std::to_string(n.value()) +
+                      " joins on fetches of an earlier process of its node (incarnation " +
+                      to_hex(named) + ", registered " + to_hex(image.broker(n)->incarnation) + ")");
+    }
   return {};
 }
 

@@ -120,6 +120,19 @@ TEST_CASE("AlterPartition and its response decode as they were encoded", "[repli
   CHECK(a->partitions[0].epoch == leader_epoch{4});
   CHECK(a->partitions[0].partition_epoch == 6);
   CHECK(a->partitions[0].new_isr == nodes({2, 4}));
+  CHECK(a->partitions[0].new_isr_incarnations.empty());
+
+  // With the members' incarnations (KIP-903): the leader's unnamed, the joining member's named.
+  auto named = alter(4, 6);
+  incarnation_bytes joining{};
+  joining.fill(9);
+  named.partitions[0].new_isr_incarnations = {incarnation_bytes{}, joining};
+  auto n = decode_alter_partition(encode(named));
+  REQUIRE(n.ok());
+  CHECK(n->partitions[0].new_isr_incarnations == named.partitions[0].new_isr_incarnations);
+  // One incarnation for an ISR of two is a malformed request.
+  named.partitions[0].new_isr_incarnations = {joining};
+  CHECK(decode_alter_partition(encode(named)).code() == errc::invalid_request);
 
   const alter_partition_response_msg resp{
     errc::none, "",

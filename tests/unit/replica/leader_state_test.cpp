@@ -203,3 +203,32 @@ TEST_CASE("a replica added under the same leadership joins once caught up, a rem
   s.on_follower_fetch(n4, offset{30}, 4);
   CHECK(s.high_watermark() == offset{30});
 }
+
+TEST_CASE("an ISR proposal names each member's incarnation as its latest fetch named it, and none "
+          "when no fetch named one",
+          "[replica][leader]") {
+  incarnation_bytes first{}, second{};
+  first.fill(1);
+  second.fill(2);
+  leader_state s(three_replicas(1, {n1, n2}), offset{20}, offset{20}, offset{20}, 0);
+  s.on_follower_fetch(n2, offset{20}, 1, first);
+  s.on_follower_fetch(n3, offset{20}, 1, first);
+  auto p = s.propose_expand();
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1, n2, n3});
+  CHECK(p->incarnations == std::vector<incarnation_bytes>{incarnation_bytes{}, first, first});
+  s.on_proposal_failed();
+  // Node 3 restarted: its new process's fetches name another incarnation, and so does the next
+  // proposal (the controller refuses the old one).
+  s.on_follower_fetch(n3, offset{20}, 2, second);
+  p = s.propose_expand();
+  REQUIRE(p);
+  CHECK(p->incarnations == std::vector<incarnation_bytes>{incarnation_bytes{}, first, second});
+  s.on_proposal_failed();
+
+  leader_state unnamed(three_replicas(1, {n1, n2}), offset{20}, offset{20}, offset{20}, 0);
+  unnamed.on_follower_fetch(n3, offset{20}, 1);
+  p = unnamed.propose_expand();
+  REQUIRE(p);
+  CHECK(p->incarnations.empty());
+}

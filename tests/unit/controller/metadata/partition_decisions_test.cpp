@@ -218,3 +218,34 @@ TEST_CASE("the periodic rebalance picks a node's partitions once their imbalance
   image = applied(image, fence_broker(image, node_id{1}, broker_epoch{1}, {})->records);
   CHECK(imbalanced_partitions(image, 0).empty());
 }
+
+TEST_CASE("an ISR member joining on fetches of an earlier process of its node is refused, as "
+          "KIP-903's broker epochs in AlterPartition",
+          "[controller][alter_partition]") {
+  // orders-0 [1,2,3] with ISR [1,2]: node 3 catches up and the leader proposes it.
+  const auto base = cluster();
+  auto shrunk = alter_partition(base, shrink(1, ids({1, 2})));
+  REQUIRE(shrunk.outcomes[0].code == errc::none);
+  const auto image = applied(base, shrunk.changes.records);
+  const auto current = image.broker(node_id{3})->incarnation;
+  const auto earlier = make_incarnation(77);
+  auto join = [&](incarnation_id named) {
+    auto m = shrink(1, ids({1, 2, 3}), 0, 1);
+    m.partitions[0].new_isr_incarnations = {incarnation_id{}, current, named};
+    return m;
+  };
+
+  auto refused = alter_partition(image, join(earlier));
+  REQUIRE(refused.outcomes.size() == 1);
+  CHECK(refused.outcomes[0].code == errc::ineligible_replica);
+  CHECK(refused.outcomes[0].message.find("earlier process") != std::string::npos);
+  CHECK(refused.changes.records.empty());
+
+  CHECK(outcome(image, join(current)) == errc::none);
+  // Not named (a leader that does not know it): as before.
+  CHECK(outcome(image, join(incarnation_id{})) == errc::none);
+  // A member already in the ISR keeps its place whatever the leader last saw of it.
+  auto shrink_named = shrink(1, ids({1, 2}), 0, 1);
+  shrink_named.partitions[0].new_isr_incarnations = {incarnation_id{}, earlier};
+  CHECK(outcome(image, shrink_named) == errc::none);
+}
