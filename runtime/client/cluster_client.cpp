@@ -820,6 +820,18 @@ private:
     return -1;
   }
 
+  // Whether the cached metadata names another replica than the leader for the partition: one the
+  // controller can move the leadership to when the leader's log dir fails. With none (a single
+  // node, replication factor 1) KAFKA_STORAGE_ERROR lasts until the node is repaired, and
+  // retrying it would only hold the caller up until its deadline.
+  bool leadership_can_move(const std::string& topic, int32_t partition) const {
+    auto t = cache_.topics.find(topic);
+    if (t == cache_.topics.end()) return false;
+    for (const auto& p : t->second.partitions)
+      if (p.partition == partition) return p.replicas.size() > 1;
+    return false;
+  }
+
   std::optional<std::string> leader_address(const std::string& topic, int32_t partition) const {
     auto t = cache_.topics.find(topic);
     if (t == cache_.topics.end()) return std::nullopt;
@@ -906,6 +918,9 @@ private:
           if (!r && clipped && r.code() == errc::request_timed_out && state->last)
             return result<T>(*state->last);
           if (r || !retriable(r.code())) return kj::mv(r);
+          if (r.code() == errc::kafka_storage_error &&
+              !leadership_can_move(state->topic, state->partition))
+            return kj::mv(r);
           if (r.code() == errc::network_exception) forget_connection(address, id);
           forget_topic(state->topic);
           state->last = r.err();

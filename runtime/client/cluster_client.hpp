@@ -2,9 +2,9 @@
 
 // The client library's connection to a capstan cluster: Cap'n Proto RPC to each broker on one
 // kj event-loop thread owned by the client, a metadata cache, and every request routed to the
-// partition leader. NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION and KAFKA_STORAGE_ERROR
-// (the controller moves a leadership off a failed disk) are retried after a metadata refresh
-// until delivery.timeout.ms. Blocking calls may be made from any thread except
+// partition leader. NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION and, for a partition with
+// more than one replica, KAFKA_STORAGE_ERROR (the controller moves a leadership off a failed
+// disk) are retried after a metadata refresh until delivery.timeout.ms. Blocking calls may be made from any thread except
 // the client's own (callbacks run there).
 
 #include <chrono>

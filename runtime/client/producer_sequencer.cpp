@@ -21,7 +21,6 @@ bool undecided(errc code) {
   case errc::unknown_topic_or_partition:
   case errc::not_enough_replicas:
   case errc::not_enough_replicas_after_append:
-  case errc::kafka_storage_error:
     return true;
   default:
     return false;

@@ -207,7 +207,7 @@ fault_schedule draw_schedule(uint64_t seed, int faults, const std::string& profi
 const std::vector<std::string>& scenario_names() {
   static const std::vector<std::string> names{"raised-min-isr", "crash-all-two-back",
                                               "lost-leader-and-isr", "torn-leader-restart",
-                                              "disk-full"};
+                                              "disk-full", "disk-read-only", "disk-io-error"};
   return names;
 }
 
@@ -233,12 +233,14 @@ std::optional<fault_schedule> scenario_schedule(const std::string& name) {
     // others hold); restarted 300 ms later, before its session expires.
     step.quiet_ms = 3000;
     step.first = fault{fault_kind::damage_tail, 0, 0, 300, 2048, 0};
-  } else if (name == "disk-full") {
-    // Node 1's disk full for 5 s while the producers write: its replicas go offline, the
-    // controller moves their leadership, the node stops once its Raft files cannot be written;
-    // then it restarts on its data dir and every partition must be whole again. (pick2 0: ENOSPC.)
+  } else if (name == "disk-full" || name == "disk-read-only" || name == "disk-io-error") {
+    // Node 1's disk full (pick2 0: ENOSPC), read-only (1: EROFS) or failing (2: EIO) for 5 s
+    // while the producers write: its replicas go offline, the controller moves their leadership,
+    // the node stops once its Raft files cannot be written; then it restarts on its data dir and
+    // every partition must be whole again.
     step.quiet_ms = 3000;
-    step.first = fault{fault_kind::disk_fault, 0, 0, 5000, 0, 0};
+    const uint32_t how = name == "disk-full" ? 0 : name == "disk-read-only" ? 1 : 2;
+    step.first = fault{fault_kind::disk_fault, 0, how, 5000, 0, 0};
   } else {
     return std::nullopt;
   }

@@ -237,7 +237,7 @@ TEST_CASE("a leader whose disk fills up (debug fault disk-full) loses its partit
   full.start();
   for (auto& n : c.nodes) c.await_isr("full", *n, {1, 2, 3});
   auto expected = values("before", 5);
-  expected.push_back("retried");
+  expected.push_back("retried-0");
   for (const auto& v : values("after", 5)) expected.push_back(v);
   for (auto& n : c.nodes) {
     INFO("read through node " << n->id());

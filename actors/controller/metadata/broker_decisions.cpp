@@ -158,6 +158,21 @@ result<decision> unregister_broker(const metadata_image& image, node_id node,
   if (session_alive)
     return make_error(errc::invalid_request,
                       node_text(node) + " is fenced but still heartbeats: stop it first");
+  // A fenced node stays in an ISR only as its last member, and then the partition waits for it:
+  // were the id registered again by a new machine with an empty disk, it would be elected
+  // cleanly (it is in the ISR) and the others would truncate to its empty log.
+  std::string held;
+  size_t count = 0;
+  for (const auto& [id, topic] : image.topics())
+    for (size_t i = 0; i < topic.partitions.size(); ++i)
+      if (topic.partitions[i].in_isr(node) && count++ < 5)
+        held += (held.empty() ? "" : ", ") + topic.name + "-" + std::to_string(i);
+  if (count > 0)
+    return make_error(errc::invalid_request,
+                      node_text(node) + " is the last in-sync replica of " + held +
+                        (count > 5 ? " and " + std::to_string(count - 5) + " more" : "") +
+                        ": those partitions wait for it (with unclean.leader.election.enable "
+                        "another replica can take over, losing what only it holds)");
   decision out;
   out.records.push_back(unregister_broker_record{node, b->epoch});
   return out;

@@ -62,7 +62,9 @@ result<decision> register_broker(const metadata_image& image,
 // reassignments): UnregisterBroker of its current registration. Refuses BROKER_ID_NOT_REGISTERED
 // for a node the image does not hold, and INVALID_REQUEST while the node is unfenced or its
 // session is alive (`session_alive`, as register_broker): a live process would only register
-// again. Replicas the node still holds stay in their partitions, offline, until reassigned.
+// again; and while it is still in an ISR (as the last member, naming the partitions): a new
+// machine registering the id with an empty disk would be elected there cleanly. Replicas the node
+// still holds outside ISRs stay in their partitions, offline, until reassigned.
 result<decision> unregister_broker(const metadata_image& image, node_id node, bool session_alive);
 
 // STALE_BROKER_EPOCH unless `epoch` is the node's current registration (a heartbeat or request of

@@ -40,6 +40,7 @@ struct fake_state {
   std::atomic<uint16_t> leader_port{0};
   std::atomic<int> not_leader_remaining{0};
   std::atomic<int> storage_error_remaining{0}; // produce answers KAFKA_STORAGE_ERROR
+  std::atomic<int> replicas{1};                // Metadata names replicas 1..this of every partition
   std::atomic<int> metadata_calls{0};
   std::atomic<int> produce_calls{0};
   // Non-zero: every produce is answered with this errorCode.
@@ -85,7 +86,8 @@ public:
         ps[p].setPartition(p);
         ps[p].setLeader(1);
         ps[p].setLeaderEpoch(s_.leader_epoch);
-        ps[p].initReplicas(1).set(0, 1);
+        auto replicas = ps[p].initReplicas(static_cast<unsigned>(s_.replicas.load()));
+        for (unsigned r = 0; r < replicas.size(); ++r) replicas.set(r, static_cast<int32_t>(r + 1));
         ps[p].initIsr(1).set(0, 1);
       }
     }
@@ -357,9 +359,11 @@ TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER is retried after a metadata
 
 // As Kafka's KafkaStorageException: on a cluster the controller moves the leadership off a replica
 // whose disk failed, so the refreshed metadata leads the retry to the new leader.
-TEST_CASE("a produce answered KAFKA_STORAGE_ERROR is retried after a metadata refresh",
+TEST_CASE("a produce answered KAFKA_STORAGE_ERROR is retried after a metadata refresh while "
+          "another replica can take the leadership over",
           "[client][cluster_client]") {
   fake_server server;
+  server.state.replicas = 3;
   auto client = cluster_client::connect(config_for(server));
   REQUIRE(client);
   server.state.storage_error_remaining = 2;
@@ -369,6 +373,20 @@ TEST_CASE("a produce answered KAFKA_STORAGE_ERROR is retried after a metadata re
   CHECK(r->base_offset == offset{0});
   CHECK(server.state.produce_calls == 3);
   CHECK(server.state.metadata_calls >= metadata_before + 2);
+}
+
+// With a single replica nothing can take over until the node is repaired: the error comes back at
+// once instead of holding the caller up until delivery.timeout.ms.
+TEST_CASE("a produce answered KAFKA_STORAGE_ERROR for a partition with one replica fails at once",
+          "[client][cluster_client]") {
+  fake_server server;
+  auto client = cluster_client::connect(config_for(server));
+  REQUIRE(client);
+  server.state.storage_error_remaining = 2;
+  auto r = (*client)->produce_sync("t", 1, 1, one_batch("v"));
+  REQUIRE_FALSE(r);
+  CHECK(r.code() == errc::kafka_storage_error);
+  CHECK(server.state.produce_calls == 1);
 }
 
 TEST_CASE("a produce answered NOT_LEADER_OR_FOLLOWER goes to the leader the refreshed metadata names",

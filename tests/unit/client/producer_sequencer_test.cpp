@@ -88,7 +88,7 @@ TEST_CASE("undecided errors are retried with the same stamp, and hold back new b
   const auto a = s.next(p0, 1);
   const auto b = s.next(p0, 1);
   for (auto code : {errc::request_timed_out, errc::network_exception, errc::not_leader_or_follower,
-                    errc::not_enough_replicas_after_append, errc::kafka_storage_error}) {
+                    errc::not_enough_replicas_after_append}) {
     CHECK(s.failed(p0, a, code, true) == failure_verdict::retry);
     CHECK(s.free_slots(p0, 5) == 0);
     s.resent(p0);

@@ -232,3 +232,22 @@ TEST_CASE("an ISR proposal names each member's incarnation as its latest fetch n
   REQUIRE(p);
   CHECK(p->incarnations.empty());
 }
+
+TEST_CASE("a follower's new process is not caught up on the strength of its old process's fetch",
+          "[replica][leader]") {
+  incarnation_bytes old_process{}, new_process{};
+  old_process.fill(1);
+  new_process.fill(2);
+  leader_state s(three_replicas(), offset{10}, offset{10}, offset{10}, 0);
+  s.on_leader_append(offset{20});
+  // The old process of node 3 fetched 15 while the leader's log end was 20.
+  s.on_follower_fetch(n3, offset{15}, 900, old_process);
+  s.on_leader_append(offset{30});
+  // Its new process asks for 20: as the same process it would have caught up at 900, when the
+  // log end was 20. A new process's log says nothing about then: it has not caught up since 0.
+  s.on_follower_fetch(n3, offset{20}, 1500, new_process);
+  s.on_follower_fetch(n2, offset{30}, 1500);
+  auto p = s.propose_shrink(1500);
+  REQUIRE(p);
+  CHECK(p->isr == std::vector<node_id>{n1, n2});
+}

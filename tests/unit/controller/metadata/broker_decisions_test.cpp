@@ -201,6 +201,21 @@ TEST_CASE("unregistering a node is refused by name: unknown, unfenced, or fenced
   CHECK(metadata_image(fenced).apply(older).code() == errc::stale_broker_epoch);
 }
 
+TEST_CASE("unregistering a node that is still a partition's last in-sync replica is refused, "
+          "naming the partition",
+          "[controller][brokers][unregister]") {
+  // orders-2 [3,1,2] with ISR [3]; node 3 fenced stays its last member, without a leader.
+  auto image = with_isr(cluster(), 2, ids({3}));
+  const auto epoch = image.broker(node_id{3})->epoch;
+  image = applied(image, fence_broker(image, node_id{3}, epoch, defaults)->records);
+  REQUIRE(partition(image, 2).isr == ids({3}));
+  REQUIRE(partition(image, 2).leader == no_leader);
+  auto refused = unregister_broker(image, node_id{3}, false);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.code() == errc::invalid_request);
+  CHECK(refused.err().message.find("last in-sync replica of orders-2") != std::string::npos);
+}
+
 TEST_CASE("an unregistered node leaves the image, its replicas stay offline, and the same id "
           "registers again above every earlier broker epoch",
           "[controller][brokers][unregister]") {
