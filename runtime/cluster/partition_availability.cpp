@@ -50,9 +50,13 @@ std::string why_offline(const partition_assignment& p, const std::set<int32_t>& 
       needed = std::to_string(rf - std::min(min_isr, rf) + 1);
   }
   const auto back = live_of(p.replicas, live);
+  const auto live_now = back.empty() ? std::string("none") : join_node_ids(back);
+  if (p.isr.empty())
+    return "its last ISR member came back after an unclean shutdown or on a new data dir; waits "
+           "for " + needed + " of replicas " + join_node_ids(p.replicas) +
+           " to report their logs (live now: " + live_now + ")";
   return "no ISR member (" + isr + ") is live; waits for one, or for " + needed + " of replicas " +
-         join_node_ids(p.replicas) + " to report their logs (live now: " +
-         (back.empty() ? std::string("none") : join_node_ids(back)) + ")";
+         join_node_ids(p.replicas) + " to report their logs (live now: " + live_now + ")";
 }
 
 } // namespace capstan

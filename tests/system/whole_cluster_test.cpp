@@ -8,7 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/eventually.hpp"
@@ -85,5 +87,86 @@ TEST_CASE("after all three nodes are killed with SIGKILL and only two come back,
       },
       60s);
   INFO(err);
+  CHECK(produced);
+}
+
+namespace {
+
+// The "Registered nodes:" part of `cluster describe` through `via`.
+std::string registered_nodes(node_cluster& c, const node_process& via) {
+  std::string out, err;
+  if (c.cli("", {"cluster", "describe"}, via, &out, &err) != 0) return {};
+  const auto from = out.find("Registered nodes:");
+  if (from == std::string::npos) return {};
+  return out.substr(from, out.find("Partitions:", from) - from);
+}
+
+} // namespace
+
+// KIP-966's unclean-shutdown rule: a partition's last ISR member coming back on an empty disk (a
+// new machine under its id) must not be elected on its own say. Before, its first heartbeat
+// elected it cleanly (it was in the ISR and live), and the replicas that held the records
+// truncated to its empty log.
+TEST_CASE("a partition's last in-sync replica killed and started again on an empty data dir is "
+          "not elected on its own say: the partition comes back on a replica that holds every "
+          "acknowledged record",
+          "[system][cluster][failover]") {
+  node_cluster c(binary, 2); // voters 1-3, broker-only nodes 4 and 5
+  c.create_topic("wiped", 3, c.node(1), 1, {"min.insync.replicas=2"});
+  std::string out, err;
+  // Replicas on nodes 4, 5 and 1, node 4 leading: killing 5 and 1 leaves the quorum two voters.
+  REQUIRE(c.cli("", {"topic", "reassign", "wiped", "--replicas", "4,5,1"}, c.node(2), &out, &err) ==
+          0);
+  c.await_partition("wiped", c.node(2), [](const node_cluster::partition_row& r) {
+    return r.replicas == std::vector<int>{1, 4, 5} && r.isr.size() == 3;
+  });
+  REQUIRE(eventually(
+      [&] {
+        c.cli("", {"cluster", "elect-leaders", "--topic", "wiped"}, c.node(2), &out, &err);
+        auto rows = c.describe("wiped", c.node(2));
+        return rows && rows->at(0).leader == 4;
+      },
+      60s));
+
+  std::string input;
+  std::vector<std::string> acked;
+  for (int i = 0; i < 20; ++i) {
+    acked.push_back("kept-" + std::to_string(i));
+    input += acked.back() + "\n";
+  }
+  REQUIRE(c.cli(input, {"produce", "wiped", "--acks", "all"}, c.node(2), &out, &err) == 0);
+
+  // The followers die: node 4 is left the only ISR member; then it dies too, and stays the last.
+  c.node(5).kill();
+  c.node(1).kill();
+  c.await_isr("wiped", c.node(2), {4});
+  c.node(4).kill();
+  c.await_partition("wiped", c.node(2),
+                    [](const node_cluster::partition_row& r) { return r.leader < 0; });
+
+  // A new machine takes node 4's place with an empty disk; it registers and is unfenced before
+  // the others are back.
+  std::filesystem::remove_all(c.node(4).data_dir());
+  c.node(4).start();
+  CHECK(eventually(
+      [&] { return registered_nodes(c, c.node(2)).find("\t4\tunfenced") != std::string::npos; },
+      60s));
+  std::this_thread::sleep_for(2s);
+  {
+    auto rows = c.describe("wiped", c.node(2));
+    REQUIRE(rows);
+    CHECK(rows->at(0).leader != 4);
+  }
+  c.node(5).start();
+  c.node(1).start();
+  const auto row = c.await_partition(
+      "wiped", c.node(2), [](const node_cluster::partition_row& r) { return r.leader >= 0; });
+  CHECK(row.leader != 4);
+  CHECK(c.consume("wiped", c.node(2), acked.size()) == acked);
+  const bool produced = eventually(
+      [&] {
+        return c.cli("after\n", {"produce", "wiped", "--acks", "all"}, c.node(2), &out, &err) == 0;
+      },
+      60s);
   CHECK(produced);
 }

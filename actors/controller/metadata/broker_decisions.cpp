@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "actors/controller/metadata/leader_election.hpp"
+#include "actors/controller/metadata/partition_change.hpp"
 
 namespace capstan::controller {
 
@@ -93,6 +94,28 @@ void elect_where_leaderless(const metadata_image& image, node_id node,
                      out);
 }
 
+// KIP-966's unclean-shutdown rule for the last ISR member: a node whose new process's log may lack
+// what its old one held (after a crash, or on a new data dir) leaves the ISR of each leaderless
+// partition it was the last member of. The ISR is then empty and no clean election can pick it on
+// its own say: the partition waits for enough of its replicas to report their logs and comes back
+// on the most up-to-date (leader_recovery.hpp), or with unclean.leader.election.enable on the first
+// live replica. `image` holds the node's fencing (if any) already.
+void leave_isrs_as_last_member(const metadata_image& image, node_id node, decision& out) {
+  for (const auto& [id, topic] : image.topics())
+    for (size_t i = 0; i < topic.partitions.size(); ++i) {
+      const auto& p = topic.partitions[i];
+      if (p.leader != no_leader || p.isr != std::vector<node_id>{node}) continue;
+      auto c = make_partition_change(topic.id, partition_id{static_cast<int32_t>(i)}, p, no_leader,
+                                     {});
+      if (!c) continue;
+      out.warnings.push_back("node " + std::to_string(node.value()) + " was the last in-sync "
+                             "replica of " + topic.name + "-" + std::to_string(i) +
+                             " and comes back after an unclean shutdown or on a new data dir: "
+                             "the partition waits for enough replicas to report their logs");
+      out.records.push_back(std::move(*c));
+    }
+}
+
 } // namespace
 
 status check_broker_epoch(const metadata_image& image, node_id node, broker_epoch epoch) {
@@ -135,9 +158,14 @@ result<decision> register_broker(const metadata_image& image,
     // cleanly). After a crash the logs may lack what the page cache held, so they leave the ISRs
     // as any fenced node's do; a partition left without a live member then comes back on the
     // most up-to-date replica (leader_recovery.hpp).
+    const bool whole_log = same_process || (successor && request.previous_clean_shutdown);
     if (!existing->fenced)
-      out = fencing(image, request.node, existing->epoch, options, heard,
-                    same_process || (successor && request.previous_clean_shutdown));
+      out = fencing(image, request.node, existing->epoch, options, heard, whole_log);
+    if (!whole_log) {
+      auto fenced = image;
+      if (auto s = fenced.apply(out.records); !s) return s.err();
+      leave_isrs_as_last_member(fenced, request.node, out);
+    }
   }
   out.records.push_back(register_broker_record{
     request.node, request.incarnation, request.cluster_id, request.client_host,

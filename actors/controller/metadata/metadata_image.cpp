@@ -24,7 +24,9 @@ status check_partition(const partition_state& p, const std::string& name) {
     return make_error(errc::invalid_request, "partition " + name + ": " + why);
   };
   if (p.replicas.empty()) return invalid("no replicas");
-  if (p.isr.empty()) return invalid("empty ISR");
+  // Empty only without a leader: the last member came back with a log that may lack what it held
+  // (KIP-966; broker_decisions.hpp, register_broker).
+  if (p.isr.empty() && p.leader != no_leader) return invalid("empty ISR with a leader");
   for (auto n : p.isr)
     if (!contains(p.replicas, n))
       return invalid("ISR " + to_string(p.isr) + " is not within replicas " +

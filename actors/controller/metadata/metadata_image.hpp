@@ -7,7 +7,8 @@
 // applies all or nothing.
 //
 // Invariants every applied record keeps, per partition: replicas are non-empty and distinct; the
-// ISR is a non-empty subset of the replicas; the leader is -1 or in the ISR; a reassignment's
+// ISR is a subset of the replicas, empty only without a leader (KIP-966: its last member came
+// back with a log that may lack what it held); the leader is -1 or in the ISR; a reassignment's
 // adding and removing replicas are distinct replicas, none both, and leave a target; epochs only
 // grow.
 //

@@ -83,7 +83,8 @@ std::optional<std::string> controller_invariant_checker::check_image(node_id vot
     for (size_t i = 0; i < t.partitions.size(); ++i) {
       const auto& p = t.partitions[i];
       const auto part = where + name(t, i) + " ";
-      if (p.isr.empty()) return "partition state: " + part + "has an empty ISR";
+      if (p.isr.empty() && p.leader != no_leader)
+        return "partition state: " + part + "has a leader and an empty ISR";
       for (node_id n : p.isr)
         if (!contains(p.replicas, n))
           return "partition state: " + part + "has ISR member " + std::to_string(n.value()) +

@@ -171,3 +171,74 @@ TEST_CASE("with min.insync.replicas 1 every replica must be back, and a live ISR
     CHECK(recoverable_partitions(image, reports, options).empty());
   }
 }
+
+namespace {
+
+// Node `node`'s next process registering: from its old data dir (`previous` its old incarnation,
+// 1 in image_builder; `clean` whether that process stopped cleanly) or, with `previous` 0, from a
+// new data dir.
+broker_registration_request next_process(int32_t node, uint8_t incarnation, uint8_t previous,
+                                         bool clean) {
+  auto r = registration(node, broker_epoch{0}, {}, incarnation);
+  broker_registration_request out{r.node,         r.incarnation,  r.cluster_id, r.client_host,
+                                  r.client_port,  r.cluster_host, r.cluster_port, r.rack};
+  if (previous != 0) out.previous_incarnation = make_incarnation(previous);
+  out.previous_clean_shutdown = clean;
+  return out;
+}
+
+// Every node crashed (orders-0's ISR ends as {3}, no leader); node 3's next process registers
+// as `who` says and is unfenced by its first heartbeat.
+metadata_image three_back_as(const broker_registration_request& who) {
+  auto image = image_builder()
+                 .nodes({1, 2, 3})
+                 .topic("orders", 1, {ids({1, 2, 3})}, {{"min.insync.replicas", "2"}})
+                 .image();
+  for (int n : {1, 2, 3}) image = fenced(image, n);
+  REQUIRE(image.topic(orders)->partitions[0].isr == ids({3}));
+  auto reg = register_broker(image, who, false, {});
+  REQUIRE(reg);
+  image = applied(image, reg->records);
+  const auto epoch = image.broker(node_id{3})->epoch;
+  auto back = unfence_broker(image, node_id{3}, epoch, {});
+  REQUIRE(back);
+  return applied(image, back->records);
+}
+
+} // namespace
+
+TEST_CASE("the last ISR member back on a new data dir, or after a crash, leaves the ISR and is "
+          "never elected on its own say: the partition waits for enough replicas and comes back "
+          "on the most up-to-date",
+          "[controller][recovery]") {
+  // A new machine under node 3's id, with an empty disk.
+  const auto wiped = next_process(3, 9, 0, false);
+  // Node 3's next process on its own data dir after a crash (its log may lack its tail).
+  const auto crashed = next_process(3, 9, 1, false);
+  for (const auto& who : {wiped, crashed}) {
+    INFO("previous incarnation named: " << (who.previous_incarnation != incarnation_id{}));
+    auto image = three_back_as(who);
+    const auto& p = image.topic(orders)->partitions[0];
+    CHECK(p.isr.empty());
+    CHECK(p.leader == no_leader);
+
+    // Nodes 1 and 2 come back with the records node 3 lacks; node 3 reports an empty log.
+    image = reregistered(reregistered(image, 1), 2);
+    leaderless_reports reports;
+    report(reports, image, 3, -1, 0);
+    CHECK(recover_leaderless(image, reports, {}).records.empty()); // one report of the 2 needed
+    report(reports, image, 1, 2, 500);
+    report(reports, image, 2, 2, 700);
+    auto d = recover_leaderless(image, reports, {});
+    REQUIRE(d.records.size() == 1);
+    CHECK(applied(image, d.records).topic(orders)->partitions[0].leader == node_id{2});
+  }
+}
+
+TEST_CASE("the last ISR member back from a clean shutdown keeps its place and leads again",
+          "[controller][recovery]") {
+  const auto image = three_back_as(next_process(3, 9, 1, true));
+  const auto& p = image.topic(orders)->partitions[0];
+  CHECK(p.isr == ids({3}));
+  CHECK(p.leader == node_id{3});
+}
