@@ -44,3 +44,10 @@ TEST_CASE("a leaderless partition says what it waits for, by the controller's ru
   CHECK(why_offline(leaderless({3}), {}, {{"min.insync.replicas", "x"}}).find(
             "RF - min.insync.replicas + 1") != std::string::npos);
 }
+
+TEST_CASE("a partition whose last ISR member came back uncleanly says it waits for reports",
+          "[cluster][describe]") {
+  CHECK(why_offline(leaderless({}), {3}, {{"min.insync.replicas", "2"}}) ==
+        "its last ISR member came back after an unclean shutdown or on a new data dir; waits for "
+        "2 of replicas 1,2,3 to report their logs (live now: 3)");
+}
