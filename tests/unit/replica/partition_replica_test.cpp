@@ -7,6 +7,8 @@
 
 #include <caf/all.hpp>
 
+#include "actors/replica/fetch_codec.hpp"
+#include "actors/replica/fetch_session_actor.hpp"
 #include "actors/replica/partition_replica_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "tests/support/caf_fixture.hpp"
@@ -597,4 +599,52 @@ TEST_CASE("a consumer fetch naming another leader epoch is refused as stale or u
   auto unchecked = at_epoch(-1);
   REQUIRE(unchecked);
   CHECK(records_of(unchecked->records.bytes()).size() == 2);
+}
+
+TEST_CASE("a follower's Fetch names its process, and the leader's ISR proposal names it to the "
+          "controller (KIP-903)",
+          "[replica][isr]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  auto named = std::make_shared<std::vector<incarnation_bytes>>();
+  auto seen = std::make_shared<std::atomic<bool>>(false);
+  auto sink = sys.spawn([named, seen]() -> alter_partition_sink::behavior_type {
+    return {[named, seen](alterisr_atom, const alter_partition_request& req) {
+      if (!*seen) {
+        *named = req.incarnations;
+        *seen = true;
+      }
+      return alter_partition_result{node_id{1}, req.epoch, req.partition_epoch + 1, req.isr};
+    }};
+  });
+  auto opts = orders_options(dir);
+  opts.alter_sink = sink;
+  auto r = spawn_partition_replica(sys.sys(), opts);
+  REQUIRE(r);
+  sys.track(*r);
+  // Node 1 leads, node 2 is a replica outside the ISR.
+  auto role = role_of(1, 3, {node_id{1}, node_id{2}});
+  role.isr = {node_id{1}};
+  REQUIRE(sys.request<bool>(*r, timeout, become_atom_v, role));
+
+  // Node 2's fetch arrives as a frame at its fetch session on node 1, which hands it on.
+  fetch_session_options so;
+  so.node = node_id{1};
+  so.follower = node_id{2};
+  so.fetcher = sys.spawn([] { return caf::behavior{[](int) {}}; });
+  auto table = std::make_shared<const routing_table>(routing_table{{{"orders", 0}, *r}});
+  so.routes = [table] { return table; };
+  auto session = spawn_fetch_session(sys.sys(), so);
+  sys.track(session);
+  fetch_message m;
+  m.replica = node_id{2};
+  m.incarnation.fill(7);
+  m.partitions.push_back(fetch_partition{{"orders", 0}, leader_epoch{3}, offset{0}});
+  REQUIRE(sys.request<capnp_frame>(session, timeout, fetch_atom_v, encode_fetch(m)));
+
+  // Caught up at once (an empty log): the leader proposes it, naming the process that fetched.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!*seen && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  REQUIRE(*seen);
+  CHECK(*named == std::vector<incarnation_bytes>{incarnation_bytes{}, m.incarnation});
 }
