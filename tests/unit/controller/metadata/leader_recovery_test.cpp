@@ -207,9 +207,9 @@ metadata_image three_back_as(const broker_registration_request& who) {
 
 } // namespace
 
-TEST_CASE("the last ISR member back on a new data dir, or after a crash, leaves the ISR and is "
-          "never elected on its own say: the partition waits for enough replicas and comes back "
-          "on the most up-to-date",
+TEST_CASE("the last ISR member back after a crash or on a new data dir: it leaves the ISR, is "
+          "never elected on its own say, and the partition comes back on the most up-to-date of "
+          "enough replicas",
           "[controller][recovery]") {
   // A new machine under node 3's id, with an empty disk.
   const auto wiped = next_process(3, 9, 0, false);
