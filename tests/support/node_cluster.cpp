@@ -151,14 +151,16 @@ void node_cluster::create_topic(const std::string& name, int replication_factor,
 std::optional<std::vector<node_cluster::partition_row>>
 node_cluster::describe(const std::string& topic, const node_process& via) {
   static const std::regex row(
-      R"(Partition: (\d+)\tLeader: (-?\d+)\tReplicas: ([0-9,]+)\tIsr: ([0-9,]*))");
+      R"(Partition: (\d+)\tLeader: (-?\d+|none)\tReplicas: ([0-9,]+)\tIsr: ([0-9,]*))");
   std::string out, err;
   if (cli("", {"topic", "describe", topic}, via, &out, &err) != 0) return std::nullopt;
   std::vector<partition_row> rows;
   for (std::sregex_iterator m(out.begin(), out.end(), row), end; m != end; ++m) {
     const auto p = static_cast<size_t>(std::stoi((*m)[1]));
     if (rows.size() <= p) rows.resize(p + 1);
-    rows[p] = partition_row{std::stoi((*m)[2]), ids_of((*m)[3]), ids_of((*m)[4])};
+    const std::string leader = (*m)[2];
+    rows[p] = partition_row{leader == "none" ? -1 : std::stoi(leader), ids_of((*m)[3]),
+                            ids_of((*m)[4])};
   }
   return rows;
 }

@@ -54,7 +54,8 @@ public:
                     int partitions = 1,
                     const std::vector<std::string>& configs = {"min.insync.replicas=2"});
 
-  // One partition's row of `topic describe`: "Leader: N\tReplicas: a,b,c\tIsr: a,b", ids sorted.
+  // One partition's row of `topic describe`: "Leader: N\tReplicas: a,b,c\tIsr: a,b", ids sorted;
+  // leader -1 for "Leader: none".
   struct partition_row {
     int leader = -1;
     std::vector<int> replicas;

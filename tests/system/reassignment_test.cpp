@@ -82,9 +82,16 @@ TEST_CASE("a node lost for good is replaced with topic reassign: the new node ca
   std::string out, err;
   c.create_topic("moving", 3, c.node(1), partitions);
 
-  // Wherever the controller placed it, onto nodes 1-3.
-  int code = c.cli("", {"topic", "reassign", "moving", "--replicas", "1,2,3"}, c.node(4), &out,
+  // Wherever the controller placed it, onto nodes 1-3 (refused while one of them has not
+  // registered yet: the topic may be created before every node is).
+  int code = 1;
+  CHECK(eventually(
+    [&] {
+      code = c.cli("", {"topic", "reassign", "moving", "--replicas", "1,2,3"}, c.node(4), &out,
                    &err);
+      return code == 0;
+    },
+    60s));
   INFO(out << err);
   REQUIRE(code == 0);
   CHECK(lines_of(out).size() == partitions);
