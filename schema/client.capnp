@@ -177,8 +177,8 @@ interface Capstan {
   # Kafka's UnregisterBroker: node `nodeId`, gone for good, leaves the cluster's metadata
   # (docs/operations.md, "Replacing a node"); `cluster describe` no longer lists it, and the
   # same id may register again later with a new broker epoch. BROKER_ID_NOT_REGISTERED for a
-  # node that is not registered; INVALID_REQUEST while it is unfenced or still heartbeats, and on
-  # a single node.
+  # node that is not registered; INVALID_REQUEST while it is unfenced or still heartbeats, while
+  # it is still the last in-sync replica of a partition, and on a single node.
   unregisterNode @17 (nodeId :Int32) -> (errorCode :UInt8, errorMessage :Text);
 }
 

@@ -409,7 +409,7 @@ status node::impl::start_actors() {
                                                  config.data_dir.string());
     targets.faults = faults;
     spdlog::warn("node {}: fault injection is enabled (fault.injection.enable): clients may cut "
-                 "this node off, drop its produce responses or fill its disk",
+                 "this node off, drop its produce responses or fail its disk",
                  config.node_id);
   }
   if (!voters.empty()) {

@@ -1,7 +1,7 @@
 #pragma once
 
 // `capstan debug fault isolate|drop-outgoing|drop-incoming|drop-produce-responses|drop-control|
-// delay-control|disk-full|clear`: the fault switch of the node named by --bootstrap
+// delay-control|disk-full|disk-read-only|disk-io-error|clear`: the fault switch of the node named by --bootstrap
 // (schema/client.capnp, injectFault), for failure tests. The node must run with
 // fault.injection.enable = true (docs/operations.md, "Fault injection").
 

@@ -908,9 +908,12 @@ private:
             .count();
     auto timeout = std::max<int64_t>(1, std::min<int64_t>(config_.request_timeout_ms, remaining));
     auto& conn = connection(*address);
+    // Judged by the metadata this attempt was routed with: an answer to another request of the
+    // topic may have dropped the topic from the cache by the time this one's answer arrives.
+    const bool can_move = leadership_can_move(state->topic, state->partition);
     return with_timeout(state->call(conn.cap), timeout)
         .catch_([](kj::Exception&& e) { return result<T>(from_exception(e)); })
-        .then([this, state, address = *address, id = conn.id,
+        .then([this, state, address = *address, id = conn.id, can_move,
                clipped =
                    timeout < config_.request_timeout_ms](result<T>&& r) -> kj::Promise<result<T>> {
           // An attempt cut short by the caller's deadline says nothing new about the broker:
@@ -918,9 +921,7 @@ private:
           if (!r && clipped && r.code() == errc::request_timed_out && state->last)
             return result<T>(*state->last);
           if (r || !retriable(r.code())) return kj::mv(r);
-          if (r.code() == errc::kafka_storage_error &&
-              !leadership_can_move(state->topic, state->partition))
-            return kj::mv(r);
+          if (r.code() == errc::kafka_storage_error && !can_move) return kj::mv(r);
           if (r.code() == errc::network_exception) forget_connection(address, id);
           forget_topic(state->topic);
           state->last = r.err();

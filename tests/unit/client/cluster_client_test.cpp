@@ -41,6 +41,9 @@ struct fake_state {
   std::atomic<int> not_leader_remaining{0};
   std::atomic<int> storage_error_remaining{0}; // produce answers KAFKA_STORAGE_ERROR
   std::atomic<int> replicas{1};                // Metadata names replicas 1..this of every partition
+  // Non-zero: the KAFKA_STORAGE_ERROR answers wait until this many produces are waiting, so that
+  // they all are in flight together.
+  std::atomic<int> storage_errors_together{0};
   std::atomic<int> metadata_calls{0};
   std::atomic<int> produce_calls{0};
   // Non-zero: every produce is answered with this errorCode.
@@ -111,9 +114,22 @@ public:
     }
     if (s_.storage_error_remaining > 0) {
       --s_.storage_error_remaining;
-      r.setErrorCode(static_cast<uint8_t>(errc::kafka_storage_error));
-      r.setErrorMessage("the log dir failed");
-      return kj::READY_NOW;
+      if (s_.storage_errors_together == 0) {
+        r.setErrorCode(static_cast<uint8_t>(errc::kafka_storage_error));
+        r.setErrorMessage("the log dir failed");
+        return kj::READY_NOW;
+      }
+      auto paf = kj::newPromiseAndFulfiller<void>();
+      held_.add(kj::mv(paf.fulfiller));
+      if (static_cast<int>(held_.size()) >= s_.storage_errors_together) {
+        for (auto& f : held_) f->fulfill();
+        held_.clear();
+      }
+      return paf.promise.then([call]() mutable {
+        auto res = call.getResults();
+        res.setErrorCode(static_cast<uint8_t>(errc::kafka_storage_error));
+        res.setErrorMessage("the log dir failed");
+      });
     }
     if (s_.produce_never_answers) return kj::NEVER_DONE;
     const int32_t p = params.getPartition();
@@ -166,6 +182,7 @@ public:
 
 private:
   fake_state& s_;
+  kj::Vector<kj::Own<kj::PromiseFulfiller<void>>> held_;
 };
 
 // Serves fake_capstan on 127.0.0.1:<any> from its own kj thread until destroyed.
@@ -373,6 +390,33 @@ TEST_CASE("a produce answered KAFKA_STORAGE_ERROR is retried after a metadata re
   CHECK(r->base_offset == offset{0});
   CHECK(server.state.produce_calls == 3);
   CHECK(server.state.metadata_calls >= metadata_before + 2);
+}
+
+// Each answer is judged by the metadata its request was routed with: the first storage error drops
+// the topic from the metadata cache, and the others, answered after it, must still be retried.
+TEST_CASE("produces in flight together all retry KAFKA_STORAGE_ERROR while another replica can "
+          "take over",
+          "[client][cluster_client]") {
+  fake_server server;
+  server.state.replicas = 3;
+  auto client = cluster_client::connect(config_for(server));
+  REQUIRE(client);
+  server.state.storage_errors_together = 3;
+  server.state.storage_error_remaining = 3;
+  std::vector<std::future<result<produce_response>>> answers;
+  for (int32_t p = 0; p < 3; ++p) {
+    auto done = std::make_shared<std::promise<result<produce_response>>>();
+    answers.push_back(done->get_future());
+    (*client)->produce("t", p, 1, std::make_shared<const bytes>(one_batch("v")),
+                       [done](result<produce_response> r) { done->set_value(std::move(r)); });
+  }
+  for (auto& a : answers) {
+    REQUIRE(a.wait_for(30s) == std::future_status::ready);
+    auto r = a.get();
+    INFO((r ? std::string() : r.err().to_string()));
+    CHECK(r);
+  }
+  CHECK(server.state.produce_calls == 6);
 }
 
 // With a single replica nothing can take over until the node is repaired: the error comes back at
