@@ -1025,6 +1025,21 @@ kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
           }));
 }
 
+namespace {
+
+// A cluster-only request on a node without a controller client: NOT_CONTROLLER with a metadata
+// cache (a node of a cluster that is still joining), INVALID_REQUEST on a node that runs alone
+// (`nothing_to`: what it has no other node for).
+error cluster_only(const service_context& ctx, const char* nothing_to) {
+  if (auto cache = controller_cache(ctx)) return not_controller(*cache);
+  return make_error(errc::invalid_request,
+                    std::string("this node runs alone (no --controller-quorum): there is no other "
+                                "node to ") +
+                        nothing_to);
+}
+
+} // namespace
+
 kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext call) {
   static constexpr const char* method = "reassignPartitions";
   ctx_->metrics.count_request(method);
@@ -1032,12 +1047,7 @@ kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext 
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, why);
     return kj::READY_NOW;
   };
-  if (!ctx_->targets.controller) {
-    if (auto cache = controller_cache(*ctx_)) return refuse(not_controller(*cache));
-    return refuse(make_error(errc::invalid_request,
-                             "this node runs alone (no --controller-quorum): there is no other "
-                             "node to move replicas to"));
-  }
+  if (!ctx_->targets.controller) return refuse(cluster_only(*ctx_, "move replicas to"));
   auto params = call.getParams();
   if (auto s = validate_list_length(params.getPartitions().size(), "partitions"); !s)
     return refuse(s.err());
@@ -1064,12 +1074,7 @@ kj::Promise<void> capstan_service::unregisterNode(UnregisterNodeContext call) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, why);
     return kj::READY_NOW;
   };
-  if (!ctx_->targets.controller) {
-    if (auto cache = controller_cache(*ctx_)) return refuse(not_controller(*cache));
-    return refuse(make_error(errc::invalid_request,
-                             "this node runs alone (no --controller-quorum): there is no other "
-                             "node to unregister"));
-  }
+  if (!ctx_->targets.controller) return refuse(cluster_only(*ctx_, "unregister"));
   const int32_t node = call.getParams().getNodeId();
   call.releaseParams();
   return answered_later(

@@ -110,28 +110,28 @@ void add_debug_command(CLI::App& app) {
               "Delaying control messages by " + std::to_string(f->fault.delay_ms) + " ms");
   });
 
-  auto* disk_full = fault->add_subcommand(
-      "disk-full", "Fail every write, fsync and file or directory creation under the node's data "
-                   "dir with ENOSPC (no space left on device), until cleared");
-  add_client_options(disk_full, f->client);
-  disk_full->callback(
-      [f] { run_fault(*f, client::fault_kind::disk_full, "The node's disk is full (ENOSPC)"); });
-
-  auto* read_only = fault->add_subcommand(
-      "disk-read-only", "Fail every write, fsync and file or directory creation under the node's "
-                        "data dir with EROFS (a file system remounted read-only), until cleared");
-  add_client_options(read_only, f->client);
-  read_only->callback([f] {
-    run_fault(*f, client::fault_kind::disk_read_only, "The node's disk is read-only (EROFS)");
-  });
-
-  auto* io_error = fault->add_subcommand(
-      "disk-io-error", "Fail every write, fsync and file or directory creation under the node's "
-                       "data dir with EIO (a failing disk), until cleared");
-  add_client_options(io_error, f->client);
-  io_error->callback([f] {
-    run_fault(*f, client::fault_kind::disk_io_error, "The node's disk fails every write (EIO)");
-  });
+  struct disk_fault {
+    const char* name;
+    client::fault_kind kind;
+    const char* errno_text; // what each failing call gets
+    const char* done;       // the line printed once set
+  };
+  for (const auto& d : {
+           disk_fault{"disk-full", client::fault_kind::disk_full,
+                      "ENOSPC (no space left on device)", "The node's disk is full (ENOSPC)"},
+           disk_fault{"disk-read-only", client::fault_kind::disk_read_only,
+                      "EROFS (a file system remounted read-only)",
+                      "The node's disk is read-only (EROFS)"},
+           disk_fault{"disk-io-error", client::fault_kind::disk_io_error,
+                      "EIO (a failing disk)", "The node's disk fails every write (EIO)"},
+       }) {
+    auto* cmd = fault->add_subcommand(
+        d.name, std::string("Fail every write, fsync and file or directory creation under the "
+                            "node's data dir with ") +
+                    d.errno_text + ", until cleared");
+    add_client_options(cmd, f->client);
+    cmd->callback([f, d] { run_fault(*f, d.kind, d.done); });
+  }
 
   auto* clear = fault->add_subcommand("clear", "Undo every fault set on the node");
   add_client_options(clear, f->client);

@@ -148,6 +148,14 @@ void node_cluster::create_topic(const std::string& name, int replication_factor,
   require(created, "topic " + name + " was not created in 60 s: " + untabbed(out + err));
 }
 
+std::string node_cluster::registered_nodes(const node_process& via) {
+  std::string out, err;
+  if (cli("", {"cluster", "describe"}, via, &out, &err) != 0) return {};
+  const auto from = out.find("Registered nodes:");
+  if (from == std::string::npos) return {};
+  return out.substr(from, out.find("Partitions:", from) - from);
+}
+
 std::optional<std::vector<node_cluster::partition_row>>
 node_cluster::describe(const std::string& topic, const node_process& via) {
   static const std::regex row(

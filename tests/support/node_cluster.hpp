@@ -54,6 +54,10 @@ public:
                     int partitions = 1,
                     const std::vector<std::string>& configs = {"min.insync.replicas=2"});
 
+  // The "Registered nodes:" part of `cluster describe` through `via` (empty when the CLI fails):
+  // a line per node, "\tID\tfenced|unfenced\t...".
+  std::string registered_nodes(const node_process& via);
+
   // One partition's row of `topic describe`: "Leader: N\tReplicas: a,b,c\tIsr: a,b", ids sorted;
   // leader -1 for "Leader: none".
   struct partition_row {

@@ -49,15 +49,6 @@ std::vector<std::string> produce(node_cluster& c, const std::string& prefix, int
   return values;
 }
 
-// The "Registered nodes:" part of `cluster describe` through `via`.
-std::string registered_nodes(node_cluster& c, const node_process& via) {
-  std::string out, err;
-  if (c.cli("", {"cluster", "describe"}, via, &out, &err) != 0) return {};
-  const auto from = out.find("Registered nodes:");
-  if (from == std::string::npos) return {};
-  return out.substr(from, out.find("Partitions:", from) - from);
-}
-
 // Every partition of "moving" as `via` describes it once its replicas and ISR are `replicas`.
 void await_replicas(node_cluster& c, const node_process& via, const std::vector<int>& replicas) {
   for (int p = 0; p < partitions; ++p) {
@@ -133,14 +124,14 @@ TEST_CASE("a node lost for good is replaced with topic reassign: the new node ca
   CHECK(err.find("BROKER_ID_NOT_REGISTERED") != std::string::npos);
   // Fenced once its session ran out.
   CHECK(eventually(
-    [&] { return registered_nodes(c, c.node(2)).find("\t3\tfenced") != std::string::npos; },
+    [&] { return c.registered_nodes(c.node(2)).find("\t3\tfenced") != std::string::npos; },
     30s));
   code = c.cli("", {"cluster", "unregister", "--id", "3"}, c.node(2), &out, &err);
   INFO(out << err);
   REQUIRE(code == 0);
   CHECK(out.find("Unregistered node 3") != std::string::npos);
   {
-    const auto nodes = registered_nodes(c, c.node(4));
+    const auto nodes = c.registered_nodes(c.node(4));
     INFO(nodes);
     CHECK(nodes.find("\t3\t") == std::string::npos);
     CHECK(nodes.find("\t4\tunfenced") != std::string::npos);
@@ -153,7 +144,7 @@ TEST_CASE("a node lost for good is replaced with topic reassign: the new node ca
   // replicas were moved off while it was down, so it deletes them.
   c.node(3).start();
   CHECK(eventually(
-    [&] { return registered_nodes(c, c.node(4)).find("\t3\tunfenced") != std::string::npos; },
+    [&] { return c.registered_nodes(c.node(4)).find("\t3\tunfenced") != std::string::npos; },
     30s));
   for (int p = 0; p < partitions; ++p) {
     const auto dir = c.node(3).partition_dir({"moving", p});

@@ -90,19 +90,6 @@ TEST_CASE("after all three nodes are killed with SIGKILL and only two come back,
   CHECK(produced);
 }
 
-namespace {
-
-// The "Registered nodes:" part of `cluster describe` through `via`.
-std::string registered_nodes(node_cluster& c, const node_process& via) {
-  std::string out, err;
-  if (c.cli("", {"cluster", "describe"}, via, &out, &err) != 0) return {};
-  const auto from = out.find("Registered nodes:");
-  if (from == std::string::npos) return {};
-  return out.substr(from, out.find("Partitions:", from) - from);
-}
-
-} // namespace
-
 // KIP-966's unclean-shutdown rule: a partition's last ISR member coming back on an empty disk (a
 // new machine under its id) must not be elected on its own say. Before, its first heartbeat
 // elected it cleanly (it was in the ISR and live), and the replicas that held the records
@@ -155,7 +142,7 @@ TEST_CASE("the last ISR member restarted on an empty data dir: it is not elected
   std::filesystem::remove_all(c.node(4).data_dir());
   c.node(4).start();
   CHECK(eventually(
-      [&] { return registered_nodes(c, c.node(2)).find("\t4\tunfenced") != std::string::npos; },
+      [&] { return c.registered_nodes(c.node(2)).find("\t4\tunfenced") != std::string::npos; },
       60s));
   std::this_thread::sleep_for(2s);
   {
