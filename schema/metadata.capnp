@@ -33,6 +33,9 @@ struct MetadataRecord {
     clusterPort @6 :UInt16;
     rack @7 :Text;                   # empty: no rack
     brokerEpoch @8 :Int64;           # above every earlier epoch of this node
+    # The process started on a data dir that named no earlier incarnation (a new machine or a
+    # lost disk under this id): each partition it is a replica of, outside the ISR, marks it wiped.
+    newDataDir @9 :Bool;
   }
 
   # FenceBroker, UnfenceBroker and UnregisterBroker name the registration they change by its
@@ -65,6 +68,10 @@ struct MetadataRecord {
     partitionEpoch @6 :Int32;
     addingReplicas @7 :List(Int32);  # a reassignment's (KIP-455); both empty: none runs
     removingReplicas @8 :List(Int32);
+    # Replicas whose node came back on a new data dir since they were last in the ISR: their logs
+    # may lack acknowledged records, so last-replica-standing recovery neither counts nor elects
+    # them. A replica leaves the list when it enters the ISR or the replica set.
+    wipedReplicas @9 :List(Int32);
   }
 
   # A change to an existing partition and the epochs it results in: the partition epoch is one

@@ -170,7 +170,7 @@ result<decision> register_broker(const metadata_image& image,
   out.records.push_back(register_broker_record{
     request.node, request.incarnation, request.cluster_id, request.client_host,
     request.client_port, request.cluster_host, request.cluster_port, request.rack,
-    next(image.max_broker_epoch())});
+    next(image.max_broker_epoch()), request.previous_incarnation == incarnation_id{}});
   return out;
 }
 

@@ -19,7 +19,8 @@ int32_t min_insync_of(const topic_image& topic, int32_t broker_default) {
 }
 
 // The reports that count for partition `p` of `topic`: from its replicas, unfenced, by their
-// current registration, taken at the partition's current leader epoch; in replica order.
+// current registration, taken at the partition's current leader epoch; in replica order. A wiped
+// replica's report does not count: its log may lack what its node acknowledged before the wipe.
 std::vector<std::pair<node_id, replica_log_info>>
 counted_reports(const metadata_image& image, const topic_image& topic, size_t p,
                 const leaderless_reports& reports) {
@@ -29,7 +30,7 @@ counted_reports(const metadata_image& image, const topic_image& topic, size_t p,
   const auto& state = topic.partitions[p];
   for (auto r : state.replicas) {
     auto report = it->second.find(r);
-    if (report == it->second.end()) continue;
+    if (report == it->second.end() || state.is_wiped(r)) continue;
     const auto* b = image.broker(r);
     if (b == nullptr || b->fenced || b->epoch != report->second.reported_by ||
         report->second.log.leader_epoch != state.leader_epoch.value())

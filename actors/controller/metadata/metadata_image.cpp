@@ -46,6 +46,10 @@ status check_partition(const partition_state& p, const std::string& name) {
     }
   if (moving.removing.size() >= p.replicas.size())
     return invalid("reassignment removes every replica of " + to_string(p.replicas));
+  for (auto n : p.wiped)
+    if (!contains(p.replicas, n) || contains(p.isr, n))
+      return invalid("wiped replicas " + to_string(p.wiped) + " are not replicas " +
+                     to_string(p.replicas) + " outside ISR " + to_string(p.isr));
   return {};
 }
 
@@ -58,6 +62,8 @@ error unknown_topic(const topic_id& id) {
 bool partition_state::has_replica(node_id n) const { return contains(replicas, n); }
 
 bool partition_state::in_isr(node_id n) const { return contains(isr, n); }
+
+bool partition_state::is_wiped(node_id n) const { return contains(wiped, n); }
 
 metadata_image::metadata_image(std::string cluster_id) : cluster_id_(std::move(cluster_id)) {}
 
@@ -116,6 +122,11 @@ status metadata_image::apply_register(const register_broker_record& r) {
                                          r.client_host, r.client_port, r.cluster_host,
                                          r.cluster_port, r.rack,       true};
   max_broker_epoch_ = std::max(max_broker_epoch_, r.epoch);
+  if (r.new_data_dir)
+    for (auto& [id, t] : topics_)
+      for (auto& p : t.partitions)
+        if (p.has_replica(r.node) && !p.in_isr(r.node) && !p.is_wiped(r.node))
+          p.wiped.push_back(r.node);
   return {};
 }
 
@@ -166,8 +177,8 @@ status metadata_image::apply_partition(const partition_record& r) {
     return make_error(errc::invalid_partitions,
                       "partition " + partition_name(t, r.partition) + " is not the next one (" +
                         std::to_string(t.partitions.size()) + ")");
-  partition_state p{r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch,
-                    r.reassignment};
+  partition_state p{r.replicas,        r.isr,          r.leader, r.leader_epoch,
+                    r.partition_epoch, r.reassignment, r.wiped};
   if (p.leader_epoch.value() < 0 || p.partition_epoch.value() < 0)
     return make_error(errc::invalid_request,
                       "partition " + partition_name(t, r.partition) + " has a negative epoch");
@@ -207,6 +218,9 @@ status metadata_image::apply_change(const partition_change_record& r) {
   if (r.reassignment) next_state.reassignment = *r.reassignment;
   next_state.leader_epoch = r.leader_epoch;
   next_state.partition_epoch = r.partition_epoch;
+  std::erase_if(next_state.wiped, [&](node_id n) {
+    return next_state.in_isr(n) || !next_state.has_replica(n);
+  });
   if (auto s = check_partition(next_state, name); !s) return s;
   current = std::move(next_state);
   return {};
@@ -315,7 +329,7 @@ std::vector<metadata_record> metadata_image::to_records() const {
       const auto& p = t.partitions[i];
       out.push_back(partition_record{t.id, partition_id{static_cast<int32_t>(i)}, p.replicas,
                                      p.isr, p.leader, p.leader_epoch, p.partition_epoch,
-                                     p.reassignment});
+                                     p.reassignment, p.wiped});
     }
   }
   if (next_producer_id_ > 0) out.push_back(producer_ids_record{0, next_producer_id_});

@@ -9,8 +9,12 @@
 // Invariants every applied record keeps, per partition: replicas are non-empty and distinct; the
 // ISR is a subset of the replicas, empty only without a leader (KIP-966: its last member came
 // back with a log that may lack what it held); the leader is -1 or in the ISR; a reassignment's
-// adding and removing replicas are distinct replicas, none both, and leave a target; epochs only
-// grow.
+// adding and removing replicas are distinct replicas, none both, and leave a target; the wiped
+// replicas are replicas outside the ISR; epochs only grow.
+//
+// Wiped replicas are the one state no record names directly: a RegisterBroker from a new data dir
+// marks the node's replicas outside the ISR, and a replica loses the mark when a change puts it in
+// the ISR or takes it out of the replica set (snapshots carry the marks in Partition records).
 //
 // Not thread-safe; a value type (copy it to keep the state before a change, see
 // control_messages.hpp).
@@ -49,10 +53,14 @@ struct partition_state {
   capstan::leader_epoch leader_epoch{0};
   controller::partition_epoch partition_epoch{0};
   reassignment_state reassignment;
+  // Replicas whose node came back on a new data dir since they were last in the ISR: their logs
+  // may lack acknowledged records, so leader_recovery.hpp neither counts nor elects them.
+  std::vector<node_id> wiped;
 
   node_id preferred() const { return replicas.empty() ? no_leader : replicas.front(); }
   bool has_replica(node_id n) const;
   bool in_isr(node_id n) const;
+  bool is_wiped(node_id n) const;
 
   bool operator==(const partition_state&) const = default;
 };

@@ -56,6 +56,7 @@ struct writer {
     b.setClusterPort(r.cluster_port);
     b.setRack(text(r.rack));
     b.setBrokerEpoch(r.epoch.value());
+    b.setNewDataDir(r.new_data_dir);
   }
   void operator()(const fence_broker_record& r) {
     auto b = out.initFenceBroker();
@@ -89,6 +90,7 @@ struct writer {
     b.setLeaderEpoch(r.leader_epoch.value());
     b.setPartitionEpoch(r.partition_epoch.value());
     set_reassignment(b, r.reassignment);
+    set_nodes(b.initWipedReplicas(static_cast<unsigned>(r.wiped.size())), r.wiped);
   }
   void operator()(const partition_change_record& r) {
     auto b = out.initPartitionChange();
@@ -230,6 +232,7 @@ result<metadata_record> read_record(wire::Reader r, size_t index) {
     out.cluster_port = b.getClusterPort();
     out.rack = str(b.getRack());
     out.epoch = in.broker_epoch_of(b.getBrokerEpoch());
+    out.new_data_dir = b.getNewDataDir();
     if (in.failed()) return in.failure();
     return metadata_record{std::move(out)};
   }
@@ -274,6 +277,7 @@ result<metadata_record> read_record(wire::Reader r, size_t index) {
     out.leader_epoch = leader_epoch{in.epoch32(b.getLeaderEpoch(), "leader epoch")};
     out.partition_epoch = partition_epoch{in.epoch32(b.getPartitionEpoch(), "partition epoch")};
     out.reassignment = in.reassignment(b);
+    out.wiped = in.nodes(b.getWipedReplicas(), "wiped replicas");
     if (in.failed()) return in.failure();
     return metadata_record{std::move(out)};
   }

@@ -28,6 +28,9 @@ struct register_broker_record {
   uint16_t cluster_port = 0;
   std::string rack; // empty: no rack
   broker_epoch epoch;
+  // Its data dir named no earlier incarnation: it marks its replicas outside the ISR wiped
+  // (partition_state::wiped).
+  bool new_data_dir = false;
 
   bool operator==(const register_broker_record&) const = default;
 };
@@ -85,6 +88,7 @@ struct partition_record {
   capstan::leader_epoch leader_epoch{0};
   controller::partition_epoch partition_epoch{0};
   reassignment_state reassignment;
+  std::vector<node_id> wiped; // partition_state::wiped
 
   bool operator==(const partition_record&) const = default;
 };

@@ -53,7 +53,7 @@ result<std::vector<metadata_record>> new_partitions(
   for (size_t i = 0; i < placement.size(); ++i)
     out.push_back(partition_record{topic, partition_id{first + static_cast<int32_t>(i)},
                                    placement[i], placement[i], placement[i].front(),
-                                   leader_epoch{0}, partition_epoch{0}, {}});
+                                   leader_epoch{0}, partition_epoch{0}, {}, {}});
   return out;
 }
 

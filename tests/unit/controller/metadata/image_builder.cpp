@@ -61,7 +61,7 @@ image_builder& image_builder::topic(const std::string& name, uint8_t id_seed,
   apply(topic_record{name, id, false, std::move(configs)});
   for (size_t i = 0; i < replicas.size(); ++i)
     apply(partition_record{id, partition_id{static_cast<int32_t>(i)}, replicas[i], replicas[i],
-                           replicas[i].front(), leader_epoch{0}, partition_epoch{0}, {}});
+                           replicas[i].front(), leader_epoch{0}, partition_epoch{0}, {}, {}});
   return *this;
 }
 

@@ -62,7 +62,7 @@ TEST_CASE("a topic's unclean.leader.election.enable overrides the broker default
 TEST_CASE("a change bumps the partition epoch always and the leader epoch on a new leader",
           "[controller][election]") {
   const auto id = make_topic_id(1);
-  partition_state p{ids({1, 2, 3}), ids({1, 2, 3}), node_id{1}, leader_epoch{4}, partition_epoch{7}, {}};
+  partition_state p{ids({1, 2, 3}), ids({1, 2, 3}), node_id{1}, leader_epoch{4}, partition_epoch{7}, {}, {}};
   CHECK_FALSE(make_partition_change(id, partition_id{0}, p, node_id{1}, ids({1, 2, 3})));
 
   auto isr_only = make_partition_change(id, partition_id{0}, p, node_id{1}, ids({1, 2}));

@@ -6,6 +6,7 @@
 
 #include "actors/controller/metadata/broker_decisions.hpp"
 #include "actors/controller/metadata/leader_recovery.hpp"
+#include "actors/controller/metadata/partition_change.hpp"
 #include "tests/unit/controller/metadata/image_builder.hpp"
 
 using namespace capstan;
@@ -233,6 +234,50 @@ TEST_CASE("the last ISR member back after a crash or on a new data dir: it leave
     REQUIRE(d.records.size() == 1);
     CHECK(applied(image, d.records).topic(orders)->partitions[0].leader == node_id{2});
   }
+}
+
+TEST_CASE("a replica back on a new data dir neither counts towards recovery nor leads it until it "
+          "rejoins the ISR",
+          "[controller][recovery]") {
+  // Node 1 is down while nodes 2 and 3 acknowledge records; then they crash too (ISR {3}).
+  auto image = image_builder()
+                 .nodes({1, 2, 3})
+                 .topic("orders", 1, {ids({1, 2, 3})}, {{"min.insync.replicas", "2"}})
+                 .image();
+  for (int n : {1, 2, 3}) image = fenced(image, n);
+  // Node 1 comes back behind; node 3 comes back as a new machine with an empty disk.
+  image = reregistered(image, 1);
+  auto reg = register_broker(image, next_process(3, 9, 0, false), false, {});
+  REQUIRE(reg);
+  image = applied(image, reg->records);
+  const auto epoch = image.broker(node_id{3})->epoch;
+  auto back = unfence_broker(image, node_id{3}, epoch, {});
+  REQUIRE(back);
+  image = applied(image, back->records);
+  CHECK(image.topic(orders)->partitions[0].isr.empty());
+  CHECK(image.topic(orders)->partitions[0].wiped == ids({3}));
+
+  // Two reports, but node 3's log lost what it acknowledged: node 1 must not lead without it.
+  leaderless_reports reports;
+  report(reports, image, 1, 1, 100);
+  report(reports, image, 3, -1, 0);
+  CHECK(recoverable_partitions(image, reports, {}).empty());
+
+  // Node 2 holds the records.
+  image = reregistered(image, 2);
+  report(reports, image, 2, 2, 700);
+  auto d = recover_leaderless(image, reports, {});
+  REQUIRE(d.records.size() == 1);
+  image = applied(image, d.records);
+  const auto& p = image.topic(orders)->partitions[0];
+  CHECK(p.leader == node_id{2});
+  CHECK(p.wiped == ids({3}));
+
+  // Caught up, node 3 enters the ISR and counts again.
+  auto caught_up = make_partition_change(orders, partition_id{0}, p, p.leader, ids({2, 3}));
+  REQUIRE(caught_up);
+  image = applied(image, {*caught_up});
+  CHECK(image.topic(orders)->partitions[0].wiped.empty());
 }
 
 TEST_CASE("the last ISR member back from a clean shutdown keeps its place and leads again",

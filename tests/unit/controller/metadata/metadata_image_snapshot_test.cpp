@@ -118,7 +118,7 @@ TEST_CASE("a snapshot whose records contradict each other is refused", "[control
   snapshot_contents contents{test_cluster_id,
                              {topic_record{"orders", t, false, {}},
                               partition_record{t, partition_id{1}, ids({1}), ids({1}), node_id{1},
-                                               leader_epoch{0}, partition_epoch{0}, {}}},
+                                               leader_epoch{0}, partition_epoch{0}, {}, {}}},
                              broker_epoch{0}};
   auto restored = read_image_snapshot(encode_snapshot(contents));
   CHECK(restored.code() == errc::invalid_partitions);

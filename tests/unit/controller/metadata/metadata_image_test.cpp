@@ -23,9 +23,9 @@ std::vector<metadata_record> history() {
     unfence_broker_record{node_id{2}, broker_epoch{2}},
     topic_record{"orders", orders, false, {{"retention.ms", "1000"}}},
     partition_record{orders, partition_id{0}, ids({1, 2}), ids({1, 2}), node_id{1}, leader_epoch{0},
-                     partition_epoch{0}, {}},
+                     partition_epoch{0}, {}, {}},
     partition_record{orders, partition_id{1}, ids({2, 1}), ids({2, 1}), node_id{2}, leader_epoch{0},
-                     partition_epoch{0}, {}},
+                     partition_epoch{0}, {}, {}},
     partition_change_record{orders, partition_id{0}, std::nullopt, ids({1}), std::nullopt,
                             leader_epoch{0}, partition_epoch{1}, {}},
     fence_broker_record{node_id{2}, broker_epoch{2}},
@@ -139,16 +139,16 @@ TEST_CASE("records that contradict the image are refused and change nothing",
   refused(image, p0(std::nullopt, ids({1, 3}), 0, 2), errc::invalid_request); // ISR not replicas
   refused(image, p0(std::nullopt, std::vector<node_id>{}, 0, 2), errc::invalid_request);
   refused(image, partition_record{unknown, partition_id{0}, ids({1}), ids({1}), node_id{1},
-                                  leader_epoch{0}, partition_epoch{0}, {}},
+                                  leader_epoch{0}, partition_epoch{0}, {}, {}},
           errc::unknown_topic_or_partition);
   refused(image, partition_record{orders, partition_id{1}, ids({1}), ids({1}), node_id{1},
-                                  leader_epoch{0}, partition_epoch{0}, {}},
+                                  leader_epoch{0}, partition_epoch{0}, {}, {}},
           errc::invalid_partitions); // exists already
   refused(image, partition_record{orders, partition_id{3}, ids({1}), ids({1}), node_id{1},
-                                  leader_epoch{0}, partition_epoch{0}, {}},
+                                  leader_epoch{0}, partition_epoch{0}, {}, {}},
           errc::invalid_partitions); // leaves a gap
   refused(image, partition_record{orders, partition_id{2}, {}, {}, no_leader, leader_epoch{0},
-                                  partition_epoch{0}, {}},
+                                  partition_epoch{0}, {}, {}},
           errc::invalid_request);
   refused(image, topic_record{"orders", make_topic_id(50), false, {}}, errc::topic_already_exists);
   refused(image, topic_record{"other", orders, false, {}}, errc::topic_already_exists);
@@ -170,7 +170,7 @@ TEST_CASE("a batch applies all or nothing", "[controller][image]") {
   std::vector<metadata_record> batch = {
     topic_record{"payments", make_topic_id(2), false, {}},
     partition_record{make_topic_id(2), partition_id{0}, ids({1}), ids({1}), node_id{1},
-                     leader_epoch{0}, partition_epoch{0}, {}},
+                     leader_epoch{0}, partition_epoch{0}, {}, {}},
     remove_topic_record{make_topic_id(99)},
   };
   auto s = image.apply(batch);
@@ -189,4 +189,35 @@ TEST_CASE("removing a topic frees its name and id", "[controller][image]") {
   CHECK(image.topic(orders) == nullptr);
   REQUIRE(image.apply(topic_record{"orders", make_topic_id(3), false, {}}).ok());
   CHECK(image.topic_by_name("orders")->id == make_topic_id(3));
+}
+
+TEST_CASE("a registration from a new data dir marks the node's replicas outside the ISR wiped "
+          "until it enters the ISR or leaves the replicas, and snapshots keep the marks",
+          "[controller][image]") {
+  auto image = from(history()); // orders-0: replicas [1,2], ISR [1]; orders-1: [2,1], ISR [1]
+  CHECK(image.topic(orders)->partitions[0].wiped.empty()); // node 2 came back on its own dir
+  auto fresh = registration(2, broker_epoch{4}, "r2", 3);
+  fresh.new_data_dir = true;
+  REQUIRE(image.apply(fresh));
+  CHECK(image.topic(orders)->partitions[0].wiped == ids({2}));
+  CHECK(image.topic(orders)->partitions[1].wiped == ids({2}));
+
+  metadata_image rebuilt(test_cluster_id);
+  REQUIRE(rebuilt.apply(image.to_records()));
+  CHECK(rebuilt == image);
+
+  REQUIRE(image.apply(partition_change_record{orders, partition_id{0}, std::nullopt, ids({1, 2}),
+                                              std::nullopt, leader_epoch{0}, partition_epoch{2},
+                                              {}}));
+  CHECK(image.topic(orders)->partitions[0].wiped.empty());
+  REQUIRE(image.apply(partition_change_record{orders, partition_id{1}, std::nullopt, std::nullopt,
+                                              ids({1}), leader_epoch{1}, partition_epoch{2}, {}}));
+  CHECK(image.topic(orders)->partitions[1].wiped.empty());
+
+  refused(image, partition_record{orders, partition_id{2}, ids({1, 2}), ids({1, 2}), node_id{1},
+                                  leader_epoch{0}, partition_epoch{0}, {}, ids({2})},
+          errc::invalid_request); // wiped yet in the ISR
+  refused(image, partition_record{orders, partition_id{2}, ids({1, 2}), ids({1}), node_id{1},
+                                  leader_epoch{0}, partition_epoch{0}, {}, ids({3})},
+          errc::invalid_request); // wiped, not a replica
 }

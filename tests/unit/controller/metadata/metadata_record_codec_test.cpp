@@ -24,12 +24,17 @@ std::vector<metadata_record> one_of_each() {
   const auto t = make_topic_id(7);
   return {
     registration(3, broker_epoch{12}, "rack-b", 9),
+    [] {
+      auto r = registration(4, broker_epoch{1}, "", 2);
+      r.new_data_dir = true;
+      return r;
+    }(),
     fence_broker_record{node_id{3}, broker_epoch{12}},
     unfence_broker_record{node_id{3}, broker_epoch{12}},
     unregister_broker_record{node_id{3}, broker_epoch{12}},
     topic_record{"orders", t, false, {{"cleanup.policy", "compact"}, {"retention.ms", "-1"}}},
     partition_record{t, partition_id{0}, ids({3, 1, 2}), ids({3, 1}), node_id{3}, leader_epoch{4},
-                     partition_epoch{9}, {}},
+                     partition_epoch{9}, {}, {}},
     partition_change_record{t, partition_id{0}, node_id{1}, ids({1}), std::nullopt,
                             leader_epoch{5}, partition_epoch{10}, {}},
     partition_change_record{t, partition_id{0}, std::nullopt, std::nullopt, ids({1, 2, 4}),
@@ -43,7 +48,7 @@ std::vector<metadata_record> one_of_each() {
     partition_change_record{t, partition_id{0}, std::nullopt, std::nullopt, ids({1, 2, 5}),
                             leader_epoch{6}, partition_epoch{14}, reassignment_state{}},
     partition_record{t, partition_id{1}, ids({3, 1, 2}), ids({3, 1}), node_id{3}, leader_epoch{4},
-                     partition_epoch{9}, reassignment_state{ids({2}), ids({})}},
+                     partition_epoch{9}, reassignment_state{ids({2}), ids({})}, ids({2})},
     remove_topic_record{t},
     topic_config_record{t, {}},
     topic_config_record{t, {{"min.insync.replicas", "2"}}},
@@ -136,7 +141,7 @@ TEST_CASE("no flipped bit in an encoded batch makes decoding throw", "[controlle
 TEST_CASE("fields out of their range are refused, naming the record", "[controller][codec]") {
   const auto t = make_topic_id(7);
   const partition_record partition{t, partition_id{0}, ids({1, 2}), ids({1, 2}), node_id{1},
-                                   leader_epoch{0}, partition_epoch{0}, {}};
+                                   leader_epoch{0}, partition_epoch{0}, {}, {}};
   struct row {
     const char* what;
     bytes data;
