@@ -19,6 +19,7 @@ struct PartitionInfo {
   replicas @3 :List(Int32);
   isr @4 :List(Int32);
   offline @5 :List(Int32);
+  wiped @6 :List(Int32);     # back on a new data dir since last in the ISR (docs/controller.md)
 }
 
 struct TopicInfo {

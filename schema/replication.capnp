@@ -29,6 +29,9 @@ struct PartitionState {
   isr @4 :List(Int32);
   partitionEpoch @5 :Int32;        # bumped by every leader or ISR change
   replicas @6 :List(Int32);
+  # Replicas back on a new data dir since they were last in the ISR: last-replica-standing
+  # recovery does not count them (docs/controller.md). For `topic describe`; a replica ignores it.
+  wipedReplicas @7 :List(Int32);
 }
 
 struct NodeEndpoint {

@@ -187,6 +187,7 @@ void fill_topic(rpc::TopicInfo::Builder out, const topic_metadata& t,
     put(b.initReplicas(static_cast<unsigned>(p.replicas.size())), p.replicas);
     put(b.initIsr(static_cast<unsigned>(p.isr.size())), p.isr);
     put(b.initOffline(static_cast<unsigned>(offline.size())), offline);
+    put(b.initWiped(static_cast<unsigned>(p.wiped.size())), p.wiped);
   }
 }
 

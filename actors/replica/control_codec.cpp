@@ -70,6 +70,7 @@ void put_state(schema::PartitionState::Builder b, const partition_state_msg& p) 
   set_nodes(b.initIsr(static_cast<unsigned>(p.isr.size())), p.isr);
   b.setPartitionEpoch(p.partition_epoch);
   set_nodes(b.initReplicas(static_cast<unsigned>(p.replicas.size())), p.replicas);
+  set_nodes(b.initWipedReplicas(static_cast<unsigned>(p.wiped.size())), p.wiped);
 }
 
 result<partition_state_msg> get_state(schema::PartitionState::Reader r) {
@@ -87,8 +88,11 @@ result<partition_state_msg> get_state(schema::PartitionState::Reader r) {
   if (!isr) return isr.err();
   auto replicas = read_nodes(r.getReplicas(), "a replica list");
   if (!replicas) return replicas.err();
+  auto wiped = read_nodes(r.getWipedReplicas(), "a wiped replica list");
+  if (!wiped) return wiped.err();
   p.isr = std::move(*isr);
   p.replicas = std::move(*replicas);
+  p.wiped = std::move(*wiped);
   if (p.epoch.value() < 0 || p.partition_epoch < 0)
     return invalid("negative epochs for " + p.tp.first + "-" + std::to_string(p.tp.second));
   return p;

@@ -28,6 +28,7 @@ struct partition_state_msg {
   std::vector<node_id> isr;
   int32_t partition_epoch = 0;
   std::vector<node_id> replicas;
+  std::vector<node_id> wiped; // for describe only (schema/replication.capnp)
   friend bool operator==(const partition_state_msg&, const partition_state_msg&) = default;
 };
 

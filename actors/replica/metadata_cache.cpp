@@ -52,8 +52,8 @@ void metadata_cache::apply(const update_metadata_msg& update) {
       it->second.name = p.tp.first;
       it->second.id = p.id;
     }
-    partition_assignment a{p.tp.second, ids_of(p.replicas), p.leader.value(), p.epoch.value(),
-                           ids_of(p.isr)};
+    partition_assignment a{p.tp.second,   ids_of(p.replicas), p.leader.value(),
+                           p.epoch.value(), ids_of(p.isr),      ids_of(p.wiped)};
     // Partitions are dense from 0 and usually come in order: both cases without a search.
     auto& parts = it->second.partitions;
     const auto index = static_cast<size_t>(a.partition);

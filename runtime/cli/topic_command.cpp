@@ -36,7 +36,8 @@ std::string hex(const topic_id& id) {
 }
 
 // Kafka's kafka-topics.sh --describe layout: a topic line, then one line per partition; after
-// Kafka's columns, the replicas on nodes that are not live and, without a leader, why.
+// Kafka's columns, the replicas on nodes that are not live, the wiped ones (back on a new data dir,
+// not counted by recovery until back in the ISR) and, without a leader, why.
 void print_topic(const topic_metadata& t, const std::set<int32_t>& live) {
   const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
   std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id)
@@ -54,6 +55,7 @@ void print_topic(const topic_metadata& t, const std::set<int32_t>& live) {
               << "\tReplicas: " << join_node_ids(p.replicas) << "\tIsr: " << join_node_ids(p.isr);
     if (auto down = offline_replicas(p, live); !down.empty())
       std::cout << "\tOffline: " << join_node_ids(down);
+    if (!p.wiped.empty()) std::cout << "\tWiped: " << join_node_ids(p.wiped);
     if (auto why = why_offline(p, live, t.configs); !why.empty())
       std::cout << "\tUnavailable: " << why;
     std::cout << "\n";

@@ -115,6 +115,7 @@ topic_metadata to_topic(rpc::TopicInfo::Reader t) {
     a.leader_epoch = p.getLeaderEpoch();
     a.replicas = to_vector(p.getReplicas());
     a.isr = to_vector(p.getIsr());
+    a.wiped = to_vector(p.getWiped());
     out.partitions.push_back(std::move(a));
   }
   return out;

@@ -32,6 +32,8 @@ struct partition_assignment {
   int32_t leader = -1;
   int32_t leader_epoch = 0;
   std::vector<int32_t> isr;
+  // Back on a new data dir since last in the ISR: not counted towards recovery (cluster only).
+  std::vector<int32_t> wiped;
 };
 
 struct topic_metadata {

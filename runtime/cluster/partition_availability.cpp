@@ -49,14 +49,21 @@ std::string why_offline(const partition_assignment& p, const std::set<int32_t>& 
         ec == std::errc{} && ptr == end && min_isr >= 1)
       needed = std::to_string(rf - std::min(min_isr, rf) + 1);
   }
-  const auto back = live_of(p.replicas, live);
+  // A wiped replica's log may lack acknowledged records: recovery does not count it.
+  std::vector<int32_t> counted;
+  for (auto id : p.replicas)
+    if (std::find(p.wiped.begin(), p.wiped.end(), id) == p.wiped.end()) counted.push_back(id);
+  const auto back = live_of(counted, live);
   const auto live_now = back.empty() ? std::string("none") : join_node_ids(back);
+  const auto of = needed + " of replicas " + (counted.empty() ? "none" : join_node_ids(counted)) +
+                  " to report their logs (live now: " + live_now + ")" +
+                  (p.wiped.empty() ? "" : "; " + join_node_ids(p.wiped) +
+                                            " came back on a new data dir and count only once "
+                                            "back in the ISR");
   if (p.isr.empty())
     return "its last ISR member came back after an unclean shutdown or on a new data dir; waits "
-           "for " + needed + " of replicas " + join_node_ids(p.replicas) +
-           " to report their logs (live now: " + live_now + ")";
-  return "no ISR member (" + isr + ") is live; waits for one, or for " + needed + " of replicas " +
-         join_node_ids(p.replicas) + " to report their logs (live now: " + live_now + ")";
+           "for " + of;
+  return "no ISR member (" + isr + ") is live; waits for one, or for " + of;
 }
 
 } // namespace capstan

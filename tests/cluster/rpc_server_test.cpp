@@ -196,7 +196,7 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
   topic_metadata t;
   t.name = "t";
   t.id[0] = 7;
-  t.partitions = {partition_assignment{0, {1}, 1, 3, {1}}};
+  t.partitions = {partition_assignment{0, {1}, 1, 3, {1}, {}}};
   t.configs = {{"retention.ms", "1000"}};
   md.topics["t"] = t;
   return {
@@ -209,7 +209,7 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
         t.name = spec.name;
         t.id[0] = 9;
         for (int32_t p = 0; p < spec.partitions; ++p)
-          t.partitions.push_back(partition_assignment{p, {1}, 1, 0, {1}});
+          t.partitions.push_back(partition_assignment{p, {1}, 1, 0, {1}, {}});
         t.configs = spec.configs;
         md.topics[spec.name] = t;
         return t;
@@ -244,7 +244,7 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
         if (total <= static_cast<int32_t>(parts.size()))
           return to_caf_error_of(errc::invalid_partitions, "not more partitions");
         for (auto p = static_cast<int32_t>(parts.size()); p < total; ++p)
-          parts.push_back(partition_assignment{p, {1}, 1, 0, {1}});
+          parts.push_back(partition_assignment{p, {1}, 1, 0, {1}, {}});
         return true;
       },
   };

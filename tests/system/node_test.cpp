@@ -45,7 +45,7 @@ void prepare_data_dir(const std::filesystem::path& data, int32_t node_id, const 
   t.name = topic;
   t.id[0] = 1;
   for (int32_t p = 0; p < partitions; ++p)
-    t.partitions.push_back(partition_assignment{p, {node_id}, node_id, 0, {node_id}});
+    t.partitions.push_back(partition_assignment{p, {node_id}, node_id, 0, {node_id}, {}});
   md.topics.emplace(topic, t);
   REQUIRE(write_metadata_store(data / metadata_store_file, md));
 }

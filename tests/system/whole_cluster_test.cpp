@@ -165,6 +165,8 @@ TEST_CASE("the last ISR member restarted on an empty data dir: neither elected n
     auto rows = c.describe("wiped", c.node(2));
     REQUIRE(rows);
     CHECK(rows->at(0).leader < 0);
+    REQUIRE(c.cli("", {"topic", "describe", "wiped"}, c.node(2), &out, &err) == 0);
+    CHECK(out.find("\tWiped: 4") != std::string::npos);
   }
   c.node(5).start();
   const auto row = c.await_partition(
@@ -177,4 +179,9 @@ TEST_CASE("the last ISR member restarted on an empty data dir: neither elected n
       },
       60s);
   CHECK(produced);
+  // Caught up, node 4 is back in the ISR and no longer wiped.
+  c.await_partition("wiped", c.node(2),
+                    [](const node_cluster::partition_row& r) { return r.isr.size() == 3; });
+  REQUIRE(c.cli("", {"topic", "describe", "wiped"}, c.node(2), &out, &err) == 0);
+  CHECK(out.find("Wiped:") == std::string::npos);
 }

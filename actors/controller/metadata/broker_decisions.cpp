@@ -161,7 +161,9 @@ result<decision> register_broker(const metadata_image& image,
     const bool whole_log = same_process || (successor && request.previous_clean_shutdown);
     if (!existing->fenced)
       out = fencing(image, request.node, existing->epoch, options, heard, whole_log);
-    if (!whole_log) {
+    if (!whole_log && out.records.empty()) {
+      leave_isrs_as_last_member(image, request.node, out);
+    } else if (!whole_log) {
       auto fenced = image;
       if (auto s = fenced.apply(out.records); !s) return s.err();
       leave_isrs_as_last_member(fenced, request.node, out);

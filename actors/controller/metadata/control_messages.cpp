@@ -14,7 +14,15 @@ partition_state_msg control_state(const topic_image& t, size_t i) {
                              p.leader_epoch,
                              p.isr,
                              p.partition_epoch.value(),
-                             p.replicas};
+                             p.replicas,
+                             p.wiped};
+}
+
+// What a replica acts on: all but the wiped marks, which only describe reads.
+bool same_for_replicas(const partition_state& a, const partition_state& b) {
+  return a.replicas == b.replicas && a.isr == b.isr && a.leader == b.leader &&
+         a.leader_epoch == b.leader_epoch && a.partition_epoch == b.partition_epoch &&
+         a.reassignment == b.reassignment;
 }
 
 stop_partition_msg stop_partition(const topic_image& t, size_t i, leader_epoch epoch) {
@@ -47,7 +55,7 @@ control_plan plan_control_messages(const metadata_image& before, const metadata_
       const auto& p = t.partitions[i];
       const partition_state* was =
         old != nullptr && i < old->partitions.size() ? &old->partitions[i] : nullptr;
-      if (was != nullptr && *was == p) continue;
+      if (was != nullptr && same_for_replicas(*was, p)) continue;
       for (auto n : p.replicas)
         if (auto c = send_to(n)) c->leader_and_isr.push_back(control_state(t, i));
       if (was == nullptr) continue;

@@ -308,7 +308,7 @@ cluster_metadata metadata_image::to_cluster_metadata(node_id controller) const {
       const auto& p = t.partitions[i];
       tm.partitions.push_back(partition_assignment{static_cast<int32_t>(i), ints(p.replicas),
                                                    p.leader.value(), p.leader_epoch.value(),
-                                                   ints(p.isr)});
+                                                   ints(p.isr), ints(p.wiped)});
     }
     out.topics.emplace(t.name, std::move(tm));
   }

@@ -51,3 +51,13 @@ TEST_CASE("a partition whose last ISR member came back uncleanly says it waits f
         "its last ISR member came back after an unclean shutdown or on a new data dir; waits for "
         "2 of replicas 1,2,3 to report their logs (live now: 3)");
 }
+
+TEST_CASE("a partition with wiped replicas says they do not count towards its recovery",
+          "[cluster][describe]") {
+  auto p = leaderless({});
+  p.wiped = {3};
+  CHECK(why_offline(p, {1, 3}, {{"min.insync.replicas", "2"}}) ==
+        "its last ISR member came back after an unclean shutdown or on a new data dir; waits for "
+        "2 of replicas 1,2 to report their logs (live now: 1); 3 came back on a new data dir and "
+        "count only once back in the ISR");
+}

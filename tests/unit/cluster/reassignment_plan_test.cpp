@@ -12,12 +12,12 @@ namespace {
 cluster_metadata two_topics() {
   cluster_metadata md;
   topic_metadata orders{"orders", {}, false, {}, {}};
-  orders.partitions.push_back(partition_assignment{0, {1, 2, 3}, 1, 0, {1, 2, 3}});
-  orders.partitions.push_back(partition_assignment{1, {3, 1, 2}, 3, 0, {3, 1, 2}});
-  orders.partitions.push_back(partition_assignment{2, {1, 2, 4}, 1, 0, {1, 2, 4}});
+  orders.partitions.push_back(partition_assignment{0, {1, 2, 3}, 1, 0, {1, 2, 3}, {}});
+  orders.partitions.push_back(partition_assignment{1, {3, 1, 2}, 3, 0, {3, 1, 2}, {}});
+  orders.partitions.push_back(partition_assignment{2, {1, 2, 4}, 1, 0, {1, 2, 4}, {}});
   md.topics["orders"] = orders;
   topic_metadata logs{"logs", {}, false, {}, {}};
-  logs.partitions.push_back(partition_assignment{0, {2, 3}, 2, 0, {2, 3}});
+  logs.partitions.push_back(partition_assignment{0, {2, 3}, 2, 0, {2, 3}, {}});
   md.topics["logs"] = logs;
   return md;
 }

@@ -18,12 +18,12 @@ cluster_metadata sample() {
   for (uint8_t i = 0; i < 16; ++i) orders.id[i] = static_cast<uint8_t>(i * 17);
   orders.configs = {{"cleanup.policy", "compact"}, {"min.insync.replicas", "2"}};
   for (int32_t p = 0; p < 3; ++p)
-    orders.partitions.push_back(partition_assignment{p, {1, 2}, 1 + p % 2, p, {1}});
+    orders.partitions.push_back(partition_assignment{p, {1, 2}, 1 + p % 2, p, {1}, {}});
   topic_metadata offsets;
   offsets.name = "__consumer_offsets";
   offsets.id[15] = 1;
   offsets.internal = true;
-  offsets.partitions.push_back(partition_assignment{0, {1}, 1, 0, {1}});
+  offsets.partitions.push_back(partition_assignment{0, {1}, 1, 0, {1}, {}});
   md.topics.emplace(orders.name, orders);
   md.topics.emplace(offsets.name, offsets);
   return md;

@@ -139,7 +139,7 @@ TEST_CASE("a topic that would put more partitions on a node than max.broker.part
     std::vector<partition_assignment> out;
     for (size_t p = 0; p < replicas.size(); ++p)
       out.push_back(partition_assignment{static_cast<int32_t>(p), replicas[p], replicas[p][0], 0,
-                                         replicas[p]});
+                                         replicas[p], {}});
     return out;
   };
   std::map<std::string, topic_metadata> topics;

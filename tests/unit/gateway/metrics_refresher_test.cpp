@@ -44,10 +44,10 @@ TEST_CASE("a single node's controller gauges count offline partitions and say it
   topic_metadata t;
   t.name = "t";
   t.partitions = {
-      partition_assignment{0, {1, 2}, 1, 0, {1, 2}}, // healthy
-      partition_assignment{1, {1, 2}, 1, 0, {1}},    // under-replicated: still online
-      partition_assignment{2, {1, 3}, 3, 0, {3}},    // leader 3 is not registered: offline
-      partition_assignment{3, {1}, -1, 0, {}},       // no leader: offline
+      partition_assignment{0, {1, 2}, 1, 0, {1, 2}, {}}, // healthy
+      partition_assignment{1, {1, 2}, 1, 0, {1}, {}},    // under-replicated: still online
+      partition_assignment{2, {1, 3}, 3, 0, {3}, {}},    // leader 3 is not registered: offline
+      partition_assignment{3, {1}, -1, 0, {}, {}},       // no leader: offline
   };
   md.topics["t"] = t;
   const auto mine = controller_gauges_of(md, 1);

@@ -25,7 +25,7 @@ metadata_snapshot offsets_topic_snapshot(int32_t partitions) {
   t.internal = true;
   t.configs = {{"cleanup.policy", "compact"}};
   for (int32_t p = 0; p < partitions; ++p)
-    t.partitions.push_back(partition_assignment{p, {1}, 1, 0, {1}});
+    t.partitions.push_back(partition_assignment{p, {1}, 1, 0, {1}, {}});
   auto m = std::make_shared<cluster_metadata>();
   m->cluster_id = "test";
   m->topics.emplace(t.name, t);

@@ -26,7 +26,7 @@ void make_data_dir(const fs::path& data) {
   topic_metadata t;
   t.name = "c";
   t.id[0] = 5;
-  for (int32_t p = 0; p < 2; ++p) t.partitions.push_back(partition_assignment{p, {1}, 1, 0, {1}});
+  for (int32_t p = 0; p < 2; ++p) t.partitions.push_back(partition_assignment{p, {1}, 1, 0, {1}, {}});
   md.topics.emplace("c", t);
   REQUIRE(write_metadata_store(data / metadata_store_file, md));
   offset_map points;

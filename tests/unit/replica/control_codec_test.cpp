@@ -26,7 +26,7 @@ std::vector<node_id> nodes(std::initializer_list<int32_t> v) {
 
 partition_state_msg state(int32_t p) {
   return partition_state_msg{topic_partition{"orders", p}, id_of(1), node_id{2}, leader_epoch{4},
-                             nodes({2, 3}), 6, nodes({1, 2, 3})};
+                             nodes({2, 3}), 6, nodes({1, 2, 3}), nodes({1})};
 }
 
 alter_partition_msg alter(int32_t leader_epoch_value, int32_t partition_epoch_value) {

@@ -30,7 +30,7 @@ topic_metadata topic_of(const std::string& name, uint8_t id, std::map<std::strin
   t.name = name;
   t.id[0] = id;
   t.configs = std::move(configs);
-  t.partitions.push_back(partition_assignment{0, {1}, 1, 0, {1}});
+  t.partitions.push_back(partition_assignment{0, {1}, 1, 0, {1}, {}});
   return t;
 }
 

@@ -25,9 +25,9 @@ update_metadata_msg two_topics() {
   orders.id[0] = 5;
   m.topics.push_back(orders);
   // Partitions out of order, and one of a topic the update does not list as a topic.
-  m.partitions.push_back(partition_state_msg{{"orders", 1}, orders.id, node_id{2}, leader_epoch{4}, nodes({2}), 6, nodes({2, 1})});
-  m.partitions.push_back(partition_state_msg{{"orders", 0}, orders.id, node_id{1}, leader_epoch{2}, nodes({1, 2}), 3, nodes({1, 2})});
-  m.partitions.push_back(partition_state_msg{{"loose", 0}, {}, node_id{-1}, leader_epoch{0}, {}, 0, nodes({2})});
+  m.partitions.push_back(partition_state_msg{{"orders", 1}, orders.id, node_id{2}, leader_epoch{4}, nodes({2}), 6, nodes({2, 1}), {}});
+  m.partitions.push_back(partition_state_msg{{"orders", 0}, orders.id, node_id{1}, leader_epoch{2}, nodes({1, 2}), 3, nodes({1, 2}), {}});
+  m.partitions.push_back(partition_state_msg{{"loose", 0}, {}, node_id{-1}, leader_epoch{0}, {}, 0, nodes({2}), {}});
   return m;
 }
 

@@ -32,7 +32,7 @@ topic_metadata topic_of(const std::string& name, int32_t partitions, std::vector
   t.id[0] = id;
   t.configs = std::move(configs);
   for (int32_t p = 0; p < partitions; ++p)
-    t.partitions.push_back(partition_assignment{p, replicas, replicas.front(), 0, replicas});
+    t.partitions.push_back(partition_assignment{p, replicas, replicas.front(), 0, replicas, {}});
   return t;
 }
 
@@ -100,7 +100,7 @@ struct manager_fixture {
     leader_and_isr_msg m;
     m.controller_id = 0;
     m.controller_epoch = 1;
-    m.partitions.push_back(partition_state_msg{tp, {}, opts.node, leader_epoch{epoch}, {opts.node}, 0, {opts.node}});
+    m.partitions.push_back(partition_state_msg{tp, {}, opts.node, leader_epoch{epoch}, {opts.node}, 0, {opts.node}, {}});
     auto reply = sys->request<capnp_frame>(manager, timeout, leaderisr_atom_v, encode(m));
     REQUIRE(reply);
     auto r = decode_control_response(*reply, false);
@@ -456,7 +456,7 @@ update_metadata_msg placed_by_controller(int32_t controller_epoch, int32_t leade
   m.topics.push_back(topic_config_msg{"placed", {}, false, {{"min.insync.replicas", "2"}}});
   m.partitions.push_back(partition_state_msg{{"placed", 0}, {}, node_id{leader}, leader_epoch{epoch},
                                              {node_id{1}, node_id{2}, node_id{3}}, 0,
-                                             {node_id{1}, node_id{2}, node_id{3}}});
+                                             {node_id{1}, node_id{2}, node_id{3}}, {}});
   return m;
 }
 
@@ -634,7 +634,7 @@ TEST_CASE("control messages for another incarnation of the node (its previous pr
   old.controller_id = 0;
   old.controller_epoch = 1;
   old.partitions.push_back(partition_state_msg{{"t", 0}, {}, f.opts.node, leader_epoch{3},
-                                               {f.opts.node}, 0, {f.opts.node}});
+                                               {f.opts.node}, 0, {f.opts.node}, {}});
   old.target.fill(1);
   auto reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(old));
   REQUIRE(reply);
@@ -670,7 +670,7 @@ update_metadata_msg full_with(const topic_id& id, std::vector<node_id> replicas,
   m.cluster_id = "controlled";
   m.topics.push_back(topic_config_msg{"moved", id, false, {}});
   m.partitions.push_back(partition_state_msg{{"moved", 0}, id, replicas.front(), leader_epoch{1},
-                                             replicas, partition_epoch, replicas});
+                                             replicas, partition_epoch, replicas, {}});
   return m;
 }
 
@@ -686,7 +686,7 @@ TEST_CASE("a replica that a full UpdateMetadata no longer places on the node is 
   m.controller_id = 0;
   m.controller_epoch = 1;
   m.partitions.push_back(partition_state_msg{{"moved", 0}, id, f.opts.node, leader_epoch{1},
-                                             {f.opts.node}, 4, {f.opts.node}});
+                                             {f.opts.node}, 4, {f.opts.node}, {}});
   auto reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(m));
   REQUIRE(reply);
   REQUIRE(decode_control_response(*reply, false)->error == errc::none);
@@ -733,7 +733,7 @@ TEST_CASE("a directory on disk of an older topic of the same name is not deleted
   m.controller_id = 0;
   m.controller_epoch = 1;
   m.partitions.push_back(partition_state_msg{{"moved", 0}, old_id, f.opts.node, leader_epoch{1},
-                                             {f.opts.node}, 4, {f.opts.node}});
+                                             {f.opts.node}, 4, {f.opts.node}, {}});
   auto reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(m));
   REQUIRE(reply);
   f.stop();

@@ -165,7 +165,7 @@ TEST_CASE("LeaderAndIsr, StopReplica and UpdateMetadata carry the plan to the no
   CHECK(l->controller_epoch == 3);
   REQUIRE(l->partitions.size() == 1);
   CHECK(l->partitions[0] == partition_state_msg{topic_partition{"orders", 0}, orders, node_id{2},
-                                                leader_epoch{1}, ids({2, 3}), 1, ids({1, 2, 3})});
+                                                leader_epoch{1}, ids({2, 3}), 1, ids({1, 2, 3}), {}});
   REQUIRE(l->leaders.size() == 1);
   CHECK(l->leaders[0] == node_endpoint_msg{node_id{2}, "cluster2.example", 9002, 9502, ""});
 
@@ -273,4 +273,29 @@ TEST_CASE("an AlterPartition read from its frame is decided and answered in a fr
   CHECK_FALSE(rr.message.empty());
   CHECK(rr.leader == no_leader);
   CHECK(rr.isr.empty());
+}
+
+TEST_CASE("replicas marked wiped by a registration need no LeaderAndIsr, and reach every node's "
+          "cache through UpdateMetadata",
+          "[controller][control][frames]") {
+  const controller_stamp stamp{node_id{7}, 3};
+  auto before = cluster();
+  before = applied(before, fence_broker(before, node_id{3}, broker_epoch{3}, {})->records);
+  auto fresh = registration(3, next(before.max_broker_epoch()), {}, 5);
+  fresh.new_data_dir = true;
+  const auto after = applied(before, {fresh});
+  REQUIRE(after.topic(orders)->partitions[0].wiped == ids({3}));
+
+  const auto plan = plan_control_messages(before, after);
+  CHECK(plan.update_metadata);
+  for (const auto& [n, control] : plan.nodes) {
+    INFO("node " << n.value());
+    CHECK(control.leader_and_isr.empty());
+  }
+  auto delta = decode_update_metadata(encode(update_metadata_delta(before, after, stamp)));
+  REQUIRE(delta.ok());
+  REQUIRE(delta->partitions.size() == 2);
+  const metadata_cache cache(metadata_cache(update_metadata(before, stamp), {}), *delta);
+  for (const auto& p : cache.cluster().topics.at("orders").partitions)
+    CHECK(p.wiped == std::vector<int32_t>{3});
 }
