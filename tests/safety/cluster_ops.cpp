@@ -275,6 +275,16 @@ bool cluster_ops::set_min_isr(const std::string& topic, int n) {
   return seen;
 }
 
+void cluster_ops::wipe(int id) {
+  std::error_code ec;
+  const auto dir = c_.node(id).data_dir();
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
+  for (const auto& e : entries) fs::remove_all(e, ec);
+  log_.add("node " + std::to_string(id) + ": data dir " + dir.string() + " emptied" +
+           (ec ? " (" + ec.message() + ")" : ""));
+}
+
 void cluster_ops::damage_tails(int id, int bytes, bool flip, int bit) {
   for (const auto& tp : all_partitions()) {
     const auto dir = c_.node(id).partition_dir(tp);

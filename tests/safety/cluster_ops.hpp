@@ -91,6 +91,8 @@ public:
   // every running node describes the topic with it (60 s); false if either failed.
   bool set_min_isr(const std::string& topic, int n);
 
+  // Deletes everything under stopped node `id`'s data dir: a new machine under its id.
+  void wipe(int id);
   // Tears `bytes` off the end of the newest non-empty segment of every partition on node `id`
   // (stopped), or flips bit `bit` of the byte `bytes` from its end.
   void damage_tails(int id, int bytes, bool flip, int bit);

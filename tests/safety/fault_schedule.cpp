@@ -28,7 +28,7 @@ private:
 };
 
 // How often each kind is drawn, relative to the others (but see drawn_in).
-constexpr std::array<std::pair<fault_kind, int>, 13> weights{{
+constexpr std::array<std::pair<fault_kind, int>, 14> weights{{
     {fault_kind::kill_leader, 3},
     {fault_kind::kill_controller, 2},
     {fault_kind::kill_node, 2},
@@ -42,6 +42,7 @@ constexpr std::array<std::pair<fault_kind, int>, 13> weights{{
     {fault_kind::damage_tail, 1},
     {fault_kind::raise_min_isr, 1},
     {fault_kind::disk_fault, 1},
+    {fault_kind::wipe_node, 1},
 }};
 
 // The kinds that may overlap another: each touches one node (or its links) at a time. The rest
@@ -60,11 +61,11 @@ bool overlappable(fault_kind k) {
   }
 }
 
-// disk-fault came after the seeds of the short profile were chosen (tests/safety/seeds.txt): one
-// more weight would change what every seed draws. It is drawn in the long profile; the short one
-// has its scenario (--scenario disk-full) in CI.
+// disk-fault and wipe-node came after the seeds of the short profile were chosen
+// (tests/safety/seeds.txt): one more weight would change what every seed draws. They are drawn in
+// the long profile; the short one has their scenarios (--scenario disk-full, wipe-node) in CI.
 bool drawn_in(fault_kind k, bool long_profile) {
-  return long_profile || k != fault_kind::disk_fault;
+  return long_profile || (k != fault_kind::disk_fault && k != fault_kind::wipe_node);
 }
 
 fault_kind draw_kind(draw& d, bool only_overlappable, bool long_profile) {
@@ -130,6 +131,9 @@ fault draw_fault(draw& d, fault_kind kind) {
   case fault_kind::disk_fault:
     f.duration_ms = d.in(2000, 7000);
     break;
+  case fault_kind::wipe_node:
+    f.duration_ms = d.in(1000, 5000);
+    break;
   }
   return f;
 }
@@ -164,6 +168,8 @@ const char* to_string(fault_kind kind) {
     return "raise-min-isr";
   case fault_kind::disk_fault:
     return "disk-fault";
+  case fault_kind::wipe_node:
+    return "wipe-node";
   }
   return "?";
 }
@@ -207,7 +213,8 @@ fault_schedule draw_schedule(uint64_t seed, int faults, const std::string& profi
 const std::vector<std::string>& scenario_names() {
   static const std::vector<std::string> names{"raised-min-isr", "crash-all-two-back",
                                               "lost-leader-and-isr", "torn-leader-restart",
-                                              "disk-full", "disk-read-only", "disk-io-error"};
+                                              "disk-full", "disk-read-only", "disk-io-error",
+                                              "wipe-node"};
   return names;
 }
 
@@ -241,6 +248,12 @@ std::optional<fault_schedule> scenario_schedule(const std::string& name) {
     step.quiet_ms = 3000;
     const uint32_t how = name == "disk-full" ? 0 : name == "disk-read-only" ? 1 : 2;
     step.first = fault{fault_kind::disk_fault, 0, how, 5000, 0, 0};
+  } else if (name == "wipe-node") {
+    // Node 1 (a voter, and a replica of every partition) killed while the producers write, its
+    // data dir deleted, and started 3 s later on an empty one: its voter catches up, its replicas
+    // are wiped until they rejoin the ISRs, and every acknowledged record must still be read back.
+    step.quiet_ms = 3000;
+    step.first = fault{fault_kind::wipe_node, 0, 0, 3000, 0, 0};
   } else {
     return std::nullopt;
   }

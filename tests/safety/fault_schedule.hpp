@@ -28,6 +28,8 @@ enum class fault_kind {
   raise_min_isr,   // min.insync.replicas=3 on a topic while a node is down, then back to 2
   disk_fault,      // every write under one node's data dir fails (ENOSPC, EROFS or EIO), then it
                    // restarts
+  wipe_node,       // kill -9 a node, delete its data dir, start it on an empty one after the
+                   // duration (a new machine under its id), and wait until it is whole again
 };
 
 const char* to_string(fault_kind kind);

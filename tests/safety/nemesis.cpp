@@ -145,6 +145,9 @@ void nemesis::run_alone(const fault& f) {
   case fault_kind::disk_fault:
     disk_fault(f);
     break;
+  case fault_kind::wipe_node:
+    wipe_node(f);
+    break;
   default:
     break;
   }
@@ -210,6 +213,18 @@ void nemesis::damage_tail(const fault& f) {
   ops_.damage_tails(node, f.amount, f.pick2 % 2 == 1, static_cast<int>(f.pick2 / 2));
   sleep_ms(f.duration_ms);
   ops_.start(node);
+}
+
+void nemesis::wipe_node(const fault& f) {
+  const int node = static_cast<int>(f.pick % 3) + 1;
+  ops_.kill(node);
+  ops_.wipe(node);
+  sleep_ms(f.duration_ms);
+  ops_.start(node);
+  // Until its voter caught up and its replicas rejoined the ISRs, the node counts for neither
+  // the quorum nor last-replica-standing recovery: the next fault must find it whole.
+  if (const auto broken = ops_.await_whole(settle_limit); !broken.empty())
+    ops_.log().add("not whole after node " + std::to_string(node) + " came back wiped:" + broken);
 }
 
 void nemesis::raise_min_isr(const fault& f) {
@@ -289,7 +304,7 @@ bool nemesis::run(const fault_step& step, int index) {
     return k == fault_kind::kill_all || k == fault_kind::kill_all_two ||
            k == fault_kind::drop_control || k == fault_kind::delay_control ||
            k == fault_kind::damage_tail || k == fault_kind::raise_min_isr ||
-           k == fault_kind::disk_fault;
+           k == fault_kind::disk_fault || k == fault_kind::wipe_node;
   };
   if (alone(step.first.kind)) {
     run_alone(step.first);

@@ -68,6 +68,7 @@ private:
   void damage_tail(const fault& f);
   void raise_min_isr(const fault& f);
   void disk_fault(const fault& f);
+  void wipe_node(const fault& f);
 
   void add(const std::string& kind, const std::string& detail);
 
