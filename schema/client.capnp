@@ -108,11 +108,15 @@ interface Capstan {
   # to maxWaitMs until at least minBytes are available. currentLeaderEpoch (KIP-320): the
   # partition's leaderEpoch in the caller's metadata; FENCED_LEADER_EPOCH when the leader is at a
   # newer one, UNKNOWN_LEADER_EPOCH when the node has not applied it yet (refresh metadata and
-  # retry, either way); -1 is not checked.
+  # retry, either way); -1 is not checked. lastFetchedEpoch: the partitionLeaderEpoch of the batch
+  # that held the caller's last record (-1: none). When the log no longer holds what the caller
+  # read (an unclean election truncated it), the answer has no records and names the leader's
+  # last epoch up to lastFetchedEpoch and that epoch's end offset: the caller's records from there
+  # to `offset` are gone (docs/protocol.md, "Leader epoch"). Otherwise divergingEpoch is -1.
   fetch @7 (topic :Text, partition :Int32, offset :Int64, maxBytes :Int32, minBytes :Int32,
-            maxWaitMs :Int32, currentLeaderEpoch :Int32 = -1)
+            maxWaitMs :Int32, currentLeaderEpoch :Int32 = -1, lastFetchedEpoch :Int32 = -1)
       -> (errorCode :UInt8, errorMessage :Text, highWatermark :Int64, logStartOffset :Int64,
-          records :Data);
+          records :Data, divergingEpoch :Int32 = -1, divergingEndOffset :Int64 = -1);
 
   # timestamp: -2 earliest, -1 latest (the high watermark), else the first offset whose record
   # timestamp >= it (offset -1 when none).

@@ -767,8 +767,10 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
   if (!dest) return fail(dest.err());
   // Any negative epoch is "not checked", as Kafka's -1.
   const leader_epoch epoch{std::max(params.getCurrentLeaderEpoch(), -1)};
+  const leader_epoch last_fetched{std::max(params.getLastFetchedEpoch(), -1)};
   call.releaseParams();
-  fetch_request req{limits->from, limits->max_bytes, limits->min_bytes, limits->max_wait_ms, epoch};
+  fetch_request req{limits->from,        limits->max_bytes, limits->min_bytes,
+                    limits->max_wait_ms, epoch,             last_fetched};
   std::shared_ptr<parked_slot> slot;
   if (req.max_wait_ms > 0 && req.min_bytes > 0) {
     if (ctx_->parked_fetches.try_park(*parked_)) {
@@ -796,6 +798,10 @@ kj::Promise<void> capstan_service::fetch(FetchContext call) {
             } else {
               results.setHighWatermark(r->high_watermark.value());
               results.setLogStartOffset(r->log_start.value());
+              if (r->diverging) {
+                results.setDivergingEpoch(r->diverging->epoch.value());
+                results.setDivergingEndOffset(r->diverging->end.value());
+              }
               const log_slice& slice = r->records;
               if (!slice.empty()) {
                 // Zero copy needs 8-byte aligned data (log_slice guarantees it, and that the slice

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,12 +48,17 @@ struct fetch_request {
   int32_t max_wait_ms = 500;
   // The leader epoch the consumer's metadata names (KIP-320); -1: not checked.
   leader_epoch current_leader_epoch{-1};
+  // The epoch of the batch the consumer read last (KIP-320's truncation detection); -1: none.
+  leader_epoch last_fetched_epoch{-1};
 };
 
 struct fetch_result {
   offset high_watermark{0};
   offset log_start{0};
   log_slice records; // whole batches, all below the high watermark
+  // Set, with no records, when the log no longer holds what the consumer read: this leader's
+  // last epoch up to the consumer's last fetched one, and where it ends.
+  std::optional<epoch_end> diverging{};
 };
 
 // A replica's entries in the data dir's checkpoints.
@@ -116,7 +122,7 @@ typename Inspector::result_type inspect(Inspector& f, produce_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fetch_request& x) {
   return f(caf::meta::type_name("fetch_request"), x.from, x.max_bytes, x.min_bytes, x.max_wait_ms,
-           x.current_leader_epoch);
+           x.current_leader_epoch, x.last_fetched_epoch);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_checkpoint& x) {

@@ -86,23 +86,28 @@ void answer_parked(self_ptr self, const std::vector<parked_fetch>& ready, std::f
   arrive();
 }
 
-caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
+namespace {
+
+// The consumer fetch once its epochs are checked: [from, HW), or a wait for min_bytes.
+void read_for_consumer(self_ptr self, fetch_request req,
+                       caf::typed_response_promise<fetch_result> rp) {
   auto& st = self->state;
-  if (st.closing || !st.is_leader()) return not_leader(st);
-  // A consumer whose metadata is older than this leadership (or newer than what this replica has
-  // applied) refreshes it rather than read from a replica it did not mean (KIP-320).
-  if (req.current_leader_epoch.value() >= 0)
-    if (auto e = check_epoch(st, req.current_leader_epoch)) return e;
+  if (st.closing || !st.is_leader()) {
+    rp.deliver(not_leader(st));
+    return;
+  }
   // Out of range is beyond the log end, not the high watermark (Kafka's LocalLog.read): a new
   // leader's HW can trail the one the old leader served, and a consumer that read up to the old HW
   // would otherwise be told its position does not exist and reset it (auto.offset.reset latest
   // skips records). Between the HW and the log end it waits, or gets nothing, as at the HW.
   const offset hw = st.high_watermark();
-  if (req.from < st.log_start || req.from > st.log_end)
-    return fail_with(errc::offset_out_of_range,
-                     st.log_name + ": offset " + std::to_string(req.from.value()) + " is outside " +
-                         std::to_string(st.log_start.value()) + ".." +
-                         std::to_string(st.log_end.value()));
+  if (req.from < st.log_start || req.from > st.log_end) {
+    rp.deliver(fail_with(errc::offset_out_of_range,
+                         st.log_name + ": offset " + std::to_string(req.from.value()) +
+                             " is outside " + std::to_string(st.log_start.value()) + ".." +
+                             std::to_string(st.log_end.value())));
+    return;
+  }
   req.max_wait_ms = std::clamp(req.max_wait_ms, 0, st.opts.max_fetch_wait_ms);
   const bool may_wait = req.max_wait_ms > 0 && req.max_bytes > 0;
   auto park = [self](const fetch_request& r, int64_t found, int64_t total,
@@ -115,11 +120,10 @@ caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
     // Appends that completed while a read was out count too.
     answer_parked(self, st.parked.take_ready(st.bytes_below_hw));
   };
-  auto rp = self->make_response_promise<fetch_result>();
   if (req.from >= hw) {
     if (!may_wait || delayed_fetch_set::satisfied(req, 0)) answer_fetch(self, rp, req);
     else park(req, 0, st.bytes_below_hw, rp);
-    return rp;
+    return;
   }
   const int64_t total_at_read = st.bytes_below_hw;
   ask_log(self, rp, read_atom_v, read_request{req.from, req.max_bytes, hw})
@@ -131,6 +135,43 @@ caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
           return;
         }
         park(req, found, total_at_read, rp);
+      });
+}
+
+} // namespace
+
+caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
+  auto& st = self->state;
+  if (st.closing || !st.is_leader()) return not_leader(st);
+  // A consumer whose metadata is older than this leadership (or newer than what this replica has
+  // applied) refreshes it rather than read from a replica it did not mean (KIP-320).
+  if (req.current_leader_epoch.value() >= 0)
+    if (auto e = check_epoch(st, req.current_leader_epoch)) return e;
+  if (req.last_fetched_epoch > st.epoch)
+    return fail_with(errc::unknown_leader_epoch,
+                     st.log_name + ": the consumer read records of leader epoch " +
+                         std::to_string(req.last_fetched_epoch.value()) +
+                         ", newer than this leader's " + std::to_string(st.epoch.value()));
+  auto rp = self->make_response_promise<fetch_result>();
+  // Records of this leadership's epoch are never truncated while it leads. Of an earlier one, the
+  // consumer may have read a tail a former leader lost in an unclean election: as Kafka's
+  // Partition.fetchRecords, the epoch's end here below the consumer's position (or an earlier
+  // last epoch than the consumer's) means the log diverged, and the consumer is told where
+  // instead of being handed other records at offsets it already read. An epoch older than every
+  // entry this log still has cannot be judged; the fetch goes on.
+  if (req.last_fetched_epoch.value() < 0 || req.last_fetched_epoch == st.epoch) {
+    read_for_consumer(self, req, rp);
+    return rp;
+  }
+  ask_log(self, rp, epoch_atom_v, req.last_fetched_epoch)
+      .then([self, req, rp](const epoch_end& end) mutable {
+        auto& st = self->state;
+        if (end.epoch.value() >= 0 && (end.epoch < req.last_fetched_epoch || end.end < req.from)) {
+          rp.deliver(fetch_result{st.high_watermark(), st.log_start,
+                                  log_slice{{}, nullptr, 0, req.from, req.from}, end});
+          return;
+        }
+        read_for_consumer(self, req, rp);
       });
   return rp;
 }

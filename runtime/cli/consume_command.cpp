@@ -84,8 +84,15 @@ void run_consume(const consume_flags& f) {
         limit - printed);
     if (!n) fail(n.err());
     for (const auto& r : consumer.take_resets())
-      std::cerr << "Offset " << r.from.value() << " of " << r.tp.topic << "-" << r.tp.partition
-                << " is out of range; resetting to " << r.to.value() << std::endl;
+      if (r.truncation)
+        std::cerr << "Log truncation detected on " << r.tp.topic << "-" << r.tp.partition
+                  << ": the records read from offset " << r.to.value() << " up to "
+                  << r.from.value()
+                  << " are no longer in the log (an unclean leader election); resuming at "
+                  << r.to.value() << std::endl;
+      else
+        std::cerr << "Offset " << r.from.value() << " of " << r.tp.topic << "-" << r.tp.partition
+                  << " is out of range; resetting to " << r.to.value() << std::endl;
     printed += *n;
     std::cout.flush();
     if (*n > 0 && !f.group.empty()) {

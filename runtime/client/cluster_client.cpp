@@ -424,8 +424,9 @@ public:
                                    std::move(done));
   }
 
-  void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
-             int32_t min_bytes, int32_t max_wait_ms, steady::time_point retry_until,
+  void fetch(const std::string& topic, int32_t partition, offset from,
+             leader_epoch last_fetched_epoch, int32_t max_bytes, int32_t min_bytes,
+             int32_t max_wait_ms, steady::time_point retry_until,
              std::function<void(result<fetch_response>)> done) override {
     auto call = [=, this](capnp_cap& cap) {
       auto req = cap.fetchRequest();
@@ -438,13 +439,16 @@ public:
       // Each attempt names the leadership it routes to: a leader the metadata no longer names
       // refuses it (KIP-320), and the retry follows the refreshed metadata.
       req.setCurrentLeaderEpoch(leader_epoch_of(topic, partition));
+      req.setLastFetchedEpoch(last_fetched_epoch.value());
       return req.send().then([](auto response) -> result<fetch_response> {
         if (response.getErrorCode() != 0)
           return from_code(response.getErrorCode(), response.getErrorMessage());
         auto records = response.getRecords();
         return fetch_response{offset{response.getHighWatermark()},
                               offset{response.getLogStartOffset()},
-                              bytes(records.begin(), records.end())};
+                              bytes(records.begin(), records.end()),
+                              leader_epoch{response.getDivergingEpoch()},
+                              offset{response.getDivergingEndOffset()}};
       });
     };
     start_routed<fetch_response>(topic, partition, config_.request_timeout_ms + max_wait_ms,
@@ -1032,7 +1036,7 @@ result<fetch_response> cluster_client::fetch_sync(const std::string& topic, int3
                                                   int32_t max_wait_ms) {
   auto p = std::make_shared<std::promise<result<fetch_response>>>();
   auto f = p->get_future();
-  fetch(topic, partition, from, max_bytes, min_bytes, max_wait_ms,
+  fetch(topic, partition, from, leader_epoch{-1}, max_bytes, min_bytes, max_wait_ms,
         std::chrono::steady_clock::time_point::max(),
         [p](result<fetch_response> r) { p->set_value(std::move(r)); });
   return f.get();

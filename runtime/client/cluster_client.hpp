@@ -32,6 +32,10 @@ struct fetch_response {
   offset high_watermark{0};
   offset log_start{0};
   bytes records; // padded batch sequence (docs/formats.md)
+  // The log no longer holds what the caller read after its last fetched epoch (KIP-320): the
+  // leader's last epoch up to it, and where that epoch ends; no records then. Epoch -1: none.
+  leader_epoch diverging_epoch{-1};
+  offset diverging_end{-1};
 };
 
 // An idempotent producer's identity from initProducerId (docs/idempotence.md).
@@ -131,9 +135,11 @@ public:
                        std::function<void(result<produce_response>)> done) = 0;
   // Retriable errors are retried for request.timeout.ms + max_wait_ms, but no retry starts after
   // `retry_until`: a caller with a bound of its own (a consumer's poll timeout) hears the last
-  // error by then instead of request.timeout.ms later.
-  virtual void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
-                     int32_t min_bytes, int32_t max_wait_ms,
+  // error by then instead of request.timeout.ms later. `last_fetched_epoch`: the partition leader
+  // epoch of the batch the caller read last (-1: none), for the leader's truncation check.
+  virtual void fetch(const std::string& topic, int32_t partition, offset from,
+                     leader_epoch last_fetched_epoch, int32_t max_bytes, int32_t min_bytes,
+                     int32_t max_wait_ms,
                      std::chrono::steady_clock::time_point retry_until,
                      std::function<void(result<fetch_response>)> done) = 0;
 

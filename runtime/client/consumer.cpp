@@ -36,7 +36,10 @@ status consumer::assign(const std::string& topic, const std::vector<int32_t>& pa
   return {};
 }
 
-void consumer::seek(const topic_partition_key& tp, offset to) { positions_[tp] = to; }
+void consumer::seek(const topic_partition_key& tp, offset to) {
+  positions_[tp] = to;
+  epochs_.erase(tp);
+}
 
 result<int64_t> consumer::list_offset(const topic_partition_key& tp, int64_t timestamp) {
   return client_.list_offsets(tp.topic, tp.partition, timestamp);
@@ -46,7 +49,7 @@ status consumer::seek_to_beginning() {
   for (const auto& tp : assigned_) {
     auto o = list_offset(tp, earliest_timestamp);
     if (!o) return o.err();
-    positions_[tp] = offset{*o};
+    seek(tp, offset{*o});
   }
   return {};
 }
@@ -55,7 +58,7 @@ status consumer::seek_to_end() {
   for (const auto& tp : assigned_) {
     auto o = list_offset(tp, latest_timestamp);
     if (!o) return o.err();
-    positions_[tp] = offset{*o};
+    seek(tp, offset{*o});
   }
   return {};
 }
@@ -74,12 +77,12 @@ status consumer::seek_to_committed(bool earliest) {
   }
   for (const auto& tp : assigned_) {
     if (auto it = found.find(tp); it != found.end()) {
-      positions_[tp] = offset{it->second};
+      seek(tp, offset{it->second});
       continue;
     }
     auto o = list_offset(tp, earliest ? earliest_timestamp : latest_timestamp);
     if (!o) return o.err();
-    positions_[tp] = offset{*o};
+    seek(tp, offset{*o});
   }
   return {};
 }
@@ -118,8 +121,11 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
     state->responses.resize(assigned_.size());
     for (size_t i = 0; i < assigned_.size(); ++i) {
       const auto& tp = assigned_[i];
-      client_.fetch(tp.topic, tp.partition, positions_[tp], config_.max_partition_fetch_bytes,
-                    config_.fetch_min_bytes, wait_ms, deadline, [state, i](result<fetch_response> r) {
+      const auto epoch = epochs_.find(tp);
+      client_.fetch(tp.topic, tp.partition, positions_[tp],
+                    epoch == epochs_.end() ? leader_epoch{-1} : epoch->second,
+                    config_.max_partition_fetch_bytes, config_.fetch_min_bytes, wait_ms, deadline,
+                    [state, i](result<fetch_response> r) {
                       std::lock_guard lock(state->mu);
                       state->responses[i].emplace(std::move(r));
                       if (--state->outstanding == 0) state->cv.notify_all();
@@ -147,11 +153,28 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
           continue;
         }
         resets_.push_back(position_reset{tp, position, offset{*o}});
-        position = offset{*o};
+        seek(tp, offset{*o});
         continue;
       }
       if (!response) {
         if (!failed) failed = response.err();
+        continue;
+      }
+      if (response->diverging_epoch.value() >= 0) {
+        const offset to = std::min(response->diverging_end, position);
+        if (config_.auto_offset_reset == offset_reset::none) {
+          if (!failed)
+            failed = make_error(
+                errc::offset_out_of_range,
+                "log truncation detected on " + tp.topic + "-" + std::to_string(tp.partition) +
+                    ": the records read from offset " + std::to_string(to.value()) + " up to " +
+                    std::to_string(position.value()) +
+                    " are no longer in the log (an unclean leader election); seek to go on");
+          continue;
+        }
+        resets_.push_back(position_reset{tp, position, to, true});
+        position = to;
+        epochs_[tp] = response->diverging_epoch;
         continue;
       }
       batch_sequence_reader reader(response->records, response->records.size() + 1,
@@ -183,11 +206,15 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
           }
           visit(record_ref{tp, off, batch.timestamp_of(r), r});
           position = off + 1;
+          epochs_[tp] = batch.partition_leader_epoch();
           ++visited;
         });
         if (stopped) break;
         // Compaction may leave offsets without records at a batch's end.
-        if (position <= batch.last_offset() && visited < max_records) position = batch.last_offset() + 1;
+        if (position <= batch.last_offset() && visited < max_records) {
+          position = batch.last_offset() + 1;
+          epochs_[tp] = batch.partition_leader_epoch();
+        }
         if (visited >= max_records) break;
       }
     }

@@ -23,11 +23,14 @@
 
 namespace capstan::client {
 
-// A position the consumer moved because it was out of range (auto.offset.reset).
+// A position the consumer moved: out of range (auto.offset.reset), or back to where the log
+// diverged from what this consumer read (`truncation`, KIP-320: the records it read from `to` up
+// to `from` are no longer in the log, after an unclean leader election).
 struct position_reset {
   topic_partition_key tp;
   offset from{0};
   offset to{0};
+  bool truncation = false;
 };
 
 struct consumer_record {
@@ -78,7 +81,12 @@ public:
   // partition's fetch failed: that partition keeps its position, and a later poll that visits
   // nothing returns its error. A fetched batch that fails validation (its CRC-32C, unless
   // check_crcs is off, or its framing) is CORRUPT_MESSAGE naming the partition and offset, the
-  // same way: none of its records is visited and the position stays before it.
+  // same way: none of its records is visited and the position stays before it. Each fetch names
+  // the leader epoch of the last record visited (KIP-320): when the leader's log no longer holds
+  // the records this consumer read (an unclean election truncated them), the position moves back
+  // to where the log diverged and take_resets() reports it as a truncation, or, with
+  // offset_reset::none, the poll fails with OFFSET_OUT_OF_RANGE saying so (Kafka's
+  // LogTruncationException) until the caller seeks.
   result<size_t> poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
                            size_t max_records = std::numeric_limits<size_t>::max());
   // poll_each that copies the records out.
@@ -99,6 +107,9 @@ private:
   std::string group_;
   std::vector<topic_partition_key> assigned_;
   std::map<topic_partition_key, offset> positions_;
+  // The partition leader epoch of the batch that held the last record visited; absent after a
+  // seek (nothing read there yet).
+  std::map<topic_partition_key, leader_epoch> epochs_;
   std::vector<position_reset> resets_;
 };
 

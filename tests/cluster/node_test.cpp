@@ -190,7 +190,8 @@ TEST_CASE("stopping a node fails the calls in flight instead of finishing them",
   // A fetch at the log end that may wait a minute: finishing it would answer it, empty, then.
   std::promise<result<client::fetch_response>> answered;
   auto fetched = answered.get_future();
-  client->fetch("t", 0, offset{0}, 1 << 20, 1, 60000, std::chrono::steady_clock::now(),
+  client->fetch("t", 0, offset{0}, leader_epoch{-1}, 1 << 20, 1, 60000,
+                std::chrono::steady_clock::now(),
                 [&answered](result<client::fetch_response> r) { answered.set_value(std::move(r)); });
   CHECK(fetched.wait_for(300ms) == std::future_status::timeout);
   (*n)->stop();

@@ -63,11 +63,12 @@ void memory_cluster::produce(const std::string&, int32_t partition, int16_t,
   cv_.notify_all();
 }
 
-void memory_cluster::fetch(const std::string&, int32_t partition, offset from, int32_t, int32_t,
-                           int32_t, std::chrono::steady_clock::time_point,
+void memory_cluster::fetch(const std::string&, int32_t partition, offset from,
+                           leader_epoch last_fetched_epoch, int32_t, int32_t, int32_t,
+                           std::chrono::steady_clock::time_point,
                            std::function<void(result<client::fetch_response>)> done) {
   if (!fetch_handler) return done(unsupported());
-  done(fetch_handler(partition, from));
+  done(fetch_handler(partition, from, last_fetched_epoch));
 }
 
 void memory_cluster::answer() {

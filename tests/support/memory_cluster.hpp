@@ -42,17 +42,19 @@ public:
   // are some). Unset, every batch is appended.
   std::function<result<bool>(int32_t partition, int32_t base_sequence)> produce_answer;
 
-  // Answers fetch(partition, from); unset, every fetch is INVALID_REQUEST.
-  std::function<result<client::fetch_response>(int32_t partition, offset from)> fetch_handler;
+  // Answers fetch(partition, from, last_fetched_epoch); unset, every fetch is INVALID_REQUEST.
+  std::function<result<client::fetch_response>(int32_t partition, offset from,
+                                               leader_epoch last_fetched_epoch)>
+    fetch_handler;
 
   result<cluster_metadata> metadata(const std::vector<std::string>& topics) override;
   result<client::producer_identity> init_producer_id() override;
   void produce(const std::string& topic, int32_t partition, int16_t acks,
                std::shared_ptr<const bytes> batch,
                std::function<void(result<client::produce_response>)> done) override;
-  void fetch(const std::string& topic, int32_t partition, offset from, int32_t max_bytes,
-             int32_t min_bytes, int32_t max_wait_ms,
-             std::chrono::steady_clock::time_point retry_until,
+  void fetch(const std::string& topic, int32_t partition, offset from,
+             leader_epoch last_fetched_epoch, int32_t max_bytes, int32_t min_bytes,
+             int32_t max_wait_ms, std::chrono::steady_clock::time_point retry_until,
              std::function<void(result<client::fetch_response>)> done) override;
 
   result<topic_metadata> create_topic(const topic_spec&) override;

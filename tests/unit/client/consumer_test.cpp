@@ -36,7 +36,8 @@ TEST_CASE("a poll whose fetch of one partition failed returns the records anothe
   memory_cluster cluster(config, 2);
   // Partition 0 holds three records; partition 1's leader is gone.
   const auto log = make_batch(3, "p0", 1000);
-  cluster.fetch_handler = [&](int32_t partition, offset from) -> result<fetch_response> {
+  cluster.fetch_handler = [&](int32_t partition, offset from,
+                              leader_epoch) -> result<fetch_response> {
     if (partition == 1)
       return make_error(errc::not_leader_or_follower, "partition 1 has no leader here");
     fetch_response r;
@@ -99,7 +100,7 @@ TEST_CASE("a consumer checks each fetched batch's CRC and fails with CORRUPT_MES
   const auto log = with_damaged_second_batch();
   const auto second_at =
       static_cast<std::ptrdiff_t>(batch_format::align_up(make_batch(3, "first", 1000).size()));
-  cluster.fetch_handler = [&](int32_t, offset from) -> result<fetch_response> {
+  cluster.fetch_handler = [&](int32_t, offset from, leader_epoch) -> result<fetch_response> {
     fetch_response r;
     r.high_watermark = offset{6};
     // From the batch that holds `from`, as a log read answers.
@@ -133,7 +134,7 @@ TEST_CASE("a consumer with check_crcs off hands over a damaged batch's records a
   config.check_crcs = false;
   memory_cluster cluster(config, 1);
   const auto log = with_damaged_second_batch();
-  cluster.fetch_handler = [&](int32_t, offset from) -> result<fetch_response> {
+  cluster.fetch_handler = [&](int32_t, offset from, leader_epoch) -> result<fetch_response> {
     fetch_response r;
     r.high_watermark = offset{6};
     if (from.value() == 0) r.records = log;
@@ -146,4 +147,72 @@ TEST_CASE("a consumer with check_crcs off hands over a damaged batch's records a
   REQUIRE(all);
   REQUIRE(all->size() == 6);
   CHECK(value_of((*all)[4]) == "Second-1");
+}
+
+namespace {
+
+// Offsets 0-9 of partition 0, written by the leader of epoch 3.
+bytes epoch_three_batch() {
+  bytes b = make_batch(10, "lost", 1000);
+  set_partition_leader_epoch(b, leader_epoch{3});
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("a consumer whose fetch finds the log diverged from what it read moves back to where it "
+          "diverged and reports a truncation, or with no offset reset fails until it seeks",
+          "[client][consumer]") {
+  for (const auto reset : {offset_reset::earliest, offset_reset::none}) {
+    INFO("auto_offset_reset none: " << (reset == offset_reset::none));
+    client_config config;
+    config.auto_offset_reset = reset;
+    memory_cluster cluster(config, 1);
+    const auto log = epoch_three_batch();
+    std::vector<int32_t> named;
+    // The new leader (epoch 5) holds epoch 3 only up to offset 6: 6-9 were lost.
+    cluster.fetch_handler = [&](int32_t, offset from,
+                                leader_epoch last) -> result<fetch_response> {
+      named.push_back(last.value());
+      fetch_response r;
+      r.high_watermark = offset{10};
+      if (last == leader_epoch{3} && from > offset{6}) {
+        r.diverging_epoch = leader_epoch{3};
+        r.diverging_end = offset{6};
+      } else if (from == offset{0}) {
+        r.records = log;
+      }
+      return r;
+    };
+    consumer c(cluster, config);
+    REQUIRE(c.assign(memory_cluster::topic).ok());
+    const topic_partition_key p0{memory_cluster::topic, 0};
+    c.seek(p0, offset{0});
+    auto first = c.poll(100ms);
+    REQUIRE(first);
+    CHECK(first->size() == 10);
+    CHECK(named == std::vector<int32_t>{-1});
+
+    auto second = c.poll(100ms, 100);
+    CHECK(named.back() == 3);
+    if (reset == offset_reset::none) {
+      REQUIRE_FALSE(second);
+      CHECK(second.code() == errc::offset_out_of_range);
+      CHECK(second.err().message.find("log truncation detected") != std::string::npos);
+      CHECK(c.position(p0) == offset{10});
+      CHECK(c.take_resets().empty());
+      continue;
+    }
+    REQUIRE(second);
+    CHECK(c.position(p0) == offset{6});
+    const auto resets = c.take_resets();
+    REQUIRE(resets.size() == 1);
+    CHECK(resets[0].truncation);
+    CHECK(resets[0].from == offset{10});
+    CHECK(resets[0].to == offset{6});
+    // A seek forgets the epoch: nothing was read at the new position.
+    c.seek(p0, offset{0});
+    REQUIRE(c.poll(100ms, 1));
+    CHECK(named.back() == -1);
+  }
 }

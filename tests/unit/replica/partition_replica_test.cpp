@@ -601,6 +601,41 @@ TEST_CASE("a consumer fetch naming another leader epoch is refused as stale or u
   CHECK(records_of(unchecked->records.bytes()).size() == 2);
 }
 
+TEST_CASE("a consumer fetch after records the log no longer holds is told where the log diverged "
+          "instead of being served",
+          "[replica][isr]") {
+  replica_fixture f; // leads at epoch 3
+  REQUIRE(f.produce(make_batch(3, "a", 1000), 1)); // offsets 0-2 at epoch 3
+  REQUIRE(f.sys.request<bool>(f.replica, timeout, become_atom_v, role_of(1, 5, {node_id{1}})));
+  REQUIRE(f.produce(make_batch(2, "b", 1000), 1)); // offsets 3-4 at epoch 5
+  auto after = [&](int32_t last_epoch, int64_t from) {
+    auto req = fetch_at(from);
+    req.last_fetched_epoch = leader_epoch{last_epoch};
+    return f.fetch(req);
+  };
+  auto whole = after(3, 3); // epoch 3 ends at 3 here too
+  REQUIRE(whole);
+  CHECK_FALSE(whole->diverging);
+  CHECK(records_of(whole->records.bytes()).size() == 2);
+  // The consumer read epoch 3 up to offset 4, where this log has epoch 5.
+  auto cut = after(3, 5);
+  REQUIRE(cut);
+  REQUIRE(cut->diverging);
+  CHECK(*cut->diverging == epoch_end{leader_epoch{3}, offset{3}});
+  CHECK(cut->records.empty());
+  // The consumer read records of epoch 4, which this log never had.
+  auto unknown_here = after(4, 4);
+  REQUIRE(unknown_here);
+  REQUIRE(unknown_here->diverging);
+  CHECK(*unknown_here->diverging == epoch_end{leader_epoch{3}, offset{3}});
+  auto current = after(5, 4);
+  REQUIRE(current);
+  CHECK_FALSE(current->diverging);
+  auto newer = after(6, 5);
+  REQUIRE_FALSE(newer);
+  CHECK(code_of(newer.error()) == errc::unknown_leader_epoch);
+}
+
 TEST_CASE("a follower's Fetch names its process, and the leader's ISR proposal names it to the "
           "controller (KIP-903)",
           "[replica][isr]") {
