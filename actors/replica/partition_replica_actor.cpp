@@ -124,6 +124,13 @@ void reconfigure(self_ptr self, replica_config config) {
                           "min.insync.replicas was raised above the ISR after the append");
     }
   }
+  if (config.leader_replication_throttled_rate != st.opts.leader_replication_throttled_rate) {
+    spdlog::info("{}: leader.replication.throttled.rate {} -> {} bytes/s", st.log_name,
+                 st.opts.leader_replication_throttled_rate,
+                 config.leader_replication_throttled_rate);
+    st.opts.leader_replication_throttled_rate = config.leader_replication_throttled_rate;
+    st.throttle.set_rate(config.leader_replication_throttled_rate, self->clock().now());
+  }
   st.opts.config = config.log;
   self->send(st.log, reconfig_atom_v, std::move(config.log));
 }
@@ -180,6 +187,7 @@ partition_replica_actor::behavior_type partition_replica_behavior(self_ptr self,
                                                                   partition_log_actor log) {
   auto& st = self->state;
   st.opts = std::move(opts);
+  st.throttle.set_rate(st.opts.leader_replication_throttled_rate, self->clock().now());
   st.log_name = partition_name(st) + " on node " + std::to_string(st.opts.node.value());
   st.log = log;
   self->link_to(log);

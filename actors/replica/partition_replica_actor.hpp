@@ -37,6 +37,8 @@ struct partition_replica_options {
   offset high_watermark{0};
   // min.insync.replicas: acks=-1 produce needs an ISR at least this large (NOT_ENOUGH_REPLICAS).
   int32_t min_insync_replicas = 1;
+  // leader.replication.throttled.rate in bytes per second (replication_throttle.hpp); 0: none.
+  int64_t leader_replication_throttled_rate = 0;
   // replica.lag.time.max.ms: a follower that has not caught up for this long leaves the ISR.
   int64_t replica_lag_time_max_ms = 30000;
   // Where ISR changes go (the replica manager). Empty: they commit at once (a replica alone).

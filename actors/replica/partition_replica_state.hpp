@@ -22,6 +22,7 @@
 #include "actors/replica/leader_state.hpp"
 #include "actors/replica/partition_replica_actor.hpp"
 #include "actors/replica/replication_messages.hpp"
+#include "actors/replica/replication_throttle.hpp"
 
 namespace capstan::replica_detail {
 
@@ -76,6 +77,8 @@ struct replica_state {
   std::multimap<offset, pending_produce> pending_acks;
   // Fetch sessions whose follower found nothing: told once when the log grows.
   std::set<fetch_session_actor> watchers;
+  // What followers outside the ISR may read (leader.replication.throttled.rate).
+  replication_throttle throttle;
   bool isr_check_armed = false;
   // The timer for every deadline here (parked fetches, acks=-1 produces).
   armed_tick<std::chrono::steady_clock::time_point> tick;

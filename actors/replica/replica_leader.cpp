@@ -364,11 +364,25 @@ caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_
     out.records.first_offset = out.records.next_offset = req.fetch_offset;
     return out;
   }
+  // A follower outside the ISR reads within leader.replication.throttled.rate. Over it, it gets
+  // nothing and no watcher is kept: its session waits out its maxWaitMs and asks again.
+  const auto& isr = st.leader->isr();
+  const bool throttled = std::find(isr.begin(), isr.end(), req.replica) == isr.end();
+  const int32_t max_bytes =
+      throttled ? st.throttle.allowance(req.max_bytes, self->clock().now()) : req.max_bytes;
+  if (max_bytes <= 0) {
+    out.high_watermark = st.high_watermark();
+    out.log_start = st.log_start;
+    out.log_end = st.log_end;
+    out.records.first_offset = out.records.next_offset = req.fetch_offset;
+    return out;
+  }
   auto rp = self->make_response_promise<follower_fetch_result>();
-  ask_log(self, rp, read_atom_v, read_request{req.fetch_offset, req.max_bytes})
+  ask_log(self, rp, read_atom_v, read_request{req.fetch_offset, max_bytes})
       .then(
-          [self, rp, watcher = req.watcher](log_slice& slice) mutable {
+          [self, rp, watcher = req.watcher, throttled](log_slice& slice) mutable {
             auto& st = self->state;
+            if (throttled) st.throttle.consumed(static_cast<int64_t>(slice.size));
             if (slice.empty() && watcher) st.watchers.insert(watcher);
             follower_fetch_result res;
             res.high_watermark = st.high_watermark();

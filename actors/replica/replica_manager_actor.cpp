@@ -166,6 +166,7 @@ std::shared_ptr<open_plan> plan_open(self_ptr self, const topic_metadata& topic,
   ro.config = cfg->log;
   ro.id = topic.id;
   ro.min_insync_replicas = cfg->min_insync_replicas;
+  ro.leader_replication_throttled_rate = cfg->leader_replication_throttled_rate;
   if (auto it = st.high_watermarks.find(tp); it != st.high_watermarks.end()) ro.high_watermark = it->second;
   ro.replica_lag_time_max_ms = st.opts.replica_lag_time_max_ms;
   ro.alter_sink = caf::actor_cast<alter_partition_sink>(self);
@@ -592,6 +593,12 @@ result<replica_config> effective_replica_config(const std::map<std::string, std:
       return make_error(errc::invalid_config,
                         std::string(min_isr_key) + ": '" + text + "' is not an integer >= 1");
     out.min_insync_replicas = v;
+    log_configs.erase(it);
+  }
+  if (auto it = log_configs.find(leader_throttle_key); it != log_configs.end()) {
+    auto rate = parse_throttled_rate(it->second);
+    if (!rate) return rate.err();
+    out.leader_replication_throttled_rate = *rate;
     log_configs.erase(it);
   }
   // The controller's election rules read it (validated at topic creation); the log does not.

@@ -89,6 +89,7 @@ struct replica_status {
 struct replica_config {
   log_config log;
   int32_t min_insync_replicas = 1;
+  int64_t leader_replication_throttled_rate = 0; // bytes per second; 0: none
 };
 
 // A leader's proposed ISR (AlterPartition for one partition), through the replica manager to

@@ -66,6 +66,15 @@ result<int32_t> parse_min_insync_replicas(const std::string& text) {
   return static_cast<int32_t>(v);
 }
 
+result<int64_t> parse_throttled_rate(const std::string& text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v < 1)
+    return make_error(errc::invalid_config, std::string(leader_throttle_key) + ": '" + text +
+                                              "' is not a number of bytes per second of at least 1");
+  return v;
+}
+
 result<bool> parse_boolean_config(const std::string& key, const std::string& text) {
   std::string lower = text;
   for (auto& c : lower)
@@ -117,6 +126,10 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
     if (auto parsed = parse_boolean_config(it->first, it->second); !parsed) return parsed.err();
     log_configs.erase(it);
   }
+  if (auto it = log_configs.find(leader_throttle_key); it != log_configs.end()) {
+    if (auto parsed = parse_throttled_rate(it->second); !parsed) return parsed.err();
+    log_configs.erase(it);
+  }
   if (auto parsed = log_config::from_map(log_configs); !parsed) return parsed.err();
   return {};
 }
@@ -125,6 +138,7 @@ std::set<std::string> topic_config_keys() {
   auto keys = log_config::known_keys(config_scope::topic);
   keys.insert(min_insync_replicas_key);
   keys.insert(unclean_leader_election_key);
+  keys.insert(leader_throttle_key);
   return keys;
 }
 

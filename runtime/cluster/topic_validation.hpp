@@ -54,7 +54,8 @@ bool is_internal_topic(const std::string& name);
 status check_topic_collision(const std::string& name, const std::vector<std::string>& existing);
 
 // Topic-level configs: every key log_config::from_map accepts, plus min.insync.replicas (>= 1,
-// as Kafka checks it) and unclean.leader.election.enable. INVALID_CONFIG naming the first bad key.
+// as Kafka checks it), unclean.leader.election.enable and leader.replication.throttled.rate.
+// INVALID_CONFIG naming the first bad key.
 status validate_topic_configs(const std::map<std::string, std::string>& configs);
 
 // Every key validate_topic_configs accepts, as docs/configuration.md must list them.
@@ -66,6 +67,13 @@ result<int32_t> parse_min_insync_replicas(const std::string& text);
 // A topic config that log_config does not hold either: whether the controller may make a replica
 // outside the ISR leader when no ISR member is live (records only the old ISR had are then lost).
 inline constexpr const char* unclean_leader_election_key = "unclean.leader.election.enable";
+
+// A topic config the leader's replicas read: bytes per second served to followers outside the ISR
+// (Kafka's broker-wide leader.replication.throttled.rate, per partition leader here).
+inline constexpr const char* leader_throttle_key = "leader.replication.throttled.rate";
+
+// Parses leader.replication.throttled.rate; INVALID_CONFIG unless an integer >= 1.
+result<int64_t> parse_throttled_rate(const std::string& text);
 
 // Parses a boolean config as Kafka does: "true" or "false" in any case; INVALID_CONFIG otherwise.
 result<bool> parse_boolean_config(const std::string& key, const std::string& text);

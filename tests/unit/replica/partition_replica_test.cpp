@@ -636,6 +636,47 @@ TEST_CASE("a consumer fetch after records the log no longer holds is told where 
   CHECK(code_of(newer.error()) == errc::unknown_leader_epoch);
 }
 
+TEST_CASE("leader.replication.throttled.rate limits what a follower outside the ISR reads, never "
+          "an in-sync one",
+          "[replica][throttle]") {
+  temp_dir dir{"replica"};
+  threaded_system sys;
+  auto opts = orders_options(dir);
+  opts.leader_replication_throttled_rate = 1; // a byte per second: one batch, then nothing
+  auto spawned = spawn_partition_replica(sys.sys(), opts);
+  REQUIRE(spawned);
+  auto replica = *spawned;
+  sys.track(replica);
+  // Node 2 is a new replica, not in the ISR yet; node 3 is in it.
+  auto role = role_of(1, 3, {node_id{1}, node_id{2}, node_id{3}});
+  role.isr = {node_id{1}, node_id{3}};
+  REQUIRE(sys.request<bool>(replica, timeout, become_atom_v, role));
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(sys.request<produce_result>(replica, timeout, produce_atom_v,
+                                        produce_of(make_batch(2, "b" + std::to_string(i), 1000), 1)));
+  auto fetch_by = [&](int32_t node, int64_t from) {
+    follower_fetch_request req;
+    req.replica = node_id{node};
+    req.current_leader_epoch = leader_epoch{3};
+    req.fetch_offset = offset{from};
+    auto r = sys.request<follower_fetch_result>(replica, timeout, ffetch_atom_v, req);
+    REQUIRE(r);
+    REQUIRE(r->error == errc::none);
+    return records_of(r->records.bytes()).size();
+  };
+  CHECK(fetch_by(3, 0) == 6);
+  // Node 3 at the log end moves the HW there: node 2 is behind it, and stays outside the ISR.
+  CHECK(fetch_by(3, 6) == 0);
+  CHECK(fetch_by(2, 0) == 2); // the first batch, whole
+  CHECK(fetch_by(2, 2) == 0); // the bucket is in debt
+  CHECK(fetch_by(3, 0) == 6);
+  replica_config unlimited;
+  unlimited.log = opts.config;
+  unlimited.min_insync_replicas = opts.min_insync_replicas;
+  caf::anon_send(replica, reconfig_atom_v, unlimited);
+  CHECK(fetch_by(2, 2) == 4);
+}
+
 TEST_CASE("a follower's Fetch names its process, and the leader's ISR proposal names it to the "
           "controller (KIP-903)",
           "[replica][isr]") {
