@@ -147,25 +147,36 @@ caf::result<fetch_result> consumer_fetch(self_ptr self, fetch_request req) {
   // applied) refreshes it rather than read from a replica it did not mean (KIP-320).
   if (req.current_leader_epoch.value() >= 0)
     if (auto e = check_epoch(st, req.current_leader_epoch)) return e;
-  if (req.last_fetched_epoch > st.epoch)
-    return fail_with(errc::unknown_leader_epoch,
-                     st.log_name + ": the consumer read records of leader epoch " +
-                         std::to_string(req.last_fetched_epoch.value()) +
-                         ", newer than this leader's " + std::to_string(st.epoch.value()));
+  // Records of an epoch later than this leadership's: from a leader this replica has not heard
+  // of (a caller that names no current epoch), or from an earlier topic of the same name.
+  if (req.last_fetched_epoch > st.epoch) {
+    const auto why = st.log_name + ": the consumer read records of leader epoch " +
+                     std::to_string(req.last_fetched_epoch.value()) + ", later than this leader's " +
+                     std::to_string(st.epoch.value());
+    return req.current_leader_epoch.value() < 0
+               ? fail_with(errc::unknown_leader_epoch, why)
+               : fail_with(errc::offset_out_of_range, why + " (the topic was recreated?)");
+  }
   auto rp = self->make_response_promise<fetch_result>();
   // Records of this leadership's epoch are never truncated while it leads. Of an earlier one, the
   // consumer may have read a tail a former leader lost in an unclean election: as Kafka's
   // Partition.fetchRecords, the epoch's end here below the consumer's position (or an earlier
   // last epoch than the consumer's) means the log diverged, and the consumer is told where
-  // instead of being handed other records at offsets it already read. An epoch older than every
-  // entry this log still has cannot be judged; the fetch goes on.
+  // instead of being handed other records at offsets it already read. (An epoch older than the
+  // log's first entry ends where that entry starts.) A log without epoch entries cannot be
+  // judged; the fetch goes on.
   if (req.last_fetched_epoch.value() < 0 || req.last_fetched_epoch == st.epoch) {
     read_for_consumer(self, req, rp);
     return rp;
   }
   ask_log(self, rp, epoch_atom_v, req.last_fetched_epoch)
-      .then([self, req, rp](const epoch_end& end) mutable {
+      .then([self, req, rp, asked_at = st.epoch](const epoch_end& end) mutable {
         auto& st = self->state;
+        // The leadership may have changed while the log answered: the caller starts again.
+        if (st.closing || !st.is_leader() || st.epoch != asked_at) {
+          rp.deliver(not_leader(st));
+          return;
+        }
         if (end.epoch.value() >= 0 && (end.epoch < req.last_fetched_epoch || end.end < req.from)) {
           rp.deliver(fetch_result{st.high_watermark(), st.log_start,
                                   log_slice{{}, nullptr, 0, req.from, req.from}, end});

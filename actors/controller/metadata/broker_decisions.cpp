@@ -72,13 +72,20 @@ void leadership_changes(const metadata_image& image, const heard_from& heard,
     }
 }
 
+// `node` leaves the ISRs and leaderships it holds (the last member of an ISR stays, see
+// leadership_change), unless `same_data_dir` keeps it where no other member is heard from.
+void leave_isrs(const metadata_image& image, node_id node, const decision_options& options,
+                const heard_from& heard, bool same_data_dir, decision& out) {
+  leadership_changes(image, heard, liveness_change{node, std::nullopt, same_data_dir}, options,
+                     [&](const partition_state& p) { return p.in_isr(node) || p.leader == node; },
+                     out);
+}
+
 // fence_broker's partition changes, and FenceBroker.
 decision fencing(const metadata_image& image, node_id node, broker_epoch epoch,
                  const decision_options& options, const heard_from& heard, bool same_data_dir) {
   decision out;
-  leadership_changes(image, heard, liveness_change{node, std::nullopt, same_data_dir}, options,
-                     [&](const partition_state& p) { return p.in_isr(node) || p.leader == node; },
-                     out);
+  leave_isrs(image, node, options, heard, same_data_dir, out);
   out.records.push_back(fence_broker_record{node, epoch});
   return out;
 }
@@ -144,7 +151,12 @@ result<decision> register_broker(const metadata_image& image,
                         " needs a node id >= 0 and client and cluster endpoints with a host and "
                         "a port");
   decision out;
-  if (auto existing = image.broker(request.node); existing != nullptr) {
+  // A process started on a data dir that named no earlier incarnation marks its replicas wiped,
+  // once: its later registrations (after a fencing, say) are of logs it has been filling since.
+  const auto* registered = image.broker(request.node);
+  const bool new_data_dir = request.previous_incarnation == incarnation_id{} &&
+                            (registered == nullptr || registered->incarnation != request.incarnation);
+  if (auto existing = registered; existing != nullptr) {
     const bool same_process = existing->incarnation == request.incarnation;
     const bool successor = request.previous_incarnation != incarnation_id{} &&
                            request.previous_incarnation == existing->incarnation;
@@ -161,6 +173,10 @@ result<decision> register_broker(const metadata_image& image,
     const bool whole_log = same_process || (successor && request.previous_clean_shutdown);
     if (!existing->fenced)
       out = fencing(image, request.node, existing->epoch, options, heard, whole_log);
+    else if (!whole_log)
+      // Fenced already, it may still be in ISRs with other members: a clean restart kept it
+      // where no other member was heard from. Its log is no longer known whole: it leaves them.
+      leave_isrs(image, request.node, options, heard, false, out);
     if (!whole_log && out.records.empty()) {
       leave_isrs_as_last_member(image, request.node, out);
     } else if (!whole_log) {
@@ -172,7 +188,7 @@ result<decision> register_broker(const metadata_image& image,
   out.records.push_back(register_broker_record{
     request.node, request.incarnation, request.cluster_id, request.client_host,
     request.client_port, request.cluster_host, request.cluster_port, request.rack,
-    next(image.max_broker_epoch()), request.previous_incarnation == incarnation_id{}});
+    next(image.max_broker_epoch()), new_data_dir});
   return out;
 }
 

@@ -17,13 +17,17 @@ bool contains(const std::vector<node_id>& nodes, node_id n) {
 } // namespace
 
 election_result elect_leader(const std::vector<node_id>& replicas, const std::vector<node_id>& isr,
-                             const liveness& live, bool unclean_allowed) {
+                             const liveness& live, bool unclean_allowed,
+                             const std::vector<node_id>& wiped) {
   // Replica order starts with the preferred replica, so one walk covers both clean rules.
   for (auto r : replicas)
     if (contains(isr, r) && live(r)) return {r, false};
-  if (unclean_allowed)
-    for (auto r : replicas)
-      if (live(r)) return {r, true};
+  if (!unclean_allowed) return {};
+  // Unclean: whatever the replica lacks is lost; one on an empty disk lacks everything.
+  for (auto r : replicas)
+    if (live(r) && !contains(wiped, r)) return {r, true};
+  for (auto r : replicas)
+    if (live(r)) return {r, true};
   return {};
 }
 
@@ -46,7 +50,7 @@ std::optional<partition_change_record> leadership_change(const topic_image& topi
   if (leaving && isr.size() > 1) std::erase(isr, *leaving);
   node_id leader = current.leader;
   if (leader == no_leader || !alive(leader) || !contains(isr, leader)) {
-    auto elected = elect_leader(current.replicas, isr, alive, unclean_allowed);
+    auto elected = elect_leader(current.replicas, isr, alive, unclean_allowed, current.wiped);
     leader = elected.leader;
     const auto name = topic.name + "-" + std::to_string(p.value());
     if (elected.unclean) {

@@ -27,9 +27,11 @@ struct election_result {
 // live and in `isr`; else the first replica, in replica order, that is live and in `isr`; else,
 // only when `unclean_allowed`, the first live replica in replica order (Kafka says "the most
 // caught-up", which the controller cannot know without asking each replica; KRaft too takes
-// replica order); else none.
+// replica order), taking a replica that is not `wiped` (back on an empty disk) before one that
+// is; else none.
 election_result elect_leader(const std::vector<node_id>& replicas, const std::vector<node_id>& isr,
-                             const liveness& live, bool unclean_allowed);
+                             const liveness& live, bool unclean_allowed,
+                             const std::vector<node_id>& wiped = {});
 
 // The topic's unclean.leader.election.enable, else `broker_default`.
 bool unclean_leader_election_enabled(const topic_image& topic, bool broker_default);

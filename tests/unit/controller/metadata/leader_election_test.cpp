@@ -46,6 +46,11 @@ TEST_CASE("with no live ISR member the partition goes offline unless unclean ele
   CHECK(elect_leader(ids({1, 2, 3}), ids({1}), live({3, 2}), true) ==
         election_result{node_id{2}, true});
   CHECK(elect_leader(ids({1, 2, 3}), ids({1}), live({}), true) == election_result{no_leader, false});
+  // A replica back on an empty disk only when no other is live.
+  CHECK(elect_leader(ids({1, 2, 3}), ids({1}), live({2, 3}), true, ids({2})) ==
+        election_result{node_id{3}, true});
+  CHECK(elect_leader(ids({1, 2, 3}), ids({1}), live({2}), true, ids({2})) ==
+        election_result{node_id{2}, true});
 }
 
 TEST_CASE("a topic's unclean.leader.election.enable overrides the broker default",

@@ -280,6 +280,36 @@ TEST_CASE("a replica back on a new data dir neither counts towards recovery nor 
   CHECK(image.topic(orders)->partitions[0].wiped.empty());
 }
 
+TEST_CASE("a fenced node still in ISRs with other members leaves them when it comes back after a "
+          "crash or on a new data dir, and the partitions it led move on",
+          "[controller][recovery]") {
+  const auto wiped = next_process(2, 9, 0, false);
+  const auto crashed = next_process(2, 9, 1, false);
+  for (const auto& who : {wiped, crashed}) {
+    const bool new_dir = who.previous_incarnation == incarnation_id{};
+    INFO("new data dir: " << new_dir);
+    auto image = image_builder()
+                   .nodes({1, 2, 3})
+                   .topic("orders", 1, {ids({1, 2, 3}), ids({2, 1, 3})},
+                          {{"min.insync.replicas", "2"}})
+                   .image();
+    // Node 2 stopped cleanly while no other member was heard from: fenced, but kept in both ISRs
+    // and as orders-1's leader, for its next process to take up again.
+    image = applied(image, {fence_broker_record{node_id{2}, image.broker(node_id{2})->epoch}});
+    auto reg = register_broker(image, who, false, {});
+    REQUIRE(reg);
+    image = applied(image, reg->records);
+    const auto& p0 = image.topic(orders)->partitions[0];
+    const auto& p1 = image.topic(orders)->partitions[1];
+    CHECK(p0.isr == ids({1, 3}));
+    CHECK(p0.leader == node_id{1});
+    CHECK(p1.isr == ids({1, 3}));
+    CHECK(p1.leader == node_id{1});
+    CHECK(p0.is_wiped(node_id{2}) == new_dir);
+    CHECK(p1.is_wiped(node_id{2}) == new_dir);
+  }
+}
+
 TEST_CASE("the last ISR member back from a clean shutdown keeps its place and leads again",
           "[controller][recovery]") {
   const auto image = three_back_as(next_process(3, 9, 1, true));
