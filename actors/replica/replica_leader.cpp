@@ -333,6 +333,14 @@ void serve_awaiting_leadership(self_ptr self) {
 caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_request& req) {
   auto& st = self->state;
   follower_fetch_result out;
+  // An answer with no records at the follower's offset.
+  auto empty = [&] {
+    out.high_watermark = st.high_watermark();
+    out.log_start = st.log_start;
+    out.log_end = st.log_end;
+    out.records.first_offset = out.records.next_offset = req.fetch_offset;
+    return out;
+  };
   auto refuse = [&](const caf::error& e) {
     auto err = from_caf_error(e);
     out.error = err.code;
@@ -358,11 +366,7 @@ caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_
   maybe_expand(self);
   if (req.fetch_offset == st.log_end || req.max_bytes <= 0) {
     if (req.watcher) st.watchers.insert(req.watcher);
-    out.high_watermark = st.high_watermark();
-    out.log_start = st.log_start;
-    out.log_end = st.log_end;
-    out.records.first_offset = out.records.next_offset = req.fetch_offset;
-    return out;
+    return empty();
   }
   // A follower outside the ISR reads within leader.replication.throttled.rate. Over it, it gets
   // nothing and no watcher is kept: its session waits out its maxWaitMs and asks again.
@@ -370,13 +374,7 @@ caf::result<follower_fetch_result> follower_fetch(self_ptr self, follower_fetch_
   const bool throttled = std::find(isr.begin(), isr.end(), req.replica) == isr.end();
   const int32_t max_bytes =
       throttled ? st.throttle.allowance(req.max_bytes, self->clock().now()) : req.max_bytes;
-  if (max_bytes <= 0) {
-    out.high_watermark = st.high_watermark();
-    out.log_start = st.log_start;
-    out.log_end = st.log_end;
-    out.records.first_offset = out.records.next_offset = req.fetch_offset;
-    return out;
-  }
+  if (max_bytes <= 0) return empty();
   auto rp = self->make_response_promise<follower_fetch_result>();
   ask_log(self, rp, read_atom_v, read_request{req.fetch_offset, max_bytes})
       .then(

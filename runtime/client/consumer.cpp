@@ -195,6 +195,7 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
         if (!*next) break;
         const auto& batch = **next;
         if (batch.last_offset() < position) continue;
+        const offset before = position;
         bool stopped = false;
         batch.for_each_record([&](const record_view& r) {
           if (stopped) return;
@@ -206,16 +207,13 @@ result<size_t> consumer::poll_each(std::chrono::milliseconds timeout, const std:
           }
           visit(record_ref{tp, off, batch.timestamp_of(r), r});
           position = off + 1;
-          epochs_[tp] = batch.partition_leader_epoch();
           ++visited;
         });
-        if (stopped) break;
         // Compaction may leave offsets without records at a batch's end.
-        if (position <= batch.last_offset() && visited < max_records) {
+        if (!stopped && position <= batch.last_offset() && visited < max_records)
           position = batch.last_offset() + 1;
-          epochs_[tp] = batch.partition_leader_epoch();
-        }
-        if (visited >= max_records) break;
+        if (position != before) epochs_[tp] = batch.partition_leader_epoch();
+        if (stopped || visited >= max_records) break;
       }
     }
     if (visited > 0) return visited;

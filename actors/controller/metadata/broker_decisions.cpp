@@ -153,10 +153,10 @@ result<decision> register_broker(const metadata_image& image,
   decision out;
   // A process started on a data dir that named no earlier incarnation marks its replicas wiped,
   // once: its later registrations (after a fencing, say) are of logs it has been filling since.
-  const auto* registered = image.broker(request.node);
+  const auto* existing = image.broker(request.node);
   const bool new_data_dir = request.previous_incarnation == incarnation_id{} &&
-                            (registered == nullptr || registered->incarnation != request.incarnation);
-  if (auto existing = registered; existing != nullptr) {
+                            (existing == nullptr || existing->incarnation != request.incarnation);
+  if (existing != nullptr) {
     const bool same_process = existing->incarnation == request.incarnation;
     const bool successor = request.previous_incarnation != incarnation_id{} &&
                            request.previous_incarnation == existing->incarnation;
@@ -177,12 +177,14 @@ result<decision> register_broker(const metadata_image& image,
       // Fenced already, it may still be in ISRs with other members: a clean restart kept it
       // where no other member was heard from. Its log is no longer known whole: it leaves them.
       leave_isrs(image, request.node, options, heard, false, out);
-    if (!whole_log && out.records.empty()) {
-      leave_isrs_as_last_member(image, request.node, out);
-    } else if (!whole_log) {
-      auto fenced = image;
-      if (auto s = fenced.apply(out.records); !s) return s.err();
-      leave_isrs_as_last_member(fenced, request.node, out);
+    if (!whole_log) {
+      if (out.records.empty()) {
+        leave_isrs_as_last_member(image, request.node, out);
+      } else {
+        auto fenced = image;
+        if (auto s = fenced.apply(out.records); !s) return s.err();
+        leave_isrs_as_last_member(fenced, request.node, out);
+      }
     }
   }
   out.records.push_back(register_broker_record{
