@@ -96,8 +96,12 @@ interface Capstan {
   deleteTopic @2 (name :Text) -> (errorCode :UInt8, errorMessage :Text);
   listTopics @3 () -> (topics :List(Text));
   describeConfigs @4 (topic :Text) -> (errorCode :UInt8, errorMessage :Text, configs :List(ConfigEntry));
-  # Sets the given topic-level configs (others keep their values).
-  alterConfigs @5 (topic :Text, configs :List(ConfigEntry)) -> (errorCode :UInt8, errorMessage :Text);
+  # Sets the given topic-level configs and removes the overrides named in `deleted`, so that the
+  # node's defaults apply to them again (Kafka's IncrementalAlterConfigs SET and DELETE); the
+  # topic's other overrides keep their values. A key both set and deleted, or a deleted key that
+  # is no topic config: INVALID_CONFIG.
+  alterConfigs @5 (topic :Text, configs :List(ConfigEntry), deleted :List(Text))
+      -> (errorCode :UInt8, errorMessage :Text);
 
   # acks: 0, 1 or -1 (all).
   produce @6 (topic :Text, partition :Int32, acks :Int16, timeoutMs :Int32, records :Data)

@@ -93,12 +93,13 @@ struct DeleteTopic {
   nodeId @1 :Int32 = -1;    # the sending node, as in CreateTopic
 }
 
-# Kafka's IncrementalAlterConfigs (SET) for one topic: the named configs take these values, the
-# topic's other overrides stay.
+# Kafka's IncrementalAlterConfigs for one topic: the named configs take these values (SET), the
+# `deleted` ones are overridden no more (DELETE), the topic's other overrides stay.
 struct AlterConfigs {
   name @0 :Text;
   configs @1 :List(CreateTopic.Config);
   nodeId @2 :Int32 = -1;    # the sending node, as in CreateTopic
+  deleted @3 :List(Text);
 }
 
 # Kafka's CreatePartitions for one topic: grow topic `name` to `totalCount` partitions (answered

@@ -148,7 +148,9 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
           [&](const unregister_broker_msg& u) {
             take(p, unregister_broker(image_, u.node, sessions_.alive(u.node, now_ms)));
           },
-          [&](const alter_configs_msg& a) { take(p, alter_configs(image_, a.name, a.configs)); },
+          [&](const alter_configs_msg& a) {
+            take(p, alter_configs(image_, a.name, a.configs, a.deleted));
+          },
           [&](const create_partitions_msg& c) {
             take(p, create_partitions(image_, c.name, c.total, opts_.decisions));
           },

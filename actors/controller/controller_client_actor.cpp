@@ -372,12 +372,13 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         add(self, std::move(p));
         return rp;
       },
-      [self](altercfg_atom, std::string& name,
-             std::map<std::string, std::string>& configs) -> caf::result<bool> {
+      [self](altercfg_atom, std::string& name, std::map<std::string, std::string>& configs,
+             std::vector<std::string>& deleted) -> caf::result<bool> {
         pending_request p;
         p.what = pending_request::kind::alter;
         p.topic = name;
-        p.frame = encode(alter_configs_msg{name, std::move(configs)}, self->state.opts.node);
+        p.frame = encode(alter_configs_msg{name, std::move(configs), std::move(deleted)},
+                         self->state.opts.node);
         p.done = self->make_response_promise<bool>();
         auto rp = p.done;
         add(self, std::move(p));

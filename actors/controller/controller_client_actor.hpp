@@ -50,8 +50,10 @@ using controller_client_actor = caf::typed_actor<
     // UpdateMetadata brings those to the metadata cache).
     caf::replies_to<mktopic_atom, topic_spec>::with<topic_metadata>,
     caf::replies_to<rmtopic_atom, std::string>::with<bool>,
-    // Sets the named configs of the topic (its other overrides stay).
-    caf::replies_to<altercfg_atom, std::string, std::map<std::string, std::string>>::with<bool>,
+    // Sets the named configs of the topic and removes the overrides of the listed keys (its other
+    // overrides stay).
+    caf::replies_to<altercfg_atom, std::string, std::map<std::string, std::string>,
+                    std::vector<std::string>>::with<bool>,
     // Grows the topic to this many partitions (CreatePartitions).
     caf::replies_to<mkparts_atom, std::string, int32_t>::with<bool>,
     // Preferred leader election of these partitions (none: all): one outcome per partition.

@@ -138,6 +138,8 @@ capnp_frame encode(const alter_configs_msg& m, node_id from) {
     configs[i].setValue(v);
     ++i;
   }
+  auto deleted = root.initDeleted(static_cast<unsigned>(m.deleted.size()));
+  for (unsigned j = 0; j < deleted.size(); ++j) deleted.set(j, m.deleted[j]);
   return capnp_frame::from_builder(b);
 }
 
@@ -262,6 +264,7 @@ result<alter_configs_msg> decode_alter_configs(const capnp_frame& frame) {
           if (!m.configs.emplace(name, c.getValue()).second)
             return invalid("AlterConfigs names config '" + name + "' twice");
         }
+        for (auto name : r.getDeleted()) m.deleted.emplace_back(name);
         return m;
       });
 }

@@ -59,10 +59,11 @@ struct delete_topic_msg {
   std::string name;
 };
 
-// AlterConfigs: overrides to set on topic `name` (its others stay).
+// AlterConfigs: overrides to set on topic `name` and overrides to remove (its others stay).
 struct alter_configs_msg {
   std::string name;
   std::map<std::string, std::string> configs;
+  std::vector<std::string> deleted{};
 };
 
 // CreatePartitions: grow topic `name` to `total` partitions.

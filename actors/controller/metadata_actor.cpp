@@ -412,19 +412,20 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
                                        "topic '" + name + "' does not exist"));
       return effective_configs(st, it->second);
     },
-    [self](alter_atom, const std::string& name, const config_map& changes) -> caf::result<bool> {
+    [self](alter_atom, const std::string& name, const config_map& changes,
+           const std::vector<std::string>& deleted) -> caf::result<bool> {
       auto& st = self->state;
       auto it = st.current.topics.find(name);
       if (it == st.current.topics.end())
         return to_caf_error(make_error(errc::unknown_topic_or_partition,
                                        "topic '" + name + "' does not exist"));
-      auto overrides = it->second.configs;
-      for (const auto& [k, v] : changes) overrides[k] = v;
-      if (auto s = validate_topic_configs(overrides); !s) return to_caf_error(s.err());
+      auto overrides = altered_topic_configs(it->second.configs, changes, deleted);
+      if (!overrides) return to_caf_error(overrides.err());
       auto next = st.current;
-      next.topics[name].configs = std::move(overrides);
+      next.topics[name].configs = std::move(*overrides);
       auto rp = self->make_response_promise<bool>();
-      commit_then(self, std::move(next), [self, rp, name, count = changes.size()](status s) mutable {
+      const auto count = changes.size() + deleted.size();
+      commit_then(self, std::move(next), [self, rp, name, count](status s) mutable {
         if (!s) {
           rp.deliver(to_caf_error(s.err()));
           return;

@@ -45,7 +45,9 @@ using metadata_actor =
                      caf::replies_to<snapshot_atom>::with<metadata_snapshot>,
                      // Effective configs of a topic: broker defaults overlaid with its overrides.
                      caf::replies_to<describe_atom, std::string>::with<config_map>,
-                     caf::replies_to<alter_atom, std::string, config_map>::with<bool>,
+                     // Sets these overrides and removes those of the listed keys.
+                     caf::replies_to<alter_atom, std::string, config_map,
+                                     std::vector<std::string>>::with<bool>,
                      // createPartitions: grows the topic to this many partitions (INVALID_PARTITIONS
                      // unless more than it has), placed as createTopic places them; the new ones
                      // serve when it returns (or it fails with KAFKA_STORAGE_ERROR naming them).

@@ -564,12 +564,17 @@ kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
     return kj::READY_NOW;
   }
   auto params = call.getParams();
-  if (auto s = validate_list_length(params.getConfigs().size(), "configs"); !s) {
-    set_error(call.getResults(), ctx_->metrics, method, s.err());
-    return kj::READY_NOW;
+  for (auto [length, what] : {std::pair{params.getConfigs().size(), "configs"},
+                              std::pair{params.getDeleted().size(), "deleted"}}) {
+    if (auto s = validate_list_length(length, what); !s) {
+      set_error(call.getResults(), ctx_->metrics, method, s.err());
+      return kj::READY_NOW;
+    }
   }
   std::string topic = params.getTopic();
   auto configs = read_configs(params.getConfigs());
+  std::vector<std::string> deleted;
+  for (auto key : params.getDeleted()) deleted.emplace_back(key);
   call.releaseParams();
   if (auto s = validate_topic_name(topic); !s) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
@@ -577,9 +582,10 @@ kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
   }
   auto altered = ctx_->targets.controller
                      ? ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
-                                 altercfg_atom_v, std::move(topic), std::move(configs))
+                                 altercfg_atom_v, std::move(topic), std::move(configs),
+                                 std::move(deleted))
                      : ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, alter_atom_v,
-                                 std::move(topic), std::move(configs));
+                                 std::move(topic), std::move(configs), std::move(deleted));
   return answered_later(altered.then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
     auto r = std::move(reply_).take();
     if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());

@@ -23,6 +23,7 @@ struct topic_flags {
   int32_t partitions = 1;
   int16_t replication_factor = 1;
   std::vector<std::string> configs;
+  std::vector<std::string> deleted_configs;
 };
 
 std::string hex(const topic_id& id) {
@@ -107,9 +108,11 @@ void run_describe(const topic_flags& f) {
 }
 
 void run_alter_config(const topic_flags& f) {
+  if (f.configs.empty() && f.deleted_configs.empty())
+    fail("alter-config needs --config KEY=VALUE or --delete-config KEY", exit_usage);
   auto configs = parse_configs(f.configs);
   auto client = connect_or_fail(make_client_config(f.client));
-  if (auto s = client->alter_configs(f.name, configs); !s) fail(s.err());
+  if (auto s = client->alter_configs(f.name, configs, f.deleted_configs); !s) fail(s.err());
   std::cout << "Altered the configs of topic " << f.name << "." << std::endl;
 }
 
@@ -157,10 +160,13 @@ void add_topic_command(CLI::App& app) {
   describe->callback([f] { run_describe(*f); });
 
   auto* alter = topic->add_subcommand(
-      "alter-config", "Set topic configs; the topic's other overrides keep their values");
+      "alter-config",
+      "Set or remove topic configs; the topic's other overrides keep their values");
   alter->add_option("name", f->name, "Topic to change")->required();
-  alter->add_option("--config", f->configs, "Topic config KEY=VALUE (Kafka names), repeatable")
-      ->required();
+  alter->add_option("--config", f->configs, "Topic config KEY=VALUE (Kafka names), repeatable");
+  alter->add_option("--delete-config", f->deleted_configs,
+                    "Topic config KEY to stop overriding (the node's default applies again), "
+                    "repeatable");
   add_client_options(alter, f->client);
   alter->callback([f] { run_alter_config(*f); });
 

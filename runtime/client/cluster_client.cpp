@@ -253,9 +253,9 @@ public:
     });
   }
 
-  status alter_configs(const std::string& topic,
-                       const std::map<std::string, std::string>& configs) override {
-    return run_status([this, topic, configs] {
+  status alter_configs(const std::string& topic, const std::map<std::string, std::string>& configs,
+                       const std::vector<std::string>& deleted) override {
+    return run_status([this, topic, configs, deleted] {
       auto req = admin_cap().alterConfigsRequest();
       req.setTopic(topic);
       auto list = req.initConfigs(static_cast<unsigned>(configs.size()));
@@ -265,6 +265,8 @@ public:
         list[i].setValue(v);
         ++i;
       }
+      auto keys = req.initDeleted(static_cast<unsigned>(deleted.size()));
+      for (unsigned j = 0; j < keys.size(); ++j) keys.set(j, deleted[j]);
       return req;
     });
   }

@@ -104,8 +104,11 @@ public:
   virtual status delete_topic(const std::string& name) = 0;
   virtual result<std::vector<std::string>> list_topics() = 0;
   virtual result<std::map<std::string, std::string>> describe_configs(const std::string& topic) = 0;
+  // Kafka's IncrementalAlterConfigs: sets `configs` and removes the overrides of the `deleted`
+  // keys (the nodes' defaults apply to them again).
   virtual status alter_configs(const std::string& topic,
-                               const std::map<std::string, std::string>& configs) = 0;
+                               const std::map<std::string, std::string>& configs,
+                               const std::vector<std::string>& deleted) = 0;
   // Kafka's CreatePartitions: grows `topic` to `total` partitions. Producers see the new ones
   // after their next metadata refresh.
   virtual status create_partitions(const std::string& topic, int32_t total) = 0;

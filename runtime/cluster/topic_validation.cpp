@@ -134,6 +134,25 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
   return {};
 }
 
+result<std::map<std::string, std::string>> altered_topic_configs(
+  std::map<std::string, std::string> overrides, const std::map<std::string, std::string>& set,
+  const std::vector<std::string>& deleted) {
+  const auto known = topic_config_keys();
+  std::set<std::string> seen;
+  for (const auto& key : deleted) {
+    if (set.count(key) != 0)
+      return make_error(errc::invalid_config, "config '" + key + "' is both set and deleted");
+    if (known.count(key) == 0)
+      return make_error(errc::invalid_config, "unknown topic config '" + key + "'");
+    if (!seen.insert(key).second)
+      return make_error(errc::invalid_config, "config '" + key + "' is deleted twice");
+    overrides.erase(key);
+  }
+  for (const auto& [key, value] : set) overrides[key] = value;
+  if (auto s = validate_topic_configs(overrides); !s) return s.err();
+  return overrides;
+}
+
 std::set<std::string> topic_config_keys() {
   auto keys = log_config::known_keys(config_scope::topic);
   keys.insert(min_insync_replicas_key);

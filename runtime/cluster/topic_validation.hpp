@@ -61,6 +61,15 @@ status validate_topic_configs(const std::map<std::string, std::string>& configs)
 // Every key validate_topic_configs accepts, as docs/configuration.md must list them.
 std::set<std::string> topic_config_keys();
 
+// Kafka's IncrementalAlterConfigs on a topic's overrides: each key of `set` takes its value, each
+// key of `deleted` is no longer overridden (the node's default applies again; deleting a key that
+// is not overridden changes nothing). The result is validated as a whole.
+// Errors: INVALID_CONFIG for a key both set and deleted, a deleted key that is no topic config, a
+// key deleted twice, or what validate_topic_configs refuses.
+result<std::map<std::string, std::string>> altered_topic_configs(
+  std::map<std::string, std::string> overrides, const std::map<std::string, std::string>& set,
+  const std::vector<std::string>& deleted);
+
 // Parses min.insync.replicas; INVALID_CONFIG unless an integer in [1, 2^31-1].
 result<int32_t> parse_min_insync_replicas(const std::string& text);
 

@@ -228,11 +228,13 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
           return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
         return config_map{it->second.configs};
       },
-      [self](alter_atom, const std::string& name, config_map& configs) -> caf::result<bool> {
+      [self](alter_atom, const std::string& name, config_map& configs,
+             const std::vector<std::string>& deleted) -> caf::result<bool> {
         auto it = self->state.md.topics.find(name);
         if (it == self->state.md.topics.end())
           return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
         for (auto& [k, v] : configs) it->second.configs[k] = v;
+        for (const auto& k : deleted) it->second.configs.erase(k);
         return true;
       },
       [self](initpid_atom) -> int64_t { return self->state.next_producer_id++; },

@@ -68,10 +68,14 @@ void describe_configs(service::DescribeConfigsParams::Reader p) {
 }
 
 void alter_configs(service::AlterConfigsParams::Reader p) {
-  if (!validate_list_length(p.getConfigs().size(), "configs")) return;
+  if (!validate_list_length(p.getConfigs().size(), "configs") ||
+      !validate_list_length(p.getDeleted().size(), "deleted"))
+    return;
   const std::string topic = p.getTopic();
   const auto configs = read_configs(p.getConfigs());
-  if (validate_topic_name(topic)) (void)validate_topic_configs(configs);
+  std::vector<std::string> deleted;
+  for (auto key : p.getDeleted()) deleted.emplace_back(key);
+  if (validate_topic_name(topic)) (void)altered_topic_configs({}, configs, deleted);
 }
 
 void produce(service::ProduceParams::Reader p) {

@@ -115,7 +115,8 @@ result<std::map<std::string, std::string>> memory_cluster::describe_configs(cons
   return unsupported();
 }
 status memory_cluster::alter_configs(const std::string&,
-                                     const std::map<std::string, std::string>&) {
+                                     const std::map<std::string, std::string>&,
+                                     const std::vector<std::string>&) {
   return unsupported();
 }
 status memory_cluster::create_partitions(const std::string&, int32_t) {

@@ -61,7 +61,8 @@ public:
   status delete_topic(const std::string&) override;
   result<std::vector<std::string>> list_topics() override;
   result<std::map<std::string, std::string>> describe_configs(const std::string&) override;
-  status alter_configs(const std::string&, const std::map<std::string, std::string>&) override;
+  status alter_configs(const std::string&, const std::map<std::string, std::string>&,
+                       const std::vector<std::string>&) override;
   status create_partitions(const std::string&, int32_t) override;
   result<std::vector<client::election_result>>
   elect_leaders(const std::vector<std::pair<std::string, int32_t>>&) override;

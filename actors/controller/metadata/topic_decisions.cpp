@@ -125,15 +125,15 @@ result<decision> delete_topic(const metadata_image& image, const std::string& na
 }
 
 result<decision> alter_configs(const metadata_image& image, const std::string& name,
-                               const std::map<std::string, std::string>& changes) {
+                               const std::map<std::string, std::string>& changes,
+                               const std::vector<std::string>& deleted) {
   auto topic = image.topic_by_name(name);
   if (topic == nullptr) return unknown_topic(name);
-  auto overrides = topic->configs;
-  for (const auto& [k, v] : changes) overrides[k] = v;
-  if (auto s = validate_topic_configs(overrides); !s) return s.err();
+  auto overrides = altered_topic_configs(topic->configs, changes, deleted);
+  if (!overrides) return overrides.err();
   decision out;
-  if (overrides != topic->configs)
-    out.records.push_back(topic_config_record{topic->id, std::move(overrides)});
+  if (*overrides != topic->configs)
+    out.records.push_back(topic_config_record{topic->id, std::move(*overrides)});
   return out;
 }
 

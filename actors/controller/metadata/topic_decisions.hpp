@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "actors/controller/metadata/decision.hpp"
 #include "actors/controller/metadata/metadata_image.hpp"
@@ -41,10 +42,11 @@ result<decision> create_partitions(const metadata_image& image, const std::strin
 // topics (runtime/cluster/topic_validation.hpp, is_internal_topic).
 result<decision> delete_topic(const metadata_image& image, const std::string& name);
 
-// Sets `changes` over topic `name`'s overrides: a TopicConfig record with the merged overrides,
-// or nothing when they are already so. Refuses UNKNOWN_TOPIC_OR_PARTITION and INVALID_CONFIG
-// (validate_topic_configs, naming the key).
+// Sets `changes` over topic `name`'s overrides and removes the `deleted` keys from them
+// (altered_topic_configs): a TopicConfig record with the new overrides, or nothing when they are
+// already so. Refuses UNKNOWN_TOPIC_OR_PARTITION and INVALID_CONFIG (naming the key).
 result<decision> alter_configs(const metadata_image& image, const std::string& name,
-                               const std::map<std::string, std::string>& changes);
+                               const std::map<std::string, std::string>& changes,
+                               const std::vector<std::string>& deleted);
 
 } // namespace capstan::controller

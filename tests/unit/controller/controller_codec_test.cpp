@@ -105,10 +105,12 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
 }
 
 TEST_CASE("AlterConfigs and a voter's state survive a round trip", "[controller][codec]") {
-  auto ac = decode_alter_configs(encode(alter_configs_msg{"orders", {{"retention.ms", "5"}}}));
+  auto ac = decode_alter_configs(
+    encode(alter_configs_msg{"orders", {{"retention.ms", "5"}}, {"segment.bytes"}}));
   REQUIRE(ac);
   CHECK(ac->name == "orders");
   CHECK(ac->configs == std::map<std::string, std::string>{{"retention.ms", "5"}});
+  CHECK(ac->deleted == std::vector<std::string>{"segment.bytes"});
 
   voter_state v;
   v.node = 2;

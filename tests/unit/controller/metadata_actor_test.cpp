@@ -261,7 +261,8 @@ TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and ref
   auto meta = start();
   REQUIRE(create(meta, topic_spec{"orders", 1, 1, {{"segment.bytes", "1048576"}}}));
   auto altered = request<bool>(meta, alter_atom_v, std::string("orders"),
-                               config_map{{"retention.ms", "5000"}, {"min.insync.replicas", "2"}});
+                               config_map{{"retention.ms", "5000"}, {"min.insync.replicas", "2"}},
+                               std::vector<std::string>{});
   REQUIRE(altered);
   auto configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
   REQUIRE(configs);
@@ -271,15 +272,26 @@ TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and ref
   CHECK(applied->back()->topics.at("orders").configs.at("retention.ms") == "5000");
 
   auto bad = request<bool>(meta, alter_atom_v, std::string("orders"),
-                           config_map{{"cleanup.policy", "shred"}});
+                           config_map{{"cleanup.policy", "shred"}}, std::vector<std::string>{});
   REQUIRE_FALSE(bad);
   CHECK(code_of(bad.error()) == errc::invalid_config);
-  auto unknown = request<bool>(meta, alter_atom_v, std::string("nope"), config_map{});
+  auto unknown = request<bool>(meta, alter_atom_v, std::string("nope"), config_map{},
+                                   std::vector<std::string>{});
   REQUIRE_FALSE(unknown);
   CHECK(code_of(unknown.error()) == errc::unknown_topic_or_partition);
   configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
   REQUIRE(configs);
   CHECK(configs->at("cleanup.policy") == "delete");
+
+  // Deleted: the override goes and the node's default applies again.
+  auto deleted = request<bool>(meta, alter_atom_v, std::string("orders"), config_map{},
+                               std::vector<std::string>{"segment.bytes"});
+  REQUIRE(deleted);
+  CHECK(applied->back()->topics.at("orders").configs.count("segment.bytes") == 0);
+  configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
+  REQUIRE(configs);
+  CHECK(configs->at("segment.bytes") != "1048576");
+  CHECK(configs->at("retention.ms") == "5000");
 }
 
 TEST_CASE_METHOD(metadata_fixture,
@@ -442,7 +454,8 @@ TEST_CASE_METHOD(metadata_fixture, "create and alter refuse configs below Kafka'
   REQUIRE(create(meta, topic_spec{"t", 1, 1, {}}));
   for (const auto& [key, value] : refused) {
     INFO(key << "=" << value);
-    auto altered = request<bool>(meta, alter_atom_v, std::string("t"), config_map{{key, value}});
+    auto altered = request<bool>(meta, alter_atom_v, std::string("t"), config_map{{key, value}},
+                                 std::vector<std::string>{});
     REQUIRE_FALSE(altered);
     CHECK(code_of(altered.error()) == errc::invalid_config);
     CHECK_THAT(from_caf_error(altered.error()).message, Catch::Contains(key));

@@ -40,7 +40,7 @@ std::vector<std::vector<metadata_record>> decision_log() {
   commit(create_topic(image, topic_spec{"orders", 6, 3, {{"retention.ms", "5000"}}}, options, rng));
   commit(create_topic(image, topic_spec{"payments", 2, 2, {}}, options, rng));
   commit(create_partitions(image, "payments", 5, options));
-  commit(alter_configs(image, "orders", {{"cleanup.policy", "compact"}}));
+  commit(alter_configs(image, "orders", {{"cleanup.policy", "compact"}}, {}));
   commit(fence_broker(image, node_id{2}, image.broker(node_id{2})->epoch, options));
   commit(delete_topic(image, "payments"));
   log.push_back({producer_ids_record{0, 1000}});

@@ -170,13 +170,36 @@ TEST_CASE("deleting a topic removes it, internal topics stay", "[controller][top
 TEST_CASE("config changes merge over the overrides", "[controller][topics]") {
   const auto image =
     image_builder().nodes({1}).topic("orders", 1, {ids({1})}, {{"retention.ms", "1000"}}).image();
-  auto d = alter_configs(image, "orders", {{"cleanup.policy", "compact"}});
+  auto d = alter_configs(image, "orders", {{"cleanup.policy", "compact"}}, {});
   REQUIRE(d.ok());
   REQUIRE(d->records.size() == 1);
   const auto& r = std::get<topic_config_record>(d->records[0]);
   CHECK(r.configs == std::map<std::string, std::string>{{"cleanup.policy", "compact"},
                                                         {"retention.ms", "1000"}});
-  CHECK(alter_configs(image, "orders", {{"retention.ms", "1000"}})->records.empty());
-  CHECK(alter_configs(image, "orders", {{"retention.ms", "soon"}}).code() == errc::invalid_config);
-  CHECK(alter_configs(image, "nope", {}).code() == errc::unknown_topic_or_partition);
+  CHECK(alter_configs(image, "orders", {{"retention.ms", "1000"}}, {})->records.empty());
+  CHECK(alter_configs(image, "orders", {{"retention.ms", "soon"}}, {}).code() ==
+        errc::invalid_config);
+  CHECK(alter_configs(image, "nope", {}, {}).code() == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE("a deleted config is overridden no more", "[controller][topics]") {
+  const auto image = image_builder()
+                       .nodes({1})
+                       .topic("orders", 1, {ids({1})},
+                              {{"retention.ms", "1000"}, {"min.insync.replicas", "2"}})
+                       .image();
+  auto d = alter_configs(image, "orders", {{"cleanup.policy", "compact"}}, {"retention.ms"});
+  REQUIRE(d.ok());
+  REQUIRE(d->records.size() == 1);
+  CHECK(std::get<topic_config_record>(d->records[0]).configs ==
+        std::map<std::string, std::string>{{"cleanup.policy", "compact"},
+                                           {"min.insync.replicas", "2"}});
+  // A key the topic does not override: nothing to remove, nothing to record.
+  CHECK(alter_configs(image, "orders", {}, {"segment.bytes"})->records.empty());
+  // Kafka refuses these as INVALID_CONFIG too.
+  CHECK(alter_configs(image, "orders", {{"retention.ms", "5"}}, {"retention.ms"}).code() ==
+        errc::invalid_config);
+  CHECK(alter_configs(image, "orders", {}, {"no.such.config"}).code() == errc::invalid_config);
+  CHECK(alter_configs(image, "orders", {}, {"retention.ms", "retention.ms"}).code() ==
+        errc::invalid_config);
 }
