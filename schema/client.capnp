@@ -47,6 +47,10 @@ struct GroupOffset {
   offset @2 :Int64;          # -1: no committed offset
   metadata @3 :Text;
   errorCode @4 :UInt8;
+  # The partition leader epoch of the last record read before `offset` (-1: unknown), as Kafka's
+  # committedLeaderEpoch: a consumer resuming from the commit names it as its fetch's
+  # lastFetchedEpoch, so a log truncated since the commit is detected (KIP-320).
+  leaderEpoch @5 :Int32 = -1;
 }
 
 # One controller quorum voter in describeCluster.

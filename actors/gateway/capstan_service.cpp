@@ -873,6 +873,7 @@ void fill_group_offsets(capnp::List<rpc::GroupOffset>::Builder out, const group_
     b.setOffset(in[i].offset);
     b.setMetadata(in[i].metadata);
     b.setErrorCode(static_cast<uint8_t>(in[i].error));
+    b.setLeaderEpoch(in[i].leader_epoch);
   }
 }
 
@@ -896,8 +897,8 @@ kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
   std::string group = params.getGroup();
   group_offsets entries;
   for (auto o : params.getOffsets())
-    entries.push_back(
-        group_offset{o.getTopic(), o.getPartition(), o.getOffset(), o.getMetadata(), errc::none});
+    entries.push_back(group_offset{o.getTopic(), o.getPartition(), o.getOffset(), o.getMetadata(),
+                                   errc::none, o.getLeaderEpoch()});
   call.releaseParams();
   auto check = validate_group_id(group);
   if (check) check = validate_group_entries(entries);
@@ -907,6 +908,9 @@ kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
         check =
             make_error(errc::offset_out_of_range,
                        "committed offset must be >= 0 (or -1), not " + std::to_string(e.offset));
+      else if (e.leader_epoch < -1)
+        check = make_error(errc::invalid_request, "committed leader epoch must be >= 0 (or -1), not " +
+                                                    std::to_string(e.leader_epoch));
   }
   if (!check) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, check.err());

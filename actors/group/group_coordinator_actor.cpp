@@ -25,6 +25,7 @@ namespace {
 
 struct committed_offset {
   int64_t offset = -1;
+  int32_t leader_epoch = -1;
   std::string metadata;
 };
 
@@ -73,7 +74,8 @@ void replay_record(offsets_partition& part, int32_t partition, const record_view
     spdlog::warn("{}-{}: skipping a record: {}", consumer_offsets_topic, partition, value.err().to_string());
     return;
   }
-  part.groups[k.group][tp] = committed_offset{value->offset, std::move(value->metadata)};
+  part.groups[k.group][tp] =
+    committed_offset{value->offset, value->leader_epoch, std::move(value->metadata)};
 }
 
 void replay_from(self_ptr self, int32_t partition, std::shared_ptr<offsets_partition> part,
@@ -160,7 +162,7 @@ void append_commits(self_ptr self, int32_t partition, offsets_partition& part, s
     auto& e = results[i];
     if (e.error != errc::none) continue;
     auto key = encode_offset_commit_key({group, e.topic, e.partition});
-    auto value = encode_offset_commit_value({e.offset, -1, e.metadata, now});
+    auto value = encode_offset_commit_value({e.offset, e.leader_epoch, e.metadata, now});
     builder.add(bytes_view{key}, bytes_view{value}, now);
     valid.push_back(i);
   }
@@ -177,7 +179,7 @@ void append_commits(self_ptr self, int32_t partition, offsets_partition& part, s
           auto& commits = it->second.groups[group];
           for (auto i : valid) {
             const auto& e = results[i];
-            commits[{e.topic, e.partition}] = committed_offset{e.offset, e.metadata};
+            commits[{e.topic, e.partition}] = committed_offset{e.offset, e.leader_epoch, e.metadata};
           }
         }
         rp.deliver(std::move(results));
@@ -226,12 +228,14 @@ caf::result<group_offsets> fetch(self_ptr self, const std::string& group, group_
                    group_offsets out;
                    if (wanted.empty()) {
                      for (const auto& [tp, c] : commits)
-                       out.push_back(group_offset{tp.first, tp.second, c.offset, c.metadata, errc::none});
+                       out.push_back(group_offset{tp.first, tp.second, c.offset, c.metadata, errc::none,
+                                                 c.leader_epoch});
                    } else {
                      for (auto& w : wanted) {
                        auto c = commits.find({w.topic, w.partition});
                        w.offset = c != commits.end() ? c->second.offset : -1;
                        w.metadata = c != commits.end() ? c->second.metadata : std::string{};
+                       w.leader_epoch = c != commits.end() ? c->second.leader_epoch : -1;
                        w.error = errc::none;
                        out.push_back(std::move(w));
                      }

@@ -26,6 +26,9 @@ struct group_offset {
   int64_t offset = -1; // -1: nothing committed
   std::string metadata;
   errc error = errc::none;
+  // The partition leader epoch of the last record read before `offset` (-1: unknown): the
+  // consumer that resumes from the commit checks it against the leader's log (KIP-320).
+  int32_t leader_epoch = -1;
 };
 
 using group_offsets = std::vector<group_offset>;

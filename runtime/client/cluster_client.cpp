@@ -488,6 +488,7 @@ public:
         list[i].setPartition(offsets[i].partition);
         list[i].setOffset(offsets[i].offset);
         list[i].setMetadata(offsets[i].metadata);
+        list[i].setLeaderEpoch(offsets[i].leader_epoch);
       }
       return with_timeout(
           req.send().then([](auto response) -> result<std::vector<committed_offset>> {
@@ -528,6 +529,7 @@ private:
       c.offset = o.getOffset();
       c.metadata = o.getMetadata();
       c.error = errc_from_code(o.getErrorCode());
+      c.leader_epoch = o.getLeaderEpoch();
       out.push_back(std::move(c));
     }
     return out;

@@ -50,6 +50,8 @@ struct committed_offset {
   int64_t offset = -1;
   std::string metadata;
   errc error = errc::none;
+  // The partition leader epoch of the last record read before `offset` (-1: unknown).
+  int32_t leader_epoch = -1;
 };
 
 // One partition's outcome of elect_leaders (none: its preferred replica was elected) or of

@@ -69,15 +69,18 @@ status consumer::seek_to_committed(bool earliest) {
   for (const auto& tp : assigned_) partitions.emplace_back(tp.topic, tp.partition);
   auto committed = client_.fetch_offsets(group_, partitions);
   if (!committed) return committed.err();
-  std::map<topic_partition_key, int64_t> found;
+  std::map<topic_partition_key, const committed_offset*> found;
   for (const auto& c : *committed) {
     if (c.error != errc::none) return make_error(c.error, "fetching the committed offset of " + c.topic + "-" +
                                                               std::to_string(c.partition));
-    if (c.offset >= 0) found[topic_partition_key{c.topic, c.partition}] = c.offset;
+    if (c.offset >= 0) found[topic_partition_key{c.topic, c.partition}] = &c;
   }
   for (const auto& tp : assigned_) {
     if (auto it = found.find(tp); it != found.end()) {
-      seek(tp, offset{it->second});
+      seek(tp, offset{it->second->offset});
+      // The first fetch names the commit's epoch: a log truncated below the commit since it was
+      // made is found then, as in Kafka's consumer after an OffsetFetch (KIP-320).
+      if (it->second->leader_epoch >= 0) epochs_[tp] = leader_epoch{it->second->leader_epoch};
       continue;
     }
     auto o = list_offset(tp, earliest ? earliest_timestamp : latest_timestamp);
@@ -244,7 +247,9 @@ status consumer::commit() {
   for (const auto& tp : assigned_) {
     auto it = positions_.find(tp);
     if (it == positions_.end()) continue;
-    offsets.push_back(committed_offset{tp.topic, tp.partition, it->second.value(), "", errc::none});
+    const auto epoch = epochs_.find(tp);
+    offsets.push_back(committed_offset{tp.topic, tp.partition, it->second.value(), "", errc::none,
+                                       epoch == epochs_.end() ? -1 : epoch->second.value()});
   }
   if (offsets.empty()) return {};
   auto r = client_.commit_offsets(group_, offsets);

@@ -66,7 +66,9 @@ public:
   status seek_to_beginning();
   status seek_to_end();
   // Positions at the group's committed offsets; partitions without one start at the beginning
-  // (`earliest`) or the end. REQUIRES: a group.
+  // (`earliest`) or the end. A commit's leader epoch goes with the next fetch, so a log truncated
+  // below the commit since it was made is reported as poll reports one (take_resets).
+  // REQUIRES: a group.
   status seek_to_committed(bool earliest);
   std::optional<offset> position(const topic_partition_key& tp) const;
 
@@ -93,7 +95,8 @@ public:
   result<std::vector<consumer_record>> poll(std::chrono::milliseconds timeout,
                                             size_t max_records = std::numeric_limits<size_t>::max());
 
-  // Commits the current positions of every assigned partition for the group.
+  // Commits the current positions of every assigned partition for the group, each with the leader
+  // epoch of the last record read before it.
   status commit();
 
   // The positions moved by auto_offset_reset since the last call.

@@ -123,6 +123,7 @@ void commit_offsets(service::CommitOffsetsParams::Reader p) {
     const std::string metadata = o.getMetadata();
     if (check) check = validate_topic_partition(topic, o.getPartition());
     (void)o.getOffset();
+    (void)o.getLeaderEpoch();
   }
 }
 

@@ -3,7 +3,8 @@
 // last, the new leader answers where its log diverged, and the consumer reports the truncation
 // and reads the new leader's records from there (KIP-320; docs/protocol.md, "Leader epoch").
 // Before, it fetched on at its old position and silently skipped the records the new leader had
-// written below it.
+// written below it. A consumer that resumes from the group's commit made before the election
+// finds the truncation the same way: the commit keeps the leader epoch of the last record read.
 
 #include <catch2/catch.hpp>
 
@@ -45,8 +46,9 @@ std::vector<std::string> read_values(client::consumer& c, size_t count) {
 
 } // namespace
 
-TEST_CASE("a consumer that read records an unclean election truncated is told where the log "
-          "diverged, reports it, and reads the new leader's records from there",
+TEST_CASE("a consumer that read records an unclean election truncated, or resumes from a commit "
+          "of them, is told where the log diverged, reports it, and reads the new leader's "
+          "records from there",
           "[system][cluster][failover]") {
   node_cluster c(binary, 2); // voters 1-3, broker-only nodes 4 and 5
   c.create_topic("unclean", 2, c.node(1), 1,
@@ -80,11 +82,12 @@ TEST_CASE("a consumer that read records an unclean election truncated is told wh
   config.fetch_max_wait_ms = 100;
   config.auto_offset_reset = client::offset_reset::earliest;
   auto client = connect_to(c, config);
-  client::consumer consumer(*client, config);
+  client::consumer consumer(*client, config, "readers");
   REQUIRE(consumer.assign("unclean").ok());
   const client::topic_partition_key p0{"unclean", 0};
   consumer.seek(p0, offset{0});
   REQUIRE(read_values(consumer, 10).size() == 10);
+  REQUIRE(consumer.commit().ok());
 
   // Node 4 dies; node 5 comes back without the five and is elected uncleanly; eight new records
   // take offsets 5-12, past the consumer's position 10.
@@ -99,13 +102,21 @@ TEST_CASE("a consumer that read records an unclean election truncated is told wh
       },
       60s));
 
-  const auto after = read_values(consumer, 8);
   std::vector<std::string> expected;
   for (int i = 0; i < 8; ++i) expected.push_back("new-" + std::to_string(i));
-  CHECK(after == expected);
-  const auto resets = consumer.take_resets();
-  REQUIRE(resets.size() == 1);
-  CHECK(resets[0].truncation);
-  CHECK(resets[0].from == offset{10});
-  CHECK(resets[0].to == offset{5});
+  const auto reads_new_records_after_truncation = [&](client::consumer& reader) {
+    CHECK(read_values(reader, 8) == expected);
+    const auto resets = reader.take_resets();
+    REQUIRE(resets.size() == 1);
+    CHECK(resets[0].truncation);
+    CHECK(resets[0].from == offset{10});
+    CHECK(resets[0].to == offset{5});
+  };
+  // The consumer that read them, and one that resumes from the group's commit at offset 10.
+  reads_new_records_after_truncation(consumer);
+  client::consumer resumed(*client, config, "readers");
+  REQUIRE(resumed.assign("unclean").ok());
+  REQUIRE(resumed.seek_to_committed(true).ok());
+  REQUIRE(resumed.position(p0) == offset{10});
+  reads_new_records_after_truncation(resumed);
 }

@@ -72,8 +72,9 @@ struct group_fixture {
   }
 };
 
-group_offset entry(std::string topic, int32_t partition, int64_t off = -1, std::string meta = {}) {
-  return group_offset{std::move(topic), partition, off, std::move(meta), errc::none};
+group_offset entry(std::string topic, int32_t partition, int64_t off = -1, std::string meta = {},
+                   int32_t leader_epoch = -1) {
+  return group_offset{std::move(topic), partition, off, std::move(meta), errc::none, leader_epoch};
 }
 
 } // namespace
@@ -138,11 +139,13 @@ TEST_CASE("an empty group id is INVALID_CONFIG, bad entries fail alone", "[group
   CHECK((*all)[0].partition == 2);
 }
 
-TEST_CASE("commits survive a restart of the node's actors on the same data dir", "[group]") {
+TEST_CASE("commits survive a restart of the node's actors on the same data dir, leader epochs "
+          "included",
+          "[group]") {
   group_fixture f(3);
   for (int i = 0; i < 10; ++i) {
     const std::string g = "group-" + std::to_string(i);
-    REQUIRE(f.commit(g, {entry("t", 0, i), entry("t", 1, 100 + i, "meta-" + std::to_string(i))}));
+    REQUIRE(f.commit(g, {entry("t", 0, i), entry("t", 1, 100 + i, "meta-" + std::to_string(i), i)}));
   }
   REQUIRE(f.commit("group-3", {entry("t", 0, 33)}));
   f.stop();
@@ -153,8 +156,10 @@ TEST_CASE("commits survive a restart of the node's actors on the same data dir",
     REQUIRE(r);
     REQUIRE(r->size() == 2);
     CHECK((*r)[0].offset == (i == 3 ? 33 : i));
+    CHECK((*r)[0].leader_epoch == -1);
     CHECK((*r)[1].offset == 100 + i);
     CHECK((*r)[1].metadata == "meta-" + std::to_string(i));
+    CHECK((*r)[1].leader_epoch == i);
   }
 }
 
