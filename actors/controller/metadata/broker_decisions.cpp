@@ -153,13 +153,17 @@ result<decision> register_broker(const metadata_image& image,
   decision out;
   // A process started on a data dir that named no earlier incarnation marks its replicas wiped,
   // once: its later registrations (after a fencing, say) are of logs it has been filling since.
+  // So does one whose data dir names an incarnation other than the registered one: a data dir
+  // restored from a backup made before the last process started, whose logs may lack records the
+  // node acknowledged since. (Also, rarely, the next process of one that crashed between its
+  // registration and keeping its incarnation: a log then not counted on that is whole.)
   const auto* existing = image.broker(request.node);
-  const bool new_data_dir = request.previous_incarnation == incarnation_id{} &&
-                            (existing == nullptr || existing->incarnation != request.incarnation);
+  const bool same_process = existing != nullptr && existing->incarnation == request.incarnation;
+  const bool named = request.previous_incarnation != incarnation_id{};
+  const bool successor = existing != nullptr && named &&
+                         request.previous_incarnation == existing->incarnation;
+  const bool new_data_dir = !same_process && (!named || (existing != nullptr && !successor));
   if (existing != nullptr) {
-    const bool same_process = existing->incarnation == request.incarnation;
-    const bool successor = request.previous_incarnation != incarnation_id{} &&
-                           request.previous_incarnation == existing->incarnation;
     if (!same_process && !successor && session_alive)
       return make_error(errc::duplicate_broker_registration,
                         "another process is registered as " + node_text(request.node) +

@@ -354,6 +354,29 @@ TEST_CASE("a node's next process on its data dir replaces the registration at on
         errc::duplicate_broker_registration);
 }
 
+TEST_CASE("a data dir is new, or restored from a backup, when it names no incarnation or one "
+          "other than the registered one",
+          "[controller][brokers]") {
+  // Node 1's second process (incarnation 2) is registered; it crashed.
+  auto image = cluster();
+  auto second = register_broker(image, successor(1, 2, 1), false, defaults);
+  REQUIRE(second);
+  CHECK_FALSE(std::get<register_broker_record>(second->records.back()).new_data_dir);
+  image = applied(image, second->records);
+  const auto new_data_dir = [&](const broker_registration_request& r) {
+    auto d = register_broker(image, r, false, defaults);
+    REQUIRE(d);
+    return std::get<register_broker_record>(d->records.back()).new_data_dir;
+  };
+  CHECK_FALSE(new_data_dir(successor(1, 3, 2, false))); // its data dir kept incarnation 2
+  CHECK_FALSE(new_data_dir(request(1, 2)));              // the same process, registering again
+  // A data dir restored from a backup made while process 1 ran.
+  CHECK(new_data_dir(successor(1, 3, 1, false)));
+  auto empty = request(1, 3);
+  empty.previous_incarnation = incarnation_id{};
+  CHECK(new_data_dir(empty));
+}
+
 TEST_CASE("after a whole-cluster crash a returning node leaves the ISRs its log may not hold, but "
           "as a last member, and leadership goes to no registration that was not heard from",
           "[controller][brokers]") {
