@@ -51,7 +51,7 @@ result<append_plan> partition_log::append(append_request& req, timestamp_ms now)
   const batch_buffer& buf = buffer_of(req.batches);
   if (!buf.data || buf.size() == 0 || buf.end > buf.data->size())
     return make_error(errc::corrupt_message, "empty append");
-  const bool compacted = config_.cleanup == cleanup_policy::compact;
+  const bool compacted = config_.compacts();
   const auto max_batch_bytes = static_cast<size_t>(config_.max_message_bytes);
 
   // Validate every batch before touching anything: an append is all or nothing.
@@ -249,8 +249,14 @@ void partition_log::raise_recovery_point(offset target, uint64_t generation) {
 }
 
 retention_plan partition_log::plan_retention(timestamp_ms now) {
-  last_retention_ms_ = now;
   retention_plan plan;
+  // A compaction in flight reads the segments retention would delete (compact,delete): retention
+  // waits for it, as Kafka's cleaner deletes and compacts a log in turn.
+  if (compacting_) {
+    plan.log_start = log_start_;
+    return plan;
+  }
+  last_retention_ms_ = now;
   const size_t n = segments_to_delete(metas(), now, config_);
   for (size_t i = 0; i < n; ++i) {
     auto it = segments_.begin();
@@ -305,7 +311,8 @@ bool partition_log::forget_history() {
 
 background_work partition_log::due(timestamp_ms now, size_t& expired) {
   background_work work;
-  work.retention = now - last_retention_ms_ >= config_.retention_check_interval_ms;
+  work.retention =
+    !compacting_ && now - last_retention_ms_ >= config_.retention_check_interval_ms;
   work.flush = unflushed_messages_ > 0 && now - last_flush_ms_ >= config_.flush_ms;
   work.compaction = !compacting_ && now - last_compaction_ms_ >= config_.cleaner_backoff_ms &&
                     should_compact(metas(), cleaned_upto_, config_);
@@ -319,7 +326,7 @@ background_work partition_log::due(timestamp_ms now, size_t& expired) {
 
 std::optional<compaction_plan> partition_log::plan_compaction(timestamp_ms now) {
   last_compaction_ms_ = now;
-  if (config_.cleanup != cleanup_policy::compact || compacting_ || segments_.size() < 2)
+  if (!config_.compacts() || compacting_ || segments_.size() < 2)
     return std::nullopt;
   compacting_ = true;
   compaction_plan plan;

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <functional>
 #include <limits>
+#include <optional>
 
 namespace capstan {
 
@@ -28,6 +29,29 @@ result<double> parse_ratio(const std::string& key, const std::string& text) {
   } catch (const std::exception&) {
   }
   return make_error(errc::invalid_config, key + ": '" + text + "' is not a number in [0, 1]");
+}
+
+// Kafka's cleanup.policy is a list: "delete", "compact", or both in either order (spaces around
+// the comma allowed, each named once).
+std::optional<cleanup_policy> parse_cleanup_policy(const std::string& text) {
+  bool compact = false;
+  bool remove = false;
+  size_t from = 0;
+  for (;;) {
+    const size_t comma = text.find(',', from);
+    const size_t end = comma == std::string::npos ? text.size() : comma;
+    const size_t first = text.find_first_not_of(' ', from);
+    const size_t last = text.find_last_not_of(' ', end == 0 ? 0 : end - 1);
+    if (first == std::string::npos || first >= end || last < first) return std::nullopt;
+    const auto item = text.substr(first, last - first + 1);
+    bool& named = item == "compact" ? compact : remove;
+    if ((item != "compact" && item != "delete") || named) return std::nullopt;
+    named = true;
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  if (compact && remove) return cleanup_policy::compact_delete;
+  return compact ? cleanup_policy::compact : cleanup_policy::delete_segments;
 }
 
 using setter = std::function<status(const std::string&, const std::string&)>;
@@ -62,9 +86,11 @@ std::map<std::string, setter> setters_for(log_config& c, config_scope scope) {
     {"message.timestamp.after.max.ms", long_field(&log_config::timestamp_after_max_ms, 0)},
     {"cleanup.policy",
      [&c](const std::string& k, const std::string& v) -> status {
-       if (v == "delete") c.cleanup = cleanup_policy::delete_segments;
-       else if (v == "compact") c.cleanup = cleanup_policy::compact;
-       else return make_error(errc::invalid_config, k + ": '" + v + "' is not delete or compact");
+       auto parsed = parse_cleanup_policy(v);
+       if (!parsed)
+         return make_error(errc::invalid_config,
+                           k + ": '" + v + "' is not delete, compact or compact,delete");
+       c.cleanup = *parsed;
        return {};
      }},
     {"min.cleanable.dirty.ratio",
@@ -116,7 +142,9 @@ std::map<std::string, std::string> log_config::to_map() const {
     {"max.message.bytes", std::to_string(max_message_bytes)},
     {"flush.messages", std::to_string(flush_messages)},
     {"flush.ms", std::to_string(flush_ms)},
-    {"cleanup.policy", cleanup == cleanup_policy::compact ? "compact" : "delete"},
+    {"cleanup.policy", cleanup == cleanup_policy::compact          ? "compact"
+                       : cleanup == cleanup_policy::compact_delete ? "compact,delete"
+                                                                   : "delete"},
     {"delete.retention.ms", std::to_string(delete_retention_ms)},
     {"min.cleanable.dirty.ratio", std::to_string(min_cleanable_dirty_ratio)},
     {"message.timestamp.before.max.ms", std::to_string(timestamp_before_max_ms)},

@@ -13,7 +13,9 @@
 
 namespace capstan {
 
-enum class cleanup_policy { delete_segments, compact };
+// cleanup.policy: delete (retention), compact, or both ("compact,delete": compacted, and
+// segments past retention deleted too, as Kafka does for such topics).
+enum class cleanup_policy { delete_segments, compact, compact_delete };
 
 // Which names from_map takes: a topic's configs (createTopic, alterConfigs), or a broker's
 // defaults, which add the broker-wide schedules a client must not set.
@@ -62,6 +64,11 @@ struct log_config {
   static std::set<std::string> known_keys(config_scope scope);
   // The topic configs' Kafka names and current values, for describeConfigs and docs.
   std::map<std::string, std::string> to_map() const;
+
+  // Whether cleanup.policy names compact (the log is compacted; records need keys), and whether
+  // it names delete (retention deletes old segments).
+  bool compacts() const { return cleanup != cleanup_policy::delete_segments; }
+  bool deletes() const { return cleanup != cleanup_policy::compact; }
 };
 
 } // namespace capstan

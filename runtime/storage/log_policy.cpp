@@ -17,7 +17,7 @@ bool should_roll(const segment_meta& active, int64_t batch_bytes, offset last, t
 size_t segments_to_delete(const std::vector<segment_meta>& segments, timestamp_ms now,
                           const log_config& config) {
   // Kafka deletes by retention only when cleanup.policy contains delete.
-  if (config.cleanup != cleanup_policy::delete_segments || segments.size() < 2) return 0;
+  if (!config.deletes() || segments.size() < 2) return 0;
   const size_t sealed = segments.size() - 1;
   size_t n = 0;
   if (config.retention_ms >= 0) {
@@ -50,7 +50,7 @@ int64_t background_interval_ms(const log_config& config) {
 
 bool should_compact(const std::vector<segment_meta>& segments, offset cleaned_upto,
                     const log_config& config) {
-  if (config.cleanup != cleanup_policy::compact || segments.size() < 2) return false;
+  if (!config.compacts() || segments.size() < 2) return false;
   int64_t total = 0;
   int64_t dirty = 0;
   for (size_t i = 0; i + 1 < segments.size(); ++i) {

@@ -52,6 +52,8 @@ TEST_CASE("retention deletes nothing of a log whose cleanup.policy is compact", 
   CHECK(segments_to_delete(s, 1000, c) == 0);
   c.cleanup = cleanup_policy::delete_segments;
   CHECK(segments_to_delete(s, 1000, c) == 2);
+  c.cleanup = cleanup_policy::compact_delete;
+  CHECK(segments_to_delete(s, 1000, c) == 2);
 }
 
 TEST_CASE("retention by size keeps at least retention.bytes and the active segment",
@@ -75,6 +77,32 @@ TEST_CASE("compaction runs once enough sealed bytes are dirty", "[log][policy]")
   CHECK_FALSE(should_compact(s, offset{20}, c));
   c.cleanup = cleanup_policy::delete_segments;
   CHECK_FALSE(should_compact(s, offset{0}, c));
+  c.cleanup = cleanup_policy::compact_delete;
+  CHECK(should_compact(s, offset{0}, c));
+}
+
+TEST_CASE("cleanup.policy takes Kafka's list: delete, compact or both, in either order",
+          "[log][config]") {
+  for (const auto& [text, policy] :
+       std::vector<std::pair<std::string, cleanup_policy>>{
+         {"delete", cleanup_policy::delete_segments},
+         {"compact", cleanup_policy::compact},
+         {"compact,delete", cleanup_policy::compact_delete},
+         {"delete, compact", cleanup_policy::compact_delete}}) {
+    INFO(text);
+    auto c = log_config::from_map({{"cleanup.policy", text}});
+    REQUIRE(c);
+    CHECK(c->cleanup == policy);
+  }
+  CHECK(log_config::from_map({{"cleanup.policy", "compact,delete"}})->to_map().at(
+          "cleanup.policy") == "compact,delete");
+  for (const std::string bad : {"", "shred", "compact,", ",delete", "compact,compact",
+                                "compact;delete", "compact,delete,compact"}) {
+    INFO("'" << bad << "'");
+    auto c = log_config::from_map({{"cleanup.policy", bad}});
+    REQUIRE_FALSE(c);
+    CHECK(c.code() == errc::invalid_config);
+  }
 }
 
 TEST_CASE("log configs parse Kafka names and refuse bad values by name", "[log][config]") {

@@ -271,6 +271,29 @@ TEST_CASE("retention deletes the oldest segments, moves the log start and change
   CHECK(log.plan_retention(start_ms).deleted.empty());
 }
 
+TEST_CASE("with cleanup.policy compact,delete retention waits while a compaction reads the "
+          "segments, then deletes them",
+          "[log][partition_log]") {
+  log_config config;
+  config.segment_bytes = 1;
+  config.retention_bytes = 1;
+  config.cleanup = cleanup_policy::compact_delete;
+  auto log = empty_log(config);
+  for (int i = 0; i < 3; ++i) {
+    auto req = leader_append(make_batch(2, "r", start_ms, 2));
+    REQUIRE(log.append(req, start_ms));
+  }
+  REQUIRE(log.plan_compaction(start_ms));
+  size_t expired = 0;
+  CHECK_FALSE(log.due(start_ms + config.retention_check_interval_ms, expired).retention);
+  auto waiting = log.plan_retention(start_ms);
+  CHECK(waiting.deleted.empty());
+  CHECK(waiting.log_start == offset{0});
+  log.compaction_abandoned();
+  CHECK(log.due(start_ms + config.retention_check_interval_ms, expired).retention);
+  CHECK(log.plan_retention(start_ms).deleted.size() == 2);
+}
+
 TEST_CASE("a producer's resent batch gets its first offsets back and plans no write",
           "[log][partition_log]") {
   auto log = empty_log();

@@ -444,12 +444,37 @@ TEST_CASE("compaction records the offsets it empties at segment ends, so start-u
 }
 
 TEST_CASE("a compacted topic refuses records without a key", "[log]") {
+  for (auto policy : {cleanup_policy::compact, cleanup_policy::compact_delete}) {
+    temp_dir dir;
+    log_config config;
+    config.cleanup = policy;
+    log_harness log(dir.path(), config);
+    log.open();
+    auto r = log.append(make_batch(2, "nokey", log.now()));
+    REQUIRE_FALSE(r);
+    CHECK(code_of(r.error()) == errc::invalid_record);
+  }
+}
+
+TEST_CASE("cleanup.policy compact,delete both compacts and deletes by retention", "[log]") {
   temp_dir dir;
   log_config config;
-  config.cleanup = cleanup_policy::compact;
+  config.segment_bytes = 1500;
+  config.cleanup = cleanup_policy::compact_delete;
+  config.retention_ms = -1;
+  config.retention_bytes = 0;
   log_harness log(dir.path(), config);
   log.open();
-  auto r = log.append(make_batch(2, "nokey", log.now()));
-  REQUIRE_FALSE(r);
-  CHECK(code_of(r.error()) == errc::invalid_record);
+  for (int round = 0; round < 8; ++round)
+    REQUIRE(log.append(make_batch(10, "round" + std::to_string(round), log.now(), 5, 60)));
+  REQUIRE(log.info().segment_count >= 3);
+  auto stats = log.compact();
+  REQUIRE(stats);
+  CHECK(stats->records_removed > 0);
+  const auto end = log.info().log_end;
+  auto deleted = log.retain();
+  REQUIRE(deleted);
+  CHECK(*deleted > 0);
+  CHECK(log.info().log_start > offset{0});
+  CHECK(log.info().log_end == end);
 }
