@@ -130,10 +130,17 @@ std::optional<std::string> controller_invariant_checker::on_applied(node_id vote
       const auto& is = t.partitions[i];
       const auto part = "voter " + std::to_string(voter.value()) + " at index " +
                         std::to_string(index.value()) + ": " + name(t, i) + " ";
-      if (is.leader != was.leader && is.leader != no_leader && !unclean &&
-          !contains(was.isr, is.leader))
-        return "clean election: " + part + "got leader " + std::to_string(is.leader.value()) +
-               " from outside its ISR " + to_string(was.isr);
+      if (is.leader != was.leader && is.leader != no_leader && !unclean) {
+        // An empty ISR: last replica standing (leader_recovery.hpp) elects a replica not known
+        // to have lost its log, alone in the ISR.
+        if (was.isr.empty() && (was.is_wiped(is.leader) || is.isr != std::vector{is.leader}))
+          return "clean election: " + part + "got leader " + std::to_string(is.leader.value()) +
+                 " and ISR " + to_string(is.isr) + " from an empty ISR; wiped " +
+                 to_string(was.wiped);
+        if (!was.isr.empty() && !contains(was.isr, is.leader))
+          return "clean election: " + part + "got leader " + std::to_string(is.leader.value()) +
+                 " from outside its ISR " + to_string(was.isr);
+      }
       if (is.leader != was.leader || is.leader_epoch != was.leader_epoch) continue;
       for (node_id n : is.isr)
         if (!contains(was.isr, n) && !caught_up_.count({id, static_cast<int32_t>(i), n.value(),

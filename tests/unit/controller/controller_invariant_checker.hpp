@@ -10,7 +10,9 @@
 //   partition state     the ISR is a non-empty subset of the replicas; the leader is -1 or an
 //                       unfenced ISR member; an ISR of two or more holds no fenced node
 //   one leader          at most one leader per partition and leader epoch, over every image
-//   clean election      a new leader was in the ISR before (no topic here allows unclean)
+//   clean election      a new leader was in the ISR before (no topic here allows unclean); one
+//                       chosen from an empty ISR (last replica standing) is not marked wiped and
+//                       is the whole new ISR
 //   ISR expansion       a node joins an ISR (the leader unchanged) only if it caught up with the
 //                       leader while the partition was at the epoch the change builds on
 //   batches apply       a committed decision applies to the image it was decided on

@@ -31,6 +31,16 @@ partition_change_record change(const metadata_image& image, std::optional<node_i
       next(p.partition_epoch), {}};
 }
 
+// Node 1, the last ISR member, left the ISR empty, and node 2 came back on a new data dir (its
+// replica marked wiped) and is unfenced.
+metadata_image leaderless_with_node_2_wiped() {
+  const auto last = with_isr(ids({1}));
+  auto image = applied(last, {change(last, no_leader, {})});
+  auto back = registration(2, next(image.max_broker_epoch()), {}, 2);
+  back.new_data_dir = true;
+  return applied(image, {back, unfence_broker_record{node_id{2}, back.epoch}});
+}
+
 bool reports(const std::optional<std::string>& v, const std::string& invariant) {
   INFO((v ? *v : std::string("nothing reported")));
   return v && v->rfind(invariant, 0) == 0;
@@ -48,6 +58,10 @@ TEST_CASE("the controller checker passes a history that keeps every invariant",
   CHECK_FALSE(c.on_applied(node_id{1}, log_index{5}, before, after, {}));
   CHECK_FALSE(c.on_applied(node_id{2}, log_index{5}, before, after, {}));
   CHECK_FALSE(c.on_loaded(node_id{3}, log_index{5}, after));
+  // Last replica standing: a replica not wiped leads, alone in the ISR.
+  const auto leaderless = leaderless_with_node_2_wiped();
+  const auto recovered = applied(leaderless, {change(leaderless, node_id{3}, ids({3}))});
+  CHECK_FALSE(c.on_applied(node_id{1}, log_index{9}, leaderless, recovered, {}));
 }
 
 TEST_CASE("the controller checker reports each broken invariant",
@@ -73,6 +87,11 @@ TEST_CASE("the controller checker reports each broken invariant",
     const auto narrow = with_isr(ids({1, 2}));
     const auto after = applied(narrow, {change(narrow, node_id{3}, ids({3}))});
     CHECK(reports(c.on_applied(node_id{1}, log_index{6}, narrow, after, {}), "clean election"));
+  }
+  SECTION("clean election: a wiped replica chosen from an empty ISR") {
+    const auto leaderless = leaderless_with_node_2_wiped();
+    const auto after = applied(leaderless, {change(leaderless, node_id{2}, ids({2}))});
+    CHECK(reports(c.on_applied(node_id{1}, log_index{9}, leaderless, after, {}), "clean election"));
   }
   SECTION("ISR expansion without catching up at the epoch it builds on") {
     const auto before = with_isr(ids({1}));

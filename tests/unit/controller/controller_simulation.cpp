@@ -4,6 +4,7 @@
 #include <array>
 #include <deque>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -21,6 +22,7 @@
 #include "tests/unit/controller/raft/raft_invariant_checker.hpp"
 #include "tests/unit/controller/raft/raft_simulation.hpp"
 #include "tests/unit/controller/raft/step_choice.hpp"
+#include "tests/unit/controller/simulated_log.hpp"
 
 namespace capstan::controller::test {
 
@@ -132,10 +134,24 @@ struct sim_voter {
   bool lost = false;
 };
 
+using partition_key = std::pair<topic_id, int32_t>;
+
+// A broker's replica of one partition.
+struct sim_replica {
+  simulated_log log;
+  // The latest leader epoch it acted on (led, followed, or reported without a leader): like the
+  // replica manager, it ignores a view of the partition older than that.
+  int32_t epoch = -1;
+};
+
 struct sim_broker {
   node_id id;
   bool up = false;
   incarnation_id incarnation{};
+  // What its data dir keeps across a crash (every append is taken as synced): the incarnation of
+  // the last process started on it (zeros: none) and its replicas.
+  incarnation_id previous{};
+  std::map<partition_key, sim_replica> replicas;
   int64_t epoch = -1; // of its registration; -1: none yet
   std::optional<uint64_t> request;
   int64_t request_sent = 0;
@@ -170,7 +186,7 @@ public:
     controller_sim_result r;
     try {
       for (auto& v : voters_) restart_voter(*v);
-      for (auto& b : brokers_) restart_broker(b);
+      for (auto& b : brokers_) restart_broker(b, true);
       // Most seeds first let the new cluster settle (every broker registered, a few topics), so
       // the faults have a running cluster to break; the others break it while it starts.
       if (pick(8) != 0) warm_up();
@@ -344,6 +360,11 @@ private:
     }
     if (v.ctl->active() && !v.busy)
       for (auto& e : v.ctl->expired_sessions(now())) v.queue.push_back(queued{e, -1, 0});
+    if (v.ctl->active() && v.ctl->recovery_due() &&
+        std::none_of(v.queue.begin(), v.queue.end(), [](const queued& q) {
+          return std::holds_alternative<leader_recovery>(q.req);
+        }))
+      v.queue.push_back(queued{leader_recovery{}, -1, 0});
   }
 
   void settle(sim_voter& v, const queued& q, const prepared_request& p,
@@ -354,6 +375,8 @@ private:
       if (std::holds_alternative<session_expiry>(q.req) && !p.changes.records.empty())
         ++stats_.fencings;
       if (std::holds_alternative<topic_spec>(q.req)) ++stats_.topics;
+      if (std::holds_alternative<leader_recovery>(q.req))
+        stats_.recoveries += p.changes.records.size();
       for (const auto& o : p.outcomes) stats_.isr_changes += o.code == errc::none ? 1 : 0;
     }
     reply(v, q, std::move(settled.answer));
@@ -406,8 +429,13 @@ private:
 
   // --- brokers -------------------------------------------------------------------------------
 
-  void restart_broker(sim_broker& b) {
+  // Starts a new process of `b`'s broker. On a new data dir (a lost disk, a new machine under its
+  // id) it names no predecessor and its replicas start empty; otherwise it names the last process
+  // on the data dir, which did not stop cleanly, and keeps its replicas' logs.
+  void restart_broker(sim_broker& b, bool new_data_dir) {
     b.up = true;
+    b.previous = new_data_dir ? incarnation_id{} : b.incarnation;
+    if (new_data_dir) b.replicas.clear();
     for (auto& x : b.incarnation) x = static_cast<uint8_t>(rng_());
     b.epoch = -1;
     b.request.reset();
@@ -419,7 +447,55 @@ private:
     b.target = is_voter(hint) ? hint : b.target % static_cast<int>(opts_.voters) + 1;
   }
 
+  // The view `b` acts on as a replica: one that holds its current registration, as a node's replica
+  // manager takes its states from a controller that knows that registration (an older view would
+  // let a new process on an empty data dir lead where its predecessor did). Null when it has none.
+  const metadata_image* acting_view(const sim_broker& b) const {
+    if (!b.up || b.epoch < 0 || !b.view) return nullptr;
+    const auto* r = b.view->broker(b.id);
+    return r != nullptr && r->epoch.value() == b.epoch ? &*b.view : nullptr;
+  }
+
+  // `r` takes the partition's state `p`, unless it acted on a later leader epoch already.
+  static bool takes(sim_replica& r, const partition_state& p) {
+    if (p.leader_epoch.value() < r.epoch) return false;
+    r.epoch = p.leader_epoch.value();
+    return true;
+  }
+
+  // A producer's record for each partition `b`'s view names it the leader of.
+  void produce(sim_broker& b) {
+    const auto* view = acting_view(b);
+    if (view == nullptr) return;
+    for (const auto& [id, t] : view->topics())
+      for (size_t i = 0; i < t.partitions.size(); ++i) {
+        const auto& p = t.partitions[i];
+        if (p.leader != b.id) continue;
+        auto& r = b.replicas[{id, static_cast<int32_t>(i)}];
+        if (takes(r, p)) r.log.append(p.leader_epoch.value());
+      }
+  }
+
+  // The logs of `b`'s replicas whose partition its view names no leader for, as a node's
+  // heartbeat carries them (replica_manager_state's `leaderless`).
+  replica_log_infos leaderless_logs(sim_broker& b) {
+    replica_log_infos out;
+    const auto* view = acting_view(b);
+    if (view == nullptr) return out;
+    for (const auto& [id, t] : view->topics())
+      for (size_t i = 0; i < t.partitions.size(); ++i) {
+        const auto& p = t.partitions[i];
+        if (p.leader != no_leader || !p.has_replica(b.id)) continue;
+        auto& r = b.replicas[{id, static_cast<int32_t>(i)}];
+        if (takes(r, p))
+          out.push_back(replica_log_info{id, static_cast<int32_t>(i), r.log.last_epoch(),
+                                         r.log.end(), p.leader_epoch.value()});
+      }
+    return out;
+  }
+
   void broker_acts(sim_broker& b) {
+    produce(b);
     const int64_t timeout = b.epoch < 0 ? registration_timeout_ms : heartbeat_interval_ms;
     if (b.request && now() - b.request_sent > timeout) {
       b.request.reset();
@@ -436,9 +512,11 @@ private:
                                          static_cast<uint16_t>(9000 + n),
                                          "cluster-" + std::to_string(n),
                                          static_cast<uint16_t>(9100 + n),
-                                         {}};
+                                         {},
+                                         b.previous,
+                                         false};
     } else if (now() >= b.next_heartbeat) {
-      body = broker_heartbeat_msg{b.id, b.epoch, false, {}, false};
+      body = broker_heartbeat_msg{b.id, b.epoch, false, {}, false, leaderless_logs(b)};
     } else {
       return;
     }
@@ -495,22 +573,34 @@ private:
     auto part = pick_partition(*r, [&](const partition_state& p) {
       return p.has_replica(r->id) && p.leader != r->id && p.leader != no_leader;
     });
-    if (!part) return false;
-    const auto* t = part->first; // not a structured binding: lambdas below capture it
-    const size_t i = part->second;
-    const auto& p = t->partitions[i];
+    return part && catch_up(*r, *part->first, part->second);
+  }
+
+  // `r` copies the log of partition `i` of `t` (of its view) from the leader, when both act on
+  // views that name that leader at the same partition epoch: it is then caught up at that epoch.
+  // Copying the whole log is what truncating to the divergence point and fetching to the
+  // leader's log end leave.
+  bool catch_up(sim_broker& r, const topic_image& t, size_t i) {
+    const auto& p = t.partitions[i];
     auto& l = broker(p.leader.value());
-    if (!l.up || l.epoch < 0 || !l.view || cut(r->id.value(), l.id.value())) return false;
-    const auto* lp = l.view->partition(t->id, partition_id{static_cast<int32_t>(i)});
+    const auto* leader_view = acting_view(l);
+    if (acting_view(r) == nullptr || leader_view == nullptr || cut(r.id.value(), l.id.value()))
+      return false;
+    const partition_id pid{static_cast<int32_t>(i)};
+    const auto* lp = leader_view->partition(t.id, pid);
     if (lp == nullptr || lp->leader != p.leader || lp->leader_epoch != p.leader_epoch ||
         lp->partition_epoch != p.partition_epoch)
       return false;
+    auto& from = l.replicas[{t.id, pid.value()}];
+    auto& to = r.replicas[{t.id, pid.value()}];
+    if (!takes(from, p) || !takes(to, p)) return false;
     note(20, [&] {
-      return "node " + std::to_string(r->id.value()) + " catches up on " + t->name + "-" +
+      return "node " + std::to_string(r.id.value()) + " catches up on " + t.name + "-" +
              std::to_string(i) + " at partition epoch " + std::to_string(p.partition_epoch.value());
     });
-    images_.on_caught_up(t->id, partition_id{static_cast<int32_t>(i)}, r->id, p.partition_epoch);
-    caught_up_.insert({t->id, static_cast<int32_t>(i), r->id.value(), p.partition_epoch.value()});
+    to.log = from.log;
+    images_.on_caught_up(t.id, pid, r.id, p.partition_epoch);
+    caught_up_.insert({t.id, pid.value(), r.id.value(), p.partition_epoch.value()});
     return true;
   }
 
@@ -524,11 +614,7 @@ private:
     const size_t i = part->second;
     const auto& p = t->partitions[i];
     std::vector<node_id> isr = p.isr;
-    std::vector<node_id> ready;
-    for (node_id r : p.replicas)
-      if (!p.in_isr(r) &&
-          caught_up_.count({t->id, static_cast<int32_t>(i), r.value(), p.partition_epoch.value()}))
-        ready.push_back(r);
+    const auto ready = ready_for_isr(*t, i);
     if (!ready.empty() && (isr.size() == 1 || pick(2) == 0)) {
       isr.push_back(ready[pick(ready.size())]);
     } else if (isr.size() > 1) {
@@ -539,18 +625,37 @@ private:
     } else {
       return false;
     }
-    alter_partition_msg m;
-    m.broker = b->id;
-    m.partitions.push_back(alter_partition_item{
-        {t->name, static_cast<int32_t>(i)}, t->id, p.leader_epoch, p.partition_epoch.value(), isr});
+    ask_for_isr(*b, *t, i, std::move(isr));
+    return true;
+  }
+
+  // The replicas of partition `i` of `t` (of `b`'s view) outside its ISR that caught up at its
+  // partition epoch.
+  std::vector<node_id> ready_for_isr(const topic_image& t, size_t i) const {
+    const auto& p = t.partitions[i];
+    std::vector<node_id> ready;
+    for (node_id r : p.replicas)
+      if (!p.in_isr(r) &&
+          caught_up_.count({t.id, static_cast<int32_t>(i), r.value(), p.partition_epoch.value()}))
+        ready.push_back(r);
+    return ready;
+  }
+
+  // AlterPartition of partition `i` of `t` to `isr`, with the epochs of `b`'s view.
+  void ask_for_isr(sim_broker& b, const topic_image& t, size_t i, std::vector<node_id> isr) {
+    const auto& p = t.partitions[i];
     note(21, [&] {
-      return "node " + std::to_string(b->id.value()) + " asks voter " + std::to_string(b->target) +
-             " for ISR " + to_string(isr) + " of " + t->name + "-" + std::to_string(i) +
+      return "node " + std::to_string(b.id.value()) + " asks voter " + std::to_string(b.target) +
+             " for ISR " + to_string(isr) + " of " + t.name + "-" + std::to_string(i) +
              " at epochs " + std::to_string(p.leader_epoch.value()) + "/" +
              std::to_string(p.partition_epoch.value());
     });
-    send(b->id.value(), b->target, request{++request_ids_, std::move(m)});
-    return true;
+    alter_partition_msg m;
+    m.broker = b.id;
+    m.partitions.push_back(alter_partition_item{{t.name, static_cast<int32_t>(i)}, t.id,
+                                                p.leader_epoch, p.partition_epoch.value(),
+                                                std::move(isr)});
+    send(b.id.value(), b.target, request{++request_ids_, std::move(m)});
   }
 
   // Mostly to the active controller, as a client that followed NOT_CONTROLLER would.
@@ -865,8 +970,12 @@ private:
         if (!b.up) down.push_back(&b);
       if (down.empty()) return tick_step();
       auto* b = down[pick(down.size())];
-      note(14, [&] { return "restart node " + std::to_string(b->id.value()) + "'s broker"; });
-      restart_broker(*b);
+      const bool new_data_dir = pick(4) == 0;
+      note(14, [&] {
+        return "restart node " + std::to_string(b->id.value()) + "'s broker" +
+               (new_data_dir ? " on a new data dir" : "");
+      });
+      restart_broker(*b, new_data_dir);
       break;
     }
     case action::transfer: {
@@ -1000,7 +1109,7 @@ private:
       }
     }
     for (auto& b : brokers_)
-      if (!b.up) restart_broker(b);
+      if (!b.up) restart_broker(b, false);
     const size_t start = step_;
     size_t asked = 0;
     if (rounds(opts_.liveness_steps, [&] { return settled_with("live", asked); })) {

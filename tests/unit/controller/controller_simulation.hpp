@@ -2,14 +2,18 @@
 
 // A deterministic simulation of the controller quorum (docs/controller.md, "Simulation"): N
 // quorum members (quorum_member: the Raft core, raft_storage over in-memory disks and the metadata
-// image), each with the active controller's logic beside it driven as controller_actor drives it,
-// and brokers that register, heartbeat, crash and come back as new incarnations, follow their
-// partitions' leaders and, as leaders, shrink and expand ISRs with AlterPartition; clients create
-// topics and ask for preferred leader elections. One seeded generator picks every step: deliver,
+// image), each with the active controller's logic beside it driven as controller_actor drives it
+// (last-replica-standing recovery included), and brokers that register (naming the last process
+// on their data dir, or none on a new one), heartbeat (with the logs of their replicas whose
+// partition has no leader), crash and come back as new incarnations, append records to the
+// partitions they lead, copy their leaders' logs as followers and, as leaders, shrink and expand
+// ISRs with AlterPartition; a replica's log is the leader epoch of each record
+// (simulated_log.hpp), kept across a crash and lost with its data dir. Clients create topics and
+// ask for preferred leader elections. One seeded generator picks every step: deliver,
 // drop or duplicate a message (Raft frames, requests, answers), tick a voter (its clock), let a
 // broker act, partition the network or heal it, crash a voter (cutting a disk write short, so that
 // raft_storage recovers a torn append), lose or damage a voter's disk (it comes back catching up),
-// crash and restart brokers, hand the quorum's leadership over.
+// crash and restart brokers (some on a new data dir), hand the quorum's leadership over.
 //
 // raft_invariant_checker checks the Raft layer after every step and controller_invariant_checker
 // every image a member applies or loads. After the fault phase the network heals, every process
@@ -47,6 +51,7 @@ struct controller_sim_stats {
   size_t registrations = 0; // committed, each a new incarnation's
   size_t fencings = 0;      // by session expiry
   size_t isr_changes = 0;   // AlterPartition items accepted
+  size_t recoveries = 0;    // leaders elected by last-replica-standing recovery
   size_t topics = 0;
   size_t snapshots_loaded = 0;
   size_t entries_applied = 0;

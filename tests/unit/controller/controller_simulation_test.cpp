@@ -94,6 +94,7 @@ void run_batch(size_t voters, uint64_t first, uint64_t count) {
     total.registrations += r.stats.registrations;
     total.fencings += r.stats.fencings;
     total.isr_changes += r.stats.isr_changes;
+    total.recoveries += r.stats.recoveries;
     total.topics += r.stats.topics;
     total.snapshots_loaded += r.stats.snapshots_loaded;
     total.entries_applied += r.stats.entries_applied;
@@ -104,7 +105,7 @@ void run_batch(size_t voters, uint64_t first, uint64_t count) {
                 << total.torn_writes << ", disks lost or damaged " << total.disks_lost
                 << ", activations " << total.activations << ", registrations "
                 << total.registrations << ", fencings " << total.fencings << ", ISR changes "
-                << total.isr_changes << ", topics " << total.topics << ", snapshots loaded "
+                << total.isr_changes << ", recoveries " << total.recoveries << ", topics " << total.topics << ", snapshots loaded "
                 << total.snapshots_loaded << ", longest liveness phase " << total.liveness_steps);
   CHECK(total.torn_writes > 0);
   CHECK(total.disks_lost > 0);
