@@ -70,6 +70,11 @@ void controller_invariant_checker::on_caught_up(const topic_id& topic, partition
   caught_up_.emplace(topic, p.value(), replica.value(), epoch.value());
 }
 
+void controller_invariant_checker::on_recovery_decided(const topic_id& topic, partition_id p,
+                                                       leader_epoch epoch, node_id leader) {
+  recoveries_.emplace(topic, p.value(), epoch.value(), leader.value());
+}
+
 std::optional<std::string> controller_invariant_checker::check_image(node_id voter,
                                                                      raft::log_index index,
                                                                      const metadata_image& image) {
@@ -130,16 +135,17 @@ std::optional<std::string> controller_invariant_checker::on_applied(node_id vote
       const auto& is = t.partitions[i];
       const auto part = "voter " + std::to_string(voter.value()) + " at index " +
                         std::to_string(index.value()) + ": " + name(t, i) + " ";
-      if (is.leader != was.leader && is.leader != no_leader && !unclean) {
-        // An empty ISR: last replica standing (leader_recovery.hpp) elects a replica not known
-        // to have lost its log, alone in the ISR.
-        if (was.isr.empty() && (was.is_wiped(is.leader) || is.isr != std::vector{is.leader}))
-          return "clean election: " + part + "got leader " + std::to_string(is.leader.value()) +
-                 " and ISR " + to_string(is.isr) + " from an empty ISR; wiped " +
-                 to_string(was.wiped);
-        if (!was.isr.empty() && !contains(was.isr, is.leader))
+      if (is.leader != was.leader && is.leader != no_leader && !unclean &&
+          !contains(was.isr, is.leader)) {
+        if (!recoveries_.count(
+                {id, static_cast<int32_t>(i), is.leader_epoch.value(), is.leader.value()}))
           return "clean election: " + part + "got leader " + std::to_string(is.leader.value()) +
                  " from outside its ISR " + to_string(was.isr);
+        // Last replica standing counts no wiped replica and elects one alone in the ISR.
+        if (was.is_wiped(is.leader) || is.isr != std::vector{is.leader})
+          return "clean election: " + part + "recovered on node " +
+                 std::to_string(is.leader.value()) + " with ISR " + to_string(is.isr) + "; wiped " +
+                 to_string(was.wiped);
       }
       if (is.leader != was.leader || is.leader_epoch != was.leader_epoch) continue;
       for (node_id n : is.isr)

@@ -10,8 +10,8 @@
 //   partition state     the ISR is a non-empty subset of the replicas; the leader is -1 or an
 //                       unfenced ISR member; an ISR of two or more holds no fenced node
 //   one leader          at most one leader per partition and leader epoch, over every image
-//   clean election      a new leader was in the ISR before (no topic here allows unclean); one
-//                       chosen from an empty ISR (last replica standing) is not marked wiped and
+//   clean election      a new leader was in the ISR before (no topic here allows unclean), or
+//                       last-replica-standing recovery chose it: then it is not marked wiped and
 //                       is the whole new ISR
 //   ISR expansion       a node joins an ISR (the leader unchanged) only if it caught up with the
 //                       leader while the partition was at the epoch the change builds on
@@ -33,6 +33,10 @@ class controller_invariant_checker {
 public:
   // A follower fetched up to its leader's log end while the partition was at `epoch`.
   void on_caught_up(const topic_id& topic, partition_id p, node_id replica, partition_epoch epoch);
+  // An active controller decided (and proposes) to recover partition `p` on `leader` at `epoch`
+  // (leader_recovery.hpp), which may then elect it from outside the ISR.
+  void on_recovery_decided(const topic_id& topic, partition_id p, leader_epoch epoch,
+                           node_id leader);
 
   // `voter` applied the entry at `index`, which took its image from `before` to `after`;
   // `applied` is what applying it gave.
@@ -52,6 +56,7 @@ private:
   std::map<raft::log_index, uint64_t> fingerprints_;
   std::map<std::tuple<topic_id, int32_t, int32_t>, node_id> leaders_;
   std::set<std::tuple<topic_id, int32_t, int32_t, int32_t>> caught_up_;
+  std::set<std::tuple<topic_id, int32_t, int32_t, int32_t>> recoveries_;
 };
 
 // A hash of everything the image holds, for "equal images".

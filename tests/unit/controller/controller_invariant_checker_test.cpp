@@ -60,7 +60,9 @@ TEST_CASE("the controller checker passes a history that keeps every invariant",
   CHECK_FALSE(c.on_loaded(node_id{3}, log_index{5}, after));
   // Last replica standing: a replica not wiped leads, alone in the ISR.
   const auto leaderless = leaderless_with_node_2_wiped();
-  const auto recovered = applied(leaderless, {change(leaderless, node_id{3}, ids({3}))});
+  const auto recovery = change(leaderless, node_id{3}, ids({3}));
+  c.on_recovery_decided(recovery.topic, recovery.partition, recovery.leader_epoch, node_id{3});
+  const auto recovered = applied(leaderless, {recovery});
   CHECK_FALSE(c.on_applied(node_id{1}, log_index{9}, leaderless, recovered, {}));
 }
 
@@ -88,9 +90,11 @@ TEST_CASE("the controller checker reports each broken invariant",
     const auto after = applied(narrow, {change(narrow, node_id{3}, ids({3}))});
     CHECK(reports(c.on_applied(node_id{1}, log_index{6}, narrow, after, {}), "clean election"));
   }
-  SECTION("clean election: a wiped replica chosen from an empty ISR") {
+  SECTION("clean election: recovery on a wiped replica") {
     const auto leaderless = leaderless_with_node_2_wiped();
-    const auto after = applied(leaderless, {change(leaderless, node_id{2}, ids({2}))});
+    const auto recovery = change(leaderless, node_id{2}, ids({2}));
+    c.on_recovery_decided(recovery.topic, recovery.partition, recovery.leader_epoch, node_id{2});
+    const auto after = applied(leaderless, {recovery});
     CHECK(reports(c.on_applied(node_id{1}, log_index{9}, leaderless, after, {}), "clean election"));
   }
   SECTION("ISR expansion without catching up at the epoch it builds on") {

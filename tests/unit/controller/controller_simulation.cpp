@@ -17,6 +17,7 @@
 #include "actors/controller/raft/raft_codec.hpp"
 #include "actors/controller/raft/raft_storage_format.hpp"
 #include "actors/controller/raft/raft_storage_records.hpp"
+#include "runtime/cluster/topic_validation.hpp"
 #include "tests/unit/controller/controller_invariant_checker.hpp"
 #include "tests/unit/controller/memory_raft_files.hpp"
 #include "tests/unit/controller/raft/raft_invariant_checker.hpp"
@@ -394,6 +395,12 @@ private:
     settle(v, busy.q, busy.prepared, v.member->image(), applied);
   }
 
+  void note_recoveries(const std::vector<metadata_record>& records) {
+    for (const auto& r : records)
+      if (const auto* c = std::get_if<partition_change_record>(&r); c != nullptr && c->leader)
+        images_.on_recovery_decided(c->topic, c->partition, c->leader_epoch, *c->leader);
+  }
+
   // Decides queued requests one at a time; proposes the first that has records.
   void pump(sim_voter& v) {
     while (!v.busy && !v.queue.empty() && v.ctl->active()) {
@@ -404,6 +411,7 @@ private:
         settle(v, q, p, std::nullopt, error{});
         continue;
       }
+      if (std::holds_alternative<leader_recovery>(q.req)) note_recoveries(p.changes.records);
       const uint64_t token = ++v.next_token;
       auto proposed = v.member->propose(token, p.changes.records);
       if (!proposed.ok()) {
@@ -680,6 +688,8 @@ private:
       spec.partitions = 1 + static_cast<int32_t>(pick(3));
       spec.replication_factor =
           static_cast<int16_t>(1 + pick(std::min<uint64_t>(3, opts_.brokers)));
+      // Recovery then needs one replica fewer than all (leader_recovery.hpp).
+      if (spec.replication_factor > 1 && pick(2) == 0) spec.configs[min_insync_replicas_key] = "2";
       what = "create topic " + spec.name;
       body = std::move(spec);
     }
