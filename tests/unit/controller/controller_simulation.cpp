@@ -159,6 +159,8 @@ struct sim_broker {
   int target = 1;
   int64_t next_heartbeat = 0;
   std::optional<metadata_image> view;
+  // The applied index `view` is the image at (the images at one index are equal).
+  log_index view_index;
 };
 
 struct violation {
@@ -503,7 +505,6 @@ private:
   }
 
   void broker_acts(sim_broker& b) {
-    produce(b);
     const int64_t timeout = b.epoch < 0 ? registration_timeout_ms : heartbeat_interval_ms;
     if (b.request && now() - b.request_sent > timeout) {
       b.request.reset();
@@ -660,8 +661,10 @@ private:
     });
     alter_partition_msg m;
     m.broker = b.id;
-    m.partitions.push_back(alter_partition_item{{t.name, static_cast<int32_t>(i)}, t.id,
-                                                p.leader_epoch, p.partition_epoch.value(),
+    m.partitions.push_back(alter_partition_item{{t.name, static_cast<int32_t>(i)},
+                                                t.id,
+                                                p.leader_epoch,
+                                                p.partition_epoch.value(),
                                                 std::move(isr)});
     send(b.id.value(), b.target, request{++request_ids_, std::move(m)});
   }
@@ -846,8 +849,10 @@ private:
         if (b.up) up.push_back(&b);
       if (up.empty()) return tick_step();
       auto* b = up[pick(up.size())];
-      note(23,
-           [&] { return "node " + std::to_string(b->id.value()) + " registers or heartbeats"; });
+      note(23, [&] {
+        return "node " + std::to_string(b->id.value()) + " appends, registers or heartbeats";
+      });
+      produce(*b);
       broker_acts(*b);
       break;
     }
@@ -865,6 +870,7 @@ private:
                std::to_string(v->id.value()) + "'s image";
       });
       b->view = v->member->image();
+      b->view_index = v->member->core().applied_index();
       break;
     }
     case action::fetch:
@@ -980,7 +986,7 @@ private:
         if (!b.up) down.push_back(&b);
       if (down.empty()) return tick_step();
       auto* b = down[pick(down.size())];
-      const bool new_data_dir = pick(4) == 0;
+      const bool new_data_dir = pick(8) == 0;
       note(14, [&] {
         return "restart node " + std::to_string(b->id.value()) + "'s broker" +
                (new_data_dir ? " on a new data dir" : "");
@@ -1053,8 +1059,11 @@ private:
   }
 
   // Rounds without faults until `done()` or `max_steps`: in each, everything in flight arrives
-  // (and what it causes), then every voter ticks and every broker acts. A network this fast next
-  // to the clock lets a commit take less time than a broker waits for its answer.
+  // (and what it causes), then every voter ticks, every broker takes the active controller's
+  // image for its view (as a node takes the states the controller sends it) and acts, every
+  // follower catches up with its leader and every leader asks to take the caught-up replicas into
+  // its ISR. A network this fast next to the clock lets a commit take less time than a broker
+  // waits for its answer.
   template <class Done>
   bool rounds(size_t max_steps, Done done) {
     const size_t start = step_;
@@ -1066,14 +1075,78 @@ private:
         tick(*v);
         check(v->id);
       }
+      sim_voter* active = active_voter();
       for (auto& b : brokers_) {
         if (!b.up) continue;
+        if (active != nullptr &&
+            (!b.view || b.view_index != active->member->core().applied_index())) {
+          b.view = active->member->image();
+          b.view_index = active->member->core().applied_index();
+        }
         note(23,
              [&] { return "node " + std::to_string(b.id.value()) + " registers or heartbeats"; });
         broker_acts(b);
       }
+      for (auto& b : brokers_) follow_leaders(b);
+      for (auto& b : brokers_) expand_isrs(b);
     }
     return done();
+  }
+
+  // Each follower of `b`'s view that is behind catches up with its leader.
+  void follow_leaders(sim_broker& b) {
+    if (acting_view(b) == nullptr) return;
+    for (const auto& [id, t] : b.view->topics())
+      for (size_t i = 0; i < t.partitions.size(); ++i) {
+        const auto& p = t.partitions[i];
+        if (!p.has_replica(b.id) || p.leader == b.id || p.leader == no_leader) continue;
+        const partition_key key{id, static_cast<int32_t>(i)};
+        const auto& mine = b.replicas[key].log;
+        const auto& leaders = broker(p.leader.value()).replicas[key].log;
+        if (caught_up_.count({id, key.second, b.id.value(), p.partition_epoch.value()}) &&
+            mine.end() == leaders.end() && mine.holds(leaders))
+          continue;
+        catch_up(b, t, i);
+      }
+  }
+
+  void expand_isrs(sim_broker& b) {
+    if (acting_view(b) == nullptr) return;
+    for (const auto& [id, t] : b.view->topics())
+      for (size_t i = 0; i < t.partitions.size(); ++i) {
+        const auto& p = t.partitions[i];
+        auto ready = ready_for_isr(t, i);
+        if (p.leader != b.id || ready.empty()) continue;
+        auto isr = p.isr;
+        isr.insert(isr.end(), ready.begin(), ready.end());
+        ask_for_isr(b, t, i, std::move(isr));
+      }
+  }
+
+  // Whether a partition without a leader waits for an operator by design: its ISR is empty and
+  // too few of its replicas are not wiped to count for last-replica-standing recovery
+  // (leader_recovery.hpp), so only unclean leader election would bring it back.
+  static bool waits_for_operator(const topic_image& t, const partition_state& p) {
+    const auto not_wiped = static_cast<int32_t>(p.replicas.size() - p.wiped.size());
+    return p.leader == no_leader && p.isr.empty() &&
+           not_wiped < replicas_needed_for_recovery(t, p.replicas.size(),
+                                                    decision_options{}.min_insync_replicas);
+  }
+
+  // The first partition of `image` without a leader or a full ISR, as text; empty when there is
+  // none (but those that wait for an operator).
+  static std::string unsettled_partition(const metadata_image& image) {
+    for (const auto& [id, t] : image.topics())
+      for (size_t i = 0; i < t.partitions.size(); ++i) {
+        const auto& p = t.partitions[i];
+        if (waits_for_operator(t, p) ||
+            (p.leader != no_leader && p.isr.size() == p.replicas.size()))
+          continue;
+        return t.name + "-" + std::to_string(i) + " (leader " + std::to_string(p.leader.value()) +
+               ", ISR " + to_string(p.isr) + ", replicas " + to_string(p.replicas) + ", wiped " +
+               to_string(p.wiped) + ")";
+      }
+    return {};
   }
 
   // Whether an active controller has every broker registered and unfenced, and `topic` reached
@@ -1122,12 +1195,18 @@ private:
       if (!b.up) restart_broker(b, false);
     const size_t start = step_;
     size_t asked = 0;
-    if (rounds(opts_.liveness_steps, [&] { return settled_with("live", asked); })) {
+    const auto live = [&] {
+      return settled_with("live", asked) &&
+             unsettled_partition(active_voter()->member->image()).empty();
+    };
+    if (rounds(opts_.liveness_steps, live)) {
       stats_.liveness_steps = step_ - start;
+      for (const auto& [id, t] : active_voter()->member->image().topics())
+        for (const auto& p : t.partitions) stats_.waiting_for_operator += waits_for_operator(t, p);
       return;
     }
-    fail("liveness: no active controller with every broker unfenced took a new topic to every "
-         "voter within " +
+    fail("liveness: no active controller with every broker unfenced, every partition led by a "
+         "full ISR (but those that wait for an operator) took a new topic to every voter within " +
          std::to_string(opts_.liveness_steps) + " steps after the faults stopped;" + summary());
   }
 
@@ -1151,6 +1230,10 @@ private:
     for (auto& b : brokers_)
       out += "\n  broker " + std::to_string(b.id.value()) + ": epoch " + std::to_string(b.epoch) +
              " target " + std::to_string(b.target) + (b.request ? " waiting" : "");
+    if (sim_voter* active = active_voter()) {
+      const auto unsettled = unsettled_partition(active->member->image());
+      if (!unsettled.empty()) out += "\n  partition " + unsettled;
+    }
     return out;
   }
 

@@ -18,7 +18,10 @@
 // raft_invariant_checker checks the Raft layer after every step and controller_invariant_checker
 // every image a member applies or loads. After the fault phase the network heals, every process
 // restarts and faults stop: then an active controller must have every broker registered and
-// unfenced, and a topic created through it must reach every voter's image.
+// unfenced, every partition led with its whole replica set in the ISR (one whose ISR emptied
+// comes back through last-replica-standing recovery; but for those too many of whose replicas
+// came back on new data dirs, which wait for an operator by design), and a topic created through
+// it must reach every voter's image.
 //
 // The same options give the same run, step for step: a failing seed replays exactly.
 
@@ -56,6 +59,9 @@ struct controller_sim_stats {
   size_t snapshots_loaded = 0;
   size_t entries_applied = 0;
   size_t liveness_steps = 0;
+  // Partitions left without a leader at the end because too many of their replicas came back on
+  // new data dirs to recover them (only unclean leader election would).
+  size_t waiting_for_operator = 0;
 };
 
 struct controller_sim_result {

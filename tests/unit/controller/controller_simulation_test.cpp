@@ -99,20 +99,24 @@ void run_batch(size_t voters, uint64_t first, uint64_t count) {
     total.snapshots_loaded += r.stats.snapshots_loaded;
     total.entries_applied += r.stats.entries_applied;
     total.liveness_steps = std::max(total.liveness_steps, r.stats.liveness_steps);
+    total.waiting_for_operator += r.stats.waiting_for_operator;
   }
   // The batch exercised what it claims to.
   INFO("steps " << total.steps << ", crashes " << total.voter_crashes << ", torn writes "
                 << total.torn_writes << ", disks lost or damaged " << total.disks_lost
                 << ", activations " << total.activations << ", registrations "
                 << total.registrations << ", fencings " << total.fencings << ", ISR changes "
-                << total.isr_changes << ", recoveries " << total.recoveries << ", topics " << total.topics << ", snapshots loaded "
-                << total.snapshots_loaded << ", longest liveness phase " << total.liveness_steps);
+                << total.isr_changes << ", recoveries " << total.recoveries << ", topics "
+                << total.topics << ", snapshots loaded " << total.snapshots_loaded
+                << ", longest liveness phase " << total.liveness_steps
+                << ", partitions waiting for an operator " << total.waiting_for_operator);
   CHECK(total.torn_writes > 0);
   CHECK(total.disks_lost > 0);
   CHECK(total.activations > n);
   CHECK(total.registrations > n);
   CHECK(total.fencings > 0);
   CHECK(total.isr_changes > 0);
+  CHECK(total.recoveries > 0);
   CHECK(total.topics > n);
   CHECK(total.snapshots_loaded > 0);
 }
