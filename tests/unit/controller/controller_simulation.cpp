@@ -150,9 +150,12 @@ struct sim_broker {
   bool up = false;
   incarnation_id incarnation{};
   // What its data dir keeps across a crash (every append is taken as synced): the incarnation of
-  // the last process started on it (zeros: none) and its replicas.
-  incarnation_id previous{};
+  // the last process whose registration was accepted (zeros: none), as broker_lifecycle writes
+  // it, and its replicas.
+  incarnation_id kept_incarnation{};
   std::map<partition_key, sim_replica> replicas;
+  // The kept incarnation as this process read it at its start: its registrations name it.
+  incarnation_id previous{};
   int64_t epoch = -1; // of its registration; -1: none yet
   std::optional<uint64_t> request;
   int64_t request_sent = 0;
@@ -440,12 +443,16 @@ private:
   // --- brokers -------------------------------------------------------------------------------
 
   // Starts a new process of `b`'s broker. On a new data dir (a lost disk, a new machine under its
-  // id) it names no predecessor and its replicas start empty; otherwise it names the last process
-  // on the data dir, which did not stop cleanly, and keeps its replicas' logs.
+  // id) its replicas start empty and it names no predecessor; otherwise it keeps its replicas'
+  // logs and names the last process on the data dir whose registration was accepted (which did
+  // not stop cleanly).
   void restart_broker(sim_broker& b, bool new_data_dir) {
     b.up = true;
-    b.previous = new_data_dir ? incarnation_id{} : b.incarnation;
-    if (new_data_dir) b.replicas.clear();
+    if (new_data_dir) {
+      b.kept_incarnation = {};
+      b.replicas.clear();
+    }
+    b.previous = b.kept_incarnation;
     for (auto& x : b.incarnation) x = static_cast<uint8_t>(rng_());
     b.epoch = -1;
     b.request.reset();
@@ -539,6 +546,7 @@ private:
     b.request.reset();
     if (auto r = std::get_if<broker_registration_response_msg>(&a.body)) {
       if (r->error == errc::none) {
+        b.kept_incarnation = b.incarnation;
         b.epoch = r->broker_epoch;
         b.next_heartbeat = now();
       } else {
