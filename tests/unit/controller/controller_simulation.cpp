@@ -201,6 +201,7 @@ public:
     } catch (const violation& v) {
       r.failure = v.what;
     }
+    for (const auto& [key, log] : acked_) stats_.acknowledged += static_cast<size_t>(log.end());
     r.step = step_;
     r.fingerprint = fingerprint_;
     stats_.steps = step_;
@@ -291,11 +292,40 @@ private:
 
   void on_entry(sim_voter& v, const raft::entry& e, const status& applied) {
     ++stats_.entries_applied;
-    if (e.index.value() == applied_data_.size() + 1) applied_data_.push_back(e.data);
+    const bool first = e.index.value() == applied_data_.size() + 1;
+    if (first) applied_data_.push_back(e.data);
     expect(raft_.on_apply(v.id, e.index, e.data));
     const metadata_image& after = v.member->image();
     expect(images_.on_applied(v.id, e.index, v.image, after, applied));
+    if (first) {
+      check_recovered_leaders(v.image, after);
+      committed_ = after;
+    }
     v.image = after;
+  }
+
+  // Acknowledged records: a leader elected from outside the ISR (last replica standing) holds
+  // every record acknowledged before. Its log is the one it reported: a replica without a leader
+  // neither leads nor follows at that leader epoch or an older one.
+  void check_recovered_leaders(const metadata_image& before, const metadata_image& after) {
+    for (const auto& [id, t] : after.topics()) {
+      const auto* old = before.topic(id);
+      if (old == nullptr) continue;
+      for (size_t i = 0; i < std::min(t.partitions.size(), old->partitions.size()); ++i) {
+        const auto& is = t.partitions[i];
+        const auto& was = old->partitions[i];
+        if (is.leader == no_leader || is.leader == was.leader || was.in_isr(is.leader)) continue;
+        const partition_key key{id, static_cast<int32_t>(i)};
+        const auto& log = broker(is.leader.value()).replicas[key].log;
+        const auto& acked = acked_[key];
+        if (!log.holds(acked))
+          fail("acknowledged records: " + t.name + "-" + std::to_string(i) + " recovered on node " +
+               std::to_string(is.leader.value()) + " (last epoch " +
+               std::to_string(log.last_epoch()) + ", log end " + std::to_string(log.end()) +
+               "), which lacks records acknowledged up to offset " + std::to_string(acked.end()) +
+               " (last epoch " + std::to_string(acked.last_epoch()) + ")");
+      }
+    }
   }
 
   void on_snapshot(sim_voter& v, const raft::snapshot_meta& meta) {
@@ -489,8 +519,52 @@ private:
         const auto& p = t.partitions[i];
         if (p.leader != b.id) continue;
         auto& r = b.replicas[{id, static_cast<int32_t>(i)}];
-        if (takes(r, p)) r.log.append(p.leader_epoch.value());
+        if (takes(r, p)) {
+          r.log.append(p.leader_epoch.value());
+          acknowledge({id, static_cast<int32_t>(i)});
+        }
       }
+  }
+
+  static int32_t min_insync(const topic_image& t) {
+    const int32_t fallback = decision_options{}.min_insync_replicas;
+    auto it = t.configs.find(min_insync_replicas_key);
+    if (it == t.configs.end()) return fallback;
+    auto parsed = parse_min_insync_replicas(it->second);
+    return parsed ? *parsed : fallback;
+  }
+
+  // The records of partition `key` an acks=all producer has had acknowledged, by the latest
+  // committed image: those its leader and every ISR member hold while the ISR has
+  // min.insync.replicas members. Replicas caught up at the partition epoch count as ISR members
+  // too: an expansion may take them in at that epoch, and a leader counts them towards its high
+  // watermark from the moment it asks (KIP-497's maximal ISR). Acknowledged records never go:
+  // the acknowledged prefix only grows.
+  void acknowledge(const partition_key& key) {
+    const auto* t = committed_.topic(key.first);
+    if (t == nullptr || static_cast<size_t>(key.second) >= t->partitions.size()) return;
+    const auto& p = t->partitions[static_cast<size_t>(key.second)];
+    if (p.leader == no_leader || static_cast<int32_t>(p.isr.size()) < min_insync(*t)) return;
+    auto& leader = broker(p.leader.value()).replicas;
+    auto it = leader.find(key);
+    if (it == leader.end() || it->second.epoch != p.leader_epoch.value()) return;
+    const auto& log = it->second.log;
+    int64_t high_watermark = log.end();
+    for (node_id r : p.replicas)
+      if (p.in_isr(r) ||
+          caught_up_.count({key.first, key.second, r.value(), p.partition_epoch.value()}))
+        high_watermark =
+            std::min(high_watermark, broker(r.value()).replicas[key].log.common_prefix(log));
+    auto acked = log.prefix(high_watermark);
+    auto& known = acked_[key];
+    if (acked.holds(known))
+      known = std::move(acked);
+    else if (!known.holds(acked))
+      fail("acknowledged records: " + t->name + "-" + std::to_string(key.second) + " led by node " +
+           std::to_string(p.leader.value()) + " at leader epoch " +
+           std::to_string(p.leader_epoch.value()) + " acknowledges up to offset " +
+           std::to_string(acked.end()) + " a log that lacks records acknowledged up to offset " +
+           std::to_string(known.end()));
   }
 
   // The logs of `b`'s replicas whose partition its view names no leader for, as a node's
@@ -616,6 +690,7 @@ private:
              std::to_string(i) + " at partition epoch " + std::to_string(p.partition_epoch.value());
     });
     to.log = from.log;
+    acknowledge({t.id, pid.value()});
     images_.on_caught_up(t.id, pid, r.id, p.partition_epoch);
     caught_up_.insert({t.id, pid.value(), r.id.value(), p.partition_epoch.value()});
     return true;
@@ -1258,6 +1333,10 @@ private:
   std::vector<envelope> network_;
   std::set<std::tuple<topic_id, int32_t, int32_t, int32_t>> caught_up_;
   std::vector<bytes> applied_data_;
+  // The image after the last index applied anywhere: what is committed.
+  metadata_image committed_{cluster};
+  // The acknowledged prefix of each partition's log.
+  std::map<partition_key, simulated_log> acked_;
   raft::test::raft_invariant_checker raft_;
   controller_invariant_checker images_;
   std::vector<raft::test::node_view> views_;

@@ -16,12 +16,15 @@
 // crash and restart brokers (some on a new data dir), hand the quorum's leadership over.
 //
 // raft_invariant_checker checks the Raft layer after every step and controller_invariant_checker
-// every image a member applies or loads. After the fault phase the network heals, every process
-// restarts and faults stop: then an active controller must have every broker registered and
-// unfenced, every partition led with its whole replica set in the ISR (one whose ISR emptied
-// comes back through last-replica-standing recovery; but for those too many of whose replicas
-// came back on new data dirs, which wait for an operator by design), and a topic created through
-// it must reach every voter's image.
+// every image a member applies or loads; the simulation itself checks that acknowledged records
+// (held by the leader and the ISR, at least min.insync.replicas of them) stay acknowledged and
+// that a leader recovery elects holds them all.
+//
+// After the fault phase the network heals, every process restarts and faults stop: then an
+// active controller must have every broker registered and unfenced, every partition led with its
+// whole replica set in the ISR (one whose ISR emptied comes back through last-replica-standing
+// recovery; but for those too many of whose replicas came back on new data dirs, which wait for
+// an operator by design), and a topic created through it must reach every voter's image.
 //
 // The same options give the same run, step for step: a failing seed replays exactly.
 
@@ -55,6 +58,7 @@ struct controller_sim_stats {
   size_t fencings = 0;      // by session expiry
   size_t isr_changes = 0;   // AlterPartition items accepted
   size_t recoveries = 0;    // leaders elected by last-replica-standing recovery
+  size_t acknowledged = 0;  // records acknowledged at the end (acks=all)
   size_t topics = 0;
   size_t snapshots_loaded = 0;
   size_t entries_applied = 0;

@@ -95,6 +95,7 @@ void run_batch(size_t voters, uint64_t first, uint64_t count) {
     total.fencings += r.stats.fencings;
     total.isr_changes += r.stats.isr_changes;
     total.recoveries += r.stats.recoveries;
+    total.acknowledged += r.stats.acknowledged;
     total.topics += r.stats.topics;
     total.snapshots_loaded += r.stats.snapshots_loaded;
     total.entries_applied += r.stats.entries_applied;
@@ -106,10 +107,11 @@ void run_batch(size_t voters, uint64_t first, uint64_t count) {
                 << total.torn_writes << ", disks lost or damaged " << total.disks_lost
                 << ", activations " << total.activations << ", registrations "
                 << total.registrations << ", fencings " << total.fencings << ", ISR changes "
-                << total.isr_changes << ", recoveries " << total.recoveries << ", topics "
-                << total.topics << ", snapshots loaded " << total.snapshots_loaded
-                << ", longest liveness phase " << total.liveness_steps
-                << ", partitions waiting for an operator " << total.waiting_for_operator);
+                << total.isr_changes << ", recoveries " << total.recoveries
+                << ", records acknowledged " << total.acknowledged << ", topics " << total.topics
+                << ", snapshots loaded " << total.snapshots_loaded << ", longest liveness phase "
+                << total.liveness_steps << ", partitions waiting for an operator "
+                << total.waiting_for_operator);
   CHECK(total.torn_writes > 0);
   CHECK(total.disks_lost > 0);
   CHECK(total.activations > n);
@@ -117,6 +119,7 @@ void run_batch(size_t voters, uint64_t first, uint64_t count) {
   CHECK(total.fencings > 0);
   CHECK(total.isr_changes > 0);
   CHECK(total.recoveries > 0);
+  CHECK(total.acknowledged > 0);
   CHECK(total.topics > n);
   CHECK(total.snapshots_loaded > 0);
 }
