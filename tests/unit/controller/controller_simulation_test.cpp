@@ -1,7 +1,9 @@
 // The deterministic simulation of the controller quorum (controller_simulation.hpp): quorum
 // members over in-memory disks that tear, get lost and rot, the active controller's decisions,
-// and brokers that register, heartbeat, crash and shrink and expand ISRs, with the Raft and the
-// metadata invariants checked after every step and liveness once faults stop.
+// and brokers that register, heartbeat with their leaderless replicas' logs, crash (some onto new
+// data dirs), append, follow and shrink and expand ISRs, with the Raft and the metadata
+// invariants and acknowledged records checked after every step and liveness (every partition led
+// by a full ISR) once faults stop.
 //
 // More seeds on demand: CAPSTAN_CONTROLLER_SEED_SCALE=10 build/tests/unit_tests
 // "[controller][simulation]" runs ten times as many per case. Replay one seed, printing every
