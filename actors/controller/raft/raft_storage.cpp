@@ -207,18 +207,29 @@ status raft_storage::save_snapshot(const snapshot& snap) {
                       "snapshot at " + std::to_string(snap.meta.index.value()) +
                           " is not newer than " + std::to_string(state_.snap.meta.index.value()));
   if (auto s = fail(files_->replace(sf::snapshot_file, encode_snapshot(snap))); !s) return s;
+  // The entry the snapshot ends at, as the log holds it, or (a snapshot from the leader past the
+  // log) one of its index and term without data: index 1 is always the first leader's empty no-op.
+  entry base{snap.meta.term, snap.meta.index, {}};
+  if (snap.meta.index <= state_.last_index()) {
+    const auto& e = state_.entries[snap.meta.index - (state_.snap.meta.index + 1)];
+    if (e.term == snap.meta.term) base = e;
+  }
   state_.save_snapshot(snap);
-  return fail(rewrite_log());
+  return fail(rewrite_log(base));
 }
 
 // The log without the prefix the snapshot covers, replaced atomically. Metadata logs are small
-// after a snapshot, so rewriting beats keeping a start offset in a header.
-status raft_storage::rewrite_log() {
+// after a snapshot, so rewriting beats keeping a start offset in a header. It keeps the entry the
+// snapshot ends at as its first frame (skipped on open, as at or below the snapshot): a snapshot
+// file lost later then leaves a log that starts past index 1, which open reads as a gap, and
+// never an empty log that a voter could be elected with while lacking every committed entry.
+status raft_storage::rewrite_log(const entry& base) {
   bytes b;
+  put_frame(b, base, base.index);
   std::vector<uint64_t> positions;
   for (const auto& e : state_.entries) {
     positions.push_back(b.size());
-    put_frame(b, e, state_.entries.front().index);
+    put_frame(b, e, base.index);
   }
   if (auto s = files_->replace(sf::log_file, b); !s) return s;
   positions_ = std::move(positions);

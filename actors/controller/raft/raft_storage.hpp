@@ -88,7 +88,9 @@ private:
   // damaged: the snapshot if `drop_snapshot`, the log beyond `keep_bytes`.
   status make_catching_up(const directory_identity& opener, bool drop_snapshot,
                           uint64_t keep_bytes);
-  status rewrite_log();
+  // Replaces the log with `base` (the entry the snapshot ends at) followed by the entries after
+  // the snapshot.
+  status rewrite_log(const entry& base);
 
   std::unique_ptr<raft_files> files_;
   directory_identity identity_;

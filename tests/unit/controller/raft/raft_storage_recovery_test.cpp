@@ -300,6 +300,45 @@ TEST_CASE("a damaged snapshot is dropped with the log after it, and the node cat
   }
 }
 
+// Found by the controller simulation: a snapshot covering the whole log left an empty log, and
+// with the snapshot file lost the directory read as whole and holding nothing. Two voters so
+// damaged elected one of them, without any committed entry.
+TEST_CASE("a lost snapshot file makes the node catch up, even when the snapshot covered the "
+          "whole log",
+          "[raft][storage][recovery]") {
+  for (uint64_t covered : {4u, 7u}) {
+    INFO("snapshot at " << covered);
+    crash_fixture f;
+    {
+      auto st = f.recover(f.log);
+      REQUIRE(st.save_snapshot(snapshot{snapshot_meta{log_index{covered}, raft_term{3}},
+                                        bytes(8, 1)})
+                .ok());
+    }
+    fs::remove(f.path(sf::snapshot_file));
+    auto st = raft_storage::open(f.work.path(), second);
+    REQUIRE(st.ok());
+    f.check_catching_up(*st);
+    CHECK(st->state().snap.meta.index == log_index{0});
+  }
+}
+
+TEST_CASE("a snapshot at index 1 lost with its file leaves a whole log from index 1",
+          "[raft][storage][recovery]") {
+  crash_fixture f;
+  {
+    auto st = f.recover(f.log);
+    REQUIRE(st.save_snapshot(snapshot{snapshot_meta{log_index{1}, raft_term{2}}, bytes(8, 1)})
+              .ok());
+  }
+  fs::remove(f.path(sf::snapshot_file));
+  auto st = raft_storage::open(f.work.path(), first);
+  REQUIRE(st.ok());
+  f.check_whole(*st);
+  REQUIRE(st->state().entries.size() == 7);
+  for (size_t k = 0; k < 7; ++k) CHECK(st->state().entries[k] == f.entries[k].e);
+}
+
 TEST_CASE("a lost identity alone gives the directory a new id and keeps the node whole",
           "[raft][storage][recovery]") {
   crash_fixture f;
