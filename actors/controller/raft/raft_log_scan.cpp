@@ -58,8 +58,18 @@ log_scan scan_log(bytes_view content, log_index snapshot_index) {
   }
   out.valid_bytes = pos;
   if (!out.reason.empty() && !out.damaged) {
-    const log_index next = prev == log_index{} ? snapshot_index + 1 : prev + 1;
-    out.damaged = later_append_beyond(content, pos, next, prev_first);
+    if (snapshot_index.value() > 0 && prev == log_index{}) {
+      // The first frame of a log with a snapshot was written by the atomic rewrite that followed
+      // the snapshot (or by an append the snapshot covers): it cannot be torn.
+      out.damaged = true;
+    } else {
+      const log_index next = prev == log_index{} ? snapshot_index + 1 : prev + 1;
+      // An append that began at or below the snapshot index (the rewrite, or an append the
+      // snapshot covers) had returned from its fsync before the snapshot was taken: the cut frame
+      // can only start a new append, and a frame of that earlier one beyond it shows damage.
+      const log_index continued = prev_first > snapshot_index ? prev_first : next;
+      out.damaged = later_append_beyond(content, pos, next, continued);
+    }
   }
   return out;
 }

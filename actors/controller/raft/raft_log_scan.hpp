@@ -7,7 +7,9 @@
 // acknowledged. If a whole frame of any other append lies beyond the cut, an append that had
 // returned (and whose entries this node may have acknowledged) was damaged instead.
 //
-// Damage within the last append alone looks like a torn write, and is taken for one.
+// Damage within the last append alone looks like a torn write, and is taken for one. The log
+// rewritten after a snapshot is no append: it replaced the file atomically, so damage to its
+// frames is always damage.
 
 #include <string>
 #include <vector>
