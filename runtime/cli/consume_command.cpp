@@ -26,6 +26,7 @@ struct consume_flags {
   std::optional<int64_t> timeout_ms;
   bool print_key = false;
   bool print_offset = false;
+  bool print_partition = false;
   bool check_crcs = true;
 };
 
@@ -73,6 +74,7 @@ void run_consume(const consume_flags& f) {
     auto n = consumer.poll_each(
         poll_timeout,
         [&](const client::record_ref& r) {
+          if (f.print_partition) std::cout << r.tp.partition << "\t";
           if (f.print_offset) std::cout << r.off.value() << "\t";
           if (f.print_key) {
             write(r.record.key);
@@ -124,6 +126,9 @@ void add_consume_command(CLI::App& app) {
     ->check(integer_in(0));
   cmd->add_flag("--print-key", f->print_key, "Print KEY<TAB> before each value (null keys as 'null')");
   cmd->add_flag("--print-offset", f->print_offset, "Print OFFSET<TAB> before each record");
+  cmd->add_flag("--print-partition", f->print_partition,
+                "Print PARTITION<TAB> before each record (before its offset): offsets repeat "
+                "across partitions");
   cmd->add_option_function<std::string>(
          "--check-crcs", [f](const std::string& text) { f->check_crcs = text == "true"; },
          "true or false (default: true): verify each fetched batch's CRC-32C and fail with "

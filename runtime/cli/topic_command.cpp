@@ -24,6 +24,9 @@ struct topic_flags {
   int16_t replication_factor = 1;
   std::vector<std::string> configs;
   std::vector<std::string> deleted_configs;
+  // describe: only these partitions, as kafka-topics --describe's filters.
+  bool under_replicated = false;
+  bool unavailable = false;
 };
 
 std::string hex(const topic_id& id) {
@@ -36,21 +39,34 @@ std::string hex(const topic_id& id) {
   return out;
 }
 
+// Whether describe prints partition `p` under the flags: every one without a filter; with
+// --under-replicated-partitions those whose ISR is smaller than their replica set, with
+// --unavailable-partitions those without a live leader (either filter matching is enough).
+bool wanted(const topic_flags& f, const partition_assignment& p, const std::set<int32_t>& live) {
+  if (!f.under_replicated && !f.unavailable) return true;
+  return (f.under_replicated && p.isr.size() < p.replicas.size()) ||
+         (f.unavailable && (p.leader < 0 || live.count(p.leader) == 0));
+}
+
 // Kafka's kafka-topics.sh --describe layout: a topic line, then one line per partition; after
 // Kafka's columns, the replicas on nodes that are not live, the wiped ones (back on a new data dir,
-// not counted by recovery until back in the ISR) and, without a leader, why.
-void print_topic(const topic_metadata& t, const std::set<int32_t>& live) {
-  const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
-  std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id)
-            << "\tPartitionCount: " << t.partitions.size() << "\tReplicationFactor: " << rf
-            << "\tConfigs: ";
-  bool first = true;
-  for (const auto& [k, v] : t.configs) {
-    std::cout << (first ? "" : ",") << k << "=" << v;
-    first = false;
+// not counted by recovery until back in the ISR) and, without a leader, why. With a filter, as in
+// Kafka, only the partition lines that match.
+void print_topic(const topic_flags& f, const topic_metadata& t, const std::set<int32_t>& live) {
+  if (!f.under_replicated && !f.unavailable) {
+    const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
+    std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id)
+              << "\tPartitionCount: " << t.partitions.size() << "\tReplicationFactor: " << rf
+              << "\tConfigs: ";
+    bool first = true;
+    for (const auto& [k, v] : t.configs) {
+      std::cout << (first ? "" : ",") << k << "=" << v;
+      first = false;
+    }
+    std::cout << "\n";
   }
-  std::cout << "\n";
   for (const auto& p : t.partitions) {
+    if (!wanted(f, p, live)) continue;
     std::cout << "\tTopic: " << t.name << "\tPartition: " << p.partition
               << "\tLeader: " << (p.leader < 0 ? std::string("none") : std::to_string(p.leader))
               << "\tReplicas: " << join_node_ids(p.replicas) << "\tIsr: " << join_node_ids(p.isr);
@@ -102,7 +118,7 @@ void run_describe(const topic_flags& f) {
     if (t.configs.empty()) {
       if (auto configs = client->describe_configs(name)) t.configs = std::move(*configs);
     }
-    print_topic(t, live);
+    print_topic(f, t, live);
   }
   std::cout.flush();
 }
@@ -156,6 +172,10 @@ void add_topic_command(CLI::App& app) {
   auto* describe =
       topic->add_subcommand("describe", "Show partitions (leader, replicas, ISR) and configs");
   describe->add_option("name", f->name, "Topic to describe (default: every topic)");
+  describe->add_flag("--under-replicated-partitions", f->under_replicated,
+                     "Only partitions whose ISR is smaller than their replica set");
+  describe->add_flag("--unavailable-partitions", f->unavailable,
+                     "Only partitions without a live leader");
   add_client_options(describe, f->client);
   describe->callback([f] { run_describe(*f); });
 

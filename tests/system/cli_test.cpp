@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -191,6 +192,19 @@ TEST_CASE("lines produced through the CLI are consumed back in order, keyed ones
   } else {
     CHECK(alpha_lines == std::vector<std::string>{"alpha\t1", "alpha\t3"});
   }
+  // Every partition, each record with its partition, offset and key.
+  REQUIRE(node.run({"consume", "keyed", "--from-beginning", "--timeout-ms", "1000",
+                    "--print-partition", "--print-offset", "--print-key"},
+                   &out, &err) == 0);
+  auto all = lines(out);
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> expected{std::to_string(alpha) + "\t0\talpha\t1",
+                                    std::to_string(alpha) + "\t" + (alpha == beta ? "2" : "1") +
+                                      "\talpha\t3",
+                                    std::to_string(beta) + "\t" + (alpha == beta ? "1" : "0") +
+                                      "\tbeta\t2"};
+  std::sort(expected.begin(), expected.end());
+  CHECK(all == expected);
   node.stop(SIGTERM);
 }
 

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "tests/support/eventually.hpp"
@@ -103,4 +104,19 @@ TEST_CASE("with one of three nodes killed, the node leading its partitions repor
              ", active controller " + std::to_string(g.active_controller) + "\n";
   INFO(shown);
   CHECK(broken);
+
+  // What the gauges count, `topic describe` lists with kafka-topics' filters.
+  const auto described = [&](const std::string& filter) {
+    std::string out, err;
+    REQUIRE(c.cli("", {"topic", "describe", filter}, c.node(live.front()), &out, &err) == 0);
+    std::map<std::string, int> topics;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      REQUIRE(line.rfind("\tTopic: ", 0) == 0); // partition lines only
+      ++topics[line.substr(8, line.find('\t', 8) - 8)];
+    }
+    return topics;
+  };
+  CHECK(described("--under-replicated-partitions") == std::map<std::string, int>{{"replicated", 3}});
+  CHECK(described("--unavailable-partitions") == std::map<std::string, int>{{"single", 1}});
 }
