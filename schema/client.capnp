@@ -29,6 +29,8 @@ struct TopicInfo {
   errorMessage @3 :Text;
   internal @4 :Bool;
   partitions @5 :List(PartitionInfo);
+  # The topic's own config overrides (describeConfigs gives every effective value).
+  configs @6 :List(ConfigEntry);
 }
 
 struct ConfigEntry {

@@ -166,6 +166,13 @@ void fill_topic(rpc::TopicInfo::Builder out, const topic_metadata& t,
   out.setName(t.name);
   out.setTopicId(capnp::Data::Reader(t.id.data(), t.id.size()));
   out.setInternal(t.internal);
+  auto configs = out.initConfigs(static_cast<unsigned>(t.configs.size()));
+  unsigned c = 0;
+  for (const auto& [k, v] : t.configs) {
+    configs[c].setName(k);
+    configs[c].setValue(v);
+    ++c;
+  }
   auto parts = out.initPartitions(static_cast<unsigned>(t.partitions.size()));
   for (size_t i = 0; i < t.partitions.size(); ++i) {
     const auto& p = t.partitions[i];

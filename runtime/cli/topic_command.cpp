@@ -1,6 +1,7 @@
 #include "runtime/cli/topic_command.hpp"
 
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -48,21 +49,33 @@ bool wanted(const topic_flags& f, const partition_assignment& p, const std::set<
          (f.unavailable && (p.leader < 0 || live.count(p.leader) == 0));
 }
 
-// Kafka's kafka-topics.sh --describe layout: a topic line, then one line per partition; after
-// Kafka's columns, the replicas on nodes that are not live, the wiped ones (back on a new data dir,
-// not counted by recovery until back in the ISR) and, without a leader, why. With a filter, as in
-// Kafka, only the partition lines that match.
-void print_topic(const topic_flags& f, const topic_metadata& t, const std::set<int32_t>& live) {
+void print_configs(const std::map<std::string, std::string>& configs, bool overrides,
+                   const std::map<std::string, std::string>& topic_overrides) {
+  bool first = true;
+  for (const auto& [k, v] : configs) {
+    if ((topic_overrides.count(k) != 0) != overrides) continue;
+    std::cout << (first ? "" : ",") << k << "=" << v;
+    first = false;
+  }
+}
+
+// Kafka's kafka-topics.sh --describe layout: a topic line (`Configs:` the topic's overrides, as
+// Kafka prints them, then `Defaults:` the node defaults that apply to the others), then one line
+// per partition; after Kafka's columns, the replicas on nodes that are not live, the wiped ones
+// (back on a new data dir, not counted by recovery until back in the ISR) and, without a leader,
+// why. With a filter, as in Kafka, only the partition lines that match. `effective`: every
+// config's value.
+void print_topic(const topic_flags& f, const topic_metadata& t,
+                 const std::map<std::string, std::string>& effective,
+                 const std::set<int32_t>& live) {
   if (!f.under_replicated && !f.unavailable) {
     const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
     std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id)
               << "\tPartitionCount: " << t.partitions.size() << "\tReplicationFactor: " << rf
               << "\tConfigs: ";
-    bool first = true;
-    for (const auto& [k, v] : t.configs) {
-      std::cout << (first ? "" : ",") << k << "=" << v;
-      first = false;
-    }
+    print_configs(effective, true, t.configs);
+    std::cout << "\tDefaults: ";
+    print_configs(effective, false, t.configs);
     std::cout << "\n";
   }
   for (const auto& p : t.partitions) {
@@ -73,7 +86,7 @@ void print_topic(const topic_flags& f, const topic_metadata& t, const std::set<i
     if (auto down = offline_replicas(p, live); !down.empty())
       std::cout << "\tOffline: " << join_node_ids(down);
     if (!p.wiped.empty()) std::cout << "\tWiped: " << join_node_ids(p.wiped);
-    if (auto why = why_offline(p, live, t.configs); !why.empty())
+    if (auto why = why_offline(p, live, effective); !why.empty())
       std::cout << "\tUnavailable: " << why;
     std::cout << "\n";
   }
@@ -115,10 +128,9 @@ void run_describe(const topic_flags& f) {
   std::set<int32_t> live;
   for (const auto& b : md->brokers) live.insert(b.node_id);
   for (auto& [name, t] : md->topics) {
-    if (t.configs.empty()) {
-      if (auto configs = client->describe_configs(name)) t.configs = std::move(*configs);
-    }
-    print_topic(f, t, live);
+    // Without the effective values (a failed describeConfigs), the overrides are what is known.
+    auto effective = client->describe_configs(name);
+    print_topic(f, t, effective ? *effective : t.configs, live);
   }
   std::cout.flush();
 }

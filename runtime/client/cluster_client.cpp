@@ -108,6 +108,7 @@ topic_metadata to_topic(rpc::TopicInfo::Reader t) {
   auto id = t.getTopicId();
   std::copy_n(id.begin(), std::min<size_t>(id.size(), out.id.size()), out.id.begin());
   out.internal = t.getInternal();
+  for (auto c : t.getConfigs()) out.configs[c.getName()] = c.getValue();
   for (auto p : t.getPartitions()) {
     partition_assignment a;
     a.partition = p.getPartition();

@@ -144,7 +144,9 @@ TEST_CASE("topic create, list, describe and delete through the CLI", "[system][c
   CHECK(out.find("PartitionCount: 3") != std::string::npos);
   for (int p = 0; p < 3; ++p)
     CHECK(out.find("Partition: " + std::to_string(p) + "\tLeader: 1\tReplicas: 1\tIsr: 1") != std::string::npos);
-  CHECK(out.find("retention.ms=3600000") != std::string::npos);
+  // The override apart from the defaults the topic runs with.
+  CHECK(out.find("\tConfigs: retention.ms=3600000\tDefaults: ") != std::string::npos);
+  CHECK(out.find("cleanup.policy=delete") > out.find("\tDefaults: "));
 
   REQUIRE(node.run({"cluster", "describe"}, &out, &err) == 0);
   CHECK(out.find("Controller: 1") != std::string::npos);

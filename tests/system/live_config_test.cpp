@@ -67,5 +67,7 @@ TEST_CASE("min.insync.replicas raised live on an RF=3 topic refuses acks=all wri
   REQUIRE(taken_again);
   CHECK(c.consume("guarded", via, 3) == std::vector<std::string>{"before", "after", "default"});
   REQUIRE(c.cli("", {"topic", "describe", "guarded"}, via, &out, &err) == 0);
+  // No longer an override: the node default, among the defaults.
+  CHECK(out.find("\tConfigs: \tDefaults: ") != std::string::npos);
   CHECK(out.find("min.insync.replicas=1") != std::string::npos);
 }
