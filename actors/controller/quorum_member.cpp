@@ -72,8 +72,13 @@ void quorum_member::tick() {
 status quorum_member::receive(const capnp_frame& frame) {
   auto f = raft::decode(frame);
   if (!f) return f.err();
-  if (auto s = raft::check_frame(f->msg, f->quorum, quorum_, core_.id(), core_.directory()); !s)
+  if (auto s = raft::check_frame(f->msg, f->quorum, quorum_, core_.id(), core_.directory()); !s) {
+    // Of this quorum and for this node, it was refused only for naming an earlier directory id
+    // of this node: the core learns from it who sent it (and ignores the rest), so that this
+    // node's next messages name the sender's current directory id.
+    if (f->quorum == quorum_ && f->msg.to == core_.id()) core_.step(f->msg);
     return s;
+  }
   core_.step(f->msg);
   return {};
 }

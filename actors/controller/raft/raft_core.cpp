@@ -138,8 +138,8 @@ void raft_core::tick_leader() {
 void raft_core::step(const message& m) {
   RAFT_INVARIANT(!awaiting_advance_, "step before advance()");
   if (m.to != config_.id || m.from == config_.id || !is_voter(m.from)) return;
-  if (m.to_directory != directory_id{} && m.to_directory != config_.directory) return;
   note_sender(m);
+  if (m.to_directory != directory_id{} && m.to_directory != config_.directory) return;
   if (m.catching_up) maybe_give_rejoin(m.from);
   const raft_term t = term_of(m.body);
 

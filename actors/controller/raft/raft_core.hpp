@@ -63,9 +63,11 @@ public:
 
   // One unit of logical time.
   void tick();
-  // A message from a peer. Messages for another node (or another directory id of this one), from
-  // a non-voter or from itself are ignored; so are stale ones (Raft tolerates loss, duplication
-  // and reordering).
+  // A message from a peer. Messages for another node, from a non-voter or from itself are
+  // ignored; so are stale ones (Raft tolerates loss, duplication and reordering). One for another
+  // directory id of this node is ignored too, but teaches which incarnation of the peer sent it:
+  // two voters that both took new directory ids would otherwise address each other's old ones,
+  // and refuse each other's messages, for ever.
   void step(const message& m);
   // Appends `data` as a new entry if this node is the leader.
   proposal propose(bytes data);

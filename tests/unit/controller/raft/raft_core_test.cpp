@@ -637,4 +637,31 @@ TEST_CASE("a frame from another incarnation of a follower starts the leader's vi
   CHECK(c.at(3).catching_up());
 }
 
+// Found by the controller simulation (seed 36324, five voters): two voters that both took new
+// directory ids while each knew the other's old one refused each other's frames for ever, since a
+// refused frame taught nothing. It still names its sender's current directory id.
+TEST_CASE("a frame for an earlier directory id of its receiver is ignored but teaches who sent it",
+          "[raft][core][identity]") {
+  cluster c(3);
+  give_directories(c, 3, false);
+  c.elect(1);
+  c.propose(1, "a");
+  const directory_id old_dir_2{9, 9};
+  const directory_id new_dir_1{1, 0xee};
+  const auto term = c.at(2).term();
+  c.at(2).step(message{node_id{1}, node_id{2}, pre_vote_response{term, false}, new_dir_1,
+                       old_dir_2, false});
+  c.drain(2);
+  c.network().clear();
+  // Node 2 hears no leader now (nothing is delivered), and asks for pre-votes.
+  c.tick(2, 40);
+  bool named = false;
+  for (const auto& m : c.network())
+    if (m.from == node_id{2} && m.to == node_id{1}) {
+      CHECK(m.to_directory == new_dir_1);
+      named = true;
+    }
+  CHECK(named);
+}
+
 } // namespace capstan::raft
