@@ -66,7 +66,8 @@ void no_answer(lifecycle_ptr self, const std::string& why) {
 }
 
 // Writes this incarnation to the data dir for the next process, once, off the scheduler (an
-// fsync). A failure costs the next process only its quick registration.
+// fsync). A failure costs the next process its quick registration, and marks its replicas wiped
+// (a data dir naming an incarnation other than the registered one may be a restored backup).
 void keep_incarnation(lifecycle_ptr self) {
   auto& st = self->state;
   if (st.kept || st.opts.data_dir.empty()) return;

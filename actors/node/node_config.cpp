@@ -161,7 +161,7 @@ status check_kind(const std::string& key, const flat_value& v, std::initializer_
 // The kinds a broker log default takes, by the topic config it sets.
 status check_log_default_kind(const std::string& key, const std::string& topic_key, const flat_value& v) {
   if (topic_key == "cleanup.policy")
-    return check_kind(key, v, {value_kind::string, value_kind::string_list}, "a string (\"delete\" or \"compact\")");
+    return check_kind(key, v, {value_kind::string, value_kind::string_list}, "a string (\"delete\", \"compact\" or \"compact,delete\")");
   if (topic_key == "min.cleanable.dirty.ratio")
     return check_kind(key, v, {value_kind::number, value_kind::integer}, "a number");
   return check_kind(key, v, {value_kind::integer}, "an integer");

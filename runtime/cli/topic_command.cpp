@@ -129,6 +129,7 @@ void run_describe(const topic_flags& f) {
   for (const auto& b : md->brokers) live.insert(b.node_id);
   for (auto& [name, t] : md->topics) {
     // Without the effective values (a failed describeConfigs), the overrides are what is known.
+    // A filter prints no topic line, but a partition's `Unavailable:` needs min.insync.replicas.
     auto effective = client->describe_configs(name);
     print_topic(f, t, effective ? *effective : t.configs, live);
   }

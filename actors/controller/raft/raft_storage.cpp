@@ -111,7 +111,7 @@ result<raft_storage> raft_storage::open(std::unique_ptr<raft_files> files,
     auto scan = scan_log(log, state.snap.meta.index);
     if (scan.damaged)
       lose(sf::log_file, scan.reason + " at byte " + std::to_string(scan.valid_bytes) +
-                             " with whole frames of a later append beyond it");
+                             ", which no torn last append explains");
     state.entries = std::move(scan.entries);
     st.positions_ = std::move(scan.positions);
     keep_bytes = scan.valid_bytes;
@@ -143,6 +143,14 @@ result<raft_storage> raft_storage::open(std::unique_ptr<raft_files> files,
       if (auto s = st.files_->truncate(sf::log_file, keep_bytes); !s) return s.err();
   }
   st.log_end_ = keep_bytes;
+  // A log beside a snapshot that does not start at or below the snapshot index (a crash between
+  // a snapshot and its rewrite, a log cut to nothing as damaged, a directory of an earlier
+  // version) gets the snapshot's entry as its first frame now, as rewrite_log writes it: a
+  // snapshot file lost later is then seen, and the first frame is never an append's.
+  const bool based = keep_bytes > 0 && (st.positions_.empty() || st.positions_.front() > 0);
+  if (state.snap.meta.index.value() > 0 && !based)
+    if (auto s = st.rewrite_log(entry{state.snap.meta.term, state.snap.meta.index, {}}); !s)
+      return s.err();
   return st;
 }
 

@@ -358,6 +358,37 @@ TEST_CASE("damage in a log rewritten after a snapshot makes the node catch up, e
   }
 }
 
+// Found in review: the entry a snapshot ends at was only written by the rewrite after a
+// snapshot, so a log found empty beside its snapshot (a crash before that rewrite, or a
+// directory of an earlier version) still read as whole and empty once the snapshot file was lost.
+TEST_CASE("a log found without the entry its snapshot ends at gets it at open, so a snapshot file "
+          "lost later is still seen",
+          "[raft][storage][recovery]") {
+  for (bool entries_after : {false, true}) {
+    INFO("entries after the snapshot: " << entries_after);
+    crash_fixture f;
+    {
+      auto st = f.recover(f.log);
+      REQUIRE(st.save_snapshot(snapshot{snapshot_meta{log_index{4}, raft_term{3}}, bytes(8, 1)})
+                .ok());
+    }
+    // The log as an earlier version rewrote it: the entries after the snapshot only, or none.
+    const uint64_t from = f.entries[4].position;
+    write_file(f.path(sf::log_file),
+               entries_after ? bytes_view(f.log).subspan(from) : bytes_view{});
+    {
+      auto st = raft_storage::open(f.work.path(), first);
+      REQUIRE(st.ok());
+      f.check_whole(*st);
+      CHECK(st->state().entries.size() == (entries_after ? 3u : 0u));
+    }
+    fs::remove(f.path(sf::snapshot_file));
+    auto st = raft_storage::open(f.work.path(), second);
+    REQUIRE(st.ok());
+    f.check_catching_up(*st);
+  }
+}
+
 TEST_CASE("a snapshot at index 1 lost with its file leaves a whole log from index 1",
           "[raft][storage][recovery]") {
   crash_fixture f;
