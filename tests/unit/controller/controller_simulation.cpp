@@ -544,11 +544,21 @@ private:
     const auto* t = committed_.topic(key.first);
     if (t == nullptr || static_cast<size_t>(key.second) >= t->partitions.size()) return;
     const auto& p = t->partitions[static_cast<size_t>(key.second)];
-    if (p.leader == no_leader || static_cast<int32_t>(p.isr.size()) < min_insync(*t)) return;
+    if (p.leader == no_leader) return;
     auto& leader = broker(p.leader.value()).replicas;
     auto it = leader.find(key);
     if (it == leader.end() || it->second.epoch != p.leader_epoch.value()) return;
     const auto& log = it->second.log;
+    auto& known = acked_[key];
+    // A leader acting at its epoch holds every acknowledged record, however it was elected: from
+    // the ISR, whose members held them, or by recovery (check_recovered_leaders). Checked as it
+    // acts, so that a leader lacking them is caught before it acknowledges anything itself.
+    if (!log.holds(known))
+      fail("acknowledged records: " + t->name + "-" + std::to_string(key.second) + " led by node " +
+           std::to_string(p.leader.value()) + " at leader epoch " +
+           std::to_string(p.leader_epoch.value()) + " (log end " + std::to_string(log.end()) +
+           "), which lacks records acknowledged up to offset " + std::to_string(known.end()));
+    if (static_cast<int32_t>(p.isr.size()) < min_insync(*t)) return;
     int64_t high_watermark = log.end();
     for (node_id r : p.replicas)
       if (p.in_isr(r) ||
@@ -556,7 +566,6 @@ private:
         high_watermark =
             std::min(high_watermark, broker(r.value()).replicas[key].log.common_prefix(log));
     auto acked = log.prefix(high_watermark);
-    auto& known = acked_[key];
     if (acked.holds(known))
       known = std::move(acked);
     else if (!known.holds(acked))
