@@ -35,8 +35,10 @@ struct data_dir_repair {
   std::vector<partition_repair> partitions;
 };
 
-// Reads meta.properties (for the node id), cluster-metadata.toml (the partitions placed on this
-// node and their topic ids) and both checkpoints, and checks each partition directory. `only`
+// Reads meta.properties (for the node id), cluster-metadata.toml (a single node's partitions and
+// their topic ids) and both checkpoints, and checks each partition directory the store, the
+// checkpoints or a directory with partition.metadata names (so also the replicas a controller
+// placed on the node). `only`
 // limits it to the named partitions ("orders-0"; empty: all). Changes nothing. Errors:
 // KAFKA_STORAGE_ERROR when meta.properties is missing or a file cannot be read; INVALID_CONFIG
 // for a name in `only` that is not a partition of this node.

@@ -56,8 +56,9 @@ repair_plan plan_repair(const log_survey& survey, offset known_end, const uuid_b
   std::vector<repair_step> late; // new segments and records, after every move and cut
   if (!survey.exists) {
     steps.push_back({kind::create_directory, {}, {}, {}, 0, "create the missing directory"});
-    steps.push_back({kind::write_partition_metadata, partition_metadata_file, {}, {}, 0,
-                     "write partition.metadata"});
+    if (topic_id != uuid_bytes{})
+      steps.push_back({kind::write_partition_metadata, partition_metadata_file, {}, {}, 0,
+                       "write partition.metadata"});
     if (known_end > offset{0})
       steps.push_back({kind::create_segment, segment::file_stem(known_end) + ".log", known_end, known_end, 0,
                        fmt::format("start the log empty at offset {} ({} lost)", known_end.value(),
@@ -110,7 +111,7 @@ repair_plan plan_repair(const log_survey& survey, offset known_end, const uuid_b
                     fmt::format("continue the log at offset {}", known_end.value())});
     record_gap(late, *end, known_end, "lost at the end of the log");
   }
-  if (!survey.topic_id)
+  if (!survey.topic_id && topic_id != uuid_bytes{})
     late.push_back({kind::write_partition_metadata, partition_metadata_file, {}, {}, 0,
                     "write partition.metadata"});
   steps.insert(steps.end(), late.begin(), late.end());

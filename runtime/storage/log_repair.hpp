@@ -45,7 +45,8 @@ struct repair_step {
 struct repair_plan {
   // In the order they are applied: moves and cuts, then new segments, then the records.
   std::vector<repair_step> steps;
-  // Written into partition.metadata.
+  // Written into partition.metadata; all zeros: unknown, none is written (the node writes it when
+  // it opens the replica).
   uuid_bytes topic_id{};
   bool empty() const { return steps.empty(); }
 };

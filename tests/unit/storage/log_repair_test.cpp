@@ -46,11 +46,11 @@ struct repaired {
 
 // Repairs `dir` as if the node knew offsets up to 599, then checks it as start-up does (with the
 // recovery point a repair leaves, 0) and loads it.
-repaired repair_and_load(const fs::path& dir, const fs::path& aside) {
+repaired repair_and_load(const fs::path& dir, const fs::path& aside, const uuid_bytes& id = topic_a) {
   const offset known{600};
   auto survey = survey_log(dir, offset{600}, 1 << 20);
   REQUIRE(survey);
-  auto plan = plan_repair(*survey, known, topic_a);
+  auto plan = plan_repair(*survey, known, id);
   REQUIRE_FALSE(plan.empty());
   REQUIRE(apply_repair(dir, plan, aside));
   auto check = prepare_partition_dir(dir, "c-0", topic_a, checkpointed_offsets{offset{0}, known}, {});
@@ -70,6 +70,20 @@ TEST_CASE("repair of a missing directory starts the log empty at the known end",
   auto r = repair_and_load(dir, data / "aside");
   CHECK(r.log_start == offset{600});
   CHECK(r.log_end == offset{600});
+}
+
+TEST_CASE("repair of a missing directory whose topic id is unknown leaves partition.metadata to the "
+          "node",
+          "[storage][repair]") {
+  temp_dir data;
+  const auto dir = data / "c-0";
+  auto r = repair_and_load(dir, data / "aside", uuid_bytes{});
+  CHECK(r.log_start == offset{600});
+  CHECK(r.log_end == offset{600});
+  // Written by prepare_partition_dir, with the id the node opens the replica under.
+  auto id = read_partition_metadata(dir);
+  REQUIRE(id);
+  CHECK(*id == std::optional<uuid_bytes>{topic_a});
 }
 
 TEST_CASE("repair of a lost active segment continues at the known end and records the gap",
