@@ -103,7 +103,8 @@ void raft_core::tick_election() {
     tick_catching_up();
     return;
   }
-  if (++election_elapsed_ >= randomized_timeout_) start_pre_vote();
+  // A quorum of one has nobody to wait for: it elects itself at its first tick.
+  if (++election_elapsed_ >= randomized_timeout_ || config_.voters.size() == 1) start_pre_vote();
 }
 
 // A catching-up node never starts an election. When it would (no leader heard from for a
