@@ -145,6 +145,7 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
             take(p, create_topic(image_, spec, opts_.decisions, rng_));
           },
           [&](const delete_topic_msg& d) { take(p, delete_topic(image_, d.name)); },
+          [&](const import_topics_msg& m) { take(p, import_topics(image_, m)); },
           [&](const unregister_broker_msg& u) {
             take(p, unregister_broker(image_, u.node, sessions_.alive(u.node, now_ms)));
           },
@@ -262,6 +263,9 @@ controller_answer active_controller::refuse(const controller_request& request, c
           [&](const delete_topic_msg&) -> controller_answer {
             return topic_response_msg{why.code, why.message, {}, leader_hint};
           },
+          [&](const import_topics_msg&) -> controller_answer {
+            return topic_response_msg{why.code, why.message, {}, leader_hint};
+          },
           [&](const unregister_broker_msg&) -> controller_answer {
             return topic_response_msg{why.code, why.message, {}, leader_hint};
           },
@@ -326,6 +330,9 @@ controller_answer active_controller::answer(const prepared_request& prepared,
             return out;
           },
           [&](const unregister_broker_msg&) -> controller_answer {
+            return topic_response_msg{errc::none, {}, {}, hint};
+          },
+          [&](const import_topics_msg&) -> controller_answer {
             return topic_response_msg{errc::none, {}, {}, hint};
           },
           [&](const alter_configs_msg& a) -> controller_answer {

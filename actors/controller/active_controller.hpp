@@ -28,6 +28,7 @@
 #include "actors/controller/metadata/metadata_image.hpp"
 #include "actors/controller/metadata/partition_decisions.hpp"
 #include "actors/controller/metadata/reassignment_decisions.hpp"
+#include "actors/controller/metadata/topic_decisions.hpp"
 #include "actors/controller/quorum_member.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "runtime/cluster/cluster_description.hpp"
@@ -64,7 +65,7 @@ using controller_request =
     std::variant<broker_registration_request, broker_heartbeat_msg, topic_spec, delete_topic_msg,
                  alter_configs_msg, create_partitions_msg, elect_leaders_msg, alter_partition_msg,
                  allocate_producer_ids_msg, session_expiry, leader_rebalance, leader_recovery,
-                 reassign_partitions_msg, unregister_broker_msg>;
+                 reassign_partitions_msg, unregister_broker_msg, import_topics_msg>;
 
 // The answer to a request; std::monostate for a session expiry or a rebalance, which nobody asked
 // for.

@@ -437,6 +437,9 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       [self](unregister_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_unregister_broker(f)), unregister_broker_msg{});
       },
+      [self](import_atom, controller::import_topics_msg& m) {
+        return enqueue(self, controller_request{std::move(m)}, controller::import_topics_msg{});
+      },
       [self](descquorum_atom) -> caf::result<capnp_frame> {
         auto rp = self->make_response_promise<capnp_frame>();
         self->request(self->state.opts.quorum, self->state.opts.request_timeout, status_atom_v)

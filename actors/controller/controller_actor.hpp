@@ -25,6 +25,7 @@
 
 #include "actors/controller/metadata/broker_sessions.hpp"
 #include "actors/controller/metadata/decision.hpp"
+#include "actors/controller/metadata/topic_decisions.hpp"
 #include "actors/controller/quorum_actor.hpp"
 #include "actors/replica/node_endpoint_actor.hpp"
 
@@ -34,6 +35,8 @@ using ctick_atom = caf::atom_constant<caf::atom("ctick")>;
 inline constexpr ctick_atom ctick_atom_v{};
 using rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 inline constexpr rebalance_atom rebalance_atom_v{};
+using import_atom = caf::atom_constant<caf::atom("import")>;
+inline constexpr import_atom import_atom_v{};
 using gauges_atom = caf::atom_constant<caf::atom("gauges")>;
 inline constexpr gauges_atom gauges_atom_v{};
 
@@ -56,6 +59,8 @@ using controller_actor = caf::typed_actor<
     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
+    // A single node's topics from before it ran a quorum (local; answered as a CreateTopic).
+    caf::replies_to<import_atom, controller::import_topics_msg>::with<capnp_frame>,
     // A node's DescribeQuorum: this voter's VoterState (describe_voter), active or not.
     caf::replies_to<descquorum_atom>::with<capnp_frame>,
     // The node's metrics refresher (local).
@@ -102,3 +107,4 @@ controller_actor spawn_controller_actor(caf::actor_system& sys, controller_optio
 } // namespace capstan
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::controller_gauges)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::controller::import_topics_msg)

@@ -13,7 +13,6 @@
 #include "actors/log/io_worker_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
-#include "runtime/cluster/producer_id_pool.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 
 namespace capstan {
@@ -32,9 +31,6 @@ struct metadata_state {
   // The last snapshot handed out; rebuilt after a change or when the live brokers change.
   metadata_snapshot cached;
   std::mt19937_64 rng{std::random_device{}()};
-  // The block initProducerId hands out from; its end is current.next_producer_id, persisted
-  // before any of it is handed out.
-  producer_id_pool producer_ids;
 };
 
 using self_ptr = metadata_actor::stateful_pointer<metadata_state>;
@@ -124,23 +120,6 @@ void commit_then(self_ptr self, cluster_metadata next, std::function<void(status
       [done](caf::error& e) { done(from_caf_error(e)); });
 }
 
-// Applies the current snapshot to the replica manager, then delivers `value` (or the failure).
-template <class T>
-void apply_then_reply(self_ptr self, caf::typed_response_promise<T> rp, T value) {
-  auto& st = self->state;
-  self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
-    .then(
-      [rp, value = std::move(value)](const std::vector<topic_partition>& unserved) mutable {
-        if (!unserved.empty())
-          spdlog::warn("metadata: {} partition(s) on this node do not serve", unserved.size());
-        rp.deliver(std::move(value));
-      },
-      [rp](caf::error& e) mutable {
-        spdlog::error("metadata: applying the change failed: {}", caf::to_string(e));
-        rp.deliver(std::move(e));
-      });
-}
-
 // The partitions of `topic` among those the replica manager reported not serving.
 std::vector<int32_t> unserved_partitions(const topic_metadata& topic,
                                          const std::vector<topic_partition>& unserved) {
@@ -181,42 +160,6 @@ void roll_back_create(self_ptr self, caf::typed_response_promise<topic_metadata>
               fail(why + "; the topic was removed, but closing its other partitions failed: " +
                    caf::to_string(e));
             });
-  });
-}
-
-// A grown topic whose new partitions did not all open shrinks back to its `count` old ones
-// (persisted, then applied, which closes and deletes the new partitions that did open), as a
-// created topic is removed again: all or nothing. The caller gets KAFKA_STORAGE_ERROR naming the
-// partitions either way.
-void roll_back_grow(self_ptr self, caf::typed_response_promise<bool> rp, const std::string& name,
-                    const topic_id& id, int32_t count, const std::string& why) {
-  auto& st = self->state;
-  auto fail = [rp](const std::string& message) mutable {
-    rp.deliver(to_caf_error(make_error(errc::kafka_storage_error, message)));
-  };
-  auto next = st.current;
-  if (auto it = next.topics.find(name); it != next.topics.end() && it->second.id == id) {
-    auto& parts = it->second.partitions;
-    parts.erase(std::remove_if(parts.begin(), parts.end(),
-                               [count](const partition_assignment& a) { return a.partition >= count; }),
-                parts.end());
-  }
-  commit_then(self, std::move(next), [self, fail, why, name, count](status s) mutable {
-    if (!s)
-      return fail(why + "; shrinking the topic back failed (" + s.err().message +
-                  "), so it keeps those partitions offline");
-    spdlog::warn("metadata: {}; topic {} keeps its {} partitions", why, name, count);
-    auto& st = self->state;
-    self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
-      .then(
-        [fail, why, count](const std::vector<topic_partition>&) mutable {
-          fail(why + "; the topic was not grown and keeps its " + std::to_string(count) +
-               " partitions");
-        },
-        [fail, why](caf::error& e) mutable {
-          fail(why + "; the topic was shrunk back, but closing its new partitions failed: " +
-               caf::to_string(e));
-        });
   });
 }
 
@@ -298,111 +241,6 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
       });
       return rp;
     },
-    [self](delete_atom, const std::string& name) -> caf::result<bool> {
-      auto& st = self->state;
-      if (st.current.topics.count(name) == 0)
-        return to_caf_error(make_error(errc::unknown_topic_or_partition,
-                                       "topic '" + name + "' does not exist"));
-      if (is_internal_topic(name))
-        return to_caf_error(make_error(errc::policy_violation,
-                                       "internal topic '" + name + "' cannot be deleted"));
-      auto next = st.current;
-      next.topics.erase(name);
-      auto rp = self->make_response_promise<bool>();
-      commit_then(self, std::move(next), [self, rp, name](status s) mutable {
-        if (!s) {
-          rp.deliver(to_caf_error(s.err()));
-          return;
-        }
-        spdlog::info("metadata: deleted topic {}", name);
-        apply_then_reply(self, rp, true);
-      });
-      return rp;
-    },
-    [self](grow_atom, const std::string& name, int32_t total) -> caf::result<bool> {
-      auto& st = self->state;
-      auto it = st.current.topics.find(name);
-      if (it == st.current.topics.end())
-        return to_caf_error(make_error(errc::unknown_topic_or_partition,
-                                       "topic '" + name + "' does not exist"));
-      const auto& old = it->second.partitions;
-      const auto count = static_cast<int32_t>(old.size());
-      if (total <= count)
-        return to_caf_error(make_error(errc::invalid_partitions,
-                                       "topic '" + name + "' has " + std::to_string(count) +
-                                         " partitions; the new count must be more, not " +
-                                         std::to_string(total)));
-      if (total > max_topic_partitions)
-        return to_caf_error(make_error(errc::policy_violation,
-                                       "a topic may have at most " +
-                                         std::to_string(max_topic_partitions) + " partitions"));
-      auto brokers = live_brokers(st);
-      const auto rf = old.empty() ? size_t{1} : old.front().replicas.size();
-      if (rf > brokers.size())
-        return to_caf_error(make_error(errc::invalid_replication_factor,
-                                       "partition 0 of '" + name + "' has " + std::to_string(rf) +
-                                         " replicas, more than the " +
-                                         std::to_string(brokers.size()) + " live nodes"));
-      auto all = assign_partitions(total, static_cast<int16_t>(rf), brokers);
-      std::vector<partition_assignment> added(all.begin() + count, all.end());
-      if (auto s = check_broker_partition_limit(st.current.topics, added,
-                                                st.opts.max_broker_partitions);
-          !s)
-        return to_caf_error(s.err());
-      auto next = st.current;
-      auto& grown = next.topics[name];
-      grown.partitions.insert(grown.partitions.end(), added.begin(), added.end());
-      auto rp = self->make_response_promise<bool>();
-      const auto id = grown.id;
-      commit_then(self, std::move(next), [self, rp, name, id, count, total](status s) mutable {
-        if (!s) {
-          rp.deliver(to_caf_error(s.err()));
-          return;
-        }
-        spdlog::info("metadata: topic {} grows from {} to {} partitions", name, count, total);
-        auto& st = self->state;
-        self->request(st.replicas, st.opts.apply_timeout, apply_atom_v, snapshot(st))
-          .then(
-            [self, rp, name, id, count](const std::vector<topic_partition>& unserved) mutable {
-              std::vector<int32_t> failed;
-              for (const auto& tp : unserved)
-                if (tp.first == name && tp.second >= count) failed.push_back(tp.second);
-              if (failed.empty()) {
-                rp.deliver(true);
-                return;
-              }
-              roll_back_grow(self, rp, name, id, count,
-                             "new partition(s) " + join(failed) + " of topic '" + name +
-                               "' could not be opened on node " +
-                               std::to_string(self->state.opts.node_id) + " (see its log)");
-            },
-            [rp](caf::error& e) mutable {
-              spdlog::error("metadata: applying the change failed: {}", caf::to_string(e));
-              rp.deliver(std::move(e));
-            });
-      });
-      return rp;
-    },
-    [self](initpid_atom) -> caf::result<int64_t> {
-      auto& st = self->state;
-      if (auto pid = st.producer_ids.take()) return *pid;
-      auto block = next_producer_id_block(st.current.next_producer_id, producer_id_block_size);
-      if (!block) return to_caf_error(block.err());
-      auto next = st.current;
-      next.next_producer_id = block->first_id + block->size;
-      auto rp = self->make_response_promise<int64_t>();
-      commit_then(self, std::move(next), [self, rp, b = *block](status s) mutable {
-        if (!s) {
-          rp.deliver(to_caf_error(s.err()));
-          return;
-        }
-        spdlog::info("metadata: producer ids [{}, {}) for node {}", b.first_id,
-                     b.first_id + b.size, self->state.opts.node_id);
-        self->state.producer_ids.refill(b);
-        rp.deliver(*self->state.producer_ids.take());
-      });
-      return rp;
-    },
     [self](snapshot_atom) -> metadata_snapshot { return snapshot(self->state); },
     [self](describe_atom, const std::string& name) -> caf::result<config_map> {
       auto& st = self->state;
@@ -411,29 +249,6 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
         return to_caf_error(make_error(errc::unknown_topic_or_partition,
                                        "topic '" + name + "' does not exist"));
       return effective_configs(st, it->second);
-    },
-    [self](alter_atom, const std::string& name, const config_map& changes,
-           const std::vector<std::string>& deleted) -> caf::result<bool> {
-      auto& st = self->state;
-      auto it = st.current.topics.find(name);
-      if (it == st.current.topics.end())
-        return to_caf_error(make_error(errc::unknown_topic_or_partition,
-                                       "topic '" + name + "' does not exist"));
-      auto overrides = altered_topic_configs(it->second.configs, changes, deleted);
-      if (!overrides) return to_caf_error(overrides.err());
-      auto next = st.current;
-      next.topics[name].configs = std::move(*overrides);
-      auto rp = self->make_response_promise<bool>();
-      const auto count = changes.size() + deleted.size();
-      commit_then(self, std::move(next), [self, rp, name, count](status s) mutable {
-        if (!s) {
-          rp.deliver(to_caf_error(s.err()));
-          return;
-        }
-        spdlog::info("metadata: altered {} config(s) of topic {}", count, name);
-        apply_then_reply(self, rp, true);
-      });
-      return rp;
     },
   };
 }

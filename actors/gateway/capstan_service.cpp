@@ -7,6 +7,7 @@
 
 #include "actors/gateway/capstan_service.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -263,48 +264,40 @@ metadata_cache_ptr controller_cache(const service_context& ctx) {
   return ctx.targets.controller_metadata ? ctx.targets.controller_metadata() : nullptr;
 }
 
-// Topics of a controller's cluster change through the controller, not through one node's own
-// single-node metadata (which no other node and no Metadata answer would see).
-error not_controller(const metadata_cache& cache) {
-  return make_error(errc::not_controller,
-                    "this node's topics are managed by controller " +
-                        std::to_string(cache.cluster().controller_id) + " (controller epoch " +
-                        std::to_string(cache.controller_epoch()) + "); change them through it");
+// Kafka answers CreateTopics and CreatePartitions once the controller committed them. The gateway
+// also waits, at most metadata_catch_up_wait, until this node's metadata cache shows the topic
+// with `partitions` partitions and this node's replicas of them are open, so that the client's
+// next call through this node finds them (on a single node: led). Past the wait it answers
+// anyway: the change did commit.
+constexpr auto metadata_catch_up_wait = std::chrono::seconds(5);
+constexpr auto metadata_catch_up_poll = 5 * kj::MILLISECONDS;
+
+kj::Promise<void> await_cached(std::shared_ptr<service_context> ctx, std::string topic,
+                               size_t partitions, kj::TimePoint deadline) {
+  // Without a cache the node answers from its own metadata: there is nothing to catch up with.
+  auto cache = controller_cache(*ctx);
+  if (!cache) return kj::READY_NOW;
+  const auto& topics = cache->cluster().topics;
+  if (auto it = topics.find(topic); it != topics.end() && it->second.partitions.size() >= partitions) {
+    auto routes = ctx->targets.routes ? ctx->targets.routes() : nullptr;
+    bool open = true;
+    for (const auto& p : it->second.partitions)
+      if (std::find(p.replicas.begin(), p.replicas.end(), ctx->targets.node) != p.replicas.end())
+        open = open && routes && routes->count(topic_partition{topic, p.partition}) != 0;
+    if (open) return kj::READY_NOW;
+  }
+  if (ctx->timer->now() >= deadline) return kj::READY_NOW;
+  return ctx->timer->afterDelay(metadata_catch_up_poll)
+      .then([ctx, topic = std::move(topic), partitions, deadline]() mutable {
+        return await_cached(std::move(ctx), std::move(topic), partitions, deadline);
+      });
 }
 
-// A single node's preferred leader election: every replica list is this node alone, so each
-// partition asked (none: every partition) is led by its preferred replica already, or does not
-// exist.
-election_outcomes single_node_elections(const cluster_metadata& metadata,
-                                        const election_targets& wanted) {
-  election_targets targets = wanted;
-  if (targets.empty())
-    for (const auto& [name, t] : metadata.topics)
-      for (const auto& p : t.partitions) targets.push_back(election_target{name, p.partition});
-  election_outcomes out;
-  for (const auto& target : targets) {
-    election_outcome r{target.topic, target.partition, errc::none, {}};
-    const auto name = target.topic + "-" + std::to_string(target.partition);
-    auto it = metadata.topics.find(target.topic);
-    const partition_assignment* p = nullptr;
-    if (it != metadata.topics.end() && target.partition >= 0 &&
-        static_cast<size_t>(target.partition) < it->second.partitions.size())
-      p = &it->second.partitions[static_cast<size_t>(target.partition)];
-    if (p == nullptr || p->replicas.empty()) {
-      r.error = errc::unknown_topic_or_partition;
-      r.message = "no partition " + name;
-    } else if (p->leader == p->replicas.front()) {
-      r.error = errc::election_not_needed;
-      r.message =
-          "the preferred replica " + std::to_string(p->leader) + " leads " + name + " already";
-    } else {
-      r.error = errc::preferred_leader_not_available;
-      r.message = "the preferred replica " + std::to_string(p->replicas.front()) + " of " + name +
-                  " is not live";
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
+kj::Promise<void> await_cached(std::shared_ptr<service_context> ctx, std::string topic,
+                               size_t partitions) {
+  const auto deadline = ctx->timer->now() +
+                        std::chrono::milliseconds(metadata_catch_up_wait).count() * kj::MILLISECONDS;
+  return await_cached(std::move(ctx), std::move(topic), partitions, deadline);
 }
 
 } // namespace
@@ -449,10 +442,6 @@ kj::Promise<void> capstan_service::metadata(MetadataContext call) {
 kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
   static constexpr const char* method = "createTopic";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
-    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
-    return kj::READY_NOW;
-  }
   auto params = call.getParams();
   if (auto s = validate_list_length(params.getConfigs().size(), "configs"); !s) {
     set_error(call.getResults(), ctx_->metrics, method, s.err());
@@ -468,37 +457,33 @@ kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  auto created = ctx_->targets.controller
-                     ? ask<topic_metadata>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
-                                           mktopic_atom_v, std::move(spec))
-                     : ask<topic_metadata>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout,
-                                           create_atom_v, std::move(spec));
-  return answered_later(created.then([call, ctx = ctx_](reply<topic_metadata>&& reply_) mutable {
-    auto r = std::move(reply_).take();
-    auto results = call.getResults(results_size_hint);
-    if (!r) return set_error(results, ctx->metrics, method, r.err());
-    results.setTopicId(capnp::Data::Reader(r->id.data(), r->id.size()));
-  }));
+  const auto name = spec.name;
+  auto created = ask<topic_metadata>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
+                                     mktopic_atom_v, std::move(spec));
+  return answered_later(
+      created.then([call, ctx = ctx_, name](reply<topic_metadata>&& reply_) mutable -> kj::Promise<void> {
+        auto r = std::move(reply_).take();
+        auto results = call.getResults(results_size_hint);
+        if (!r) {
+          set_error(results, ctx->metrics, method, r.err());
+          return kj::READY_NOW;
+        }
+        results.setTopicId(capnp::Data::Reader(r->id.data(), r->id.size()));
+        return await_cached(ctx, name, 1).attach(kj::mv(call));
+      }));
 }
 
 kj::Promise<void> capstan_service::deleteTopic(DeleteTopicContext call) {
   static constexpr const char* method = "deleteTopic";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
-    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
-    return kj::READY_NOW;
-  }
   std::string name = call.getParams().getName();
   call.releaseParams();
   if (auto s = validate_topic_name(name); !s) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  auto deleted = ctx_->targets.controller
-                     ? ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
-                                 rmtopic_atom_v, std::move(name))
-                     : ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, delete_atom_v,
-                                 std::move(name));
+  auto deleted =
+      ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, rmtopic_atom_v, std::move(name));
   return answered_later(deleted.then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
     auto r = std::move(reply_).take();
     if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
@@ -566,10 +551,6 @@ kj::Promise<void> capstan_service::describeConfigs(DescribeConfigsContext call) 
 kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
   static constexpr const char* method = "alterConfigs";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
-    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
-    return kj::READY_NOW;
-  }
   auto params = call.getParams();
   for (auto [length, what] : {std::pair{params.getConfigs().size(), "configs"},
                               std::pair{params.getDeleted().size(), "deleted"}}) {
@@ -587,12 +568,8 @@ kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  auto altered = ctx_->targets.controller
-                     ? ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
-                                 altercfg_atom_v, std::move(topic), std::move(configs),
-                                 std::move(deleted))
-                     : ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, alter_atom_v,
-                                 std::move(topic), std::move(configs), std::move(deleted));
+  auto altered = ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, altercfg_atom_v,
+                           std::move(topic), std::move(configs), std::move(deleted));
   return answered_later(altered.then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
     auto r = std::move(reply_).take();
     if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
@@ -602,11 +579,6 @@ kj::Promise<void> capstan_service::alterConfigs(AlterConfigsContext call) {
 kj::Promise<void> capstan_service::describeCluster(DescribeClusterContext call) {
   static constexpr const char* method = "describeCluster";
   ctx_->metrics.count_request(method);
-  if (!ctx_->targets.controller) {
-    // A single node: no quorum to describe.
-    fill_description(call.getResults(results_size_hint), cluster_description{});
-    return kj::READY_NOW;
-  }
   return answered_later(
       ask<cluster_description_ptr>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout,
                                    descquorum_atom_v)
@@ -621,10 +593,6 @@ kj::Promise<void> capstan_service::describeCluster(DescribeClusterContext call) 
 kj::Promise<void> capstan_service::initProducerId(InitProducerIdContext call) {
   static constexpr const char* method = "initProducerId";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
-    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
-    return kj::READY_NOW;
-  }
   const bool transactional = call.getParams().getTransactionalId().size() != 0;
   call.releaseParams();
   if (transactional) {
@@ -633,9 +601,7 @@ kj::Promise<void> capstan_service::initProducerId(InitProducerIdContext call) {
                          "transactionalId must be empty: capstan has no transactions"));
     return kj::READY_NOW;
   }
-  auto id = ctx_->targets.controller
-                ? ask<int64_t>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, initpid_atom_v)
-                : ask<int64_t>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, initpid_atom_v);
+  auto id = ask<int64_t>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, initpid_atom_v);
   return answered_later(id.then([call, ctx = ctx_](reply<int64_t>&& reply_) mutable {
     auto r = std::move(reply_).take();
     auto results = call.getResults(results_size_hint);
@@ -967,10 +933,6 @@ kj::Promise<void> capstan_service::fetchOffsets(FetchOffsetsContext call) {
 kj::Promise<void> capstan_service::createPartitions(CreatePartitionsContext call) {
   static constexpr const char* method = "createPartitions";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
-    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
-    return kj::READY_NOW;
-  }
   std::string topic = call.getParams().getTopic();
   const int32_t total = call.getParams().getTotalCount();
   call.releaseParams();
@@ -978,15 +940,18 @@ kj::Promise<void> capstan_service::createPartitions(CreatePartitionsContext call
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
     return kj::READY_NOW;
   }
-  auto grown = ctx_->targets.controller
-                   ? ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, mkparts_atom_v,
-                               std::move(topic), total)
-                   : ask<bool>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, grow_atom_v,
-                               std::move(topic), total);
-  return answered_later(grown.then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
-    auto r = std::move(reply_).take();
-    if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
-  }));
+  const auto name = topic;
+  auto grown = ask<bool>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, mkparts_atom_v,
+                         std::move(topic), total);
+  return answered_later(
+      grown.then([call, ctx = ctx_, name, total](reply<bool>&& reply_) mutable -> kj::Promise<void> {
+        auto r = std::move(reply_).take();
+        if (!r) {
+          set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
+          return kj::READY_NOW;
+        }
+        return await_cached(ctx, name, static_cast<size_t>(total)).attach(kj::mv(call));
+      }));
 }
 
 namespace {
@@ -1012,10 +977,6 @@ void answer_outcomes(Context& call, const service_context& ctx, const char* meth
 kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
   static constexpr const char* method = "electLeaders";
   ctx_->metrics.count_request(method);
-  if (auto cache = controller_cache(*ctx_); cache && !ctx_->targets.controller) {
-    set_error(call.getResults(results_size_hint), ctx_->metrics, method, not_controller(*cache));
-    return kj::READY_NOW;
-  }
   auto params = call.getParams();
   if (auto s = validate_list_length(params.getPartitions().size(), "partitions"); !s) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
@@ -1029,40 +990,13 @@ kj::Promise<void> capstan_service::electLeaders(ElectLeadersContext call) {
                    result<election_outcomes> r) {
     answer_outcomes(call, ctx, method, std::move(r));
   };
-  if (ctx_->targets.controller)
-    return answered_later(
-        ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, elect_atom_v,
-                               std::move(wanted))
-            .then([call, ctx = ctx_, answer](reply<election_outcomes>&& reply_) mutable {
-              answer(call, *ctx, std::move(reply_).take());
-            }));
   return answered_later(
-      ask<metadata_snapshot>(*ctx_, ctx_->targets.metadata, ctx_->admin_timeout, snapshot_atom_v)
-          .then([call, ctx = ctx_, answer,
-                 wanted = std::move(wanted)](reply<metadata_snapshot>&& reply_) mutable {
-            auto snap = std::move(reply_).take();
-            if (!snap) return answer(call, *ctx, snap.err());
-            if (!*snap)
-              return answer(call, *ctx,
-                            make_error(errc::unknown_server_error, "metadata unavailable"));
-            answer(call, *ctx, single_node_elections(**snap, wanted));
+      ask<election_outcomes>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, elect_atom_v,
+                             std::move(wanted))
+          .then([call, ctx = ctx_, answer](reply<election_outcomes>&& reply_) mutable {
+            answer(call, *ctx, std::move(reply_).take());
           }));
 }
-
-namespace {
-
-// A cluster-only request on a node without a controller client: NOT_CONTROLLER with a metadata
-// cache (a node of a cluster that is still joining), INVALID_REQUEST on a node that runs alone
-// (`nothing_to`: what it has no other node for).
-error cluster_only(const service_context& ctx, const char* nothing_to) {
-  if (auto cache = controller_cache(ctx)) return not_controller(*cache);
-  return make_error(errc::invalid_request,
-                    std::string("this node runs alone (no --controller-quorum): there is no other "
-                                "node to ") +
-                        nothing_to);
-}
-
-} // namespace
 
 kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext call) {
   static constexpr const char* method = "reassignPartitions";
@@ -1071,7 +1005,6 @@ kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext 
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, why);
     return kj::READY_NOW;
   };
-  if (!ctx_->targets.controller) return refuse(cluster_only(*ctx_, "move replicas to"));
   auto params = call.getParams();
   if (auto s = validate_list_length(params.getPartitions().size(), "partitions"); !s)
     return refuse(s.err());
@@ -1094,11 +1027,6 @@ kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext 
 kj::Promise<void> capstan_service::unregisterNode(UnregisterNodeContext call) {
   static constexpr const char* method = "unregisterNode";
   ctx_->metrics.count_request(method);
-  auto refuse = [&](const error& why) {
-    set_error(call.getResults(results_size_hint), ctx_->metrics, method, why);
-    return kj::READY_NOW;
-  };
-  if (!ctx_->targets.controller) return refuse(cluster_only(*ctx_, "unregister"));
   const int32_t node = call.getParams().getNodeId();
   call.releaseParams();
   return answered_later(

@@ -20,18 +20,6 @@ int64_t under_replicated_partitions(const std::vector<replica_status>& replicas)
   return out;
 }
 
-controller_gauges controller_gauges_of(const cluster_metadata& md, int32_t self) {
-  controller_gauges out;
-  out.active = md.controller_id == self;
-  for (const auto& [name, topic] : md.topics)
-    for (const auto& p : topic.partitions) {
-      bool leader_live = false;
-      for (const auto& b : md.brokers) leader_live = leader_live || b.node_id == p.leader;
-      if (p.leader < 0 || !leader_live) ++out.offline_partitions;
-    }
-  return out;
-}
-
 void set_controller_gauges(metrics_registry& registry, const controller_gauges& gauges) {
   registry
       .gauge("capstan_offline_partitions",
@@ -49,7 +37,6 @@ struct refresher_state {
   std::shared_ptr<metrics_registry> registry;
   std::chrono::milliseconds interval{};
   controller_gauge_source source;
-  int32_t node_id = -1;
 };
 
 using refresher_ptr = caf::stateful_actor<refresher_state>*;
@@ -84,13 +71,6 @@ void refresh_controller_gauges(refresher_ptr self) {
     self->request(st.source.controller, st.interval, gauges_atom_v)
         .then([registry](const controller_gauges& g) { set_controller_gauges(*registry, g); },
               [](caf::error&) {});
-  } else if (st.source.metadata) {
-    self->request(st.source.metadata, st.interval, snapshot_atom_v)
-        .then(
-            [registry, node = st.node_id](const metadata_snapshot& snap) {
-              if (snap) set_controller_gauges(*registry, controller_gauges_of(*snap, node));
-            },
-            [](caf::error&) {});
   } else {
     set_controller_gauges(*registry, controller_gauges{});
   }
@@ -100,12 +80,11 @@ caf::behavior partition_metrics_refresher(refresher_ptr self,
                                           std::function<routing_table_ptr()> routes,
                                           std::shared_ptr<metrics_registry> registry,
                                           std::chrono::milliseconds interval,
-                                          controller_gauge_source source, int32_t node_id) {
+                                          controller_gauge_source source) {
   self->state.routes = std::move(routes);
   self->state.registry = std::move(registry);
   self->state.interval = interval;
   self->state.source = std::move(source);
-  self->state.node_id = node_id;
   self->send(self, tick_atom_v);
   return {[self](tick_atom) {
     auto& st = self->state;
@@ -148,9 +127,9 @@ caf::actor spawn_partition_metrics_refresher(caf::actor_system& sys,
                                              std::function<routing_table_ptr()> routes,
                                              std::shared_ptr<metrics_registry> registry,
                                              std::chrono::milliseconds interval,
-                                             controller_gauge_source source, int32_t node_id) {
+                                             controller_gauge_source source) {
   return sys.spawn(partition_metrics_refresher, std::move(routes), std::move(registry), interval,
-                   std::move(source), node_id);
+                   std::move(source));
 }
 
 } // namespace capstan

@@ -19,23 +19,15 @@ namespace capstan {
 class metrics_registry;
 
 // Where capstan_offline_partitions and capstan_active_controller_count come from: the node's
-// controller, as in Kafka, where only the active controller reports 1 and the offline count.
-// A node with neither (a broker-only node) reports 0 for both.
+// controller actor (gauges_atom), as in Kafka, where only the active controller reports 1 and
+// the offline count. A node without one (a broker-only node) reports 0 for both.
 struct controller_gauge_source {
-  // A single node: its metadata actor (actors/controller/metadata_actor.hpp), its own
-  // controller; its snapshot gives both (controller_gauges_of).
-  caf::actor metadata;
-  // A voter of a multi-node quorum: its controller actor (gauges_atom).
   controller_actor controller;
 };
 
 // Kafka's UnderReplicatedPartitions of one node: the replicas here that lead their partition
 // with an ISR smaller than the replica set, each by its own leader state.
 int64_t under_replicated_partitions(const std::vector<replica_status>& replicas);
-
-// The controller gauges of a single node's metadata snapshot, seen by node `self`: active iff
-// `self` is its controller; offline: partitions whose leader is -1 or not a registered broker.
-controller_gauges controller_gauges_of(const cluster_metadata& md, int32_t self);
 
 // Sets capstan_active_controller_count and capstan_offline_partitions.
 void set_controller_gauges(metrics_registry& registry, const controller_gauges& gauges);
@@ -51,6 +43,6 @@ caf::actor spawn_partition_metrics_refresher(caf::actor_system& sys,
                                              std::function<routing_table_ptr()> routes,
                                              std::shared_ptr<metrics_registry> registry,
                                              std::chrono::milliseconds interval,
-                                             controller_gauge_source source, int32_t node_id);
+                                             controller_gauge_source source);
 
 } // namespace capstan

@@ -32,6 +32,8 @@ namespace capstan {
 class metrics_registry;
 
 struct rpc_targets {
+  // The node's own metadata (its node-local __consumer_offsets): metadata, listTopics and
+  // describeConfigs are answered from it until the controller's first UpdateMetadata.
   metadata_actor metadata;
   group_coordinator_actor groups;
   // The replica manager's current routing table (std::atomic_load of a shared pointer it owns).
@@ -40,16 +42,17 @@ struct rpc_targets {
   std::shared_ptr<metrics_registry> metrics;
   // The node's metadata cache from the controller's UpdateMetadata (metadata_cache_registry::
   // current). While it gives a cache, metadata, listTopics and describeConfigs are answered from
-  // it and the topic admin calls are refused with NOT_CONTROLLER (but see `controller`); empty or
-  // null: every call goes to `metadata`, the node's own single-node metadata.
+  // it.
   std::function<metadata_cache_ptr()> controller_metadata;
-  // The way to a multi-node quorum's active controller; set, createTopic, deleteTopic and
-  // alterConfigs go there (whether or not the cache is there yet) instead of being refused with
-  // NOT_CONTROLLER.
+  // The way to the active controller: every topic, producer id, election, reassignment and
+  // quorum call goes there.
   controller_client_actor controller;
   // The node's fault switch (fault.injection.enable); null: injectFault is refused with
   // POLICY_VIOLATION.
   std::shared_ptr<node_fault_switch> faults;
+  // This node's id: createTopic and createPartitions also wait until its replicas of the new
+  // partitions are open (-1: they do not).
+  int32_t node = -1;
 };
 
 class rpc_server {

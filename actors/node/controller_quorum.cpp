@@ -51,8 +51,4 @@ result<std::vector<quorum_voter>> parse_controller_quorum(std::string_view text)
   return voters;
 }
 
-bool is_single_node_quorum(const std::vector<quorum_voter>& voters, int32_t self) {
-  return voters.size() == 1 && voters.front().id == self;
-}
-
 } // namespace capstan

@@ -28,8 +28,4 @@ struct quorum_voter {
 // and port.
 result<std::vector<quorum_voter>> parse_controller_quorum(std::string_view text);
 
-// Whether `voters` is the quorum of node `self` alone: such a node is a whole single-node cluster
-// (the metadata actor is its controller) and publishes no quorum member.
-bool is_single_node_quorum(const std::vector<quorum_voter>& voters, int32_t self);
-
 } // namespace capstan

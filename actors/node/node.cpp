@@ -2,9 +2,10 @@
 // replica manager, metadata actor (its stored snapshot applied before anything serves), the node
 // endpoint published on the cluster port (a controller's LeaderAndIsr and other nodes' fetchers
 // reach the node only once its own partitions are open), __consumer_offsets, group coordinator,
-// client RPC server, metrics endpoint. With a multi-node controller quorum a voter also runs its
-// quorum member and the controller actor (both reached through the endpoint, so spawned before
-// it), and every node registers with the active controller once its client listener is bound;
+// client RPC server, metrics endpoint. A voter (a node alone is the quorum of itself) also runs
+// its quorum member and the controller actor (both reached through the endpoint, so spawned
+// before it), and every node registers with the active controller once its client listener is
+// bound;
 // the controller's LeaderAndIsr then opens the partitions of the cluster's topics, and its
 // UpdateMetadata answers clients' Metadata. The metadata actor stays the node's own: it holds
 // only __consumer_offsets there (group offsets are node-local). stop() undoes it in the reverse
@@ -14,10 +15,12 @@
 
 #include "actors/node/node.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
@@ -35,6 +38,7 @@
 #include "actors/node/controller_quorum.hpp"
 #include "actors/node/data_dir.hpp"
 #include "actors/node/listen_address.hpp"
+#include "actors/node/single_node_import.hpp"
 #include "actors/replica/replica_manager_actor.hpp"
 #include "runtime/actor/actor_system_setup.hpp"
 #include "runtime/actor/caf_error.hpp"
@@ -56,9 +60,11 @@ constexpr auto apply_timeout = std::chrono::minutes(10);
 constexpr auto request_timeout = std::chrono::seconds(60);
 // The lifecycle answers within 4 s, retries included (broker_lifecycle_actor.cpp).
 constexpr auto controlled_shutdown_timeout = std::chrono::seconds(5);
+// How long a node alone may take to elect itself and register with itself.
+constexpr auto alone_ready_timeout = std::chrono::seconds(30);
 constexpr auto metrics_refresh_interval = std::chrono::seconds(5);
 
-// A node of a multi-node quorum: every node of the cluster must share one cluster id, so a new
+// A node of a quorum of several: every node of the cluster must share one cluster id, so a new
 // data dir takes the one it is given rather than a random one of its own.
 status check_cluster_id(const node_config& c) {
   if (!c.cluster_id.empty()) return {};
@@ -131,8 +137,8 @@ struct node::impl {
   std::unique_ptr<rpc_server> rpc;
   std::unique_ptr<metrics_server> metrics_http;
   uint16_t cluster_port = 0;
-  // A multi-node controller quorum (controller_quorum.hpp): its voters, and whether this node is
-  // one. Empty for a single-node cluster, whose metadata actor is its controller.
+  // The controller quorum (controller_quorum.hpp): its voters, this node alone when none are
+  // given, and whether this node is one.
   std::vector<quorum_voter> voters;
   bool voter = false;
   // Reaches the voters' endpoints for the quorum member, the controller, the lifecycle and the
@@ -148,7 +154,7 @@ struct node::impl {
   // whether that process stopped cleanly (runtime/cluster/clean_shutdown.hpp).
   controller::incarnation_id previous_incarnation{};
   bool previous_clean_shutdown = false;
-  // This process's incarnation on a multi-node quorum (all zeros alone): it registers with it, and
+  // This process's incarnation: it registers with it, and
   // its replica manager refuses control messages addressed to another.
   controller::incarnation_id incarnation{};
   // Why the cluster refuses this node for good, once it does (the lifecycle's thread sets it).
@@ -163,8 +169,16 @@ struct node::impl {
   status start_actors();
   status publish_endpoint();
   status check_voter_listener() const;
+  status check_voter_port() const;
   status start_controller();
   void join_cluster();
+  // A quorum of this node alone: the whole cluster is this process.
+  bool alone() const { return voters.size() == 1 && voter; }
+  status await_serving(caf::scoped_actor& self, const std::vector<std::string>& topics = {});
+  bool serves_what_it_leads(const std::vector<std::string>& topics) const;
+  // single_node_import.hpp: the store's topics of a single node from before it ran a quorum.
+  std::optional<controller::import_topics_msg> pending_import;
+  status import_single_node_topics(caf::scoped_actor& self);
   status ensure_offsets_topic(caf::scoped_actor& self, const metadata_snapshot& snap,
                               int32_t& partitions);
   void stop();
@@ -174,8 +188,9 @@ status node::impl::start() {
   if (!config.controller_quorum.empty()) {
     auto parsed = parse_controller_quorum(config.controller_quorum);
     if (!parsed) return parsed.err();
-    if (!is_single_node_quorum(*parsed, config.node_id)) voters = std::move(*parsed);
+    voters = std::move(*parsed);
   }
+  if (voters.empty()) voters.push_back(quorum_voter{config.node_id, {}});
   for (const auto& v : voters) voter = voter || v.id == config.node_id;
   auto rpc_addr = parse_listen_address(config.listen, "listen");
   if (!rpc_addr) return rpc_addr.err();
@@ -183,12 +198,11 @@ status node::impl::start() {
   auto metrics_addr = parse_listen_address(config.metrics_listen, "metrics listen");
   if (!metrics_addr) return metrics_addr.err();
   metrics_address = *metrics_addr;
-  if (!config.cluster_listen.empty()) {
-    auto cluster_addr = parse_listen_address(config.cluster_listen, "cluster listen");
-    if (!cluster_addr) return cluster_addr.err();
-    cluster_address = *cluster_addr;
-  }
   if (auto s = check_voter_listener(); !s) return s;
+  auto cluster_addr = parse_listen_address(config.cluster_listen, "cluster listen");
+  if (!cluster_addr) return cluster_addr.err();
+  cluster_address = *cluster_addr;
+  if (auto s = check_voter_port(); !s) return s;
 
   if (config.fault_injection_enable) {
     // Wraps what is installed (the POSIX env, or a test's); without rules every call passes.
@@ -199,12 +213,17 @@ status node::impl::start() {
   auto claimed_lock = data_dir_lock::acquire(config.data_dir);
   if (!claimed_lock) return claimed_lock.err();
   lock.emplace(std::move(*claimed_lock));
-  if (!voters.empty())
+  if (voters.size() > 1)
     if (auto s = check_cluster_id(config); !s) return s;
   auto meta = claim_data_dir(config.data_dir, config.node_id, config.cluster_id);
   if (!meta) return meta.err();
   config.cluster_id = meta->cluster_id;
-  if (!voters.empty()) {
+  if (alone()) {
+    auto staged = stage_single_node_import(config.data_dir, node_id{config.node_id});
+    if (!staged) return staged.err();
+    pending_import = std::move(*staged);
+  }
+  {
     // Unreadable: the next registration names no predecessor, and waits out its session.
     if (auto previous = read_incarnation_file(config.data_dir); !previous)
       spdlog::warn("node {}: {}", config.node_id, previous.err().to_string());
@@ -236,7 +255,6 @@ status node::impl::publish_endpoint() {
   eo.controller = controller;
   endpoint = spawn_node_endpoint(*sys, eo);
   if (controller) caf::anon_send(controller, endpoint_atom_v, endpoint);
-  if (config.cluster_listen.empty()) return {};
   auto port = sys->middleman().publish(endpoint, cluster_address.port, cluster_address.host.c_str(), true);
   if (!port) return listen_failure("cluster listener", cluster_address, caf::to_string(port.error()));
   cluster_port = *port;
@@ -246,11 +264,16 @@ status node::impl::publish_endpoint() {
 // The other nodes reach a node of a multi-node quorum on its cluster listener, a voter at the
 // address its quorum entry names.
 status node::impl::check_voter_listener() const {
-  if (voters.empty()) return {};
+  // Even alone: a node registers its cluster listener with its controller.
   if (config.cluster_listen.empty())
     return make_error(errc::invalid_config,
-                      "node " + std::to_string(config.node_id) + " of controller quorum '" +
-                          config.controller_quorum + "' needs a cluster listener");
+                      "node " + std::to_string(config.node_id) + " needs a cluster listener");
+  return {};
+}
+
+// A voter of a multi-node quorum listens where the quorum's entry for it says.
+status node::impl::check_voter_port() const {
+  if (alone()) return {};
   for (const auto& v : voters)
     if (v.id == config.node_id && v.address.port != cluster_address.port)
       return make_error(errc::invalid_config,
@@ -262,7 +285,7 @@ status node::impl::check_voter_listener() const {
 }
 
 // A voter's quorum member (Raft files in __cluster_metadata-0, Kafka's directory name) and the
-// controller actor beside it; with the directory every node of a multi-node quorum has.
+// controller actor beside it; with the directory every node has.
 status node::impl::start_controller() {
   peer_directory_options po;
   po.node = node_id{config.node_id};
@@ -326,8 +349,11 @@ void node::impl::join_cluster() {
   lo.data_dir = config.data_dir;
   lo.on_refused = [slot = refusal](const error& why) { slot->set(why); };
   lifecycle = spawn_broker_lifecycle(*sys, lo);
-  spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
-               config.controller_quorum, voter ? "a voter" : "a broker only");
+  if (alone())
+    spdlog::info("node {}: registering with its own controller", config.node_id);
+  else
+    spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
+                 config.controller_quorum, voter ? "a voter" : "a broker only");
 }
 
 status node::impl::start_actors() {
@@ -383,12 +409,9 @@ status node::impl::start_actors() {
   std::error_code ec;
   const auto absolute = fs::absolute(config.data_dir, ec);
   const auto data_dir_text = (ec ? config.data_dir : absolute).string();
-  spdlog::info("node {} (cluster {}) recovered {} topics with {} partitions; serving {} partition "
-               "logs from {}",
-               config.node_id, config.cluster_id, snap->topics.size(), partitions,
-               routes->current()->size(), data_dir_text);
-  if (!voters.empty())
-    if (auto s = start_controller(); !s) return s;
+  spdlog::info("node {} (cluster {}) recovered {} node-local topics with {} partitions from {}",
+               config.node_id, config.cluster_id, snap->topics.size(), partitions, data_dir_text);
+  if (auto s = start_controller(); !s) return s;
   if (auto s = publish_endpoint(); !s) return s;
 
   int32_t offsets_partitions = config.offsets_topic_partitions;
@@ -404,6 +427,7 @@ status node::impl::start_actors() {
   targets.routes = [r = routes] { return r->current(); };
   targets.controller_metadata = [m = controller_metadata] { return m->current(); };
   targets.metrics = metrics;
+  targets.node = config.node_id;
   if (config.fault_injection_enable) {
     faults = std::make_shared<node_fault_switch>(node_id{config.node_id}, *storage_faults,
                                                  config.data_dir.string());
@@ -412,7 +436,7 @@ status node::impl::start_actors() {
                  "this node off, drop its produce responses or fail its disk",
                  config.node_id);
   }
-  if (!voters.empty()) {
+  {
     controller_client_options cc;
     cc.node = node_id{config.node_id};
     cc.voters = voter_addresses(voters);
@@ -428,26 +452,98 @@ status node::impl::start_actors() {
   if (!server) return listen_failure("client listener", rpc_address, server.err().message);
   rpc = std::move(*server);
   advertised_port->store(rpc->port());
-  if (!voters.empty()) join_cluster();
+  join_cluster();
+  if (alone()) {
+    if (auto s = await_serving(self); !s) return s;
+    if (auto s = import_single_node_topics(self); !s) return s;
+    spdlog::info("node {} serves {} partition logs", config.node_id, routes->current()->size());
+  }
 
   auto http = metrics_server::start(metrics, metrics_address.host, metrics_address.port);
   if (!http) return listen_failure("metrics listener", metrics_address, http.err().message);
   metrics_http = std::move(*http);
-  // The controller gauges come from the node's controller: a single node's metadata actor, a
-  // voter's controller actor, none on a broker-only node.
+  // The controller gauges come from the node's controller actor, none on a broker-only node.
   controller_gauge_source gauges;
-  if (voters.empty())
-    gauges.metadata = caf::actor_cast<caf::actor>(metadata);
-  else
-    gauges.controller = controller;
+  gauges.controller = controller;
   metrics_refresher = spawn_partition_metrics_refresher(
-    *sys, targets.routes, metrics, metrics_refresh_interval, gauges, config.node_id);
+    *sys, targets.routes, metrics, metrics_refresh_interval, gauges);
   spdlog::info("node {} listening: client RPC on {}:{}, cluster on {}, metrics on http://{}:{}/metrics",
                config.node_id, rpc_address.host, rpc->port(),
-               config.cluster_listen.empty() ? std::string("(off)")
-                                             : cluster_address.host + ":" + std::to_string(cluster_port),
+               cluster_address.host + ":" + std::to_string(cluster_port),
                metrics_address.host, metrics_http->port());
   return {};
+}
+
+// A node alone is its own controller: it elects itself at once and registers with itself, so it
+// says ready only once it serves every partition its controller has it lead, as a single node did
+// before it ran a quorum.
+status node::impl::await_serving(caf::scoped_actor& self, const std::vector<std::string>& topics) {
+  const auto deadline = std::chrono::steady_clock::now() + alone_ready_timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto why = refusal->get()) return *why;
+    if (auto why = failure->get()) return *why;
+    bool unfenced = false;
+    self->request(lifecycle, request_timeout, status_atom_v)
+      .receive([&](const broker_lifecycle_status& s) { unfenced = !s.fenced; },
+               [](caf::error&) {});
+    if (unfenced && serves_what_it_leads(topics)) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return make_error(errc::request_timed_out,
+                    "node " + std::to_string(config.node_id) +
+                        " did not register with its own controller and open its partitions within " +
+                        std::to_string(alone_ready_timeout.count()) + " s");
+}
+
+// The controller's metadata arrived with `topics`, and every partition it places on this node is
+// open (routed) and led by it, or offline here (damaged: it stays so), so clients are answered from
+// the cache and find their partitions. A partition without a leader for a moment (the previous
+// process's registration fenced, this one's not yet elected) is waited for.
+bool node::impl::serves_what_it_leads(const std::vector<std::string>& topics) const {
+  auto cache = controller_metadata->current();
+  if (!cache) return false;
+  for (const auto& name : topics)
+    if (cache->cluster().topics.count(name) == 0) return false;
+  auto served = routes->current();
+  auto damaged = offline->current();
+  const auto is_offline = [&](const topic_id& id, int32_t partition) {
+    return std::find(damaged->begin(), damaged->end(), offline_replica{id, partition}) !=
+           damaged->end();
+  };
+  for (const auto& [name, t] : cache->cluster().topics)
+    for (const auto& p : t.partitions) {
+      if (std::find(p.replicas.begin(), p.replicas.end(), config.node_id) == p.replicas.end())
+        continue;
+      if (is_offline(t.id, p.partition)) continue;
+      if (p.leader != config.node_id || served->count(topic_partition{name, p.partition}) == 0)
+        return false;
+    }
+  return true;
+}
+
+status node::impl::import_single_node_topics(caf::scoped_actor& self) {
+  if (!pending_import) return {};
+  const auto topics = pending_import->topics;
+  caf::error failure;
+  result<topic_response_msg> answer = make_error(errc::request_timed_out, "no answer");
+  self->request(controller, request_timeout, import_atom_v, *pending_import)
+    .receive([&](const capnp_frame& f) { answer = decode_topic_response(f); },
+             [&](caf::error& e) { failure = e; });
+  if (failure) return from_caf_error(failure);
+  if (!answer) return answer.err();
+  if (answer->error != errc::none)
+    return make_error(answer->error, "the topics of " + (config.data_dir / metadata_store_file).string() +
+                                       " (staged in " + single_node_import_file +
+                                       ") could not move to the controller: " + answer->message);
+  if (auto s = finish_single_node_import(config.data_dir); !s) return s;
+  size_t partitions = 0;
+  for (const auto& t : topics) partitions += t.partitions.size();
+  spdlog::info("node {}: moved {} topics with {} partitions from {} to its controller",
+               config.node_id, topics.size(), partitions, metadata_store_file);
+  pending_import.reset();
+  std::vector<std::string> names;
+  for (const auto& t : topics) names.push_back(t.name);
+  return await_serving(self, names);
 }
 
 status node::impl::ensure_offsets_topic(caf::scoped_actor& self, const metadata_snapshot& snap,

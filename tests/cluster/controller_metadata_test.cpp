@@ -70,10 +70,6 @@ TEST_CASE("after the controller's UpdateMetadata a follower's Metadata lists the
   auto configs = client->describe_configs(tp.first);
   REQUIRE(configs);
   CHECK(configs->at("min.insync.replicas") == "2");
-  // The node's own single-node metadata does not place topics any more.
-  auto created = client->create_topic(topic_spec{"local", 1, 1, {}});
-  REQUIRE_FALSE(created);
-  CHECK(created.code() == errc::not_controller);
 
   // A new leader: the controller's UpdateMetadata after the LeaderAndIsr moves it.
   h.elect(tp, 3, 2, {1, 2, 3}, {3, 2, 1});

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -181,27 +182,61 @@ stub_replica(partition_replica_actor::stateful_pointer<stub_replica_state> self,
   };
 }
 
-struct stub_metadata_state {
-  static inline const char* name = "stub_metadata";
+// What the stub metadata actor and the stub controller client share: the cluster the gateway
+// sees, changed through the controller, read through the metadata actor.
+struct stub_cluster {
+  std::mutex mu;
   cluster_metadata md;
   int64_t next_producer_id = 0;
+
+  stub_cluster() {
+    md.cluster_id = "test-cluster";
+    md.controller_id = 1;
+    md.brokers = {broker_info{1, "127.0.0.1", 9192}};
+    topic_metadata t;
+    t.name = "t";
+    t.id[0] = 7;
+    t.partitions = {partition_assignment{0, {1}, 1, 3, {1}, {}}};
+    t.configs = {{"retention.ms", "1000"}};
+    md.topics["t"] = t;
+  }
+};
+
+struct stub_metadata_state {
+  static inline const char* name = "stub_metadata";
 };
 
 metadata_actor::behavior_type
-stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
-  auto& md = self->state.md;
-  md.cluster_id = "test-cluster";
-  md.controller_id = 1;
-  md.brokers = {broker_info{1, "127.0.0.1", 9192}};
-  topic_metadata t;
-  t.name = "t";
-  t.id[0] = 7;
-  t.partitions = {partition_assignment{0, {1}, 1, 3, {1}, {}}};
-  t.configs = {{"retention.ms", "1000"}};
-  md.topics["t"] = t;
+stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state>, std::shared_ptr<stub_cluster> c) {
   return {
-      [self](create_atom, topic_spec& spec) -> caf::result<topic_metadata> {
-        auto& md = self->state.md;
+      [](create_atom, topic_spec&) -> caf::result<topic_metadata> {
+        return to_caf_error_of(errc::invalid_request, "topics change through the controller");
+      },
+      [c](snapshot_atom) {
+        std::lock_guard lock(c->mu);
+        return metadata_snapshot{std::make_shared<const cluster_metadata>(c->md)};
+      },
+      [c](describe_atom, const std::string& name) -> caf::result<config_map> {
+        std::lock_guard lock(c->mu);
+        auto it = c->md.topics.find(name);
+        if (it == c->md.topics.end())
+          return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
+        return config_map{it->second.configs};
+      },
+  };
+}
+
+struct stub_controller_state {
+  static inline const char* name = "stub_controller_client";
+};
+
+controller_client_actor::behavior_type
+stub_controller(controller_client_actor::stateful_pointer<stub_controller_state>,
+                std::shared_ptr<stub_cluster> c) {
+  return {
+      [c](mktopic_atom, topic_spec& spec) -> caf::result<topic_metadata> {
+        std::lock_guard lock(c->mu);
+        auto& md = c->md;
         if (auto s = validate_topic_spec(spec, md.brokers.size()); !s) return to_caf_error(s.err());
         if (md.topics.count(spec.name))
           return to_caf_error_of(errc::topic_already_exists, "topic '" + spec.name + "' exists");
@@ -214,33 +249,26 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
         md.topics[spec.name] = t;
         return t;
       },
-      [self](delete_atom, const std::string& name) -> caf::result<bool> {
-        if (self->state.md.topics.erase(name) == 0)
+      [c](rmtopic_atom, const std::string& name) -> caf::result<bool> {
+        std::lock_guard lock(c->mu);
+        if (c->md.topics.erase(name) == 0)
           return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
         return true;
       },
-      [self](snapshot_atom) {
-        return metadata_snapshot{std::make_shared<const cluster_metadata>(self->state.md)};
-      },
-      [self](describe_atom, const std::string& name) -> caf::result<config_map> {
-        auto it = self->state.md.topics.find(name);
-        if (it == self->state.md.topics.end())
-          return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
-        return config_map{it->second.configs};
-      },
-      [self](alter_atom, const std::string& name, config_map& configs,
-             const std::vector<std::string>& deleted) -> caf::result<bool> {
-        auto it = self->state.md.topics.find(name);
-        if (it == self->state.md.topics.end())
+      [c](altercfg_atom, const std::string& name, std::map<std::string, std::string>& configs,
+          const std::vector<std::string>& deleted) -> caf::result<bool> {
+        std::lock_guard lock(c->mu);
+        auto it = c->md.topics.find(name);
+        if (it == c->md.topics.end())
           return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
         for (auto& [k, v] : configs) it->second.configs[k] = v;
         for (const auto& k : deleted) it->second.configs.erase(k);
         return true;
       },
-      [self](initpid_atom) -> int64_t { return self->state.next_producer_id++; },
-      [self](grow_atom, const std::string& name, int32_t total) -> caf::result<bool> {
-        auto it = self->state.md.topics.find(name);
-        if (it == self->state.md.topics.end())
+      [c](mkparts_atom, const std::string& name, int32_t total) -> caf::result<bool> {
+        std::lock_guard lock(c->mu);
+        auto it = c->md.topics.find(name);
+        if (it == c->md.topics.end())
           return to_caf_error_of(errc::unknown_topic_or_partition, "no topic '" + name + "'");
         auto& parts = it->second.partitions;
         if (total <= static_cast<int32_t>(parts.size()))
@@ -249,6 +277,36 @@ stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state> self) {
           parts.push_back(partition_assignment{p, {1}, 1, 0, {1}, {}});
         return true;
       },
+      // Every partition of one node is led by its preferred replica already.
+      [c](elect_atom, const election_targets& wanted) {
+        std::lock_guard lock(c->mu);
+        election_targets targets = wanted;
+        if (targets.empty())
+          for (const auto& [name, t] : c->md.topics)
+            for (const auto& p : t.partitions) targets.push_back(election_target{name, p.partition});
+        election_outcomes out;
+        for (const auto& t : targets) {
+          auto it = c->md.topics.find(t.topic);
+          const bool known = it != c->md.topics.end() && t.partition >= 0 &&
+                             static_cast<size_t>(t.partition) < it->second.partitions.size();
+          out.push_back(election_outcome{
+              t.topic, t.partition,
+              known ? errc::election_not_needed : errc::unknown_topic_or_partition, {}});
+        }
+        return out;
+      },
+      [](reassign_atom, const reassignment_items&) -> caf::result<election_outcomes> {
+        return to_caf_error_of(errc::invalid_request, "not in this stub");
+      },
+      [](unregister_atom, int32_t) -> caf::result<bool> {
+        return to_caf_error_of(errc::invalid_request, "not in this stub");
+      },
+      [c](initpid_atom) -> int64_t {
+        std::lock_guard lock(c->mu);
+        return c->next_producer_id++;
+      },
+      [](descquorum_atom) { return cluster_description_ptr{}; },
+      [](cretry_atom, uint64_t) {},
   };
 }
 
@@ -281,6 +339,7 @@ struct rpc_fixture {
   std::shared_ptr<metrics_registry> metrics = std::make_shared<metrics_registry>();
   std::shared_ptr<replica_probe> probe = std::make_shared<replica_probe>();
   partition_replica_actor replica;
+  std::shared_ptr<stub_cluster> cluster = std::make_shared<stub_cluster>();
   metadata_actor metadata;
   std::shared_ptr<const routing_table> table;
   std::unique_ptr<rpc_server> server;
@@ -288,10 +347,14 @@ struct rpc_fixture {
   explicit rpc_fixture(rpc_limits limits = {}, std::shared_ptr<node_fault_switch> faults = {}) {
     replica = ts.spawn(stub_replica, probe);
     table = std::make_shared<const routing_table>(routing_table{{{"t", 0}, replica}});
-    metadata = ts.spawn(stub_metadata);
-    rpc_targets targets{
-        metadata, ts.spawn(stub_groups), [this] { return std::atomic_load(&table); }, metrics, {},
-        {},       std::move(faults)};
+    metadata = ts.spawn(stub_metadata, cluster);
+    rpc_targets targets{metadata,
+                        ts.spawn(stub_groups),
+                        [this] { return std::atomic_load(&table); },
+                        metrics,
+                        {},
+                        ts.spawn(stub_controller, cluster),
+                        std::move(faults)};
     auto started = rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0, limits);
     REQUIRE(started.ok());
     server = std::move(*started);
@@ -611,7 +674,7 @@ TEST_CASE("rpc server: createPartitions grows a single node's topic and electLea
   CHECK(code_of(answer.getResults()[1].getErrorCode()) == errc::unknown_topic_or_partition);
 }
 
-TEST_CASE("rpc server: initProducerId answers the metadata actor's id with epoch 0 and refuses "
+TEST_CASE("rpc server: initProducerId answers the controller client's id with epoch 0 and refuses "
           "a transactional id",
           "[gateway][rpc][producer]") {
   rpc_fixture f;
@@ -877,7 +940,8 @@ TEST_CASE("rpc server: an unavailable metadata actor fails the call, not the con
     what = e.getDescription().cStr();
   }
   CHECK(what.find("metadata unavailable: REQUEST_TIMED_OUT") != std::string::npos);
-  CHECK(code_of(create_call(cap, ws, "orders", 1).getErrorCode()) == errc::request_timed_out);
+  // Topic changes go to the controller, not to the metadata actor.
+  CHECK(code_of(create_call(cap, ws, "orders", 1).getErrorCode()) == errc::none);
   CHECK(produce(client, "t", 0, make_batch()).first == errc::none);
 }
 
@@ -1146,7 +1210,7 @@ TEST_CASE("partition metrics refresher publishes each replica's log size", "[gat
   REQUIRE(produce(client, "t", 0, make_batch()).first == errc::none);
   auto refresher = spawn_partition_metrics_refresher(
       f.ts.sys(), [&f] { return std::atomic_load(&f.table); }, f.metrics, 20ms,
-      controller_gauge_source{}, -1);
+      controller_gauge_source{});
   f.ts.track(refresher);
   const std::string want = "capstan_log_end_offset{topic=\"t\",partition=\"0\"} 3";
   auto deadline = std::chrono::steady_clock::now() + 5s;

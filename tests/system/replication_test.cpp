@@ -1,5 +1,6 @@
-// Replication between real `capstan node` processes. The nodes have no controller of their own
-// yet, so the test binary plays it (tests/support/test_controller): it connects to each node's
+// Replication between real `capstan node` processes whose controller the test binary plays
+// (tests/support/test_controller). Each node is a broker of a quorum whose only voter (node 99)
+// never runs, so no controller of its own competes with the test's. The test connects to each node's
 // published node endpoint, sends UpdateMetadata and LeaderAndIsr, answers the leaders'
 // AlterPartition, and elects a new leader from the committed ISR when one dies. The first two
 // tests talk to the leader directly over the client RPC; the last two use the client library (the
@@ -34,6 +35,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/log_builder.hpp"
+#include "tests/support/free_port.hpp"
 #include "tests/support/node_process.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_controller.hpp"
@@ -57,10 +59,14 @@ std::string replication_settings(int64_t lag_ms) {
          "replica.socket.timeout.ms = 2000\n";
 }
 
-// One `capstan node` with the replication settings.
+// One `capstan node` with the replication settings, a broker of the test's controller.
 std::unique_ptr<node_process> make_node(const temp_dir& dir, int id, const std::string& settings) {
-  return std::make_unique<node_process>(dir, id,
-                                        node_process_options{binary, settings, "127.0.0.1:0", {}});
+  static const uint16_t absent_voter = free_port();
+  return std::make_unique<node_process>(
+      dir, id,
+      node_process_options{binary, settings, "127.0.0.1:0",
+                           {"--controller-quorum", "99@127.0.0.1:" + std::to_string(absent_voter),
+                            "--cluster-id", "capstan-replication-test"}});
 }
 
 // The test controller in the test's own actor system.

@@ -137,4 +137,42 @@ result<decision> alter_configs(const metadata_image& image, const std::string& n
   return out;
 }
 
+result<decision> import_topics(const metadata_image& image, const import_topics_msg& m) {
+  decision out;
+  for (const auto& t : m.topics) {
+    if (t.id == topic_id{})
+      return make_error(errc::invalid_request, "topic '" + t.name + "' has no topic id");
+    const auto* same_id = image.topic(t.id);
+    const auto* same_name = image.topic_by_name(t.name);
+    if (same_id != nullptr && same_id == same_name) continue;
+    if (same_id != nullptr || same_name != nullptr)
+      return make_error(errc::topic_already_exists,
+                        "topic '" + t.name + "' cannot be imported: the controller holds " +
+                          (same_name != nullptr ? "that name under another topic id"
+                                                : "its topic id under another name"));
+    out.records.push_back(topic_record{t.name, t.id, t.internal, t.configs});
+    auto partitions = t.partitions;
+    std::sort(partitions.begin(), partitions.end(),
+              [](const auto& a, const auto& b) { return a.partition < b.partition; });
+    for (size_t i = 0; i < partitions.size(); ++i) {
+      const auto& p = partitions[i];
+      if (p.partition != static_cast<int32_t>(i))
+        return make_error(errc::invalid_request, "topic '" + t.name + "' has no partition " +
+                                                   std::to_string(i));
+      if (p.replicas != std::vector<int32_t>{m.node.value()})
+        return make_error(errc::invalid_request,
+                          "partition " + t.name + "-" + std::to_string(i) +
+                            " has replicas other than node " + std::to_string(m.node.value()));
+      const std::vector<node_id> alone{m.node};
+      out.records.push_back(partition_record{t.id, partition_id{p.partition}, alone, alone, m.node,
+                                             leader_epoch{p.leader_epoch}, partition_epoch{0},
+                                             {}, {}});
+    }
+  }
+  if (m.next_producer_id > image.next_producer_id())
+    out.records.push_back(producer_ids_record{image.next_producer_id(),
+                                              m.next_producer_id - image.next_producer_id()});
+  return out;
+}
+
 } // namespace capstan::controller

@@ -49,4 +49,22 @@ result<decision> alter_configs(const metadata_image& image, const std::string& n
                                const std::map<std::string, std::string>& changes,
                                const std::vector<std::string>& deleted);
 
+// A single node's topics from before it ran the controller quorum of itself alone (its metadata
+// store, runtime/cluster/metadata_store.hpp), and the first producer id it had not handed out.
+struct import_topics_msg {
+  node_id node{0};
+  std::vector<topic_metadata> topics;
+  int64_t next_producer_id = 0;
+};
+
+// Adopts `m`'s topics with their ids, overrides, partitions and leader epochs: a Topic record
+// and a Partition record per partition (replicas, ISR and leader the node, partition epoch 0)
+// for each topic the image lacks, and a ProducerIds record up to next_producer_id when the
+// image's blocks start below it, so no producer id is handed out twice. A topic the image already
+// holds under the same id and name is skipped (an import repeated after a crash). Refuses
+// TOPIC_ALREADY_EXISTS for a name the image holds under another id or an id under another name,
+// and INVALID_REQUEST for a topic id of zeros, partitions not numbered 0, 1, ..., or replicas
+// other than the node alone.
+result<decision> import_topics(const metadata_image& image, const import_topics_msg& m);
+
 } // namespace capstan::controller

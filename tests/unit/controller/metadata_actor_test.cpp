@@ -191,43 +191,6 @@ TEST_CASE_METHOD(metadata_fixture, "invalid and duplicate creates get Kafka's er
   CHECK((*snap)->topics.at("orders").partitions.size() == 1);
 }
 
-TEST_CASE_METHOD(metadata_fixture, "delete removes a topic, and unknown and internal topics are refused",
-                 "[controller][metadata]") {
-  auto meta = start();
-  REQUIRE(create(meta, topic_spec{"orders", 1, 1, {}}));
-  auto internal = create(meta, topic_spec{"__consumer_offsets", 2, 1, {{"cleanup.policy", "compact"}}});
-  REQUIRE(internal);
-  CHECK(internal->internal);
-
-  auto deleted = request<bool>(meta, delete_atom_v, std::string("orders"));
-  REQUIRE(deleted);
-  CHECK(*deleted);
-  CHECK(applied->back()->topics.count("orders") == 0);
-  auto again = request<bool>(meta, delete_atom_v, std::string("orders"));
-  REQUIRE_FALSE(again);
-  CHECK(code_of(again.error()) == errc::unknown_topic_or_partition);
-  auto refused = request<bool>(meta, delete_atom_v, std::string("__consumer_offsets"));
-  REQUIRE_FALSE(refused);
-  CHECK(code_of(refused.error()) == errc::policy_violation);
-
-  auto stored = read_metadata_store(dir / metadata_store_file);
-  REQUIRE(stored);
-  CHECK(stored->topics.count("orders") == 0);
-  CHECK(stored->topics.count("__consumer_offsets") == 1);
-  CHECK(stored->topics.at("__consumer_offsets").internal);
-}
-
-TEST_CASE_METHOD(metadata_fixture, "a user topic named __something is an ordinary topic that can be deleted",
-                 "[controller][metadata]") {
-  auto meta = start();
-  auto created = create(meta, topic_spec{"__internal", 1, 1, {}});
-  REQUIRE(created);
-  CHECK_FALSE(created->internal);
-  auto deleted = request<bool>(meta, delete_atom_v, std::string("__internal"));
-  REQUIRE(deleted);
-  CHECK(applied->back()->topics.count("__internal") == 0);
-}
-
 TEST_CASE_METHOD(metadata_fixture, "a name that collides with an existing one once '.' and '_' are alike is refused",
                  "[controller][metadata]") {
   auto meta = start();
@@ -254,105 +217,6 @@ TEST_CASE_METHOD(metadata_fixture, "describe overlays topic overrides on the bro
   auto missing = request<config_map>(meta, describe_atom_v, std::string("nope"));
   REQUIRE_FALSE(missing);
   CHECK(code_of(missing.error()) == errc::unknown_topic_or_partition);
-}
-
-TEST_CASE_METHOD(metadata_fixture, "alter sets configs, keeps the others and refuses bad values",
-                 "[controller][metadata]") {
-  auto meta = start();
-  REQUIRE(create(meta, topic_spec{"orders", 1, 1, {{"segment.bytes", "1048576"}}}));
-  auto altered = request<bool>(meta, alter_atom_v, std::string("orders"),
-                               config_map{{"retention.ms", "5000"}, {"min.insync.replicas", "2"}},
-                               std::vector<std::string>{});
-  REQUIRE(altered);
-  auto configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
-  REQUIRE(configs);
-  CHECK(configs->at("segment.bytes") == "1048576");
-  CHECK(configs->at("retention.ms") == "5000");
-  CHECK(configs->at("min.insync.replicas") == "2");
-  CHECK(applied->back()->topics.at("orders").configs.at("retention.ms") == "5000");
-
-  auto bad = request<bool>(meta, alter_atom_v, std::string("orders"),
-                           config_map{{"cleanup.policy", "shred"}}, std::vector<std::string>{});
-  REQUIRE_FALSE(bad);
-  CHECK(code_of(bad.error()) == errc::invalid_config);
-  auto unknown = request<bool>(meta, alter_atom_v, std::string("nope"), config_map{},
-                                   std::vector<std::string>{});
-  REQUIRE_FALSE(unknown);
-  CHECK(code_of(unknown.error()) == errc::unknown_topic_or_partition);
-  configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
-  REQUIRE(configs);
-  CHECK(configs->at("cleanup.policy") == "delete");
-
-  // Deleted: the override goes and the node's default applies again.
-  auto deleted = request<bool>(meta, alter_atom_v, std::string("orders"), config_map{},
-                               std::vector<std::string>{"segment.bytes"});
-  REQUIRE(deleted);
-  CHECK(applied->back()->topics.at("orders").configs.count("segment.bytes") == 0);
-  configs = request<config_map>(meta, describe_atom_v, std::string("orders"));
-  REQUIRE(configs);
-  CHECK(configs->at("segment.bytes") != "1048576");
-  CHECK(configs->at("retention.ms") == "5000");
-}
-
-TEST_CASE_METHOD(metadata_fixture,
-                 "grow adds partitions placed as create places them, persists and "
-                 "applies them, and refuses what Kafka refuses",
-                 "[controller][metadata]") {
-  brokers = 3;
-  auto meta = start();
-  REQUIRE(create(meta, topic_spec{"orders", 1, 2, {}}));
-  auto grown = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{3});
-  REQUIRE(grown);
-  const auto& parts = applied->back()->topics.at("orders").partitions;
-  REQUIRE(parts.size() == 3);
-  CHECK(parts[1].partition == 1);
-  CHECK(parts[1].replicas == std::vector<int32_t>{2, 3});
-  CHECK(parts[2].replicas == std::vector<int32_t>{3, 1});
-  CHECK(parts[2].leader == 3);
-  auto stored = read_metadata_store(dir / metadata_store_file);
-  REQUIRE(stored);
-  CHECK(stored->topics.at("orders").partitions.size() == 3);
-
-  auto same = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{3});
-  REQUIRE_FALSE(same);
-  CHECK(code_of(same.error()) == errc::invalid_partitions);
-  auto unknown = request<bool>(meta, grow_atom_v, std::string("nope"), int32_t{3});
-  REQUIRE_FALSE(unknown);
-  CHECK(code_of(unknown.error()) == errc::unknown_topic_or_partition);
-  auto huge = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{10001});
-  REQUIRE_FALSE(huge);
-  CHECK(code_of(huge.error()) == errc::policy_violation);
-
-  routes->broken.insert(topic_partition{"orders", 3});
-  auto broken = request<bool>(meta, grow_atom_v, std::string("orders"), int32_t{4});
-  REQUIRE_FALSE(broken);
-  CHECK(code_of(broken.error()) == errc::kafka_storage_error);
-  CHECK(from_caf_error(broken.error()).message.find("new partition(s) 3 of topic 'orders'") !=
-        std::string::npos);
-}
-
-TEST_CASE_METHOD(metadata_fixture, "initProducerId hands out each id once, also after a restart",
-                 "[controller][metadata][producer]") {
-  std::set<int64_t> seen;
-  {
-    auto meta = start();
-    for (int i = 0; i < 3; ++i) {
-      auto id = request<int64_t>(meta, initpid_atom_v);
-      REQUIRE(id);
-      CHECK(*id == i);
-      seen.insert(*id);
-    }
-    caf::anon_send_exit(meta, caf::exit_reason::user_shutdown);
-  }
-  // The block was persisted before its first id went out; a restarted node starts a new one.
-  auto stored = read_metadata_store(dir / metadata_store_file);
-  REQUIRE(stored);
-  CHECK(stored->next_producer_id == producer_id_block_size);
-  auto meta = start();
-  auto id = request<int64_t>(meta, initpid_atom_v);
-  REQUIRE(id);
-  CHECK(*id == producer_id_block_size);
-  CHECK(seen.count(*id) == 0);
 }
 
 TEST_CASE_METHOD(metadata_fixture, "a restarted metadata actor loads its topics, and another cluster's store is refused",
@@ -434,7 +298,7 @@ TEST_CASE_METHOD(metadata_fixture, "a create past max.broker.partitions is POLIC
   REQUIRE(create(meta, topic_spec{"b", 4, 1, {}}));
 }
 
-TEST_CASE_METHOD(metadata_fixture, "create and alter refuse configs below Kafka's minimums and broker settings, naming the key",
+TEST_CASE_METHOD(metadata_fixture, "create refuses configs below Kafka's minimums and broker settings, naming the key",
                  "[controller][metadata]") {
   auto meta = start();
   const std::vector<std::pair<std::string, std::string>> refused = {
@@ -452,14 +316,6 @@ TEST_CASE_METHOD(metadata_fixture, "create and alter refuse configs below Kafka'
     CHECK_THAT(from_caf_error(created.error()).message, Catch::Contains(key));
   }
   REQUIRE(create(meta, topic_spec{"t", 1, 1, {}}));
-  for (const auto& [key, value] : refused) {
-    INFO(key << "=" << value);
-    auto altered = request<bool>(meta, alter_atom_v, std::string("t"), config_map{{key, value}},
-                                 std::vector<std::string>{});
-    REQUIRE_FALSE(altered);
-    CHECK(code_of(altered.error()) == errc::invalid_config);
-    CHECK_THAT(from_caf_error(altered.error()).message, Catch::Contains(key));
-  }
   auto configs = request<config_map>(meta, describe_atom_v, std::string("t"));
   REQUIRE(configs);
   CHECK(configs->count("log.cleaner.backoff.ms") == 0);

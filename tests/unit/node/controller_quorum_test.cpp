@@ -34,17 +34,6 @@ TEST_CASE("a controller quorum is read as its voters in the order given",
   CHECK((*v)[2].address.port == 19293);
 }
 
-TEST_CASE("a controller quorum of the node alone is a single-node cluster, any other is not",
-          "[node][config][quorum]") {
-  auto alone = parse_controller_quorum("4@127.0.0.1:19093");
-  REQUIRE(alone);
-  CHECK(is_single_node_quorum(*alone, 4));
-  CHECK_FALSE(is_single_node_quorum(*alone, 5));
-  auto three = parse_controller_quorum("1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3");
-  REQUIRE(three);
-  CHECK_FALSE(is_single_node_quorum(*three, 1));
-}
-
 TEST_CASE("a malformed controller quorum is refused naming what is wrong",
           "[node][config][quorum]") {
   CHECK_THAT(refusal(""), Catch::Contains("no voters"));
