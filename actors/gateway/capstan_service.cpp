@@ -269,7 +269,7 @@ metadata_cache_ptr controller_cache(const service_context& ctx) {
 // with `partitions` partitions and this node's replicas of them are open, so that the client's
 // next call through this node finds them (on a single node: led). Past the wait it answers
 // anyway: the change did commit.
-constexpr auto metadata_catch_up_wait = std::chrono::seconds(5);
+constexpr auto metadata_catch_up_wait = 5 * kj::SECONDS;
 constexpr auto metadata_catch_up_poll = 5 * kj::MILLISECONDS;
 
 kj::Promise<void> await_cached(std::shared_ptr<service_context> ctx, std::string topic,
@@ -295,8 +295,7 @@ kj::Promise<void> await_cached(std::shared_ptr<service_context> ctx, std::string
 
 kj::Promise<void> await_cached(std::shared_ptr<service_context> ctx, std::string topic,
                                size_t partitions) {
-  const auto deadline = ctx->timer->now() +
-                        std::chrono::milliseconds(metadata_catch_up_wait).count() * kj::MILLISECONDS;
+  const auto deadline = ctx->timer->now() + metadata_catch_up_wait;
   return await_cached(std::move(ctx), std::move(topic), partitions, deadline);
 }
 

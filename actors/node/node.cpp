@@ -223,19 +223,17 @@ status node::impl::start() {
     if (!staged) return staged.err();
     pending_import = std::move(*staged);
   }
-  {
-    // Unreadable: the next registration names no predecessor, and waits out its session.
-    if (auto previous = read_incarnation_file(config.data_dir); !previous)
-      spdlog::warn("node {}: {}", config.node_id, previous.err().to_string());
-    else if (*previous)
-      previous_incarnation = **previous;
-    std::random_device rd;
-    for (auto& b : incarnation) b = static_cast<uint8_t>(rd());
-    // Taken away before anything is written: this process's crash must not pass for a clean stop.
-    auto clean = take_clean_shutdown_marker(config.data_dir);
-    if (!clean) return clean.err();
-    previous_clean_shutdown = *clean;
-  }
+  // Unreadable: the next registration names no predecessor, and waits out its session.
+  if (auto previous = read_incarnation_file(config.data_dir); !previous)
+    spdlog::warn("node {}: {}", config.node_id, previous.err().to_string());
+  else if (*previous)
+    previous_incarnation = **previous;
+  std::random_device rd;
+  for (auto& b : incarnation) b = static_cast<uint8_t>(rd());
+  // Taken away before anything is written: this process's crash must not pass for a clean stop.
+  auto clean = take_clean_shutdown_marker(config.data_dir);
+  if (!clean) return clean.err();
+  previous_clean_shutdown = *clean;
 
   actor_config_options options;
   options.max_threads = config.scheduler_threads;
@@ -261,10 +259,9 @@ status node::impl::publish_endpoint() {
   return {};
 }
 
-// The other nodes reach a node of a multi-node quorum on its cluster listener, a voter at the
-// address its quorum entry names.
+// Every node, even alone, registers its cluster listener with its controller, where other nodes
+// reach it.
 status node::impl::check_voter_listener() const {
-  // Even alone: a node registers its cluster listener with its controller.
   if (config.cluster_listen.empty())
     return make_error(errc::invalid_config,
                       "node " + std::to_string(config.node_id) + " needs a cluster listener");
@@ -436,17 +433,15 @@ status node::impl::start_actors() {
                  "this node off, drop its produce responses or fail its disk",
                  config.node_id);
   }
-  {
-    controller_client_options cc;
-    cc.node = node_id{config.node_id};
-    cc.voters = voter_addresses(voters);
-    cc.peers = controller_peers;
-    if (voter) cc.self_endpoint = endpoint;
-    // Within the gateway's own wait for the answer, so the client hears why.
-    cc.request_timeout = std::chrono::seconds(25);
-    controller_client = spawn_controller_client(*sys, cc);
-    targets.controller = controller_client;
-  }
+  controller_client_options cc;
+  cc.node = node_id{config.node_id};
+  cc.voters = voter_addresses(voters);
+  cc.peers = controller_peers;
+  if (voter) cc.self_endpoint = endpoint;
+  // Within the gateway's own wait for the answer, so the client hears why.
+  cc.request_timeout = std::chrono::seconds(25);
+  controller_client = spawn_controller_client(*sys, cc);
+  targets.controller = controller_client;
   auto server =
     rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port, config.client_limits);
   if (!server) return listen_failure("client listener", rpc_address, server.err().message);
@@ -524,12 +519,12 @@ bool node::impl::serves_what_it_leads(const std::vector<std::string>& topics) co
 status node::impl::import_single_node_topics(caf::scoped_actor& self) {
   if (!pending_import) return {};
   const auto topics = pending_import->topics;
-  caf::error failure;
+  caf::error lost;
   result<topic_response_msg> answer = make_error(errc::request_timed_out, "no answer");
   self->request(controller, request_timeout, import_atom_v, *pending_import)
     .receive([&](const capnp_frame& f) { answer = decode_topic_response(f); },
-             [&](caf::error& e) { failure = e; });
-  if (failure) return from_caf_error(failure);
+             [&](caf::error& e) { lost = e; });
+  if (lost) return from_caf_error(lost);
   if (!answer) return answer.err();
   if (answer->error != errc::none)
     return make_error(answer->error, "the topics of " + (config.data_dir / metadata_store_file).string() +
