@@ -2,7 +2,16 @@
 
 namespace capstan::controller {
 
-void control_streams::reset() { streams_.clear(); }
+void control_streams::reset() {
+  // Numbers go on rising: a controller active again within its epoch (a handover given up, a
+  // proposal timed out) must not reuse a number a node applied, or the node would take the new
+  // stream for duplicates and never converge.
+  for (auto& [node, s] : streams_) {
+    stream fresh;
+    fresh.next_sequence = s.next_sequence;
+    s = std::move(fresh);
+  }
+}
 
 void control_streams::drop(stream& s) {
   s.queue.clear();

@@ -28,8 +28,9 @@ class control_streams {
 public:
   explicit control_streams(size_t max_queued = 256) : max_queued_(max_queued) {}
 
-  // A new activity of the controller (or none): every queue, message out and number is
-  // forgotten; the streams start again at 1.
+  // A new activity of the controller (or none): every queue and message out is forgotten. Each
+  // stream goes on from the number after the last one given: the controller epoch may be the
+  // same as the last activity's, and a node takes a number it applied for a duplicate.
   void reset();
 
   // Numbers and queues `messages`, per node in the order given. A node that needs its full state

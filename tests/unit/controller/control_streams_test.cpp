@@ -6,6 +6,7 @@
 
 #include "actors/controller/control_streams.hpp"
 #include "actors/replica/control_codec.hpp"
+#include "actors/replica/control_sequence.hpp"
 
 using namespace capstan;
 using namespace capstan::controller;
@@ -90,7 +91,8 @@ TEST_CASE("a node's queue is bounded: past it the queue gives way to the node's 
   CHECK(s.wants_full_state(two));
 }
 
-TEST_CASE("a new activity starts every stream again", "[controller][streams]") {
+TEST_CASE("a new activity starts every stream again, its numbers above the last activity's",
+          "[controller][streams]") {
   control_streams s;
   s.queue({full(two), delta(two)});
   REQUIRE(s.next(two));
@@ -100,5 +102,36 @@ TEST_CASE("a new activity starts every stream again", "[controller][streams]") {
   s.queue({full(two)});
   auto m = s.next(two);
   REQUIRE(m);
-  CHECK(sequence_of(*m) == 1);
+  CHECK(sequence_of(*m) == 3);
+}
+
+// A controller that stops being active and becomes so again within one epoch (a leadership
+// handover given up, a proposal timed out) sends its full state again under the same controller
+// epoch. Numbered from 1 again, the node took it, and all after it, for duplicates of what it
+// had applied, and answered them as applied: it never converged.
+TEST_CASE("a controller active again within its epoch is not taken for duplicates by the node",
+          "[controller][streams]") {
+  control_streams s;
+  control_sequence node;
+  const auto admit = [&](const control_streams::sendable& m) {
+    const bool is_full = m.what == outgoing_message::kind::update_metadata &&
+                         decode_update_metadata(m.frame)->full;
+    return node.admit(7, sequence_of(m), is_full);
+  };
+  s.queue({full(two), lai(two), delta(two)});
+  for (int k = 0; k < 3; ++k) {
+    auto m = s.next(two);
+    REQUIRE(m);
+    CHECK(admit(*m) == control_sequence::verdict::apply);
+    s.answered(two, true);
+  }
+  s.reset();
+  s.queue({full(two), lai(two)});
+  auto again = s.next(two);
+  REQUIRE(again);
+  CHECK(admit(*again) == control_sequence::verdict::apply);
+  s.answered(two, true);
+  auto next = s.next(two);
+  REQUIRE(next);
+  CHECK(admit(*next) == control_sequence::verdict::apply);
 }
