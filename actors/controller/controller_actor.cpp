@@ -1,22 +1,21 @@
 // The controller actor: see controller_actor.hpp.
 //
-// Runs on the shared scheduler: it never blocks (the quorum actor, which fsyncs, is detached).
-// Every wait is bounded: requests to the quorum member by request_timeout / propose_timeout, each
-// control message by request_timeout. A generation number, bumped whenever the actor becomes
-// active or stops being so, tells late answers of an earlier activity from current ones.
+// A shell over controller_driver, which holds the logic: the actor hands it what arrives
+// (requests, the quorum member's status, proposals' outcomes, control messages' answers) and
+// carries out what it asks with messages. It runs on the shared scheduler and never blocks (the
+// quorum actor, which fsyncs, is detached). Every wait is bounded: requests to the quorum member
+// by request_timeout / propose_timeout, each control message by request_timeout.
 
 #include "actors/controller/controller_actor.hpp"
 
-#include <deque>
 #include <map>
 #include <random>
-#include <set>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/controller/active_controller.hpp"
-#include "actors/controller/control_streams.hpp"
+#include "actors/controller/controller_driver.hpp"
 #include "actors/replica/control_codec.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/link_faults.hpp"
@@ -29,27 +28,9 @@ using controller::active_controller;
 using controller::controller_answer;
 using controller::controller_request;
 using controller::outgoing_message;
+using sendable = controller::control_streams::sendable;
 
-struct queued_request {
-  controller_request request;
-  // Empty for the actor's own requests (session expiries).
-  std::optional<caf::typed_response_promise<capnp_frame>> reply;
-};
-
-struct controller_state {
-  static inline const char* name = "capstan.controller";
-  controller_options opts;
-  std::unique_ptr<active_controller> core;
-  node_endpoint_actor own_endpoint;
-  int32_t leader_hint = -1;
-  uint64_t generation = 0;
-  bool polling = false;
-  bool activating = false;
-  bool busy = false;
-  std::deque<queued_request> queue;
-  controller::control_streams streams;
-};
-
+struct controller_state;
 using controller_ptr = controller_actor::stateful_pointer<controller_state>;
 
 int64_t now_ms() {
@@ -69,44 +50,93 @@ capnp_frame encode_answer(const controller_answer& a) {
       a);
 }
 
-void reply(queued_request& q, const controller_answer& a) {
-  if (q.reply) q.reply->deliver(encode_answer(a));
+// The driver's requests, as messages.
+class actor_io final : public controller::controller_io {
+public:
+  explicit actor_io(controller_ptr self) : self_(self) {}
+
+  void reply(uint64_t reply, const controller_answer& answer) override;
+  void propose(uint64_t token, const std::vector<controller::metadata_record>& records) override;
+  void read_image() override;
+  void learn_nodes(const controller::metadata_image& image) override;
+  void send(node_id to, uint64_t generation, sendable m) override;
+
+private:
+  void send_one(node_id to, const node_endpoint_actor& ep, uint64_t generation, sendable m);
+
+  controller_ptr self_;
+};
+
+struct controller_state {
+  static inline const char* name = "capstan.controller";
+  controller_options opts;
+  std::unique_ptr<actor_io> io;
+  std::unique_ptr<controller::controller_driver> driver;
+  node_endpoint_actor own_endpoint;
+  bool polling = false;
+  uint64_t next_reply = 0;
+  std::map<uint64_t, caf::typed_response_promise<capnp_frame>> replies;
+};
+
+void actor_io::reply(uint64_t reply, const controller_answer& answer) {
+  auto& replies = self_->state.replies;
+  auto it = replies.find(reply);
+  if (it == replies.end()) return;
+  it->second.deliver(encode_answer(answer));
+  replies.erase(it);
 }
 
-void refuse_all(controller_ptr self, errc code, const std::string& why) {
-  auto& st = self->state;
-  auto queue = std::move(st.queue);
-  st.queue.clear();
-  for (auto& q : queue)
-    reply(q, active_controller::refuse(q.request, make_error(code, why), st.leader_hint));
+void actor_io::propose(uint64_t token, const std::vector<controller::metadata_record>& records) {
+  auto self = self_;
+  auto failed = [self, token](errc code, const std::string& why) {
+    self->state.driver->proposal_failed(token, code, why, std::nullopt);
+  };
+  self->request(self->state.opts.quorum, self->state.opts.propose_timeout, propose_atom_v, records)
+      .then(
+          [self, token, failed](const propose_reply& r) {
+            if (r.code == errc::not_controller || r.code == errc::request_timed_out) {
+              self->state.driver->proposal_failed(token, r.code, r.message, r.leader);
+              return;
+            }
+            const error applied = r.code == errc::none ? error{} : make_error(r.code, r.message);
+            self->request(self->state.opts.quorum, self->state.opts.request_timeout, image_atom_v)
+                .then(
+                    [self, token, applied](controller::metadata_image& image) {
+                      self->state.driver->proposal_committed(token, std::move(image), applied,
+                                                             now_ms());
+                    },
+                    [failed](caf::error& err) {
+                      failed(errc::request_timed_out, caf::to_string(err));
+                    });
+          },
+          [failed](caf::error& err) { failed(errc::request_timed_out, caf::to_string(err)); });
 }
 
-void deactivate(controller_ptr self, const std::string& why) {
-  auto& st = self->state;
-  if (!st.core->active()) return;
-  spdlog::info("controller {}: no longer active: {}", st.opts.node.value(), why);
-  st.core->deactivate();
-  ++st.generation;
-  st.busy = false;
-  st.streams.reset();
-  refuse_all(self, errc::not_controller,
-             "controller " + std::to_string(st.opts.node.value()) + " is not active");
+void actor_io::read_image() {
+  auto self = self_;
+  self->request(self->state.opts.quorum, self->state.opts.request_timeout, image_atom_v)
+      .then(
+          [self](controller::metadata_image& image) {
+            self->state.driver->activate(std::move(image), now_ms());
+          },
+          [self](caf::error& err) {
+            self->state.driver->activation_failed();
+            spdlog::warn("controller {}: cannot read the image: {}", self->state.opts.node.value(),
+                         caf::to_string(err));
+          });
 }
 
-void drain(controller_ptr self, node_id to);
-
-// The message out to `to` was applied there, or not (refused, timed out, lost); the next goes.
-void answered(controller_ptr self, node_id to, uint64_t generation, bool applied) {
-  auto& st = self->state;
-  if (generation != st.generation) return;
-  st.streams.answered(to, applied);
-  drain(self, to);
+void actor_io::learn_nodes(const controller::metadata_image& image) {
+  const auto& opts = self_->state.opts;
+  std::vector<peer_address> where;
+  for (const auto& [id, b] : image.brokers())
+    if (id != opts.node) where.push_back(peer_address{id, b.cluster_host, b.cluster_port});
+  if (!where.empty()) self_->send(opts.peers, peers_atom_v, std::move(where));
 }
 
 // The fault switch's delayed control message (link_faults.hpp): handed over from a timer,
 // unanswered, as the quorum's delayed Raft sends.
-void send_late(const node_endpoint_actor& ep, controller::control_streams::sendable m,
-               std::chrono::milliseconds delay) {
+void send_late(const node_endpoint_actor& ep, sendable m, std::chrono::milliseconds delay) {
   switch (m.what) {
   case outgoing_message::kind::update_metadata:
     caf::delayed_anon_send(ep, delay, metadata_atom_v, std::move(m.frame));
@@ -120,21 +150,22 @@ void send_late(const node_endpoint_actor& ep, controller::control_streams::senda
   }
 }
 
-void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, uint64_t generation,
-              controller::control_streams::sendable m) {
+void actor_io::send_one(node_id to, const node_endpoint_actor& ep, uint64_t generation,
+                        sendable m) {
+  auto self = self_;
   auto& st = self->state;
   auto timeout = st.opts.request_timeout;
   auto failed = [self, to, generation](caf::error& err) {
     spdlog::warn("controller {}: a control message to node {} failed: {}; the node gets its full "
                  "state once it heartbeats",
                  self->state.opts.node.value(), to.value(), caf::to_string(err));
-    answered(self, to, generation, false);
+    self->state.driver->answered(to, generation, false);
   };
   const auto fault = link_faults::instance().check_control(st.opts.node, to);
   if (fault.what == link_fault::kind::drop) {
     spdlog::debug("controller {}: a control message to node {} is lost: the fault switch drops it",
                   st.opts.node.value(), to.value());
-    answered(self, to, generation, false);
+    st.driver->answered(to, generation, false);
     return;
   }
   // LeaderAndIsr and StopReplica answer an error in their response; per-partition errors mean the
@@ -149,20 +180,21 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
                      self->state.opts.node.value(), to.value(),
                      r ? std::string(to_string(r->error)) + ": " + r->message
                        : r.err().to_string());
-      answered(self, to, generation, applied);
+      self->state.driver->answered(to, generation, applied);
     };
   };
   if (fault.what == link_fault::kind::delay) {
     // Late, not lost: the stream goes on, and the node refuses what overtakes it as a gap (then
     // gets its full state) and ignores it when it comes after that.
     send_late(ep, std::move(m), fault.delay);
-    answered(self, to, generation, true);
+    st.driver->answered(to, generation, true);
     return;
   }
   switch (m.what) {
   case outgoing_message::kind::update_metadata:
     self->request(ep, timeout, metadata_atom_v, std::move(m.frame))
-        .then([self, to, generation](const capnp_frame&) { answered(self, to, generation, true); },
+        .then([self, to, generation](
+                  const capnp_frame&) { self->state.driver->answered(to, generation, true); },
               failed);
     break;
   case outgoing_message::kind::leader_and_isr:
@@ -176,135 +208,31 @@ void send_one(controller_ptr self, node_id to, const node_endpoint_actor& ep, ui
   }
 }
 
-// Sends `to`'s next message, if one waits and none is out: a node gets them one at a time, in the
-// order decided.
-void drain(controller_ptr self, node_id to) {
+void actor_io::send(node_id to, uint64_t generation, sendable m) {
+  auto self = self_;
   auto& st = self->state;
-  auto m = st.streams.next(to);
-  if (!m) return;
-  const auto generation = st.generation;
   if (to == st.opts.node && st.own_endpoint) {
-    send_one(self, to, st.own_endpoint, generation, std::move(*m));
+    send_one(to, st.own_endpoint, generation, std::move(m));
     return;
   }
-  auto shared = std::make_shared<controller::control_streams::sendable>(std::move(*m));
+  auto shared = std::make_shared<sendable>(std::move(m));
   self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, to)
-      .then(
-          [self, to, generation, shared](node_endpoint_actor& ep) {
-            send_one(self, to, ep, generation, std::move(*shared));
-          },
-          [self, to, generation](caf::error& err) {
-            spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
-                         to.value(), caf::to_string(err));
-            answered(self, to, generation, false);
-          });
-}
-
-void dispatch(controller_ptr self, std::vector<outgoing_message> messages) {
-  auto& st = self->state;
-  if (messages.empty()) return;
-  std::vector<peer_address> where;
-  for (const auto& [id, b] : st.core->image().brokers())
-    if (id != st.opts.node) where.push_back(peer_address{id, b.cluster_host, b.cluster_port});
-  if (!where.empty()) self->send(st.opts.peers, peers_atom_v, std::move(where));
-  std::set<node_id> touched;
-  for (const auto& m : messages) touched.insert(m.to);
-  st.streams.queue(std::move(messages));
-  for (auto n : touched) drain(self, n);
-}
-
-void pump(controller_ptr self);
-
-void settle(controller_ptr self, queued_request q, const controller::prepared_request& p,
-            std::optional<controller::metadata_image> image, const error& applied) {
-  auto settled = self->state.core->commit(p, std::move(image), applied, now_ms());
-  reply(q, settled.answer);
-  dispatch(self, std::move(settled.messages));
-  self->state.busy = false;
-  pump(self);
-}
-
-// Decides the next queued request; proposes its records and waits for them to commit.
-void pump(controller_ptr self) {
-  auto& st = self->state;
-  if (st.busy || st.queue.empty() || !st.core->active()) return;
-  auto q = std::move(st.queue.front());
-  st.queue.pop_front();
-  auto p = st.core->prepare(q.request, now_ms());
-  if (p.refused.code != errc::none || p.changes.records.empty()) {
-    st.busy = true;
-    settle(self, std::move(q), p, std::nullopt, error{});
-    return;
-  }
-  for (const auto& w : p.changes.warnings)
-    spdlog::warn("controller {}: {}", st.opts.node.value(), w);
-  for (const auto& e : p.elections)
-    if (e.outcome.code == errc::none)
-      spdlog::info("controller {}: electing the preferred leader of {}-{}", st.opts.node.value(),
-                   e.partition.topic, e.partition.partition.value());
-  st.busy = true;
-  const auto generation = st.generation;
-  auto shared = std::make_shared<std::pair<queued_request, controller::prepared_request>>(
-      std::move(q), std::move(p));
-  auto lost = [self, shared, generation](errc code, const std::string& why) {
-    reply(shared->first, active_controller::refuse(shared->first.request, make_error(code, why),
-                                                   self->state.leader_hint));
-    if (generation == self->state.generation) deactivate(self, why);
-  };
-  self->request(st.opts.quorum, st.opts.propose_timeout, propose_atom_v,
-                shared->second.changes.records)
-      .then(
-          [self, shared, generation, lost](const propose_reply& r) {
-            if (r.code == errc::not_controller || r.code == errc::request_timed_out) {
-              self->state.leader_hint = r.leader;
-              lost(r.code, r.message);
-              return;
-            }
-            // Committed: the answer says what the change did, also if this controller stopped
-            // being active meanwhile.
-            const error applied = r.code == errc::none ? error{} : make_error(r.code, r.message);
-            self->request(self->state.opts.quorum, self->state.opts.request_timeout, image_atom_v)
-                .then(
-                    [self, shared, generation, applied](controller::metadata_image& image) {
-                      if (generation != self->state.generation) {
-                        reply(shared->first,
-                              self->state.core->committed_answer(shared->second, image, applied));
-                        return;
-                      }
-                      settle(self, std::move(shared->first), shared->second, std::move(image),
-                             applied);
-                    },
-                    [lost](caf::error& err) {
-                      lost(errc::request_timed_out, caf::to_string(err));
-                    });
-          },
-          [lost](caf::error& err) { lost(errc::request_timed_out, caf::to_string(err)); });
+      .then([this, to, generation,
+             shared](node_endpoint_actor& ep) { send_one(to, ep, generation, std::move(*shared)); },
+            [self, to, generation](caf::error& err) {
+              spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
+                           to.value(), caf::to_string(err));
+              self->state.driver->answered(to, generation, false);
+            });
 }
 
 caf::result<capnp_frame> enqueue(controller_ptr self, result<controller_request> request,
                                  const controller_request& shape) {
   auto& st = self->state;
-  if (!request)
-    return encode_answer(active_controller::refuse(shape, request.err(), st.leader_hint));
-  if (!st.core->active())
-    return encode_answer(active_controller::refuse(
-        *request,
-        make_error(errc::not_controller,
-                   "controller " + std::to_string(st.opts.node.value()) + " is not active"),
-        st.leader_hint));
-  if (auto hb = std::get_if<broker_heartbeat_msg>(&*request)) {
-    st.core->heartbeat_arrived(*hb, now_ms());
-    // The node's link works: if a control message to it was lost, it gets its whole state now.
-    // A fenced node gets it when its heartbeat unfences it.
-    if (st.streams.wants_full_state(hb->node) && st.core->image().is_unfenced(hb->node)) {
-      spdlog::info("controller {}: sends node {} its full state", st.opts.node.value(),
-                   hb->node.value());
-      dispatch(self, st.core->full_state(hb->node));
-    }
-  }
   auto rp = self->make_response_promise<capnp_frame>();
-  st.queue.push_back(queued_request{std::move(*request), rp});
-  pump(self);
+  const uint64_t reply = ++st.next_reply;
+  st.replies.emplace(reply, rp);
+  st.driver->request(std::move(request), shape, reply, now_ms());
   return rp;
 }
 
@@ -314,41 +242,6 @@ result<controller_request> widen(result<T> r) {
   return controller_request{std::move(*r)};
 }
 
-void activate(controller_ptr self, int32_t term) {
-  auto& st = self->state;
-  st.activating = true;
-  self->request(st.opts.quorum, st.opts.request_timeout, image_atom_v)
-      .then(
-          [self, term](controller::metadata_image& image) {
-            auto& st = self->state;
-            st.activating = false;
-            ++st.generation;
-            st.streams.reset();
-            st.busy = false;
-            auto messages = st.core->activate(std::move(image), term, now_ms());
-            spdlog::info("controller {}: active in term {}, {} registered nodes",
-                         st.opts.node.value(), term, st.core->image().brokers().size());
-            dispatch(self, std::move(messages));
-          },
-          [self](caf::error& err) {
-            self->state.activating = false;
-            spdlog::warn("controller {}: cannot read the image: {}", self->state.opts.node.value(),
-                         caf::to_string(err));
-          });
-}
-
-// Queues the actor's own request `r` (a preferred leader election, a recovery), unless one of
-// its kind is queued already or the actor is not active (a new active controller's own timer or
-// poll takes over).
-template <class Request>
-void queue_once(controller_ptr self, Request r) {
-  auto& st = self->state;
-  if (!st.core->active()) return;
-  for (const auto& q : st.queue)
-    if (std::holds_alternative<Request>(q.request)) return;
-  st.queue.push_back(queued_request{std::move(r), std::nullopt});
-}
-
 void poll(controller_ptr self) {
   auto& st = self->state;
   if (st.polling) return;
@@ -356,33 +249,8 @@ void poll(controller_ptr self) {
   self->request(st.opts.quorum, st.opts.request_timeout, status_atom_v)
       .then(
           [self](const controller::quorum_status& s) {
-            auto& st = self->state;
-            st.polling = false;
-            st.leader_hint = s.leader ? s.leader->value() : -1;
-            const auto term = static_cast<int32_t>(s.term.value());
-            // A member handing its leadership over refuses proposals: not active meanwhile.
-            const bool leads = s.role == raft::role::leader && !s.handing_over;
-            if (st.core->active() && (!leads || term != st.core->epoch()))
-              deactivate(self,
-                         std::string(s.handing_over ? "the quorum member hands over term "
-                                                    : "the quorum member no longer leads term ") +
-                             std::to_string(st.core->epoch()));
-            // Active only once the member applied its whole log (its own no-op included), so the
-            // image holds every entry earlier leaders committed.
-            if (leads && !st.core->active() && !st.activating && s.applied_index == s.last_index)
-              activate(self, term);
-            if (st.core->active()) {
-              // Ahead of the queued requests, also while one is being decided: under a steady
-              // load of requests a dead node's leaderships would otherwise wait behind them.
-              auto expired = st.core->expired_sessions(now_ms());
-              for (auto e = expired.rbegin(); e != expired.rend(); ++e) {
-                spdlog::info("controller {}: the session of node {} expired", st.opts.node.value(),
-                             e->node.value());
-                st.queue.push_front(queued_request{*e, std::nullopt});
-              }
-              if (st.core->recovery_due()) queue_once(self, controller::leader_recovery{});
-              pump(self);
-            }
+            self->state.polling = false;
+            self->state.driver->status(s, now_ms());
           },
           [self](caf::error& err) {
             self->state.polling = false;
@@ -401,7 +269,8 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
   co.seed = st.opts.seed ? *st.opts.seed
                          : (uint64_t{std::random_device{}()} << 32 | std::random_device{}());
   co.imbalance_percentage = st.opts.imbalance_percentage;
-  st.core = std::make_unique<active_controller>(co);
+  st.io = std::make_unique<actor_io>(self);
+  st.driver = std::make_unique<controller::controller_driver>(co, *st.io);
   self->send(self, ctick_atom_v);
   if (st.opts.rebalance_interval)
     self->delayed_send(self, *st.opts.rebalance_interval, rebalance_atom_v);
@@ -445,13 +314,13 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
         self->request(self->state.opts.quorum, self->state.opts.request_timeout, status_atom_v)
             .then(
                 [self, rp](const controller::quorum_status& s) mutable {
-                  rp.deliver(encode(controller::describe_voter(s, *self->state.core)));
+                  rp.deliver(encode(controller::describe_voter(s, self->state.driver->core())));
                 },
                 [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
         return rp;
       },
       [self](gauges_atom) {
-        const auto& c = *self->state.core;
+        const auto& c = self->state.driver->core();
         return controller_gauges{c.active(),
                                  c.active() ? controller::offline_partitions(c.image()) : 0};
       },
@@ -469,8 +338,7 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
         self->delayed_send(self, self->state.opts.poll_interval, ctick_atom_v);
       },
       [self](rebalance_atom) {
-        queue_once(self, controller::leader_rebalance{});
-        pump(self);
+        self->state.driver->rebalance(now_ms());
         self->delayed_send(self, *self->state.opts.rebalance_interval, rebalance_atom_v);
       },
   };

@@ -13,10 +13,15 @@
 #include <vector>
 
 #include "actors/controller/active_controller.hpp"
+#include "actors/controller/controller_driver.hpp"
+#include "actors/controller/metadata/broker_decisions.hpp"
 #include "actors/controller/quorum_member.hpp"
 #include "actors/controller/raft/raft_codec.hpp"
 #include "actors/controller/raft/raft_storage_format.hpp"
 #include "actors/controller/raft/raft_storage_records.hpp"
+#include "actors/replica/control_codec.hpp"
+#include "actors/replica/control_sequence.hpp"
+#include "actors/replica/metadata_cache.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 #include "tests/unit/controller/controller_invariant_checker.hpp"
 #include "tests/unit/controller/memory_raft_files.hpp"
@@ -42,12 +47,13 @@ constexpr int64_t session_timeout_ms = 500;
 constexpr int64_t heartbeat_interval_ms = 100;
 // A broker gives up on an answer after this long and asks the next voter.
 constexpr int64_t registration_timeout_ms = 500;
+// A control message unanswered this long failed (the controller actor's request_timeout).
+constexpr int64_t control_timeout_ms = 250;
 
 enum class action : uint8_t {
   deliver,
   tick,
   broker,
-  refresh,
   fetch,
   alter_isr,
   client,
@@ -70,7 +76,6 @@ constexpr std::array<uint32_t, static_cast<size_t>(action::count_)> base_weights
     40, // deliver
     20, // tick
     12, // broker: register or heartbeat
-    8,  // refresh: a broker reads a voter's image
     8,  // fetch: a follower catches up with its leader
     6,  // alter_isr
     4,  // client
@@ -99,43 +104,63 @@ struct answer {
   uint64_t id = 0;
   controller_answer body;
 };
+// A control message of a voter's driver, and a broker's answer to it.
+struct control {
+  uint64_t id = 0;
+  uint64_t generation = 0;
+  control_streams::sendable message;
+};
+struct control_answer {
+  uint64_t id = 0;
+  uint64_t generation = 0;
+  bool applied = false;
+};
 
 // Node 0 is the client: it is never cut off and nobody reads its answers.
 struct envelope {
   int from = 0;
   int to = 0;
-  std::variant<raft_frame, request, answer> body;
+  std::variant<raft_frame, request, answer, control, control_answer> body;
 };
 
-struct queued {
-  controller_request req;
-  int reply_to = -1; // -1: nobody asked (a session expiry)
-  uint64_t id = 0;
-};
+using partition_key = std::pair<topic_id, int32_t>;
 
-struct in_flight {
-  queued q;
-  prepared_request prepared;
-  uint64_t token = 0;
-};
-
-// A voter: a quorum member with the active controller's logic beside it, driven as
-// controller_actor drives it (one request at a time, decided against the committed image).
+// A voter: a quorum member with the controller actor's driver beside it (controller_driver),
+// whose requests to its shell the simulation carries out in memory.
 struct sim_voter {
   node_id id;
   memory_disk disk;
   std::unique_ptr<quorum_member> member; // null: down
-  std::unique_ptr<active_controller> ctl;
-  std::deque<queued> queue;
-  std::optional<in_flight> busy;
-  uint64_t next_token = 0;
+  std::unique_ptr<controller_io> io;
+  std::unique_ptr<controller_driver> driver;
+  // Where each answer the driver gives goes: the asker and its request id, and the request's
+  // kind (its index in controller_request).
+  struct asker {
+    int node = -1;
+    uint64_t request = 0;
+    size_t kind = 0;
+  };
+  std::map<uint64_t, asker> askers;
+  uint64_t next_reply = 0;
+  // What the driver asked for and gets once its current input returns: proposals the member
+  // refused at once, and the image to become active with.
+  std::vector<std::pair<uint64_t, raft::proposal>> refused_proposals;
+  bool image_wanted = false;
+  // The control message out to each node: its id, generation and when it went.
+  struct out_message {
+    uint64_t id = 0;
+    uint64_t generation = 0;
+    int64_t sent = 0;
+  };
+  std::map<int, out_message> out;
+  // The logs behind the leaderless reports of each node's latest heartbeat the active driver
+  // took, as active_controller keeps them.
+  std::map<int, std::map<partition_key, simulated_log>> reports;
   // The member's image before the entry it applies next.
   metadata_image image{cluster};
   // Its disk was lost or damaged since it was last seen whole.
   bool lost = false;
 };
-
-using partition_key = std::pair<topic_id, int32_t>;
 
 // A broker's replica of one partition.
 struct sim_replica {
@@ -161,9 +186,13 @@ struct sim_broker {
   int64_t request_sent = 0;
   int target = 1;
   int64_t next_heartbeat = 0;
-  std::optional<metadata_image> view;
-  // The applied index `view` is the image at (the images at one index are equal).
-  log_index view_index;
+  // What this process took from the controllers' control messages, as a replica manager does:
+  // the state of each partition it hosts (LeaderAndIsr), the metadata cache (UpdateMetadata), the
+  // highest controller epoch seen and its place in that controller's stream.
+  std::map<partition_key, partition_state_msg> states;
+  std::optional<metadata_cache> cache;
+  int32_t controller_epoch = -1;
+  control_sequence stream;
 };
 
 struct violation {
@@ -268,9 +297,13 @@ private:
     co.node = v.id;
     co.session_timeout_ms = session_timeout_ms;
     co.seed = rng_();
-    v.ctl = std::make_unique<active_controller>(co);
-    v.queue.clear();
-    v.busy.reset();
+    v.io = std::make_unique<voter_io>(*this, v);
+    v.driver = std::make_unique<controller_driver>(co, *v.io);
+    v.askers.clear();
+    v.refused_proposals.clear();
+    v.image_wanted = false;
+    v.out.clear();
+    v.reports.clear();
     v.image = v.member->image();
     const auto& core = v.member->core();
     const auto snap = core.log().snapshot_index();
@@ -297,35 +330,8 @@ private:
     expect(raft_.on_apply(v.id, e.index, e.data));
     const metadata_image& after = v.member->image();
     expect(images_.on_applied(v.id, e.index, v.image, after, applied));
-    if (first) {
-      check_recovered_leaders(v.image, after);
-      committed_ = after;
-    }
+    if (first) committed_ = after;
     v.image = after;
-  }
-
-  // Acknowledged records: a leader elected from outside the ISR (last replica standing) holds
-  // every record acknowledged before. Its log is the one it reported: a replica without a leader
-  // neither leads nor follows at that leader epoch or an older one.
-  void check_recovered_leaders(const metadata_image& before, const metadata_image& after) {
-    for (const auto& [id, t] : after.topics()) {
-      const auto* old = before.topic(id);
-      if (old == nullptr) continue;
-      for (size_t i = 0; i < std::min(t.partitions.size(), old->partitions.size()); ++i) {
-        const auto& is = t.partitions[i];
-        const auto& was = old->partitions[i];
-        if (is.leader == no_leader || is.leader == was.leader || was.in_isr(is.leader)) continue;
-        const partition_key key{id, static_cast<int32_t>(i)};
-        const auto& log = broker(is.leader.value()).replicas[key].log;
-        const auto& acked = acked_[key];
-        if (!log.holds(acked))
-          fail("acknowledged records: " + t.name + "-" + std::to_string(i) + " recovered on node " +
-               std::to_string(is.leader.value()) + " (last epoch " +
-               std::to_string(log.last_epoch()) + ", log end " + std::to_string(log.end()) +
-               "), which lacks records acknowledged up to offset " + std::to_string(acked.end()) +
-               " (last epoch " + std::to_string(acked.last_epoch()) + ")");
-      }
-    }
   }
 
   void on_snapshot(sim_voter& v, const raft::snapshot_meta& meta) {
@@ -337,13 +343,91 @@ private:
 
   void crash_voter(sim_voter& v) {
     v.member.reset();
-    v.ctl.reset();
-    v.queue.clear();
-    v.busy.reset();
+    v.driver.reset();
+    v.io.reset();
   }
 
-  // Drains the member, settles the proposal that committed and proposes the next request, until
-  // nothing is left to do. A failed persist (the armed crash) takes the voter down.
+  // The driver's requests to its shell, carried out as the controller actor does, over the
+  // simulated network and the voter's member.
+  class voter_io final : public controller_io {
+  public:
+    voter_io(simulation& sim, sim_voter& v) : sim_(sim), v_(v) {}
+
+    void reply(uint64_t reply, const controller_answer& a) override {
+      auto it = v_.askers.find(reply);
+      if (it == v_.askers.end()) return;
+      const auto asker = it->second;
+      v_.askers.erase(it);
+      sim_.count_answer(asker.kind, a);
+      sim_.send(v_.id.value(), asker.node, answer{asker.request, a});
+    }
+    void propose(uint64_t token, const std::vector<metadata_record>& records) override {
+      if (const auto* p = v_.driver->proposal(token)) sim_.check_decision(v_, *p);
+      auto proposed = v_.member->propose(token, records);
+      if (!proposed.ok()) v_.refused_proposals.emplace_back(token, std::move(proposed));
+    }
+    void read_image() override { v_.image_wanted = true; }
+    void learn_nodes(const metadata_image&) override {}
+    void send(node_id to, uint64_t generation, control_streams::sendable m) override {
+      const uint64_t id = ++sim_.control_ids_;
+      v_.out[to.value()] = sim_voter::out_message{id, generation, sim_.now()};
+      sim_.send(v_.id.value(), to.value(), control{id, generation, std::move(m)});
+    }
+
+  private:
+    simulation& sim_;
+    sim_voter& v_;
+  };
+
+  void count_answer(size_t kind, const controller_answer& a) {
+    if (auto r = std::get_if<broker_registration_response_msg>(&a); r && r->error == errc::none)
+      ++stats_.registrations;
+    if (auto t = std::get_if<topic_response_msg>(&a);
+        t && t->error == errc::none && kind == controller_request(topic_spec{}).index())
+      ++stats_.topics;
+    if (auto ap = std::get_if<alter_partition_response_msg>(&a))
+      for (const auto& item : ap->partitions) stats_.isr_changes += item.error == errc::none;
+  }
+
+  // What a voter's driver decided, as it proposes it: fencings and recoveries are counted, and a
+  // leader that last-replica-standing recovery elects (from outside the ISR) must hold every
+  // record acknowledged before in the log it reported, which is the log the decision rests on (a
+  // replica without a leader neither leads nor follows at that leader epoch or an older one, so
+  // it still holds that log when it takes the leadership).
+  void check_decision(sim_voter& v, const prepared_request& p) {
+    if (std::holds_alternative<session_expiry>(p.request)) ++stats_.fencings;
+    if (!std::holds_alternative<leader_recovery>(p.request)) return;
+    stats_.recoveries += p.changes.records.size();
+    for (const auto& r : p.changes.records) {
+      const auto* c = std::get_if<partition_change_record>(&r);
+      if (c == nullptr || !c->leader) continue;
+      images_.on_recovery_decided(c->topic, c->partition, c->leader_epoch, *c->leader);
+      const partition_key key{c->topic, c->partition.value()};
+      const auto& reported = v.reports[c->leader->value()];
+      auto it = reported.find(key);
+      if (it == reported.end())
+        fail("recovery: voter " + std::to_string(v.id.value()) + " elects node " +
+             std::to_string(c->leader->value()) + " for partition " + std::to_string(key.second) +
+             ", which reported no log for it");
+      const auto& acked = acked_[key];
+      if (!it->second.holds(acked))
+        fail("acknowledged records: partition " + std::to_string(key.second) +
+             " recovered on node " + std::to_string(c->leader->value()) + " (reported last epoch " +
+             std::to_string(it->second.last_epoch()) + ", log end " +
+             std::to_string(it->second.end()) +
+             "), which lacks records acknowledged up to offset " + std::to_string(acked.end()) +
+             " (last epoch " + std::to_string(acked.last_epoch()) + ")");
+    }
+  }
+
+  int32_t leader_hint(const sim_voter& v) const {
+    const auto l = v.member->core().leader();
+    return l ? l->value() : -1;
+  }
+
+  // Drains the member and hands the driver what came of it (proposals' outcomes, the image it
+  // asked for), until nothing is left to do. A failed persist (the armed crash) takes the voter
+  // down.
   void run_voter(sim_voter& v) {
     while (v.member) {
       auto out = v.member->drain([this, &v](node_id to, capnp_frame f) {
@@ -355,118 +439,66 @@ private:
         crash_voter(v);
         return;
       }
-      for (auto& o : *out)
-        if (v.busy && o.token == v.busy->token) settle_outcome(v, o);
-      pump(v);
-      if (!v.member || !v.member->core().has_ready()) return;
+      // As the quorum actor answers a proposal: committed (applied, or with the error its records
+      // failed to apply with), or NOT_CONTROLLER / REQUEST_TIMED_OUT.
+      for (auto& o : *out) {
+        if (o.code == errc::not_controller || o.code == errc::request_timed_out) {
+          v.driver->proposal_failed(o.token, o.code, o.message, leader_hint(v));
+          continue;
+        }
+        const error applied = o.code == errc::none ? error{} : make_error(o.code, o.message);
+        v.driver->proposal_committed(o.token, v.member->image(), applied, now());
+      }
+      auto refused = std::move(v.refused_proposals);
+      v.refused_proposals.clear();
+      for (auto& [token, r] : refused)
+        v.driver->proposal_failed(token, errc::not_controller, "not the leader",
+                                  r.leader ? std::optional<int32_t>(r.leader->value())
+                                           : std::nullopt);
+      if (v.image_wanted) {
+        v.image_wanted = false;
+        v.reports.clear();
+        v.driver->activate(v.member->image(), now());
+        ++stats_.activations;
+      }
+      if (!v.member->core().has_ready() && v.refused_proposals.empty() && !v.image_wanted) return;
     }
   }
 
-  void reply(sim_voter& v, const queued& q, controller_answer a) {
-    if (q.reply_to >= 0) send(v.id.value(), q.reply_to, answer{q.id, std::move(a)});
-  }
-
-  int32_t leader_hint(const sim_voter& v) const {
-    const auto l = v.member->core().leader();
-    return l ? l->value() : -1;
-  }
-
-  void refuse(sim_voter& v, const queued& q, errc code) {
-    reply(v, q, active_controller::refuse(q.req, make_error(code, "not active"), leader_hint(v)));
-  }
-
-  void deactivate(sim_voter& v) {
-    if (!v.ctl->active()) return;
-    v.ctl->deactivate();
-    if (v.busy) refuse(v, v.busy->q, errc::not_controller);
-    v.busy.reset();
-    for (auto& q : v.queue) refuse(v, q, errc::not_controller);
-    v.queue.clear();
-  }
-
-  // The controller actor's poll: active while the member leads and has applied its whole log.
+  // The controller actor's poll, and its control messages' timeouts.
   void poll(sim_voter& v) {
-    const auto st = v.member->status_now();
-    const bool leads = st.role == raft::role::leader && !st.handing_over;
-    const auto term = static_cast<int32_t>(st.term.value());
-    if (v.ctl->active() && (!leads || term != v.ctl->epoch())) deactivate(v);
-    if (leads && !v.ctl->active() && st.applied_index == st.last_index) {
-      v.ctl->activate(v.member->image(), term, now());
-      ++stats_.activations;
-    }
-    if (v.ctl->active() && !v.busy)
-      for (auto& e : v.ctl->expired_sessions(now())) v.queue.push_back(queued{e, -1, 0});
-    if (v.ctl->active() && v.ctl->recovery_due() &&
-        std::none_of(v.queue.begin(), v.queue.end(), [](const queued& q) {
-          return std::holds_alternative<leader_recovery>(q.req);
-        }))
-      v.queue.push_back(queued{leader_recovery{}, -1, 0});
-  }
-
-  void settle(sim_voter& v, const queued& q, const prepared_request& p,
-              std::optional<metadata_image> image, const error& applied) {
-    auto settled = v.ctl->commit(p, std::move(image), applied, now());
-    if (applied.code == errc::none && p.refused.code == errc::none) {
-      if (std::holds_alternative<broker_registration_request>(q.req)) ++stats_.registrations;
-      if (std::holds_alternative<session_expiry>(q.req) && !p.changes.records.empty())
-        ++stats_.fencings;
-      if (std::holds_alternative<topic_spec>(q.req)) ++stats_.topics;
-      if (std::holds_alternative<leader_recovery>(q.req))
-        stats_.recoveries += p.changes.records.size();
-      for (const auto& o : p.outcomes) stats_.isr_changes += o.code == errc::none ? 1 : 0;
-    }
-    reply(v, q, std::move(settled.answer));
-  }
-
-  void settle_outcome(sim_voter& v, const proposal_outcome& o) {
-    auto busy = std::move(*v.busy);
-    v.busy.reset();
-    if (o.code == errc::not_controller || o.code == errc::request_timed_out) {
-      refuse(v, busy.q, o.code);
-      deactivate(v);
-      return;
-    }
-    const error applied = o.code == errc::none ? error{} : make_error(o.code, o.message);
-    settle(v, busy.q, busy.prepared, v.member->image(), applied);
-  }
-
-  void note_recoveries(const std::vector<metadata_record>& records) {
-    for (const auto& r : records)
-      if (const auto* c = std::get_if<partition_change_record>(&r); c != nullptr && c->leader)
-        images_.on_recovery_decided(c->topic, c->partition, c->leader_epoch, *c->leader);
-  }
-
-  // Decides queued requests one at a time; proposes the first that has records.
-  void pump(sim_voter& v) {
-    while (!v.busy && !v.queue.empty() && v.ctl->active()) {
-      queued q = std::move(v.queue.front());
-      v.queue.pop_front();
-      auto p = v.ctl->prepare(q.req, now());
-      if (p.refused.code != errc::none || p.changes.records.empty()) {
-        settle(v, q, p, std::nullopt, error{});
+    v.driver->status(v.member->status_now(), now());
+    for (auto it = v.out.begin(); it != v.out.end();) {
+      if (now() - it->second.sent <= control_timeout_ms) {
+        ++it;
         continue;
       }
-      if (std::holds_alternative<leader_recovery>(q.req)) note_recoveries(p.changes.records);
-      const uint64_t token = ++v.next_token;
-      auto proposed = v.member->propose(token, p.changes.records);
-      if (!proposed.ok()) {
-        refuse(v, q, errc::not_controller);
-        deactivate(v);
-        return;
-      }
-      v.busy = in_flight{std::move(q), std::move(p), token};
+      const auto [to, m] = *it;
+      it = v.out.erase(it);
+      v.driver->answered(node_id{to}, m.generation, false);
     }
   }
 
   void take_request(sim_voter& v, int from, request r) {
-    queued q{std::move(r.body), from, r.id};
-    if (!v.ctl->active()) {
-      refuse(v, q, errc::not_controller);
-      return;
+    if (auto hb = std::get_if<broker_heartbeat_msg>(&r.body);
+        hb && v.driver->active() &&
+        check_broker_epoch(v.driver->core().image(), hb->node, broker_epoch{hb->broker_epoch})) {
+      auto& reported = v.reports[hb->node.value()];
+      reported.clear();
+      if (auto it = report_logs_.find(r.id); it != report_logs_.end()) reported = it->second;
     }
-    if (auto hb = std::get_if<broker_heartbeat_msg>(&q.req)) v.ctl->heartbeat_arrived(*hb, now());
-    v.queue.push_back(std::move(q));
-    pump(v);
+    const uint64_t reply = ++v.next_reply;
+    v.askers[reply] = sim_voter::asker{from, r.id, r.body.index()};
+    const controller_request shape = r.body;
+    v.driver->request(std::move(r.body), shape, reply, now());
+    run_voter(v);
+  }
+
+  void take_control_answer(sim_voter& v, int from, const control_answer& a) {
+    auto it = v.out.find(from);
+    if (it == v.out.end() || it->second.id != a.id) return;
+    v.out.erase(it);
+    v.driver->answered(node_id{from}, a.generation, a.applied);
     run_voter(v);
   }
 
@@ -487,43 +519,109 @@ private:
     b.epoch = -1;
     b.request.reset();
     b.target = 1 + static_cast<int>(pick(opts_.voters));
-    b.view.reset();
+    b.states.clear();
+    b.cache.reset();
+    b.controller_epoch = -1;
+    b.stream = control_sequence{};
   }
 
   void redirect(sim_broker& b, int32_t hint) {
     b.target = is_voter(hint) ? hint : b.target % static_cast<int>(opts_.voters) + 1;
   }
 
-  // The view `b` acts on as a replica: one that holds its current registration, as a node's replica
-  // manager takes its states from a controller that knows that registration (an older view would
-  // let a new process on an empty data dir lead where its predecessor did). Null when it has none.
-  const metadata_image* acting_view(const sim_broker& b) const {
-    if (!b.up || b.epoch < 0 || !b.view) return nullptr;
-    const auto* r = b.view->broker(b.id);
-    return r != nullptr && r->epoch.value() == b.epoch ? &*b.view : nullptr;
-  }
-
   // `r` takes the partition's state `p`, unless it acted on a later leader epoch already.
-  static bool takes(sim_replica& r, const partition_state& p) {
-    if (p.leader_epoch.value() < r.epoch) return false;
-    r.epoch = p.leader_epoch.value();
+  static bool takes(sim_replica& r, const partition_state_msg& p) {
+    if (p.epoch.value() < r.epoch) return false;
+    r.epoch = p.epoch.value();
     return true;
   }
 
-  // A producer's record for each partition `b`'s view names it the leader of.
-  void produce(sim_broker& b) {
-    const auto* view = acting_view(b);
-    if (view == nullptr) return;
-    for (const auto& [id, t] : view->topics())
-      for (size_t i = 0; i < t.partitions.size(); ++i) {
-        const auto& p = t.partitions[i];
-        if (p.leader != b.id) continue;
-        auto& r = b.replicas[{id, static_cast<int32_t>(i)}];
-        if (takes(r, p)) {
-          r.log.append(p.leader_epoch.value());
-          acknowledge({id, static_cast<int32_t>(i)});
-        }
+  // Whether `b` admits a control message, as a replica manager does: not of a controller epoch
+  // older than one it saw, not for another process of its node, and next in its controller's
+  // stream. Nullopt: refused; false: a duplicate, answered as applied without acting on it.
+  static std::optional<bool> admit(sim_broker& b, int32_t epoch, const incarnation_bytes& target,
+                                   int64_t sequence, bool full) {
+    if (epoch < b.controller_epoch) return std::nullopt;
+    b.controller_epoch = epoch;
+    const bool unset = std::all_of(target.begin(), target.end(), [](uint8_t x) { return x == 0; });
+    if (!unset && target != b.incarnation) return std::nullopt;
+    switch (b.stream.admit(epoch, sequence, full)) {
+    case control_sequence::verdict::apply:
+      return true;
+    case control_sequence::verdict::duplicate:
+      return false;
+    case control_sequence::verdict::gap:
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // `b` takes a control message (controller_streams' frames, decoded as a node decodes them);
+  // returns whether it applied it.
+  bool take_control(sim_broker& b, const control_streams::sendable& m) {
+    switch (m.what) {
+    case outgoing_message::kind::update_metadata: {
+      auto u = decode_update_metadata(m.frame);
+      if (!u) fail("UpdateMetadata does not decode: " + u.err().to_string());
+      auto admitted = admit(b, u->controller_epoch, u->target, u->sequence, u->full);
+      if (!admitted) return false;
+      if (!*admitted) return true;
+      if (u->full || !b.cache)
+        b.cache.emplace(*u, std::map<std::string, std::string>{});
+      else
+        b.cache = metadata_cache(*b.cache, *u);
+      return true;
+    }
+    case outgoing_message::kind::leader_and_isr: {
+      auto l = decode_leader_and_isr(m.frame);
+      if (!l) fail("LeaderAndIsr does not decode: " + l.err().to_string());
+      auto admitted = admit(b, l->controller_epoch, l->target, l->sequence, false);
+      if (!admitted) return false;
+      if (!*admitted) return true;
+      for (const auto& p : l->partitions) {
+        if (std::find(p.replicas.begin(), p.replicas.end(), b.id) == p.replicas.end()) continue;
+        const partition_key key{p.id, p.tp.second};
+        auto it = b.states.find(key);
+        // As the replica manager: an older leader epoch, or the same at an older partition
+        // epoch, changes nothing.
+        if (it != b.states.end() &&
+            (p.epoch < it->second.epoch ||
+             (p.epoch == it->second.epoch && p.partition_epoch <= it->second.partition_epoch)))
+          continue;
+        b.states[key] = p;
       }
+      return true;
+    }
+    case outgoing_message::kind::stop_replica: {
+      auto r = decode_stop_replica(m.frame);
+      if (!r) fail("StopReplica does not decode: " + r.err().to_string());
+      auto admitted = admit(b, r->controller_epoch, r->target, r->sequence, false);
+      if (!admitted) return false;
+      if (!*admitted) return true;
+      for (const auto& p : r->partitions) {
+        const partition_key key{p.id, p.tp.second};
+        auto it = b.states.find(key);
+        if (it == b.states.end() || (p.epoch.value() != -2 && p.epoch < it->second.epoch)) continue;
+        b.states.erase(it);
+        if (r->delete_partitions) b.replicas.erase(key);
+      }
+      return true;
+    }
+    }
+    return false;
+  }
+
+  // A producer's record for each partition `b` leads.
+  void produce(sim_broker& b) {
+    if (!b.up) return;
+    for (const auto& [key, p] : b.states) {
+      if (p.leader != b.id) continue;
+      auto& r = b.replicas[key];
+      if (takes(r, p)) {
+        r.log.append(p.epoch.value());
+        acknowledge(key);
+      }
+    }
   }
 
   static int32_t min_insync(const topic_image& t) {
@@ -576,21 +674,18 @@ private:
            std::to_string(known.end()));
   }
 
-  // The logs of `b`'s replicas whose partition its view names no leader for, as a node's
-  // heartbeat carries them (replica_manager_state's `leaderless`).
-  replica_log_infos leaderless_logs(sim_broker& b) {
+  // The logs of `b`'s replicas whose partition has no leader, as a node's heartbeat carries them
+  // (replica_manager_state's `leaderless`); `logs` gets each one's whole log for check_decision.
+  replica_log_infos leaderless_logs(sim_broker& b, std::map<partition_key, simulated_log>& logs) {
     replica_log_infos out;
-    const auto* view = acting_view(b);
-    if (view == nullptr) return out;
-    for (const auto& [id, t] : view->topics())
-      for (size_t i = 0; i < t.partitions.size(); ++i) {
-        const auto& p = t.partitions[i];
-        if (p.leader != no_leader || !p.has_replica(b.id)) continue;
-        auto& r = b.replicas[{id, static_cast<int32_t>(i)}];
-        if (takes(r, p))
-          out.push_back(replica_log_info{id, static_cast<int32_t>(i), r.log.last_epoch(),
-                                         r.log.end(), p.leader_epoch.value()});
-      }
+    for (const auto& [key, p] : b.states) {
+      if (p.leader != no_leader) continue;
+      auto& r = b.replicas[key];
+      if (!takes(r, p)) continue;
+      out.push_back(replica_log_info{key.first, key.second, r.log.last_epoch(), r.log.end(),
+                                     p.epoch.value()});
+      logs[key] = r.log;
+    }
     return out;
   }
 
@@ -615,7 +710,9 @@ private:
                                          b.previous,
                                          false};
     } else if (now() >= b.next_heartbeat) {
-      body = broker_heartbeat_msg{b.id, b.epoch, false, {}, false, leaderless_logs(b)};
+      std::map<partition_key, simulated_log> logs;
+      body = broker_heartbeat_msg{b.id, b.epoch, false, {}, false, leaderless_logs(b, logs)};
+      if (!logs.empty()) report_logs_[request_ids_ + 1] = std::move(logs);
     } else {
       return;
     }
@@ -646,76 +743,71 @@ private:
     }
   }
 
-  // A partition of `b`'s view, picked by `wanted`; nullopt when none is.
+  // A partition `b` holds a state of, picked by `wanted`; null when none is.
   template <class Wanted>
-  std::optional<std::pair<const topic_image*, size_t>> pick_partition(const sim_broker& b,
-                                                                      Wanted wanted) {
-    std::vector<std::pair<const topic_image*, size_t>> all;
-    for (const auto& [id, t] : b.view->topics())
-      for (size_t i = 0; i < t.partitions.size(); ++i)
-        if (wanted(t.partitions[i])) all.emplace_back(&t, i);
-    if (all.empty()) return std::nullopt;
-    return all[pick(all.size())];
+  const partition_state_msg* pick_partition(const sim_broker& b, Wanted wanted) {
+    std::vector<const partition_state_msg*> all;
+    for (const auto& [key, p] : b.states)
+      if (wanted(p)) all.push_back(&p);
+    return all.empty() ? nullptr : all[pick(all.size())];
   }
 
-  sim_broker* registered_broker() {
+  sim_broker* broker_with_states() {
     std::vector<sim_broker*> ready;
     for (auto& b : brokers_)
-      if (b.up && b.epoch >= 0 && b.view) ready.push_back(&b);
+      if (b.up && !b.states.empty()) ready.push_back(&b);
     return ready.empty() ? nullptr : ready[pick(ready.size())];
   }
 
   // A follower fetches up to the log end of the leader both it and the leader take for the
   // partition's leader at the same partition epoch.
   bool fetch() {
-    auto* r = registered_broker();
+    auto* r = broker_with_states();
     if (r == nullptr) return false;
-    auto part = pick_partition(*r, [&](const partition_state& p) {
-      return p.has_replica(r->id) && p.leader != r->id && p.leader != no_leader;
+    const auto* p = pick_partition(*r, [&](const partition_state_msg& s) {
+      return s.leader != r->id && s.leader != no_leader;
     });
-    return part && catch_up(*r, *part->first, part->second);
+    return p != nullptr && catch_up(*r, {p->id, p->tp.second});
   }
 
-  // `r` copies the log of partition `i` of `t` (of its view) from the leader, when both act on
-  // views that name that leader at the same partition epoch: it is then caught up at that epoch.
-  // Copying the whole log is what truncating to the divergence point and fetching to the
-  // leader's log end leave.
-  bool catch_up(sim_broker& r, const topic_image& t, size_t i) {
-    const auto& p = t.partitions[i];
+  // `r` copies the log of partition `key` from the leader, when both hold states that name that
+  // leader at the same partition epoch: it is then caught up at that epoch. Copying the whole log
+  // is what truncating to the divergence point and fetching to the leader's log end leave.
+  bool catch_up(sim_broker& r, const partition_key& key) {
+    auto mine = r.states.find(key);
+    if (!r.up || mine == r.states.end() || mine->second.leader == no_leader) return false;
+    const auto p = mine->second;
     auto& l = broker(p.leader.value());
-    const auto* leader_view = acting_view(l);
-    if (acting_view(r) == nullptr || leader_view == nullptr || cut(r.id.value(), l.id.value()))
+    auto theirs = l.states.find(key);
+    if (!l.up || cut(r.id.value(), l.id.value()) || theirs == l.states.end()) return false;
+    const auto& lp = theirs->second;
+    if (lp.leader != p.leader || lp.epoch != p.epoch || lp.partition_epoch != p.partition_epoch)
       return false;
-    const partition_id pid{static_cast<int32_t>(i)};
-    const auto* lp = leader_view->partition(t.id, pid);
-    if (lp == nullptr || lp->leader != p.leader || lp->leader_epoch != p.leader_epoch ||
-        lp->partition_epoch != p.partition_epoch)
-      return false;
-    auto& from = l.replicas[{t.id, pid.value()}];
-    auto& to = r.replicas[{t.id, pid.value()}];
+    auto& from = l.replicas[key];
+    auto& to = r.replicas[key];
     if (!takes(from, p) || !takes(to, p)) return false;
     note(20, [&] {
-      return "node " + std::to_string(r.id.value()) + " catches up on " + t.name + "-" +
-             std::to_string(i) + " at partition epoch " + std::to_string(p.partition_epoch.value());
+      return "node " + std::to_string(r.id.value()) + " catches up on " + p.tp.first + "-" +
+             std::to_string(key.second) + " at partition epoch " +
+             std::to_string(p.partition_epoch);
     });
     to.log = from.log;
-    acknowledge({t.id, pid.value()});
-    images_.on_caught_up(t.id, pid, r.id, p.partition_epoch);
-    caught_up_.insert({t.id, pid.value(), r.id.value(), p.partition_epoch.value()});
+    acknowledge(key);
+    images_.on_caught_up(key.first, partition_id{key.second}, r.id,
+                         partition_epoch{p.partition_epoch});
+    caught_up_.insert({key.first, key.second, r.id.value(), p.partition_epoch});
     return true;
   }
 
-  // A leader (in its view) shrinks its ISR by a follower, or takes in one that caught up.
+  // A leader shrinks its ISR by a follower, or takes in one that caught up.
   bool alter_isr() {
-    auto* b = registered_broker();
+    auto* b = broker_with_states();
     if (b == nullptr) return false;
-    auto part = pick_partition(*b, [&](const partition_state& p) { return p.leader == b->id; });
-    if (!part) return false;
-    const auto* t = part->first; // not a structured binding: lambdas below capture it
-    const size_t i = part->second;
-    const auto& p = t->partitions[i];
-    std::vector<node_id> isr = p.isr;
-    const auto ready = ready_for_isr(*t, i);
+    const auto* p =
+        pick_partition(*b, [&](const partition_state_msg& s) { return s.leader == b->id; });
+    if (p == nullptr) return false;
+    std::vector<node_id> isr = p->isr;
+    const auto ready = ready_for_isr(*p);
     if (!ready.empty() && (isr.size() == 1 || pick(2) == 0)) {
       isr.push_back(ready[pick(ready.size())]);
     } else if (isr.size() > 1) {
@@ -726,38 +818,32 @@ private:
     } else {
       return false;
     }
-    ask_for_isr(*b, *t, i, std::move(isr));
+    ask_for_isr(*b, *p, std::move(isr));
     return true;
   }
 
-  // The replicas of partition `i` of `t` (of `b`'s view) outside its ISR that caught up at its
-  // partition epoch.
-  std::vector<node_id> ready_for_isr(const topic_image& t, size_t i) const {
-    const auto& p = t.partitions[i];
+  // The replicas of partition state `p` outside its ISR that caught up at its partition epoch.
+  std::vector<node_id> ready_for_isr(const partition_state_msg& p) const {
     std::vector<node_id> ready;
     for (node_id r : p.replicas)
-      if (!p.in_isr(r) &&
-          caught_up_.count({t.id, static_cast<int32_t>(i), r.value(), p.partition_epoch.value()}))
+      if (std::find(p.isr.begin(), p.isr.end(), r) == p.isr.end() &&
+          caught_up_.count({p.id, p.tp.second, r.value(), p.partition_epoch}))
         ready.push_back(r);
     return ready;
   }
 
-  // AlterPartition of partition `i` of `t` to `isr`, with the epochs of `b`'s view.
-  void ask_for_isr(sim_broker& b, const topic_image& t, size_t i, std::vector<node_id> isr) {
-    const auto& p = t.partitions[i];
+  // AlterPartition of the partition of state `p` to `isr`, with the epochs of that state.
+  void ask_for_isr(sim_broker& b, const partition_state_msg& p, std::vector<node_id> isr) {
     note(21, [&] {
       return "node " + std::to_string(b.id.value()) + " asks voter " + std::to_string(b.target) +
-             " for ISR " + to_string(isr) + " of " + t.name + "-" + std::to_string(i) +
-             " at epochs " + std::to_string(p.leader_epoch.value()) + "/" +
-             std::to_string(p.partition_epoch.value());
+             " for ISR " + to_string(isr) + " of " + p.tp.first + "-" +
+             std::to_string(p.tp.second) + " at epochs " + std::to_string(p.epoch.value()) + "/" +
+             std::to_string(p.partition_epoch);
     });
     alter_partition_msg m;
     m.broker = b.id;
-    m.partitions.push_back(alter_partition_item{{t.name, static_cast<int32_t>(i)},
-                                                t.id,
-                                                p.leader_epoch,
-                                                p.partition_epoch.value(),
-                                                std::move(isr)});
+    m.partitions.push_back(
+        alter_partition_item{p.tp, p.id, p.epoch, p.partition_epoch, std::move(isr)});
     send(b.id.value(), b.target, request{++request_ids_, std::move(m)});
   }
 
@@ -813,6 +899,14 @@ private:
       if (std::holds_alternative<broker_registration_request>(r->body)) return s + "registration";
       return s + "request " + std::to_string(r->body.index());
     }
+    if (auto c = std::get_if<control>(&e.body)) {
+      static constexpr std::array<const char*, 3> kinds{"UpdateMetadata", "LeaderAndIsr",
+                                                        "StopReplica"};
+      return s + kinds[static_cast<size_t>(c->message.what)] + " " + std::to_string(c->id) +
+             " of generation " + std::to_string(c->generation);
+    }
+    if (auto c = std::get_if<control_answer>(&e.body))
+      return s + "control answer " + std::to_string(c->id) + (c->applied ? " applied" : " refused");
     const auto& a = std::get<answer>(e.body).body;
     if (auto h = std::get_if<broker_heartbeat_response_msg>(&a))
       return s + "heartbeat answer " + std::string(to_string(h->error)) +
@@ -820,6 +914,11 @@ private:
     if (auto r = std::get_if<broker_registration_response_msg>(&a))
       return s + "registration answer " + std::string(to_string(r->error)) + " epoch " +
              std::to_string(r->broker_epoch);
+    if (auto ap = std::get_if<alter_partition_response_msg>(&a)) {
+      s += "AlterPartition answer " + std::string(to_string(ap->error));
+      for (const auto& item : ap->partitions) s += " " + std::string(to_string(item.error));
+      return s;
+    }
     return s + "answer " + std::to_string(a.index());
   }
 
@@ -827,10 +926,11 @@ private:
   std::optional<node_id> deliver(size_t k) {
     envelope e = std::move(network_[k]);
     network_.erase(network_.begin() + static_cast<ptrdiff_t>(k));
-    const bool lost =
-        cut(e.from, e.to) ||
-        (is_voter(e.to) && std::holds_alternative<request>(e.body) && !voter(e.to).member) ||
-        (std::holds_alternative<raft_frame>(e.body) && !voter(e.to).member);
+    const bool to_voter = std::holds_alternative<raft_frame>(e.body) ||
+                          std::holds_alternative<control_answer>(e.body) ||
+                          (is_voter(e.to) && std::holds_alternative<request>(e.body));
+    const bool lost = cut(e.from, e.to) || (to_voter && !voter(e.to).member) ||
+                      (std::holds_alternative<control>(e.body) && !broker(e.to).up);
     note(1, [&] { return "deliver " + describe(e) + (lost ? " (lost)" : ""); });
     if (lost) return std::nullopt;
     if (auto f = std::get_if<raft_frame>(&e.body)) {
@@ -843,6 +943,16 @@ private:
     if (auto r = std::get_if<request>(&e.body)) {
       auto& v = voter(e.to);
       take_request(v, e.from, std::move(*r));
+      return v.id;
+    }
+    if (auto c = std::get_if<control>(&e.body)) {
+      const bool applied = take_control(broker(e.to), c->message);
+      send(e.to, e.from, control_answer{c->id, c->generation, applied});
+      return std::nullopt;
+    }
+    if (auto c = std::get_if<control_answer>(&e.body)) {
+      auto& v = voter(e.to);
+      take_control_answer(v, e.from, *c);
       return v.id;
     }
     if (e.to != 0) broker_hears(broker(e.to), std::get<answer>(e.body));
@@ -946,23 +1056,6 @@ private:
       });
       produce(*b);
       broker_acts(*b);
-      break;
-    }
-    case action::refresh: {
-      auto up = up_voters();
-      std::vector<sim_broker*> brokers;
-      for (auto& b : brokers_)
-        if (b.up) brokers.push_back(&b);
-      if (up.empty() || brokers.empty()) return tick_step();
-      auto* b = brokers[pick(brokers.size())];
-      auto* v = up[pick(up.size())];
-      if (cut(b->id.value(), v->id.value())) return tick_step();
-      note(24, [&] {
-        return "node " + std::to_string(b->id.value()) + " reads voter " +
-               std::to_string(v->id.value()) + "'s image";
-      });
-      b->view = v->member->image();
-      b->view_index = v->member->core().applied_index();
       break;
     }
     case action::fetch:
@@ -1122,7 +1215,6 @@ private:
     run_voter(v);
     if (!v.member) return;
     poll(v);
-    pump(v);
     run_voter(v);
   }
 
@@ -1144,18 +1236,17 @@ private:
   sim_voter* active_voter() {
     sim_voter* active = nullptr;
     for (auto& v : voters_)
-      if (v->member && v->ctl->active() &&
-          (active == nullptr || v->ctl->epoch() > active->ctl->epoch()))
+      if (v->member && v->driver->active() &&
+          (active == nullptr || v->driver->core().epoch() > active->driver->core().epoch()))
         active = v.get();
     return active;
   }
 
   // Rounds without faults until `done()` or `max_steps`: in each, everything in flight arrives
-  // (and what it causes), then every voter ticks, every broker takes the active controller's
-  // image for its view (as a node takes the states the controller sends it) and acts, every
-  // follower catches up with its leader and every leader asks to take the caught-up replicas into
-  // its ISR. A network this fast next to the clock lets a commit take less time than a broker
-  // waits for its answer.
+  // (and what it causes: control messages included), then every voter ticks, every broker acts,
+  // every follower catches up with its leader and every leader asks to take the caught-up
+  // replicas into its ISR. A network this fast next to the clock lets a commit take less time than
+  // a broker waits for its answer.
   template <class Done>
   bool rounds(size_t max_steps, Done done) {
     const size_t start = step_;
@@ -1167,14 +1258,8 @@ private:
         tick(*v);
         check(v->id);
       }
-      sim_voter* active = active_voter();
       for (auto& b : brokers_) {
         if (!b.up) continue;
-        if (active != nullptr &&
-            (!b.view || b.view_index != active->member->core().applied_index())) {
-          b.view = active->member->image();
-          b.view_index = active->member->core().applied_index();
-        }
         note(23,
              [&] { return "node " + std::to_string(b.id.value()) + " registers or heartbeats"; });
         broker_acts(b);
@@ -1185,34 +1270,31 @@ private:
     return done();
   }
 
-  // Each follower of `b`'s view that is behind catches up with its leader.
+  // Each follower of `b` that is behind catches up with its leader.
   void follow_leaders(sim_broker& b) {
-    if (acting_view(b) == nullptr) return;
-    for (const auto& [id, t] : b.view->topics())
-      for (size_t i = 0; i < t.partitions.size(); ++i) {
-        const auto& p = t.partitions[i];
-        if (!p.has_replica(b.id) || p.leader == b.id || p.leader == no_leader) continue;
-        const partition_key key{id, static_cast<int32_t>(i)};
-        const auto& mine = b.replicas[key].log;
-        const auto& leaders = broker(p.leader.value()).replicas[key].log;
-        if (caught_up_.count({id, key.second, b.id.value(), p.partition_epoch.value()}) &&
-            mine.end() == leaders.end() && mine.holds(leaders))
-          continue;
-        catch_up(b, t, i);
-      }
+    if (!b.up) return;
+    std::vector<partition_key> behind;
+    for (const auto& [key, p] : b.states) {
+      if (p.leader == b.id || p.leader == no_leader) continue;
+      const auto& mine = b.replicas[key].log;
+      const auto& leaders = broker(p.leader.value()).replicas[key].log;
+      if (caught_up_.count({key.first, key.second, b.id.value(), p.partition_epoch}) &&
+          mine.end() == leaders.end() && mine.holds(leaders))
+        continue;
+      behind.push_back(key);
+    }
+    for (const auto& key : behind) catch_up(b, key);
   }
 
   void expand_isrs(sim_broker& b) {
-    if (acting_view(b) == nullptr) return;
-    for (const auto& [id, t] : b.view->topics())
-      for (size_t i = 0; i < t.partitions.size(); ++i) {
-        const auto& p = t.partitions[i];
-        auto ready = ready_for_isr(t, i);
-        if (p.leader != b.id || ready.empty()) continue;
-        auto isr = p.isr;
-        isr.insert(isr.end(), ready.begin(), ready.end());
-        ask_for_isr(b, t, i, std::move(isr));
-      }
+    if (!b.up) return;
+    for (const auto& [key, p] : b.states) {
+      auto ready = ready_for_isr(p);
+      if (p.leader != b.id || ready.empty()) continue;
+      auto isr = p.isr;
+      isr.insert(isr.end(), ready.begin(), ready.end());
+      ask_for_isr(b, p, std::move(isr));
+    }
   }
 
   // Whether a partition without a leader waits for an operator by design: its ISR is empty and
@@ -1238,6 +1320,45 @@ private:
                ", ISR " + to_string(p.isr) + ", replicas " + to_string(p.replicas) + ", wiped " +
                to_string(p.wiped) + ")";
       }
+    return {};
+  }
+
+  // The first broker whose control messages have not brought it to `image` yet, and where it
+  // differs, as text; empty when every broker took it all: the state of each partition it hosts
+  // and, in its metadata cache, every topic and partition.
+  std::string unconverged_broker(const metadata_image& image) {
+    for (auto& b : brokers_) {
+      const std::string who = "node " + std::to_string(b.id.value());
+      if (!b.cache) return who + " has no metadata cache";
+      const auto& topics = b.cache->cluster().topics;
+      if (topics.size() != image.topics().size())
+        return who + "'s cache holds " + std::to_string(topics.size()) + " topics, not " +
+               std::to_string(image.topics().size());
+      for (const auto& [id, t] : image.topics()) {
+        auto ct = topics.find(t.name);
+        if (ct == topics.end() || ct->second.id != id ||
+            ct->second.partitions.size() != t.partitions.size())
+          return who + "'s cache lacks topic " + t.name + " as it is";
+        for (size_t i = 0; i < t.partitions.size(); ++i) {
+          const auto& p = t.partitions[i];
+          const auto& c = ct->second.partitions[i];
+          std::vector<int32_t> isr;
+          for (node_id n : p.isr) isr.push_back(n.value());
+          if (c.leader != p.leader.value() || c.leader_epoch != p.leader_epoch.value() ||
+              c.isr != isr)
+            return who + "'s cache has " + t.name + "-" + std::to_string(i) + " at leader " +
+                   std::to_string(c.leader) + " epoch " + std::to_string(c.leader_epoch);
+          if (!p.has_replica(b.id)) continue;
+          auto st = b.states.find({id, static_cast<int32_t>(i)});
+          if (st == b.states.end() || st->second.leader != p.leader ||
+              st->second.epoch != p.leader_epoch ||
+              st->second.partition_epoch != p.partition_epoch.value() || st->second.isr != p.isr)
+            return who + " does not hold the state of " + t.name + "-" + std::to_string(i) +
+                   " (leader " + std::to_string(p.leader.value()) + ", partition epoch " +
+                   std::to_string(p.partition_epoch.value()) + ")";
+        }
+      }
+    }
     return {};
   }
 
@@ -1289,7 +1410,8 @@ private:
     size_t asked = 0;
     const auto live = [&] {
       return settled_with("live", asked) &&
-             unsettled_partition(active_voter()->member->image()).empty();
+             unsettled_partition(active_voter()->member->image()).empty() &&
+             unconverged_broker(active_voter()->member->image()).empty();
     };
     if (rounds(opts_.liveness_steps, live)) {
       stats_.liveness_steps = step_ - start;
@@ -1298,7 +1420,8 @@ private:
       return;
     }
     fail("liveness: no active controller with every broker unfenced, every partition led by a "
-         "full ISR (but those that wait for an operator) took a new topic to every voter within " +
+         "full ISR (but those that wait for an operator) and every broker holding its metadata "
+         "took a new topic to every voter within " +
          std::to_string(opts_.liveness_steps) + " steps after the faults stopped;" + summary());
   }
 
@@ -1316,15 +1439,20 @@ private:
              " commit " + std::to_string(st.commit_index.value()) + " applied " +
              std::to_string(st.applied_index.value()) + " last " +
              std::to_string(st.last_index.value()) + (st.catching_up ? " catching up" : "") +
-             (v->ctl->active() ? " active" : "") + (v->busy ? " busy" : "") + " queue " +
-             std::to_string(v->queue.size());
+             (v->driver->active() ? " active" : "") + (v->driver->busy() ? " busy" : "") +
+             " queue " + std::to_string(v->driver->queued());
     }
     for (auto& b : brokers_)
       out += "\n  broker " + std::to_string(b.id.value()) + ": epoch " + std::to_string(b.epoch) +
-             " target " + std::to_string(b.target) + (b.request ? " waiting" : "");
+             " target " + std::to_string(b.target) + (b.request ? " waiting" : "") +
+             " controller epoch " + std::to_string(b.controller_epoch) + " stream " +
+             std::to_string(b.stream.epoch()) + "/" + std::to_string(b.stream.last()) + " states " +
+             std::to_string(b.states.size());
     if (sim_voter* active = active_voter()) {
       const auto unsettled = unsettled_partition(active->member->image());
       if (!unsettled.empty()) out += "\n  partition " + unsettled;
+      const auto unconverged = unconverged_broker(active->member->image());
+      if (!unconverged.empty()) out += "\n  " + unconverged;
     }
     return out;
   }
@@ -1352,6 +1480,9 @@ private:
   controller_sim_stats stats_;
   int64_t now_ = 0;
   uint64_t request_ids_ = 0;
+  uint64_t control_ids_ = 0;
+  // The logs behind each heartbeat's leaderless reports, by request id.
+  std::map<uint64_t, std::map<partition_key, simulated_log>> report_logs_;
   size_t step_ = 0;
   uint64_t fingerprint_ = 0xcbf29ce484222325ULL;
 };
