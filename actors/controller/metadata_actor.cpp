@@ -13,6 +13,7 @@
 #include "actors/log/io_worker_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 
 namespace capstan {
@@ -236,7 +237,7 @@ metadata_actor::behavior_type metadata_behavior(self_ptr self, metadata_actor_op
           return;
         }
         spdlog::info("metadata: created topic {} (id {}, {} partitions, replication factor {})",
-                     spec.name, to_hex(topic.id), spec.partitions, spec.replication_factor);
+                     spec.name, to_base64_uuid(topic.id), spec.partitions, spec.replication_factor);
         apply_created(self, rp, std::move(topic));
       });
       return rp;

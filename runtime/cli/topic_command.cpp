@@ -13,6 +13,7 @@
 #include "runtime/cli/option_checks.hpp"
 #include "runtime/cli/reassign_command.hpp"
 #include "runtime/cluster/partition_availability.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 
 namespace capstan::cli {
 
@@ -29,16 +30,6 @@ struct topic_flags {
   bool under_replicated = false;
   bool unavailable = false;
 };
-
-std::string hex(const topic_id& id) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (auto b : id) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
 
 // Whether describe prints partition `p` under the flags: every one without a filter; with
 // --under-replicated-partitions those whose ISR is smaller than their replica set, with
@@ -70,7 +61,7 @@ void print_topic(const topic_flags& f, const topic_metadata& t,
                  const std::set<int32_t>& live) {
   if (!f.under_replicated && !f.unavailable) {
     const size_t rf = t.partitions.empty() ? 0 : t.partitions.front().replicas.size();
-    std::cout << "Topic: " << t.name << "\tTopicId: " << hex(t.id)
+    std::cout << "Topic: " << t.name << "\tTopicId: " << to_base64_uuid(t.id)
               << "\tPartitionCount: " << t.partitions.size() << "\tReplicationFactor: " << rf
               << "\tConfigs: ";
     print_configs(effective, true, t.configs);

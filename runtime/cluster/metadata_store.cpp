@@ -9,6 +9,7 @@
 
 #include "runtime/cluster/topic_validation.hpp"
 #include "runtime/storage/file_handle.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 
 namespace capstan {
 
@@ -40,7 +41,7 @@ toml::table to_toml(const topic_metadata& topic) {
     });
   }
   return toml::table{
-    {"id", to_hex(topic.id)},
+    {"id", to_base64_uuid(topic.id)},
     {"internal", topic.internal},
     {"configs", std::move(configs)},
     {"partitions", std::move(partitions)},
@@ -130,20 +131,26 @@ std::string to_hex(const topic_id& id) {
   return out;
 }
 
-result<topic_id> parse_topic_id(const std::string& hex) {
+result<topic_id> parse_topic_id(const std::string& text) {
+  if (text.size() != 32) {
+    auto id = parse_base64_uuid(text);
+    if (!id)
+      return make_error(errc::kafka_storage_error,
+                        "topic id '" + text +
+                            "' is neither 22 characters of URL-safe base64 nor 32 hex digits");
+    return *id;
+  }
   auto nibble = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     return -1;
   };
   topic_id id{};
-  if (hex.size() != id.size() * 2)
-    return make_error(errc::kafka_storage_error, "topic id '" + hex + "' is not 32 hex digits");
   for (size_t i = 0; i < id.size(); ++i) {
-    int hi = nibble(hex[2 * i]);
-    int lo = nibble(hex[2 * i + 1]);
+    int hi = nibble(text[2 * i]);
+    int lo = nibble(text[2 * i + 1]);
     if (hi < 0 || lo < 0)
-      return make_error(errc::kafka_storage_error, "topic id '" + hex + "' is not 32 hex digits");
+      return make_error(errc::kafka_storage_error, "topic id '" + text + "' is not 32 hex digits");
     id[i] = static_cast<uint8_t>(hi << 4 | lo);
   }
   return id;

@@ -39,8 +39,11 @@ result<cluster_metadata> read_metadata_store(const std::filesystem::path& file);
 // on failure, and then the previous file is untouched.
 status write_metadata_store(const std::filesystem::path& file, const cluster_metadata& metadata);
 
-// 32 lower-case hex digits and back; parse fails (nullopt-like) on anything else.
+// 32 lower-case hex digits: how incarnation and directory ids print.
 std::string to_hex(const topic_id& id);
-result<topic_id> parse_topic_id(const std::string& hex);
+// A topic id as this file keeps it: Kafka's text form, 22 characters of URL-safe base64
+// (to_base64_uuid, as partition.metadata and `topic describe`), or 32 hex digits, as versions
+// before wrote it. KAFKA_STORAGE_ERROR on anything else.
+result<topic_id> parse_topic_id(const std::string& text);
 
 } // namespace capstan

@@ -4,7 +4,7 @@
 #include <limits>
 #include <utility>
 
-#include "runtime/cluster/metadata_store.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 
 namespace capstan::controller {
 
@@ -54,7 +54,7 @@ status check_partition(const partition_state& p, const std::string& name) {
 }
 
 error unknown_topic(const topic_id& id) {
-  return make_error(errc::unknown_topic_or_partition, "no topic with id " + to_hex(id));
+  return make_error(errc::unknown_topic_or_partition, "no topic with id " + to_base64_uuid(id));
 }
 
 } // namespace
@@ -163,7 +163,7 @@ status metadata_image::apply_topic(const topic_record& r) {
     return make_error(errc::topic_already_exists, "topic '" + r.name + "' already exists");
   if (topics_.count(r.id) != 0)
     return make_error(errc::topic_already_exists,
-                      "topic id " + to_hex(r.id) + " is in use by '" + topics_[r.id].name + "'");
+                      "topic id " + to_base64_uuid(r.id) + " is in use by '" + topics_[r.id].name + "'");
   topics_[r.id] = topic_image{r.name, r.id, r.internal, r.configs, {}};
   topic_ids_[r.name] = r.id;
   return {};

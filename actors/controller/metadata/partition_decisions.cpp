@@ -8,6 +8,7 @@
 #include "actors/controller/metadata/partition_change.hpp"
 #include "actors/controller/metadata/reassignment_decisions.hpp"
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 
 namespace capstan::controller {
 
@@ -27,10 +28,10 @@ result<const topic_image*> find_topic(const metadata_image& image,
   }
   auto t = image.topic(item.id);
   if (t == nullptr)
-    return make_error(errc::unknown_topic_or_partition, "no topic with id " + to_hex(item.id));
+    return make_error(errc::unknown_topic_or_partition, "no topic with id " + to_base64_uuid(item.id));
   if (name != t->name)
     return make_error(errc::inconsistent_topic_id,
-                      "topic id " + to_hex(item.id) + " is '" + t->name + "', not '" + name + "'");
+                      "topic id " + to_base64_uuid(item.id) + " is '" + t->name + "', not '" + name + "'");
   return t;
 }
 

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
@@ -146,14 +147,39 @@ TEST_CASE("a malformed metadata store is a storage error naming the file", "[con
   }
 }
 
-TEST_CASE("topic ids print as 32 hex digits and parse back", "[controller][store]") {
+// One text form for a topic id everywhere a user or an operator reads one: Kafka's (URL-safe
+// base64, 22 characters), as partition.metadata has it. Files of earlier versions hold 32 hex
+// digits, which still read.
+TEST_CASE("topic ids read and write as Kafka's base64, and earlier files' hex still reads",
+          "[controller][store]") {
   topic_id id{};
   for (uint8_t i = 0; i < 16; ++i) id[i] = static_cast<uint8_t>(255 - i);
-  auto hex = to_hex(id);
-  CHECK(hex == "fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0");
-  auto back = parse_topic_id(hex);
+  auto back = parse_topic_id(to_base64_uuid(id));
   REQUIRE(back);
   CHECK(*back == id);
+  auto legacy = parse_topic_id("fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0");
+  REQUIRE(legacy);
+  CHECK(*legacy == id);
   CHECK_FALSE(parse_topic_id("fffe"));
   CHECK_FALSE(parse_topic_id("gffefdfcfbfaf9f8f7f6f5f4f3f2f1f0"));
+  CHECK_FALSE(parse_topic_id("!!!!!!!!!!!!!!!!!!!!!!"));
+
+  temp_dir dir;
+  const auto file = dir.path() / "cluster-metadata.toml";
+  cluster_metadata md;
+  md.cluster_id = "c1";
+  topic_metadata t;
+  t.name = "__consumer_offsets";
+  t.id = id;
+  t.internal = true;
+  t.partitions.push_back(partition_assignment{0, {1}, 1, 0, {1}, {}});
+  md.topics.emplace(t.name, t);
+  REQUIRE(write_metadata_store(file, md));
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find(to_base64_uuid(id)) != std::string::npos);
+  CHECK(text.find("fffefdfc") == std::string::npos);
+  auto read = read_metadata_store(file);
+  REQUIRE(read);
+  CHECK(read->topics.at("__consumer_offsets").id == id);
 }
