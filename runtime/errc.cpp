@@ -45,6 +45,9 @@ std::string_view to_string(errc code) {
     case errc::invalid_replica_assignment: return "INVALID_REPLICA_ASSIGNMENT";
     case errc::no_reassignment_in_progress: return "NO_REASSIGNMENT_IN_PROGRESS";
     case errc::broker_id_not_registered: return "BROKER_ID_NOT_REGISTERED";
+    case errc::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
+    case errc::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
+    case errc::not_coordinator: return "NOT_COORDINATOR";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -54,11 +54,15 @@ enum class errc : uint8_t {
   no_reassignment_in_progress,
   // Unregistering a node gone for good (docs/operations.md, "Replacing a node").
   broker_id_not_registered,
+  // The group coordinator's (docs/groups.md).
+  coordinator_load_in_progress,
+  coordinator_not_available,
+  not_coordinator,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::broker_id_not_registered;
+inline constexpr errc last_errc = errc::not_coordinator;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

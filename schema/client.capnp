@@ -195,6 +195,13 @@ interface Capstan {
   # node that is not registered; INVALID_REQUEST while it is unfenced or still heartbeats, while
   # it is still the last in-sync replica of a partition, and on a single node.
   unregisterNode @17 (nodeId :Int32) -> (errorCode :UInt8, errorMessage :Text);
+
+  # Kafka's FindCoordinator for a consumer group: the node that coordinates `group`, which is
+  # the leader of its partition of __consumer_offsets (docs/groups.md). The first call of a
+  # cluster has the controller create that topic and answers COORDINATOR_NOT_AVAILABLE until
+  # the partition has a leader; retry. nodeId -1 on error.
+  findCoordinator @18 (group :Text)
+      -> (errorCode :UInt8, errorMessage :Text, nodeId :Int32, host :Text, port :UInt16);
 }
 
 enum FaultKind {

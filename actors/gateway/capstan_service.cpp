@@ -19,6 +19,7 @@
 #include <capnp/orphan.h>
 #include <kj/async.h>
 #include <kj/debug.h>
+#include <spdlog/spdlog.h>
 
 #include "actors/gateway/request_validation.hpp"
 #include "runtime/actor/caf_error.hpp"
@@ -336,7 +337,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
         "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions",
-        "unregisterNode"})
+        "unregisterNode", "findCoordinator"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -454,6 +455,13 @@ kj::Promise<void> capstan_service::createTopic(CreateTopicContext call) {
   call.releaseParams();
   if (auto s = validate_topic_name(spec.name); !s) {
     set_error(call.getResults(results_size_hint), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  // As Kafka: the cluster creates its offsets topic itself, on a group's first FindCoordinator.
+  if (is_internal_topic(spec.name)) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method,
+              make_error(errc::invalid_request,
+                         "creation of internal topic " + spec.name + " is prohibited"));
     return kj::READY_NOW;
   }
   const auto name = spec.name;
@@ -1021,6 +1029,62 @@ kj::Promise<void> capstan_service::reassignPartitions(ReassignPartitionsContext 
                             .then([call, ctx = ctx_](reply<election_outcomes>&& reply_) mutable {
                               answer_outcomes(call, *ctx, method, std::move(reply_).take());
                             }));
+}
+
+kj::Promise<void> capstan_service::findCoordinator(FindCoordinatorContext call) {
+  static constexpr const char* method = "findCoordinator";
+  ctx_->metrics.count_request(method);
+  std::string group = call.getParams().getGroup();
+  call.releaseParams();
+  call.getResults().setNodeId(-1);
+  if (auto s = validate_group_id(group); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  auto cache = controller_cache(*ctx_);
+  if (!cache) {
+    set_error(call.getResults(), ctx_->metrics, method,
+              make_error(errc::coordinator_not_available,
+                         "this node holds no metadata from the controller yet"));
+    return kj::READY_NOW;
+  }
+  auto where = find_coordinator(cache->cluster(), group);
+  if (where.code == errc::none) {
+    auto results = call.getResults();
+    results.setNodeId(where.node);
+    results.setHost(where.host);
+    results.setPort(where.port);
+    return kj::READY_NOW;
+  }
+  if (where.partition >= 0) {
+    set_error(call.getResults(), ctx_->metrics, method, make_error(where.code, where.message));
+    return kj::READY_NOW;
+  }
+  // The group's first call on this cluster: the controller creates the offsets topic, and the
+  // caller retries until its partition has a leader.
+  auto plan = plan_offsets_topic(ctx_->targets.offsets_partitions,
+                                 ctx_->targets.offsets_replication_factor,
+                                 cache->cluster().brokers.size());
+  if (plan.capped)
+    spdlog::warn("node {}: creating {} with replication factor {}, not the {} of "
+                 "offsets.topic.replication.factor: only {} nodes are live",
+                 ctx_->targets.node, consumer_offsets_topic, plan.spec.replication_factor,
+                 ctx_->targets.offsets_replication_factor, cache->cluster().brokers.size());
+  return answered_later(
+      ask<topic_metadata>(*ctx_, ctx_->targets.controller, ctx_->admin_timeout, mktopic_atom_v,
+                          plan.spec)
+          .then([call, ctx = ctx_, where](reply<topic_metadata>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            if (r)
+              spdlog::info("node {}: the controller created {} for the consumer groups",
+                           ctx->targets.node, consumer_offsets_topic);
+            else if (r.code() != errc::topic_already_exists)
+              spdlog::warn("node {}: the controller did not create {}: {}", ctx->targets.node,
+                           consumer_offsets_topic, r.err().to_string());
+            set_error(call.getResults(), ctx->metrics, method,
+                      make_error(errc::coordinator_not_available,
+                                 where.message + "; it is being created, retry"));
+          }));
 }
 
 kj::Promise<void> capstan_service::unregisterNode(UnregisterNodeContext call) {

@@ -112,6 +112,7 @@ public:
   kj::Promise<void> electLeaders(ElectLeadersContext call) override;
   kj::Promise<void> reassignPartitions(ReassignPartitionsContext call) override;
   kj::Promise<void> unregisterNode(UnregisterNodeContext call) override;
+  kj::Promise<void> findCoordinator(FindCoordinatorContext call) override;
   kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:

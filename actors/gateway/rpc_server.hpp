@@ -21,6 +21,7 @@
 #include "actors/controller/controller_client_actor.hpp"
 #include "actors/controller/metadata_actor.hpp"
 #include "actors/gateway/rpc_limits.hpp"
+#include "actors/group/coordinator_lookup.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/replica_messages.hpp"
@@ -53,6 +54,10 @@ struct rpc_targets {
   // This node's id: createTopic and createPartitions also wait until its replicas of the new
   // partitions are open (-1: they do not).
   int32_t node = -1;
+  // offsets.topic.num.partitions and offsets.topic.replication.factor: what FindCoordinator has
+  // the controller create __consumer_offsets with on a group's first call.
+  int32_t offsets_partitions = 1;
+  int16_t offsets_replication_factor = default_offsets_replication_factor;
 };
 
 class rpc_server {

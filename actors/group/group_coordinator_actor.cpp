@@ -1,10 +1,12 @@
 // The group coordinator actor: committed consumer-group offsets. A group's commits live in one
-// partition of __consumer_offsets (offsets_partition_for); each commit request is one batch of
-// records keyed by (group, topic, partition), appended with acks=-1, and the in-memory map is
-// updated only after the append succeeded, so a fetch never returns an offset that a restart
-// could lose. A partition's map is rebuilt lazily, on the first request that needs it, by
-// replaying the partition from its log start to its high watermark; replay uses `await`, so no
-// other request is served until the map is complete.
+// partition of __consumer_offsets (offsets_partition_for), and this node coordinates the group
+// only while its metadata cache names it that partition's leader (coordinator_lookup.hpp);
+// otherwise it answers NOT_COORDINATOR. Each commit request is one batch of records keyed by
+// (group, topic, partition), appended with acks=-1, and the in-memory map is updated only after
+// the append succeeded, so a fetch never returns an offset that a failover could lose. A
+// partition's map is built on the first request under a leadership, by replaying the partition
+// from its log start to the log end the leadership began with (catch_up); a new leader epoch
+// builds it afresh. Replay uses `await`, so no other request is served meanwhile.
 
 #include "actors/group/group_coordinator.hpp"
 
@@ -14,6 +16,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/group/coordinator_lookup.hpp"
 #include "actors/group/offset_commit_record.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_builder.hpp"
@@ -34,19 +37,27 @@ using group_commits = std::map<std::pair<std::string, int32_t>, committed_offset
 
 struct offsets_partition {
   partition_replica_actor replica;
+  // The leadership the map is built under, the offset it holds every record below, and the log
+  // end when the leadership began: every record earlier leaders wrote is below it.
+  leader_epoch epoch{-1};
+  offset loaded_to{0};
+  offset load_end{0};
+  bool loaded = false;
   std::map<std::string, group_commits> groups;
 };
+
+using partition_ptr = std::shared_ptr<offsets_partition>;
 
 struct group_coordinator_state {
   static inline const char* name = "capstan.group_coordinator";
 
   group_coordinator_options opts;
-  // Loaded partitions of __consumer_offsets only.
-  std::map<int32_t, offsets_partition> partitions;
+  // Partitions of __consumer_offsets this node leads and has loaded.
+  std::map<int32_t, partition_ptr> partitions;
 };
 
 using self_ptr = group_coordinator_actor::stateful_pointer<group_coordinator_state>;
-using loaded_fn = std::function<void(offsets_partition*, caf::error)>;
+using loaded_fn = std::function<void(partition_ptr, caf::error)>;
 
 constexpr int32_t replay_fetch_bytes = 1 << 20;
 
@@ -56,7 +67,8 @@ void replay_record(offsets_partition& part, int32_t partition, const record_view
   if (!r.key) return;
   auto key = decode_offset_commit_key(*r.key);
   if (!key) {
-    spdlog::warn("{}-{}: skipping a record: {}", consumer_offsets_topic, partition, key.err().to_string());
+    spdlog::warn("{}-{}: skipping a record: {}", consumer_offsets_topic, partition,
+                 key.err().to_string());
     return;
   }
   if (!*key) return;
@@ -71,64 +83,165 @@ void replay_record(offsets_partition& part, int32_t partition, const record_view
   }
   auto value = decode_offset_commit_value(*r.value);
   if (!value) {
-    spdlog::warn("{}-{}: skipping a record: {}", consumer_offsets_topic, partition, value.err().to_string());
+    spdlog::warn("{}-{}: skipping a record: {}", consumer_offsets_topic, partition,
+                 value.err().to_string());
     return;
   }
   part.groups[k.group][tp] =
-    committed_offset{value->offset, value->leader_epoch, std::move(value->metadata)};
+      committed_offset{value->offset, value->leader_epoch, std::move(value->metadata)};
 }
 
-void replay_from(self_ptr self, int32_t partition, std::shared_ptr<offsets_partition> part,
-                 offset from, loaded_fn done) {
+// What a failure of the offsets partition's replica means to a coordinator's caller, as Kafka's
+// GroupMetadataManager maps it: this node no longer leads it, or the partition cannot take
+// commits now. Either is retriable at the coordinator the caller finds next.
+errc coordinator_error(errc code) {
+  switch (code) {
+  case errc::not_leader_or_follower:
+  case errc::kafka_storage_error:
+  case errc::fenced_leader_epoch:
+    return errc::not_coordinator;
+  case errc::unknown_topic_or_partition:
+  case errc::not_enough_replicas:
+  case errc::not_enough_replicas_after_append:
+    return errc::coordinator_not_available;
+  default:
+    return code;
+  }
+}
+
+caf::error coordinator_failure(int32_t partition, const caf::error& e) {
+  auto err = from_caf_error(e);
+  return to_caf_error(make_error(coordinator_error(err.code), std::string(consumer_offsets_topic) +
+                                                                  "-" + std::to_string(partition) +
+                                                                  ": " + err.message));
+}
+
+// Applies the partition's records from part->loaded_to up to its high watermark to the map. The
+// map is whole once it holds every record below the log end the leadership began with (as
+// Kafka's coordinator reads to the log end): a leader elected a moment ago may hold commits its
+// predecessor acknowledged above its own high watermark, which it may serve once its followers
+// confirm them. Until then the caller gets COORDINATOR_LOAD_IN_PROGRESS, and a later request
+// goes on from where this one stopped. Once whole, the map takes this leader's own commits as
+// they are acknowledged: nobody else writes to the partition while it leads.
+void catch_up(self_ptr self, int32_t partition, partition_ptr part, loaded_fn done) {
   self->request(part->replica, caf::infinite, fetch_atom_v,
-                fetch_request{from, replay_fetch_bytes, 0, 0})
-    .await(
-      [self, partition, part, from, done](fetch_result& res) {
-        batch_sequence_reader reader(res.records.bytes(), std::numeric_limits<size_t>::max());
-        for (;;) {
-          auto b = reader.next();
-          if (!b) {
-            spdlog::error("{}-{}: stopping replay at a bad batch: {}", consumer_offsets_topic,
-                          partition, b.err().to_string());
-            break;
-          }
-          if (!*b) break;
-          (*b)->for_each_record([&](const record_view& r) { replay_record(*part, partition, r); });
-        }
-        const offset next = res.records.empty() ? from : res.records.next_offset;
-        if (!res.records.empty() && next < res.high_watermark) {
-          replay_from(self, partition, part, next, done);
-          return;
-        }
-        auto& slot = self->state.partitions[partition] = std::move(*part);
-        spdlog::info("{}-{}: loaded the offsets of {} groups up to offset {}", consumer_offsets_topic,
-                     partition, slot.groups.size(), next.value());
-        done(&slot, {});
-      },
-      [done](caf::error& e) { done(nullptr, std::move(e)); });
+                fetch_request{part->loaded_to, replay_fetch_bytes, 0, 0})
+      .await(
+          [self, partition, part, done](fetch_result& res) {
+            batch_sequence_reader reader(res.records.bytes(), std::numeric_limits<size_t>::max());
+            for (;;) {
+              auto b = reader.next();
+              if (!b) {
+                spdlog::error("{}-{}: stopping replay at a bad batch: {}", consumer_offsets_topic,
+                              partition, b.err().to_string());
+                break;
+              }
+              if (!*b) break;
+              (*b)->for_each_record(
+                  [&](const record_view& r) { replay_record(*part, partition, r); });
+            }
+            if (!res.records.empty()) part->loaded_to = res.records.next_offset;
+            self->state.partitions[partition] = part;
+            if (!res.records.empty() && part->loaded_to < res.high_watermark &&
+                part->loaded_to < part->load_end) {
+              catch_up(self, partition, part, done);
+              return;
+            }
+            if (part->loaded_to < part->load_end) {
+              done(nullptr,
+                   to_caf_error(make_error(
+                       errc::coordinator_load_in_progress,
+                       std::string(consumer_offsets_topic) + "-" + std::to_string(partition) +
+                           " is loaded up to offset " + std::to_string(part->loaded_to.value()) +
+                           " of " + std::to_string(part->load_end.value()) +
+                           ", waiting for its high watermark")));
+              return;
+            }
+            part->loaded = true;
+            spdlog::info(
+                "{}-{}: loaded the offsets of {} groups up to offset {} at leader epoch {}",
+                consumer_offsets_topic, partition, part->groups.size(), part->loaded_to.value(),
+                part->epoch.value());
+            done(part, {});
+          },
+          [self, partition, done](caf::error& e) {
+            self->state.partitions.erase(partition);
+            done(nullptr, coordinator_failure(partition, e));
+          });
 }
 
-// Runs `done` with the loaded partition, loading it first if needed.
-void with_partition(self_ptr self, int32_t partition, loaded_fn done) {
+// The partition of __consumer_offsets that holds `group`'s commits and the leader epoch at which
+// this node leads it; NOT_COORDINATOR when another node leads it, COORDINATOR_NOT_AVAILABLE
+// without the topic or a live leader.
+struct leadership {
+  int32_t partition = 0;
+  leader_epoch epoch{-1};
+};
+
+result<leadership> lead_of(const group_coordinator_state& st, const std::string& group) {
+  auto cache = st.opts.cache ? st.opts.cache() : nullptr;
+  if (!cache)
+    return make_error(errc::coordinator_not_available,
+                      "this node holds no metadata from the controller yet");
+  auto where = find_coordinator(cache->cluster(), group);
+  if (where.partition < 0) return make_error(where.code, where.message);
+  const auto& topic = cache->cluster().topics.at(consumer_offsets_topic);
+  auto epoch = cache->led_by(consumer_offsets_topic, topic.id, where.partition, st.opts.node);
+  if (!epoch)
+    return make_error(errc::not_coordinator,
+                      "node " + std::to_string(st.opts.node.value()) +
+                          " is not the coordinator of group '" + group +
+                          "': " + consumer_offsets_topic + "-" + std::to_string(where.partition) +
+                          (where.node >= 0 ? " is led by node " + std::to_string(where.node)
+                                           : " has no live leader"));
+  return leadership{where.partition, *epoch};
+}
+
+// Runs `done` with the partition that holds `group`'s commits, caught up, loading it first if
+// this node's leadership of it is new.
+void with_partition(self_ptr self, const std::string& group, loaded_fn done) {
   auto& st = self->state;
-  if (auto it = st.partitions.find(partition); it != st.partitions.end()) {
-    done(&it->second, {});
+  auto lead = lead_of(st, group);
+  if (!lead) {
+    done(nullptr, to_caf_error(lead.err()));
     return;
   }
+  const int32_t partition = lead->partition;
+  if (auto it = st.partitions.find(partition);
+      it != st.partitions.end() && it->second->epoch == lead->epoch) {
+    if (it->second->loaded)
+      done(it->second, {});
+    else
+      catch_up(self, partition, it->second, done);
+    return;
+  }
+  st.partitions.erase(partition);
+  const leader_epoch epoch = lead->epoch;
   self->request(st.opts.replicas, caf::infinite, lookup_atom_v, std::string{consumer_offsets_topic},
                 partition)
-    .await(
-      [self, partition, done](partition_replica_actor& replica) {
-        auto part = std::make_shared<offsets_partition>();
-        part->replica = replica;
-        self->request(replica, caf::infinite, offsets_atom_v, earliest_timestamp)
-          .await(
-            [self, partition, part, done](const list_offsets_result& start) {
-              replay_from(self, partition, part, offset{start.found}, done);
-            },
-            [done](caf::error& e) { done(nullptr, std::move(e)); });
-      },
-      [done](caf::error& e) { done(nullptr, std::move(e)); });
+      .await(
+          [self, partition, epoch, done](partition_replica_actor& replica) {
+            auto part = std::make_shared<offsets_partition>();
+            part->replica = replica;
+            part->epoch = epoch;
+            self->request(replica, caf::infinite, status_atom_v)
+                .await(
+                    [self, partition, part, done](const replica_status& status) {
+                      part->loaded_to = status.log_start;
+                      part->load_end = status.log_end;
+                      catch_up(self, partition, part, done);
+                    },
+                    [partition, done](caf::error& e) {
+                      done(nullptr, coordinator_failure(partition, e));
+                    });
+          },
+          [partition, done](caf::error&) {
+            // Named its leader before its replica opened here: the load is about to start.
+            done(nullptr, to_caf_error(make_error(errc::coordinator_load_in_progress,
+                                                  std::string(consumer_offsets_topic) + "-" +
+                                                      std::to_string(partition) +
+                                                      " is not open on this node yet")));
+          });
 }
 
 errc validate_entry(const group_offset& e) {
@@ -140,21 +253,23 @@ errc validate_entry(const group_offset& e) {
 }
 
 caf::error validate_group(const std::string& group) {
-  if (group.empty()) return to_caf_error(make_error(errc::invalid_request, "the group id is empty"));
+  if (group.empty())
+    return to_caf_error(make_error(errc::invalid_request, "the group id is empty"));
   if (group.size() > max_record_string_bytes)
-    return to_caf_error(make_error(errc::invalid_request, "the group id is longer than 32767 bytes"));
+    return to_caf_error(
+        make_error(errc::invalid_request, "the group id is longer than 32767 bytes"));
   return {};
 }
 
 timestamp_ms now_ms(const group_coordinator_state& st) {
   if (st.opts.clock) return st.opts.clock();
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
-void append_commits(self_ptr self, int32_t partition, offsets_partition& part, std::string group,
-                    group_offsets results, caf::typed_response_promise<group_offsets> rp) {
+void append_commits(self_ptr self, partition_ptr part, std::string group, group_offsets results,
+                    caf::typed_response_promise<group_offsets> rp) {
   const auto now = now_ms(self->state);
   record_batch_builder builder(offset{0}, now);
   std::vector<size_t> valid;
@@ -170,78 +285,77 @@ void append_commits(self_ptr self, int32_t partition, offsets_partition& part, s
     rp.deliver(std::move(results));
     return;
   }
-  self->request(part.replica, caf::infinite, produce_atom_v,
+  self->request(part->replica, caf::infinite, produce_atom_v,
                 produce_request{batch_buffer::of(builder.build()), -1, 30000})
-    .then(
-      [self, partition, group, results, valid, rp](const produce_result&) mutable {
-        auto it = self->state.partitions.find(partition);
-        if (it != self->state.partitions.end()) {
-          auto& commits = it->second.groups[group];
-          for (auto i : valid) {
-            const auto& e = results[i];
-            commits[{e.topic, e.partition}] = committed_offset{e.offset, e.leader_epoch, e.metadata};
-          }
-        }
-        rp.deliver(std::move(results));
-      },
-      [self, partition, results, valid, rp](caf::error& err) mutable {
-        const auto code = from_caf_error(err).code;
-        spdlog::warn("{}-{}: commit failed: {}", consumer_offsets_topic, partition, to_string(err));
-        // The replica may be gone or another one now leads: reload on the next request.
-        if (code == errc::not_leader_or_follower || code == errc::request_timed_out ||
-            code == errc::kafka_storage_error)
-          self->state.partitions.erase(partition);
-        for (auto i : valid) results[i].error = code;
-        rp.deliver(std::move(results));
-      });
+      .then(
+          [part, group, results, valid, rp](const produce_result&) mutable {
+            auto& commits = part->groups[group];
+            for (auto i : valid) {
+              const auto& e = results[i];
+              commits[{e.topic, e.partition}] =
+                  committed_offset{e.offset, e.leader_epoch, e.metadata};
+            }
+            rp.deliver(std::move(results));
+          },
+          [self, part, rp](caf::error& err) mutable {
+            int32_t partition = -1;
+            for (auto it = self->state.partitions.begin(); it != self->state.partitions.end(); ++it)
+              if (it->second == part) {
+                partition = it->first;
+                // The replica may be gone or another one now leads: built afresh on the next
+                // request.
+                self->state.partitions.erase(it);
+                break;
+              }
+            spdlog::warn("{}-{}: commit failed: {}", consumer_offsets_topic, partition,
+                         to_string(err));
+            rp.deliver(coordinator_failure(partition, err));
+          });
 }
 
 caf::result<group_offsets> commit(self_ptr self, const std::string& group, group_offsets entries) {
   if (auto err = validate_group(group)) return err;
   for (auto& e : entries) e.error = validate_entry(e);
-  const auto partition = offsets_partition_for(group, self->state.opts.offsets_partitions);
   auto rp = self->make_response_promise<group_offsets>();
-  with_partition(self, partition,
-                 [self, partition, group, entries, rp](offsets_partition* part, caf::error err) mutable {
+  with_partition(self, group,
+                 [self, group, entries, rp](partition_ptr part, caf::error err) mutable {
                    if (!part) {
                      rp.deliver(std::move(err));
                      return;
                    }
-                   append_commits(self, partition, *part, group, std::move(entries), rp);
+                   append_commits(self, std::move(part), group, std::move(entries), rp);
                  });
   return rp;
 }
 
 caf::result<group_offsets> fetch(self_ptr self, const std::string& group, group_offsets wanted) {
   if (auto err = validate_group(group)) return err;
-  const auto partition = offsets_partition_for(group, self->state.opts.offsets_partitions);
   auto rp = self->make_response_promise<group_offsets>();
-  with_partition(self, partition,
-                 [group, wanted, rp](offsets_partition* part, caf::error err) mutable {
-                   if (!part) {
-                     rp.deliver(std::move(err));
-                     return;
-                   }
-                   static const group_commits none;
-                   auto g = part->groups.find(group);
-                   const auto& commits = g != part->groups.end() ? g->second : none;
-                   group_offsets out;
-                   if (wanted.empty()) {
-                     for (const auto& [tp, c] : commits)
-                       out.push_back(group_offset{tp.first, tp.second, c.offset, c.metadata, errc::none,
-                                                 c.leader_epoch});
-                   } else {
-                     for (auto& w : wanted) {
-                       auto c = commits.find({w.topic, w.partition});
-                       w.offset = c != commits.end() ? c->second.offset : -1;
-                       w.metadata = c != commits.end() ? c->second.metadata : std::string{};
-                       w.leader_epoch = c != commits.end() ? c->second.leader_epoch : -1;
-                       w.error = errc::none;
-                       out.push_back(std::move(w));
-                     }
-                   }
-                   rp.deliver(std::move(out));
-                 });
+  with_partition(self, group, [group, wanted, rp](partition_ptr part, caf::error err) mutable {
+    if (!part) {
+      rp.deliver(std::move(err));
+      return;
+    }
+    static const group_commits none;
+    auto g = part->groups.find(group);
+    const auto& commits = g != part->groups.end() ? g->second : none;
+    group_offsets out;
+    if (wanted.empty()) {
+      for (const auto& [tp, c] : commits)
+        out.push_back(
+            group_offset{tp.first, tp.second, c.offset, c.metadata, errc::none, c.leader_epoch});
+    } else {
+      for (auto& w : wanted) {
+        auto c = commits.find({w.topic, w.partition});
+        w.offset = c != commits.end() ? c->second.offset : -1;
+        w.metadata = c != commits.end() ? c->second.metadata : std::string{};
+        w.leader_epoch = c != commits.end() ? c->second.leader_epoch : -1;
+        w.error = errc::none;
+        out.push_back(std::move(w));
+      }
+    }
+    rp.deliver(std::move(out));
+  });
   return rp;
 }
 
@@ -249,12 +363,12 @@ group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
                                                                   group_coordinator_options opts) {
   self->state.opts = std::move(opts);
   return {
-    [self](commit_atom, const std::string& group, group_offsets& entries) {
-      return commit(self, group, std::move(entries));
-    },
-    [self](fetch_atom, const std::string& group, group_offsets& wanted) {
-      return fetch(self, group, std::move(wanted));
-    },
+      [self](commit_atom, const std::string& group, group_offsets& entries) {
+        return commit(self, group, std::move(entries));
+      },
+      [self](fetch_atom, const std::string& group, group_offsets& wanted) {
+        return fetch(self, group, std::move(wanted));
+      },
   };
 }
 

@@ -179,8 +179,6 @@ struct node::impl {
   // single_node_import.hpp: the store's topics of a single node from before it ran a quorum.
   std::optional<controller::import_topics_msg> pending_import;
   status import_single_node_topics(caf::scoped_actor& self);
-  status ensure_offsets_topic(caf::scoped_actor& self, const metadata_snapshot& snap,
-                              int32_t& partitions);
   void stop();
 };
 
@@ -222,6 +220,8 @@ status node::impl::start() {
     auto staged = stage_single_node_import(config.data_dir, node_id{config.node_id});
     if (!staged) return staged.err();
     pending_import = std::move(*staged);
+  } else if (auto s = refuse_node_local_offsets(config.data_dir, node_id{config.node_id}); !s) {
+    return s;
   }
   // Unreadable: the next registration names no predecessor, and waits out its session.
   if (auto previous = read_incarnation_file(config.data_dir); !previous)
@@ -411,11 +411,10 @@ status node::impl::start_actors() {
   if (auto s = start_controller(); !s) return s;
   if (auto s = publish_endpoint(); !s) return s;
 
-  int32_t offsets_partitions = config.offsets_topic_partitions;
-  if (auto s = ensure_offsets_topic(self, snap, offsets_partitions); !s) return s;
   group_coordinator_options go;
   go.replicas = replicas;
-  go.offsets_partitions = offsets_partitions;
+  go.node = node_id{config.node_id};
+  go.cache = [m = controller_metadata] { return m->current(); };
   groups = spawn_group_coordinator(*sys, go);
 
   rpc_targets targets;
@@ -425,6 +424,8 @@ status node::impl::start_actors() {
   targets.controller_metadata = [m = controller_metadata] { return m->current(); };
   targets.metrics = metrics;
   targets.node = config.node_id;
+  targets.offsets_partitions = config.offsets_topic_partitions;
+  targets.offsets_replication_factor = config.offsets_topic_replication_factor;
   if (config.fault_injection_enable) {
     faults = std::make_shared<node_fault_switch>(node_id{config.node_id}, *storage_faults,
                                                  config.data_dir.string());
@@ -539,26 +540,6 @@ status node::impl::import_single_node_topics(caf::scoped_actor& self) {
   std::vector<std::string> names;
   for (const auto& t : topics) names.push_back(t.name);
   return await_serving(self, names);
-}
-
-status node::impl::ensure_offsets_topic(caf::scoped_actor& self, const metadata_snapshot& snap,
-                                        int32_t& partitions) {
-  if (auto it = snap->topics.find(consumer_offsets_topic); it != snap->topics.end()) {
-    auto existing = static_cast<int32_t>(it->second.partitions.size());
-    if (existing != partitions)
-      spdlog::warn("{} has {} partitions, offsets.topic.num.partitions says {}: keeping {}",
-                   consumer_offsets_topic, existing, partitions, existing);
-    partitions = existing;
-    return {};
-  }
-  topic_spec spec{consumer_offsets_topic, partitions, 1, {{"cleanup.policy", "compact"}}};
-  caf::error failure;
-  self->request(metadata, apply_timeout, create_atom_v, spec)
-    .receive([](topic_metadata&) {}, [&](caf::error& e) { failure = e; });
-  if (failure) return from_caf_error(failure);
-  spdlog::info("node {} created {} with {} partitions", config.node_id, consumer_offsets_topic,
-               partitions);
-  return {};
 }
 
 void node::impl::stop() {

@@ -52,6 +52,7 @@ struct node_config {
   int32_t default_partitions = 1;           // num.partitions
   int16_t default_replication_factor = 1;   // default.replication.factor
   int32_t offsets_topic_partitions = 1;     // offsets.topic.num.partitions (50 in Kafka)
+  int16_t offsets_topic_replication_factor = 3; // offsets.topic.replication.factor
   // max.broker.partitions (capstan's own): partition replicas one node may host; by default what
   // its open-file limit can hold (default_max_broker_partitions()).
   int32_t max_broker_partitions = default_max_broker_partitions();

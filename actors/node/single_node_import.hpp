@@ -2,8 +2,8 @@
 
 // A single node's topics from before it ran the controller quorum of itself alone. Such a node
 // kept its topics in its metadata store (runtime/cluster/metadata_store.hpp); now the quorum's
-// metadata log holds them. At start-up the store's topics (all but the node's own internal ones,
-// which it still keeps locally) move into `cluster-metadata-import.toml` and out of the store;
+// metadata log holds them. At start-up the store's topics (its node-local __consumer_offsets
+// too, which becomes the cluster's) move into `cluster-metadata-import.toml` and out of the store;
 // the node hands them to its controller, which adopts them with their topic ids, partitions and
 // leader epochs (controller::import_topics), and removes the file once they committed. Each step
 // leaves whole files, and every step is repeated after a crash: a staged file found is imported
@@ -25,6 +25,11 @@ inline constexpr const char* single_node_import_file = "cluster-metadata-import.
 // written.
 result<std::optional<controller::import_topics_msg>> stage_single_node_import(
   const std::filesystem::path& data_dir, node_id node);
+
+// A node of a multi-node cluster from before group offsets were replicated kept a node-local
+// __consumer_offsets in its metadata store; the cluster's own cannot take it over (each node had
+// its own, under its own topic id). INVALID_CONFIG naming what to move aside, if it holds one.
+status refuse_node_local_offsets(const std::filesystem::path& data_dir, node_id node);
 
 // Removes the import file once its topics committed.
 status finish_single_node_import(const std::filesystem::path& data_dir);

@@ -480,43 +480,53 @@ public:
 
   result<std::vector<committed_offset>>
   commit_offsets(const std::string& group, const std::vector<committed_offset>& offsets) override {
-    return run_sync<std::vector<committed_offset>>([this, group, offsets] {
-      auto req = admin_cap().commitOffsetsRequest();
-      req.setGroup(group);
-      auto list = req.initOffsets(static_cast<unsigned>(offsets.size()));
-      for (unsigned i = 0; i < offsets.size(); ++i) {
-        list[i].setTopic(offsets[i].topic);
-        list[i].setPartition(offsets[i].partition);
-        list[i].setOffset(offsets[i].offset);
-        list[i].setMetadata(offsets[i].metadata);
-        list[i].setLeaderEpoch(offsets[i].leader_epoch);
-      }
-      return with_timeout(
-          req.send().then([](auto response) -> result<std::vector<committed_offset>> {
-            if (response.getErrorCode() != 0)
-              return from_code(response.getErrorCode(), response.getErrorMessage());
-            return to_offsets(response.getResults());
-          }));
+    using answer = std::vector<committed_offset>;
+    return run_sync<answer>([this, group, offsets] {
+      return at_coordinator<answer>(
+          group,
+          [group, offsets](capnp_cap cap) {
+            auto req = cap.commitOffsetsRequest();
+            req.setGroup(group);
+            auto list = req.initOffsets(static_cast<unsigned>(offsets.size()));
+            for (unsigned i = 0; i < offsets.size(); ++i) {
+              list[i].setTopic(offsets[i].topic);
+              list[i].setPartition(offsets[i].partition);
+              list[i].setOffset(offsets[i].offset);
+              list[i].setMetadata(offsets[i].metadata);
+              list[i].setLeaderEpoch(offsets[i].leader_epoch);
+            }
+            return req.send().then([](auto response) -> result<answer> {
+              if (response.getErrorCode() != 0)
+                return from_code(response.getErrorCode(), response.getErrorMessage());
+              return to_offsets(response.getResults());
+            });
+          },
+          steady::now() + std::chrono::milliseconds(config_.request_timeout_ms));
     });
   }
 
   result<std::vector<committed_offset>>
   fetch_offsets(const std::string& group,
                 const std::vector<std::pair<std::string, int32_t>>& partitions) override {
-    return run_sync<std::vector<committed_offset>>([this, group, partitions] {
-      auto req = admin_cap().fetchOffsetsRequest();
-      req.setGroup(group);
-      auto list = req.initPartitions(static_cast<unsigned>(partitions.size()));
-      for (unsigned i = 0; i < partitions.size(); ++i) {
-        list[i].setTopic(partitions[i].first);
-        list[i].setPartition(partitions[i].second);
-      }
-      return with_timeout(
-          req.send().then([](auto response) -> result<std::vector<committed_offset>> {
-            if (response.getErrorCode() != 0)
-              return from_code(response.getErrorCode(), response.getErrorMessage());
-            return to_offsets(response.getOffsets());
-          }));
+    using answer = std::vector<committed_offset>;
+    return run_sync<answer>([this, group, partitions] {
+      return at_coordinator<answer>(
+          group,
+          [group, partitions](capnp_cap cap) {
+            auto req = cap.fetchOffsetsRequest();
+            req.setGroup(group);
+            auto list = req.initPartitions(static_cast<unsigned>(partitions.size()));
+            for (unsigned i = 0; i < partitions.size(); ++i) {
+              list[i].setTopic(partitions[i].first);
+              list[i].setPartition(partitions[i].second);
+            }
+            return req.send().then([](auto response) -> result<answer> {
+              if (response.getErrorCode() != 0)
+                return from_code(response.getErrorCode(), response.getErrorMessage());
+              return to_offsets(response.getOffsets());
+            });
+          },
+          steady::now() + std::chrono::milliseconds(config_.request_timeout_ms));
     });
   }
 
@@ -821,6 +831,96 @@ private:
     });
   }
 
+  // Runs `call` at the coordinator of `group` (docs/groups.md), found with findCoordinator at
+  // the admin address or any other node known, and found again after NOT_COORDINATOR,
+  // COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS or a failed connection, as Kafka's
+  // consumer does, retry.backoff.ms apart, until `deadline`; then the last error.
+  template <class T>
+  kj::Promise<result<T>> at_coordinator(std::string group,
+                                        std::function<kj::Promise<result<T>>(capnp_cap)> call,
+                                        steady::time_point deadline) {
+    auto known = coordinators_.find(group);
+    auto where = known != coordinators_.end()
+                     ? kj::Promise<result<std::string>>(result<std::string>(known->second))
+                     : find_coordinator(group);
+    return where.then([this, group = std::move(group), call = std::move(call),
+                       deadline](result<std::string>&& address) mutable -> kj::Promise<result<T>> {
+      if (!address) return coordinator_retry<T>(std::move(group), std::move(call), deadline, address.err());
+      coordinators_[group] = *address;
+      auto& conn = connection(*address);
+      auto attempt = with_timeout(call(conn.cap)).catch_([](kj::Exception&& e) {
+        return result<T>(from_exception(e));
+      });
+      return attempt.then([this, group = std::move(group), call = std::move(call), deadline,
+                           address = *address, id = conn.id](result<T>&& r) mutable -> kj::Promise<result<T>> {
+        if (r || !coordinator_retriable(r.code())) return kj::mv(r);
+        coordinators_.erase(group);
+        if (r.code() == errc::network_exception || r.code() == errc::request_timed_out)
+          forget_connection(address, id);
+        return coordinator_retry<T>(std::move(group), std::move(call), deadline, r.err());
+      });
+    });
+  }
+
+  static bool coordinator_retriable(errc code) {
+    return code == errc::not_coordinator || code == errc::coordinator_not_available ||
+           code == errc::coordinator_load_in_progress || code == errc::network_exception ||
+           code == errc::request_timed_out;
+  }
+
+  template <class T>
+  kj::Promise<result<T>> coordinator_retry(std::string group,
+                                           std::function<kj::Promise<result<T>>(capnp_cap)> call,
+                                           steady::time_point deadline, error last) {
+    const auto backoff = std::chrono::milliseconds(config_.retry_backoff_ms);
+    if (steady::now() + backoff >= deadline) return result<T>(std::move(last));
+    return io_->provider->getTimer()
+        .afterDelay(config_.retry_backoff_ms * kj::MILLISECONDS)
+        .then([this, group = std::move(group), call = std::move(call), deadline]() mutable {
+          return at_coordinator<T>(std::move(group), std::move(call), deadline);
+        });
+  }
+
+  // The client address of `group`'s coordinator, from the first of the admin address, the known
+  // nodes and the bootstrap addresses that answers.
+  kj::Promise<result<std::string>> find_coordinator(std::string group) {
+    std::vector<std::string> candidates;
+    {
+      std::lock_guard lock(mu_);
+      if (!admin_address_.empty()) candidates.push_back(admin_address_);
+    }
+    for (const auto& b : cache_.brokers) candidates.push_back(b.host + ":" + std::to_string(b.port));
+    for (const auto& a : config_.bootstrap) candidates.push_back(a);
+    std::vector<std::string> unique;
+    for (auto& a : candidates)
+      if (std::find(unique.begin(), unique.end(), a) == unique.end()) unique.push_back(std::move(a));
+    return try_find_coordinator(std::move(group), std::move(unique), 0);
+  }
+
+  kj::Promise<result<std::string>> try_find_coordinator(std::string group,
+                                                        std::vector<std::string> candidates,
+                                                        size_t i) {
+    const auto address = candidates[i];
+    auto& conn = connection(address);
+    auto req = conn.cap.findCoordinatorRequest();
+    req.setGroup(group);
+    auto attempt = with_timeout(req.send().then([](auto response) -> result<std::string> {
+                     if (response.getErrorCode() != 0)
+                       return from_code(response.getErrorCode(), response.getErrorMessage());
+                     return std::string(response.getHost().cStr()) + ":" +
+                            std::to_string(response.getPort());
+                   })).catch_([](kj::Exception&& e) { return result<std::string>(from_exception(e)); });
+    return attempt.then([this, group = std::move(group), candidates = std::move(candidates), i,
+                         address, id = conn.id](result<std::string>&& r) mutable
+                        -> kj::Promise<result<std::string>> {
+      if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out))
+        return kj::mv(r);
+      forget_connection(address, id);
+      if (i + 1 >= candidates.size()) return kj::mv(r);
+      return try_find_coordinator(std::move(group), std::move(candidates), i + 1);
+    });
+  }
+
   // The leader epoch the cached metadata names for the partition; -1 when it names none.
   int32_t leader_epoch_of(const std::string& topic, int32_t partition) const {
     auto t = cache_.topics.find(topic);
@@ -1019,6 +1119,8 @@ private:
   std::vector<std::unique_ptr<broker_connection>> graveyard_;
   uint64_t last_connection_id_ = 0;
   cluster_metadata cache_;
+  // Each group's coordinator as last found (its client address).
+  std::map<std::string, std::string> coordinators_;
 };
 
 result<std::unique_ptr<cluster_client>> cluster_client::connect(const client_config& config) {

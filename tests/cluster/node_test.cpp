@@ -20,7 +20,8 @@
 using namespace capstan;
 using namespace capstan::test;
 
-TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets and stops",
+TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets on a group's first "
+          "commit and stops",
           "[cluster][node]") {
   temp_dir dir;
   auto n = node::start(loopback_node_config(dir.path()));
@@ -36,8 +37,20 @@ TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets and stop
     CHECK(md->controller_id == 1);
     REQUIRE(md->brokers.size() == 1);
     CHECK(md->brokers[0].port == (*n)->rpc_port());
-    // Node-local, as on every node of a cluster: on disk, not in the controller's metadata.
+    // The cluster's, created by its controller when a group first needs it (docs/groups.md).
     CHECK(md->topics.count("__consumer_offsets") == 0);
+    auto committed = client->commit_offsets("g", {client::committed_offset{"t", 0, 5, {}, errc::none, -1}});
+    INFO((committed ? std::string() : committed.err().to_string()));
+    REQUIRE(committed);
+    auto fetched = client->fetch_offsets("g", {{"t", 0}});
+    REQUIRE(fetched);
+    REQUIRE(fetched->size() == 1);
+    CHECK((*fetched)[0].offset == 5);
+    md = client->metadata();
+    REQUIRE(md);
+    REQUIRE(md->topics.count("__consumer_offsets") == 1);
+    CHECK(md->topics.at("__consumer_offsets").internal);
+    CHECK(md->topics.at("__consumer_offsets").partitions.at(0).replicas == std::vector<int32_t>{1});
     CHECK(std::filesystem::is_directory(dir / "__consumer_offsets-0"));
   }
   (*n)->stop();

@@ -35,7 +35,8 @@ constexpr errc all_codes[] = {
   errc::stale_broker_epoch, errc::election_not_needed, errc::preferred_leader_not_available,
   errc::out_of_order_sequence_number, errc::invalid_producer_epoch, errc::inconsistent_voter_set,
   errc::invalid_replica_assignment, errc::no_reassignment_in_progress,
-  errc::broker_id_not_registered,
+  errc::broker_id_not_registered, errc::coordinator_load_in_progress,
+  errc::coordinator_not_available, errc::not_coordinator,
 };
 
 } // namespace
@@ -47,7 +48,8 @@ TEST_CASE("a wire code maps to its errc, one past the last is UNKNOWN_SERVER_ERR
     CHECK(errc_from_code(static_cast<uint8_t>(code)) == code);
     CHECK((to_string(code) != "UNKNOWN_SERVER_ERROR" || code == errc::unknown_server_error));
   }
-  CHECK(last_errc == errc::broker_id_not_registered);
+  CHECK(last_errc == errc::not_coordinator);
+  CHECK(to_string(errc::not_coordinator) == "NOT_COORDINATOR");
   CHECK(to_string(errc::invalid_timestamp) == "INVALID_TIMESTAMP");
   CHECK(to_string(errc::preferred_leader_not_available) == "PREFERRED_LEADER_NOT_AVAILABLE");
   CHECK(to_string(errc::out_of_order_sequence_number) == "OUT_OF_ORDER_SEQUENCE_NUMBER");

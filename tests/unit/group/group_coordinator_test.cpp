@@ -3,6 +3,8 @@
 #include <caf/all.hpp>
 
 #include "actors/group/group_coordinator.hpp"
+#include "actors/replica/control_codec.hpp"
+#include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/replica_manager_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "tests/support/caf_fixture.hpp"
@@ -16,7 +18,9 @@ namespace {
 
 constexpr caf::timespan timeout = 30s;
 
-errc code_of(const caf::error& e) { return from_caf_error(e).code; }
+errc code_of(const caf::error& e) {
+  return from_caf_error(e).code;
+}
 
 metadata_snapshot offsets_topic_snapshot(int32_t partitions) {
   topic_metadata t;
@@ -32,10 +36,37 @@ metadata_snapshot offsets_topic_snapshot(int32_t partitions) {
   return m;
 }
 
+// The metadata cache of node 1 as the controller's UpdateMetadata builds it: __consumer_offsets
+// (as offsets_topic_snapshot) with every partition led by `leader` at `epoch`; no topic when
+// `partitions` is 0.
+metadata_cache_ptr offsets_cache(int32_t partitions, int32_t leader = 1, int32_t epoch = 0) {
+  update_metadata_msg u;
+  u.cluster_id = "test";
+  u.nodes = {node_endpoint_msg{node_id{1}, "127.0.0.1", 9092, 9093, {}},
+             node_endpoint_msg{node_id{2}, "127.0.0.1", 9094, 9095, {}}};
+  if (partitions > 0) {
+    topic_id id{};
+    id[0] = 42;
+    u.topics.push_back(topic_config_msg{consumer_offsets_topic, id, true, {}});
+    for (int32_t p = 0; p < partitions; ++p)
+      u.partitions.push_back(partition_state_msg{{consumer_offsets_topic, p},
+                                                 id,
+                                                 node_id{leader},
+                                                 leader_epoch{epoch},
+                                                 {node_id{leader}},
+                                                 0,
+                                                 {node_id{leader}},
+                                                 {}});
+  }
+  return std::make_shared<const metadata_cache>(u, std::map<std::string, std::string>{});
+}
+
 // A node's replica side and group coordinator over one data dir; restartable.
 struct group_fixture {
   temp_dir dir{"groups"};
   int32_t partitions;
+  // What the coordinator's metadata cache says; tests replace it to move the leadership.
+  std::shared_ptr<metadata_cache_ptr> cache = std::make_shared<metadata_cache_ptr>();
   std::unique_ptr<threaded_system> sys;
   replica_manager_actor manager;
   group_coordinator_actor groups;
@@ -55,7 +86,10 @@ struct group_fixture {
                                                               offsets_topic_snapshot(partitions));
     REQUIRE(applied);
     REQUIRE(applied->empty());
-    groups = spawn_group_coordinator(sys->sys(), group_coordinator_options{manager, partitions, {}});
+    *cache = offsets_cache(partitions);
+    groups = spawn_group_coordinator(
+        sys->sys(), group_coordinator_options{
+                        manager, node_id{1}, [c = cache] { return std::atomic_load(&*c); }, {}});
     sys->track(groups);
   }
   void stop() {
@@ -145,7 +179,8 @@ TEST_CASE("commits survive a restart of the node's actors on the same data dir, 
   group_fixture f(3);
   for (int i = 0; i < 10; ++i) {
     const std::string g = "group-" + std::to_string(i);
-    REQUIRE(f.commit(g, {entry("t", 0, i), entry("t", 1, 100 + i, "meta-" + std::to_string(i), i)}));
+    REQUIRE(
+        f.commit(g, {entry("t", 0, i), entry("t", 1, 100 + i, "meta-" + std::to_string(i), i)}));
   }
   REQUIRE(f.commit("group-3", {entry("t", 0, 33)}));
   f.stop();
@@ -163,7 +198,9 @@ TEST_CASE("commits survive a restart of the node's actors on the same data dir, 
   }
 }
 
-TEST_CASE("without the offsets topic, requests fail with UNKNOWN_TOPIC_OR_PARTITION", "[group]") {
+TEST_CASE("without the offsets topic in the metadata, requests fail with "
+          "COORDINATOR_NOT_AVAILABLE",
+          "[group]") {
   temp_dir dir{"groups-missing"};
   threaded_system sys;
   replica_manager_options opts;
@@ -171,9 +208,37 @@ TEST_CASE("without the offsets topic, requests fail with UNKNOWN_TOPIC_OR_PARTIT
   auto m = spawn_replica_manager(sys.sys(), opts, nullptr);
   REQUIRE(m);
   sys.track(*m);
-  auto groups = spawn_group_coordinator(sys.sys(), group_coordinator_options{*m, 1, {}});
+  auto none = offsets_cache(0);
+  auto groups = spawn_group_coordinator(
+      sys.sys(), group_coordinator_options{*m, node_id{1}, [none] { return none; }, {}});
   sys.track(groups);
-  auto r = sys.request<group_offsets>(groups, timeout, fetch_atom_v, std::string{"g"}, group_offsets{});
+  auto r =
+      sys.request<group_offsets>(groups, timeout, fetch_atom_v, std::string{"g"}, group_offsets{});
   REQUIRE_FALSE(r);
-  CHECK(code_of(r.error()) == errc::unknown_topic_or_partition);
+  CHECK(code_of(r.error()) == errc::coordinator_not_available);
+}
+
+// The coordinator of a group is the leader of its offsets partition: a node that no longer leads
+// it answers NOT_COORDINATOR, and one that leads it again at a new leader epoch builds the
+// group's offsets afresh from the log, commits made meanwhile (by another leader) included.
+TEST_CASE("a node answers for a group only while it leads the group's offsets partition",
+          "[group]") {
+  group_fixture f{1};
+  REQUIRE(f.commit("g", {entry("t", 0, 5)}));
+  std::atomic_store(&*f.cache, offsets_cache(1, 2, 1));
+  auto refused = f.commit("g", {entry("t", 0, 6)});
+  REQUIRE_FALSE(refused);
+  CHECK(code_of(refused.error()) == errc::not_coordinator);
+  auto fetched = f.fetch("g", {entry("t", 0)});
+  REQUIRE_FALSE(fetched);
+  CHECK(code_of(fetched.error()) == errc::not_coordinator);
+
+  std::atomic_store(&*f.cache, offsets_cache(1, 1, 2));
+  auto again = f.fetch("g", {entry("t", 0)});
+  REQUIRE(again);
+  CHECK((*again)[0].offset == 5);
+  REQUIRE(f.commit("g", {entry("t", 0, 7)}));
+  auto last = f.fetch("g", {entry("t", 0)});
+  REQUIRE(last);
+  CHECK((*last)[0].offset == 7);
 }
