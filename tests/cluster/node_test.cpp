@@ -7,8 +7,8 @@
 #include <fstream>
 #include <future>
 
-#include "actors/node/data_dir.hpp"
 #include "actors/node/controller_quorum.hpp"
+#include "actors/node/data_dir.hpp"
 #include "actors/node/node.hpp"
 #include "actors/node/single_node_import.hpp"
 #include "runtime/client/cluster_client.hpp"
@@ -39,7 +39,8 @@ TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets on a gro
     CHECK(md->brokers[0].port == (*n)->rpc_port());
     // The cluster's, created by its controller when a group first needs it (docs/groups.md).
     CHECK(md->topics.count("__consumer_offsets") == 0);
-    auto committed = client->commit_offsets("g", {client::committed_offset{"t", 0, 5, {}, errc::none, -1}});
+    auto committed =
+        client->commit_offsets("g", {client::committed_offset{"t", 0, 5, {}, errc::none, -1}});
     INFO((committed ? std::string() : committed.err().to_string()));
     REQUIRE(committed);
     auto fetched = client->fetch_offsets("g", {{"t", 0}});
@@ -141,7 +142,7 @@ TEST_CASE("a restarted node keeps its topics, their ids and their records", "[cl
 // A data dir as a single node of an earlier version left it: its topics in the metadata store, no
 // Raft files. Built from one this version made, by moving its topic back into the store.
 static void make_pre_quorum_data_dir(const std::filesystem::path& dir, const topic_id& id,
-                              bool crashed_after_staging) {
+                                     bool crashed_after_staging) {
   auto store = read_metadata_store(dir / metadata_store_file);
   REQUIRE(store);
   topic_metadata orders{"orders", id, false, {}, {{"retention.ms", "-1"}}};
@@ -151,8 +152,7 @@ static void make_pre_quorum_data_dir(const std::filesystem::path& dir, const top
   store->next_producer_id = 5000;
   REQUIRE(write_metadata_store(dir / metadata_store_file, *store));
   // A crash after the node staged the import but before it stripped the store.
-  if (crashed_after_staging)
-    REQUIRE(write_metadata_store(dir / single_node_import_file, *store));
+  if (crashed_after_staging) REQUIRE(write_metadata_store(dir / single_node_import_file, *store));
   std::filesystem::remove_all(dir / cluster_metadata_dir);
   std::filesystem::remove(dir / "node.incarnation");
   std::filesystem::remove(dir / "clean-shutdown");
@@ -188,6 +188,74 @@ TEST_CASE("a single node's data dir from before it ran a controller quorum keeps
       (*n)->stop();
     }
   }
+}
+
+// Before group offsets were the cluster's, every node kept its own __consumer_offsets in its
+// metadata store. A single node's becomes the cluster's, commits and all.
+TEST_CASE("a single node's node-local __consumer_offsets of an earlier version becomes the "
+          "cluster's, with its groups' commits",
+          "[cluster][node][groups]") {
+  temp_dir dir;
+  topic_id id{};
+  {
+    auto n = node::start(loopback_node_config(dir.path()));
+    REQUIRE(n);
+    auto client = connect_client(**n);
+    REQUIRE(client->commit_offsets("g", {client::committed_offset{"t", 0, 7, "m", errc::none, 3}}));
+    auto md = client->metadata();
+    REQUIRE(md);
+    id = md->topics.at("__consumer_offsets").id;
+    client.reset();
+    (*n)->stop();
+  }
+  auto store = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(store);
+  topic_metadata offsets{"__consumer_offsets", id, true, {}, {{"cleanup.policy", "compact"}}};
+  offsets.partitions.push_back(partition_assignment{0, {1}, 1, 0, {1}, {}});
+  store->topics["__consumer_offsets"] = offsets;
+  REQUIRE(write_metadata_store(dir / metadata_store_file, *store));
+  std::filesystem::remove_all(dir / cluster_metadata_dir);
+  std::filesystem::remove(dir / "node.incarnation");
+  std::filesystem::remove(dir / "clean-shutdown");
+
+  auto n = node::start(loopback_node_config(dir.path()));
+  INFO((n ? std::string() : n.err().to_string()));
+  REQUIRE(n);
+  auto client = connect_client(**n);
+  auto fetched = client->fetch_offsets("g", {{"t", 0}});
+  INFO((fetched ? std::string() : fetched.err().to_string()));
+  REQUIRE(fetched);
+  REQUIRE(fetched->size() == 1);
+  CHECK((*fetched)[0].offset == 7);
+  CHECK((*fetched)[0].metadata == "m");
+  auto md = client->metadata();
+  REQUIRE(md);
+  CHECK(md->topics.at("__consumer_offsets").id == id);
+  auto after = read_metadata_store(dir / metadata_store_file);
+  REQUIRE(after);
+  CHECK(after->topics.empty());
+}
+
+// A node of a multi-node cluster cannot hand its own over: each node's had its own topic id.
+TEST_CASE("a node of a multi-node cluster that holds a node-local __consumer_offsets of an "
+          "earlier version is refused, naming what to move",
+          "[cluster][node][groups]") {
+  temp_dir dir;
+  cluster_metadata md;
+  md.cluster_id = "c";
+  REQUIRE(write_metadata_store(dir / metadata_store_file, md));
+  CHECK(refuse_node_local_offsets(dir.path(), node_id{2}));
+  topic_metadata offsets{"__consumer_offsets", {}, true, {}, {}};
+  offsets.id[0] = 9;
+  offsets.partitions.push_back(partition_assignment{0, {2}, 2, 0, {2}, {}});
+  md.topics["__consumer_offsets"] = offsets;
+  REQUIRE(write_metadata_store(dir / metadata_store_file, md));
+  auto refused = refuse_node_local_offsets(dir.path(), node_id{2});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.code() == errc::invalid_config);
+  CHECK(refused.err().message.find("node 2 holds a node-local __consumer_offsets") !=
+        std::string::npos);
+  CHECK(refused.err().message.find("Group offsets from an earlier version") != std::string::npos);
 }
 
 TEST_CASE("a partition that cannot be opened serves once the node restarts with the way clear",
@@ -239,8 +307,8 @@ TEST_CASE("a client gets the admin and produce refusals by their Kafka names", "
 
   REQUIRE(client->create_topic(topic_spec{"t", 7, 1, {}}));
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
   const int64_t ten_years_ms = 3650LL * 24 * 3600000;
   auto future = client->produce_sync("t", 0, -1, make_batch(1, "f", now + ten_years_ms));
   REQUIRE_FALSE(future);
@@ -259,9 +327,9 @@ TEST_CASE("stopping a node answers the calls in flight at once instead of finish
   // A fetch at the log end that may wait a minute: finishing it would answer it, empty, then.
   std::promise<result<client::fetch_response>> answered;
   auto fetched = answered.get_future();
-  client->fetch("t", 0, offset{0}, leader_epoch{-1}, 1 << 20, 1, 60000,
-                std::chrono::steady_clock::now(),
-                [&answered](result<client::fetch_response> r) { answered.set_value(std::move(r)); });
+  client->fetch(
+      "t", 0, offset{0}, leader_epoch{-1}, 1 << 20, 1, 60000, std::chrono::steady_clock::now(),
+      [&answered](result<client::fetch_response> r) { answered.set_value(std::move(r)); });
   if (fetched.wait_for(300ms) == std::future_status::ready) {
     auto early = fetched.get();
     FAIL("answered early: " << (early ? std::string("ok") : early.err().to_string()));
