@@ -1,9 +1,8 @@
 #pragma once
 
 // Spawns the metadata actor (protocol in actors/controller/metadata_actor.hpp) over its durable
-// store (runtime/cluster/metadata_store.hpp). With one node it is the whole controller quorum.
+// store (runtime/cluster/metadata_store.hpp).
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -13,7 +12,6 @@
 #include <caf/fwd.hpp>
 
 #include "actors/controller/metadata_actor.hpp"
-#include "actors/replica/replica_messages.hpp"
 #include "runtime/cluster/metadata.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 #include "runtime/result.hpp"
@@ -31,27 +29,16 @@ struct metadata_actor_options {
   // Broker defaults that describe overlays with a topic's overrides.
   log_config log_defaults;
   int32_t min_insync_replicas = 1;
-  // What a create asking for -1 partitions or a -1 replication factor gets (Kafka's CreateTopics
-  // convention): num.partitions and default.replication.factor.
-  int32_t default_partitions = 1;
-  int16_t default_replication_factor = 1;
-  // max.broker.partitions: a create that would put more partition replicas on a node is
-  // POLICY_VIOLATION. The controller applies its own value to every node.
-  int32_t max_broker_partitions = default_max_broker_partitions();
-  // The live brokers (assignments spread over them, the replication factor is bounded by their
-  // number). Called on the actor's thread for every snapshot, so it must not block; the node
-  // returns itself at its client listener's address once that is bound. Unset: this node alone at
-  // 127.0.0.1:0.
+  // The live brokers a snapshot lists. Called on the actor's thread for every snapshot, so it
+  // must not block; the node returns itself at its client listener's address once that is
+  // bound. Unset: this node alone at 127.0.0.1:0.
   std::function<std::vector<broker_info>()> live_brokers;
-  // How long a change waits for the replica manager to apply it.
-  std::chrono::milliseconds apply_timeout = std::chrono::seconds(60);
 };
 
 // Loads the store (creating it with the cluster id when missing), then spawns the actor. It does
 // not apply the loaded snapshot by itself: the node fetches it (snapshot_atom) and applies it to
 // the replica manager before it serves. Errors: KAFKA_STORAGE_ERROR when the store cannot be read
 // or written, or belongs to another cluster.
-result<metadata_actor> spawn_metadata_actor(caf::actor_system& sys, metadata_actor_options options,
-                                            replica_manager_actor replicas);
+result<metadata_actor> spawn_metadata_actor(caf::actor_system& sys, metadata_actor_options options);
 
 } // namespace capstan

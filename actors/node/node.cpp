@@ -381,13 +381,10 @@ status node::impl::start_actors() {
   mo.node_id = config.node_id;
   mo.log_defaults = config.log_defaults;
   mo.min_insync_replicas = config.min_insync_replicas;
-  mo.default_partitions = config.default_partitions;
-  mo.default_replication_factor = config.default_replication_factor;
-  mo.max_broker_partitions = config.max_broker_partitions;
   mo.live_brokers = [id = config.node_id, host = rpc_address.host, port = advertised_port] {
     return std::vector<broker_info>{broker_info{id, host, port->load()}};
   };
-  auto spawned_metadata = spawn_metadata_actor(*sys, mo, replicas);
+  auto spawned_metadata = spawn_metadata_actor(*sys, mo);
   if (!spawned_metadata) return spawned_metadata.err();
   metadata = *spawned_metadata;
 

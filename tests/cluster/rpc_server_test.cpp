@@ -209,9 +209,6 @@ struct stub_metadata_state {
 metadata_actor::behavior_type
 stub_metadata(metadata_actor::stateful_pointer<stub_metadata_state>, std::shared_ptr<stub_cluster> c) {
   return {
-      [](create_atom, topic_spec&) -> caf::result<topic_metadata> {
-        return to_caf_error_of(errc::invalid_request, "topics change through the controller");
-      },
       [c](snapshot_atom) {
         std::lock_guard lock(c->mu);
         return metadata_snapshot{std::make_shared<const cluster_metadata>(c->md)};
