@@ -10,7 +10,7 @@
 //   capstan log repair [--data-dir DIR] [--partition TOPIC-N]... [--dry-run | --execute]
 //       Shows (and with --execute accepts) the loss in damaged partitions of a stopped node.
 //   capstan topic create|list|describe|delete, capstan produce, capstan consume,
-//   capstan perf produce|consume, capstan cluster describe,
+//   capstan perf produce|consume, capstan cluster describe, capstan groups describe|reset-offsets,
 //   capstan debug fault isolate|drop-produce-responses|clear
 //       Client tools against a running cluster (--bootstrap HOST:PORT,..., default
 //       127.0.0.1:9192); docs/cli.md describes each.
@@ -27,6 +27,7 @@
 #include "runtime/cli/consume_command.hpp"
 #include "runtime/cli/debug_command.hpp"
 #include "runtime/cli/exit_codes.hpp"
+#include "runtime/cli/groups_command.hpp"
 #include "runtime/cli/log_dump.hpp"
 #include "runtime/cli/log_repair_command.hpp"
 #include "runtime/cli/node_command.hpp"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   capstan::cli::add_consume_command(app);
   capstan::cli::add_perf_command(app);
   capstan::cli::add_cluster_command(app);
+  capstan::cli::add_groups_command(app);
   capstan::cli::add_debug_command(app);
 
   auto dump = std::make_shared<capstan::cli::dump_options>();

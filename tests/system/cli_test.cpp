@@ -49,9 +49,10 @@ public:
     ++starts_;
     child_ = std::make_unique<child_process>(
         binary,
-        std::vector<std::string>{"node", "--data-dir", (dir_ / "data").string(), "--listen", bootstrap(),
-                                 "--cluster-listen", "127.0.0.1:" + std::to_string(cluster_),
-                                 "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_)},
+        std::vector<std::string>{"node", "--data-dir", (dir_ / "data").string(), "--listen",
+                                 bootstrap(), "--cluster-listen",
+                                 "127.0.0.1:" + std::to_string(cluster_), "--metrics-listen",
+                                 "127.0.0.1:" + std::to_string(metrics_)},
         dir_.path(), "node" + std::to_string(starts_));
     const bool up = child_->wait_for_stderr("ready; stop with", 30s);
     INFO(child_->stderr_text());
@@ -71,7 +72,8 @@ public:
   }
 
   // Runs a client subcommand with --bootstrap appended.
-  int run(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) const {
+  int run(std::vector<std::string> args, std::string* out = nullptr,
+          std::string* err = nullptr) const {
     args.push_back("--bootstrap");
     args.push_back(bootstrap());
     return run_to_end(binary, args, dir_.path(), out, err, 60s);
@@ -143,7 +145,8 @@ TEST_CASE("topic create, list, describe and delete through the CLI", "[system][c
   REQUIRE(node.run({"topic", "describe", "orders"}, &out, &err) == 0);
   CHECK(out.find("PartitionCount: 3") != std::string::npos);
   for (int p = 0; p < 3; ++p)
-    CHECK(out.find("Partition: " + std::to_string(p) + "\tLeader: 1\tReplicas: 1\tIsr: 1") != std::string::npos);
+    CHECK(out.find("Partition: " + std::to_string(p) + "\tLeader: 1\tReplicas: 1\tIsr: 1") !=
+          std::string::npos);
   // The override apart from the defaults the topic runs with.
   CHECK(out.find("\tConfigs: retention.ms=3600000\tDefaults: ") != std::string::npos);
   CHECK(out.find("cleanup.policy=delete") > out.find("\tDefaults: "));
@@ -162,8 +165,9 @@ TEST_CASE("topic create, list, describe and delete through the CLI", "[system][c
   node.stop(SIGTERM);
 }
 
-TEST_CASE("lines produced through the CLI are consumed back in order, keyed ones on murmur2's partition",
-          "[system][cli]") {
+TEST_CASE(
+    "lines produced through the CLI are consumed back in order, keyed ones on murmur2's partition",
+    "[system][cli]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
   node.start();
@@ -174,19 +178,21 @@ TEST_CASE("lines produced through the CLI are consumed back in order, keyed ones
   // Without idempotence (explicitly, and implied by acks 1) it writes as well.
   REQUIRE(node.run_with_input("three\n", "produce lines --idempotence false", &out, &err) == 0);
   REQUIRE(node.run_with_input("four\n", "produce lines --acks 1", &out, &err) == 0);
-  REQUIRE(node.run({"consume", "lines", "--from-beginning", "--timeout-ms", "1000", "--print-offset"}, &out,
-                   &err) == 0);
+  REQUIRE(
+      node.run({"consume", "lines", "--from-beginning", "--timeout-ms", "1000", "--print-offset"},
+               &out, &err) == 0);
   CHECK(lines(out) == std::vector<std::string>{"0\tone", "1\ttwo", "2\tthree", "3\tfour"});
 
   REQUIRE(node.run({"consume", "lines", "--offset", "1", "--max-messages", "1"}, &out, &err) == 0);
   CHECK(lines(out) == std::vector<std::string>{"two"});
 
   REQUIRE(node.run({"topic", "create", "keyed", "--partitions", "4"}, &out, &err) == 0);
-  REQUIRE(node.run_with_input("alpha:1\nbeta:2\nalpha:3\n", "produce keyed --key-separator :", &out, &err) == 0);
+  REQUIRE(node.run_with_input("alpha:1\nbeta:2\nalpha:3\n", "produce keyed --key-separator :", &out,
+                              &err) == 0);
   const int alpha = client::partition_for_key(as_bytes("alpha"), 4);
   const int beta = client::partition_for_key(as_bytes("beta"), 4);
-  REQUIRE(node.run({"consume", "keyed", "--partition", std::to_string(alpha), "--from-beginning", "--timeout-ms",
-                    "1000", "--print-key"},
+  REQUIRE(node.run({"consume", "keyed", "--partition", std::to_string(alpha), "--from-beginning",
+                    "--timeout-ms", "1000", "--print-key"},
                    &out, &err) == 0);
   auto alpha_lines = lines(out);
   if (alpha == beta) {
@@ -200,11 +206,10 @@ TEST_CASE("lines produced through the CLI are consumed back in order, keyed ones
                    &out, &err) == 0);
   auto all = lines(out);
   std::sort(all.begin(), all.end());
-  std::vector<std::string> expected{std::to_string(alpha) + "\t0\talpha\t1",
-                                    std::to_string(alpha) + "\t" + (alpha == beta ? "2" : "1") +
-                                      "\talpha\t3",
-                                    std::to_string(beta) + "\t" + (alpha == beta ? "1" : "0") +
-                                      "\tbeta\t2"};
+  std::vector<std::string> expected{
+      std::to_string(alpha) + "\t0\talpha\t1",
+      std::to_string(alpha) + "\t" + (alpha == beta ? "2" : "1") + "\talpha\t3",
+      std::to_string(beta) + "\t" + (alpha == beta ? "1" : "0") + "\tbeta\t2"};
   std::sort(expected.begin(), expected.end());
   CHECK(all == expected);
   node.stop(SIGTERM);
@@ -217,19 +222,70 @@ TEST_CASE("consume --group resumes from the committed offset after a restart", "
   std::string out, err;
   REQUIRE(node.run({"topic", "create", "jobs", "--partitions", "1"}, &out, &err) == 0);
   REQUIRE(node.run_with_input("a\nb\nc\nd\ne\n", "produce jobs", &out, &err) == 0);
-  REQUIRE(node.run({"consume", "jobs", "--group", "workers", "--from-beginning", "--max-messages", "3"}, &out,
-                   &err) == 0);
+  REQUIRE(
+      node.run({"consume", "jobs", "--group", "workers", "--from-beginning", "--max-messages", "3"},
+               &out, &err) == 0);
   CHECK(lines(out) == std::vector<std::string>{"a", "b", "c"});
 
   node.stop(SIGTERM);
   node.start();
-  const int rc = node.run({"consume", "jobs", "--group", "workers", "--timeout-ms", "1000"}, &out, &err);
+  const int rc =
+      node.run({"consume", "jobs", "--group", "workers", "--timeout-ms", "1000"}, &out, &err);
   INFO(err);
   REQUIRE(rc == 0);
   CHECK(lines(out) == std::vector<std::string>{"d", "e"});
   // Everything is committed now: nothing more for the group.
-  REQUIRE(node.run({"consume", "jobs", "--group", "workers", "--timeout-ms", "500"}, &out, &err) == 0);
+  REQUIRE(node.run({"consume", "jobs", "--group", "workers", "--timeout-ms", "500"}, &out, &err) ==
+          0);
   CHECK(out.empty());
+  node.stop(SIGTERM);
+}
+
+TEST_CASE("groups describe shows a group's commits, log ends and lag; reset-offsets moves them "
+          "only with --execute",
+          "[system][cli][groups]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "jobs", "--partitions", "1"}, &out, &err) == 0);
+  REQUIRE(node.run_with_input("a\nb\nc\nd\ne\nf\n", "produce jobs", &out, &err) == 0);
+  REQUIRE(node.run({"consume", "jobs", "--group", "w", "--from-beginning", "--max-messages", "4"},
+                   &out, &err) == 0);
+  REQUIRE(node.run({"groups", "describe", "w"}, &out, &err) == 0);
+  CHECK(lines(out) ==
+        std::vector<std::string>{"GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG",
+                                 "w\tjobs\t0\t4\t6\t2"});
+  REQUIRE(node.run({"groups", "describe", "nobody"}, &out, &err) == 0);
+  CHECK(out.find("has no committed offsets") != std::string::npos);
+
+  // A dry run prints and changes nothing; --execute commits; a shift past the log is clamped.
+  REQUIRE(node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--to-earliest"}, &out,
+                   &err) == 0);
+  CHECK(lines(out).back() == "w\tjobs\t0\t0");
+  CHECK(err.find("Dry run") != std::string::npos);
+  REQUIRE(node.run({"groups", "describe", "w"}, &out, &err) == 0);
+  CHECK(lines(out).back() == "w\tjobs\t0\t4\t6\t2");
+  REQUIRE(
+      node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--shift-by", "-3", "--execute"},
+               &out, &err) == 0);
+  REQUIRE(node.run({"consume", "jobs", "--group", "w", "--max-messages", "2"}, &out, &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"b", "c"});
+  REQUIRE(node.run(
+              {"groups", "reset-offsets", "w", "--topic", "jobs", "--shift-by", "100", "--execute"},
+              &out, &err) == 0);
+  CHECK(err.find("outside the log") != std::string::npos);
+  REQUIRE(node.run({"groups", "describe", "w"}, &out, &err) == 0);
+  CHECK(lines(out).back() == "w\tjobs\t0\t6\t6\t0");
+
+  // Bad command lines: no mode, two modes, an unknown topic.
+  CHECK(node.run({"groups", "reset-offsets", "w", "--topic", "jobs"}, &out, &err) == 2);
+  CHECK(
+      node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--to-earliest", "--to-latest"},
+               &out, &err) == 2);
+  CHECK(node.run({"groups", "reset-offsets", "w", "--topic", "nope", "--to-earliest"}, &out,
+                 &err) != 0);
+  CHECK(err.find("UNKNOWN_TOPIC_OR_PARTITION") != std::string::npos);
   node.stop(SIGTERM);
 }
 
@@ -258,9 +314,11 @@ TEST_CASE("bad CLI input exits non-zero with a clear message", "[system][cli]") 
   CHECK(node.run_with_input("no separator\n", "produce small --key-separator :", &out, &err) != 0);
   CHECK(err.find("key separator") != std::string::npos);
 
-  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "127.0.0.1:1"}, dir.path(), &out, &err, 30s) != 0);
+  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "127.0.0.1:1"}, dir.path(), &out, &err,
+                   30s) != 0);
   CHECK(err.find("NETWORK_EXCEPTION") != std::string::npos);
-  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "nonsense"}, dir.path(), &out, &err, 30s) != 0);
+  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "nonsense"}, dir.path(), &out, &err,
+                   30s) != 0);
   CHECK(err.find("HOST:PORT") != std::string::npos);
   node.stop(SIGTERM);
 }
@@ -307,7 +365,8 @@ TEST_CASE("every record acknowledged with acks=all survives a kill -9 of the nod
       producer.flush();
     });
     const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (acked < 20000 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    while (acked < 20000 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(10ms);
     node.stop(SIGKILL);
     stop = true;
     writer.join();
@@ -324,8 +383,8 @@ TEST_CASE("every record acknowledged with acks=all survives a kill -9 of the nod
   std::map<std::pair<int32_t, int64_t>, std::string> stored;
   for (;;) {
     auto n = consumer.poll_each(1000ms, [&](const client::record_ref& r) {
-      stored[{r.tp.partition, r.off.value()}] =
-          std::string(reinterpret_cast<const char*>(r.record.value->data()), r.record.value->size());
+      stored[{r.tp.partition, r.off.value()}] = std::string(
+          reinterpret_cast<const char*>(r.record.value->data()), r.record.value->size());
     });
     REQUIRE(n);
     if (*n == 0) break;
@@ -354,27 +413,30 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
     std::string says; // a piece of the one stderr line
   };
   const std::vector<row> rows = {
-    {{"node", "--bogus-flag"}, "--bogus-flag"},
-    {{"topic", "create", "t", "--partitions", "0"}, "--partitions: 0 is not an integer in 1..10000"},
-    {{"node", "--node-id", "-1"}, "--node-id: -1 is not an integer in 0..2147483647"},
-    {{"node", "--config", (dir / "missing.toml").string()}, "--config"},
-    {{}, "capstan needs a subcommand, one of: node, topic"},
-    {{"topic"}, "capstan topic needs a subcommand, one of: create, list, describe, alter-config, add-partitions, delete, reassign"},
-    {{"bogus"}, "'bogus' is not a subcommand of capstan; it takes one of: node, topic"},
-    {{"topic", "bogus"}, "'bogus' is not a subcommand of capstan topic"},
-    {{"consume", "t", "--offset", "5", "--from-beginning"}, "--from-beginning excludes --offset"},
-    {{"node", "--listen", "127.0.0.1:70000"}, "--listen: '127.0.0.1:70000' is not HOST:PORT"},
-    {{"consume", "t", "--max-messages", "0"}, "--max-messages: 0 is not an integer >= 1"},
-    {{"consume", "t", "--offset", "99999999999999999999"},
-     "--offset: 99999999999999999999 is not an integer >= 0"},
-    {{"consume", "t", "--timeout-ms", "soon"}, "--timeout-ms: 'soon' is not an integer >= 0"},
-    {{"produce", "t", "--key-separator", ""}, "--key-separator: an empty value is not allowed"},
-    {{"produce", "t", "--acks", "1", "--idempotence", "true"},
-     "--idempotence: idempotence requires acks all, not acks 1"},
-    {{"produce", "t", "--idempotence", "maybe"}, "--idempotence"},
-    {{"perf", "produce", "t", "--records", "1", "--max-in-flight", "6", "--idempotence", "true"},
-     "at most 5 requests in flight per partition, not 6"},
-    {{"perf", "produce", "t", "--records", "1", "--sync", "--throughput", "10"},
+      {{"node", "--bogus-flag"}, "--bogus-flag"},
+      {{"topic", "create", "t", "--partitions", "0"},
+       "--partitions: 0 is not an integer in 1..10000"},
+      {{"node", "--node-id", "-1"}, "--node-id: -1 is not an integer in 0..2147483647"},
+      {{"node", "--config", (dir / "missing.toml").string()}, "--config"},
+      {{}, "capstan needs a subcommand, one of: node, topic"},
+      {{"topic"},
+       "capstan topic needs a subcommand, one of: create, list, describe, alter-config, "
+       "add-partitions, delete, reassign"},
+      {{"bogus"}, "'bogus' is not a subcommand of capstan; it takes one of: node, topic"},
+      {{"topic", "bogus"}, "'bogus' is not a subcommand of capstan topic"},
+      {{"consume", "t", "--offset", "5", "--from-beginning"}, "--from-beginning excludes --offset"},
+      {{"node", "--listen", "127.0.0.1:70000"}, "--listen: '127.0.0.1:70000' is not HOST:PORT"},
+      {{"consume", "t", "--max-messages", "0"}, "--max-messages: 0 is not an integer >= 1"},
+      {{"consume", "t", "--offset", "99999999999999999999"},
+       "--offset: 99999999999999999999 is not an integer >= 0"},
+      {{"consume", "t", "--timeout-ms", "soon"}, "--timeout-ms: 'soon' is not an integer >= 0"},
+      {{"produce", "t", "--key-separator", ""}, "--key-separator: an empty value is not allowed"},
+      {{"produce", "t", "--acks", "1", "--idempotence", "true"},
+       "--idempotence: idempotence requires acks all, not acks 1"},
+      {{"produce", "t", "--idempotence", "maybe"}, "--idempotence"},
+      {{"perf", "produce", "t", "--records", "1", "--max-in-flight", "6", "--idempotence", "true"},
+       "at most 5 requests in flight per partition, not 6"},
+      {{"perf", "produce", "t", "--records", "1", "--sync", "--throughput", "10"},
        "--throughput excludes --sync"},
       {{"perf", "e2e", "t", "--records", "10", "--record-size", "8"},
        "--record-size: 8 is not an integer in 16.."},
@@ -417,7 +479,8 @@ TEST_CASE("a bad command line exits 2 with one error line naming the argument", 
   CHECK(out.find("--bootstrap") != std::string::npos);
 }
 
-TEST_CASE("failures against a running node exit 1, invalid requests 2, each with one error line", "[system][cli]") {
+TEST_CASE("failures against a running node exit 1, invalid requests 2, each with one error line",
+          "[system][cli]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
   node.start();
@@ -436,16 +499,19 @@ TEST_CASE("failures against a running node exit 1, invalid requests 2, each with
   // A single node has nowhere to move replicas to.
   CHECK(node.run({"topic", "reassign", "orders", "--replicas", "2"}, &out, &err) == 1);
   CHECK(one_line(err));
-  CHECK(out.find("INVALID_REPLICA_ASSIGNMENT: replicas [2] for orders-0: node 2 is not registered") !=
-        std::string::npos);
-  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "127.0.0.1:1"}, dir.path(), &out, &err, 30s) == 1);
+  CHECK(
+      out.find("INVALID_REPLICA_ASSIGNMENT: replicas [2] for orders-0: node 2 is not registered") !=
+      std::string::npos);
+  CHECK(run_to_end(binary, {"topic", "list", "--bootstrap", "127.0.0.1:1"}, dir.path(), &out, &err,
+                   30s) == 1);
   CHECK(one_line(err));
   CHECK(err.find("NETWORK_EXCEPTION") != std::string::npos);
   node.stop(SIGTERM);
 }
 
-TEST_CASE("pointing the CLI at the cluster or metrics port says it is not a client port, without waiting",
-          "[system][cli]") {
+TEST_CASE(
+    "pointing the CLI at the cluster or metrics port says it is not a client port, without waiting",
+    "[system][cli]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
   node.start();
@@ -453,12 +519,14 @@ TEST_CASE("pointing the CLI at the cluster or metrics port says it is not a clie
     INFO(address);
     std::string out, err;
     // The metrics port's HTTP server gives up on a request after 10 s: the answer must come first.
-    const int code = run_to_end(binary, {"topic", "list", "--bootstrap", address}, dir.path(), &out, &err, 8s);
+    const int code =
+        run_to_end(binary, {"topic", "list", "--bootstrap", address}, dir.path(), &out, &err, 8s);
     INFO("stderr: " << err);
     CHECK(code == 1);
     auto line = one_line(err);
     REQUIRE(line);
-    CHECK(line->find("NETWORK_EXCEPTION: " + address + " is not a capstan client port") != std::string::npos);
+    CHECK(line->find("NETWORK_EXCEPTION: " + address + " is not a capstan client port") !=
+          std::string::npos);
   }
   node.stop(SIGTERM);
 }
@@ -473,9 +541,11 @@ TEST_CASE("a listener that cannot be opened because its port is taken is named",
     std::string says;
   };
   const std::vector<row> rows = {
-    {"--listen", node.bootstrap(), "client listener " + node.bootstrap() + " is in use"},
-    {"--cluster-listen", node.cluster_address(), "cluster listener " + node.cluster_address() + " is in use"},
-    {"--metrics-listen", node.metrics_address(), "metrics listener " + node.metrics_address() + " is in use"},
+      {"--listen", node.bootstrap(), "client listener " + node.bootstrap() + " is in use"},
+      {"--cluster-listen", node.cluster_address(),
+       "cluster listener " + node.cluster_address() + " is in use"},
+      {"--metrics-listen", node.metrics_address(),
+       "metrics listener " + node.metrics_address() + " is in use"},
   };
   int i = 0;
   for (const auto& r : rows) {
@@ -484,7 +554,8 @@ TEST_CASE("a listener that cannot be opened because its port is taken is named",
                                                 {"--cluster-listen", "127.0.0.1:0"},
                                                 {"--metrics-listen", "127.0.0.1:0"}};
     flags[r.flag] = r.taken;
-    std::vector<std::string> args = {"node", "--data-dir", (dir / ("other" + std::to_string(++i))).string()};
+    std::vector<std::string> args = {"node", "--data-dir",
+                                     (dir / ("other" + std::to_string(++i))).string()};
     for (const auto& [flag, value] : flags) {
       args.push_back(flag);
       args.push_back(value);
@@ -498,7 +569,8 @@ TEST_CASE("a listener that cannot be opened because its port is taken is named",
   node.stop(SIGTERM);
 }
 
-TEST_CASE("consume --timeout-ms bounds the wait while the topic is deleted under it", "[system][cli]") {
+TEST_CASE("consume --timeout-ms bounds the wait while the topic is deleted under it",
+          "[system][cli]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
   node.start();
@@ -507,11 +579,12 @@ TEST_CASE("consume --timeout-ms bounds the wait while the topic is deleted under
   REQUIRE(node.run_with_input("first\n", "produce doomed", &out, &err) == 0);
   // request.timeout.ms far above --timeout-ms: before the fix the consumer waited for it.
   child_process consumer(binary,
-                         {"consume", "doomed", "--from-beginning", "--timeout-ms", "10000", "--request-timeout-ms",
-                          "120000", "--bootstrap", node.bootstrap()},
+                         {"consume", "doomed", "--from-beginning", "--timeout-ms", "10000",
+                          "--request-timeout-ms", "120000", "--bootstrap", node.bootstrap()},
                          dir.path(), "consumer");
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (consumer.stdout_text().find("first") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+  while (consumer.stdout_text().find("first") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(50ms);
   REQUIRE(consumer.stdout_text().find("first") != std::string::npos);
   REQUIRE(node.run({"topic", "delete", "doomed"}, &out, &err) == 0);
@@ -523,7 +596,8 @@ TEST_CASE("consume --timeout-ms bounds the wait while the topic is deleted under
   node.stop(SIGTERM);
 }
 
-TEST_CASE("user topics named __... are ordinary, names colliding over '.' and '_' are refused", "[system][cli]") {
+TEST_CASE("user topics named __... are ordinary, names colliding over '.' and '_' are refused",
+          "[system][cli]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
   node.start();
@@ -536,7 +610,8 @@ TEST_CASE("user topics named __... are ordinary, names colliding over '.' and '_
 
   REQUIRE(node.run({"topic", "create", "a_b"}, &out, &err) == 0);
   CHECK(node.run({"topic", "create", "a.b"}, &out, &err) == 2);
-  CHECK(err.find("INVALID_TOPIC_EXCEPTION: Topic 'a.b' collides with existing topic: a_b") != std::string::npos);
+  CHECK(err.find("INVALID_TOPIC_EXCEPTION: Topic 'a.b' collides with existing topic: a_b") !=
+        std::string::npos);
   node.stop(SIGTERM);
 }
 

@@ -1,0 +1,182 @@
+#include "runtime/cli/groups_command.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "runtime/cli/client_options.hpp"
+#include "runtime/cli/exit_codes.hpp"
+#include "runtime/cli/option_checks.hpp"
+
+namespace capstan::cli {
+
+namespace {
+
+struct describe_flags {
+  client_options client;
+  std::string group;
+};
+
+// A partition's log end (its high watermark); -1 when it cannot be read now.
+int64_t log_end(client::cluster_client& client, const std::string& topic, int32_t partition) {
+  auto end = client.list_offsets(topic, partition, -1);
+  return end ? *end : -1;
+}
+
+std::string or_dash(int64_t v) {
+  return v >= 0 ? std::to_string(v) : "-";
+}
+
+void run_describe(const describe_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  auto committed = client->fetch_offsets(f.group, {});
+  if (!committed) fail(committed.err());
+  if (committed->empty()) {
+    std::cout << "Consumer group '" << f.group << "' has no committed offsets.\n";
+    return;
+  }
+  std::cout << "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\n";
+  for (const auto& c : *committed) {
+    const int64_t end = log_end(*client, c.topic, c.partition);
+    const int64_t lag = end >= 0 ? std::max<int64_t>(0, end - c.offset) : -1;
+    std::cout << f.group << "\t" << c.topic << "\t" << c.partition << "\t" << c.offset << "\t"
+              << or_dash(end) << "\t" << or_dash(lag) << "\n";
+  }
+  std::cout.flush();
+}
+
+struct reset_flags {
+  client_options client;
+  std::string group;
+  std::string topic;
+  bool to_earliest = false;
+  bool to_latest = false;
+  std::optional<int64_t> to_offset;
+  std::optional<int64_t> shift_by;
+  bool execute = false;
+  bool dry_run = false;
+};
+
+// The offset a partition's commit (`current`, -1: none) moves to, within its log (as Kafka
+// clamps it, with a note on stderr); nullopt, with the reason on stderr, when there is none.
+std::optional<int64_t> target_of(client::cluster_client& client, const reset_flags& f,
+                                 int32_t partition, int64_t current) {
+  const auto name = f.topic + "-" + std::to_string(partition);
+  auto start = client.list_offsets(f.topic, partition, -2);
+  auto end = client.list_offsets(f.topic, partition, -1);
+  if (!start || !end) {
+    std::cerr << name << ": " << (start ? end.err() : start.err()).to_string() << "\n";
+    return std::nullopt;
+  }
+  int64_t wanted = 0;
+  if (f.to_earliest) {
+    wanted = *start;
+  } else if (f.to_latest) {
+    wanted = *end;
+  } else if (f.to_offset) {
+    wanted = *f.to_offset;
+  } else {
+    if (current < 0) {
+      std::cerr << name << ": no committed offset to shift\n";
+      return std::nullopt;
+    }
+    wanted = current + *f.shift_by;
+  }
+  const int64_t clamped = std::clamp(wanted, *start, *end);
+  if (clamped != wanted)
+    std::cerr << name << ": offset " << wanted << " is outside the log (" << *start << ".." << *end
+              << "), using " << clamped << "\n";
+  return clamped;
+}
+
+void run_reset(const reset_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  auto md = client->metadata({f.topic});
+  if (!md) fail(md.err());
+  auto topic = md->topics.find(f.topic);
+  if (topic == md->topics.end())
+    fail(make_error(errc::unknown_topic_or_partition, "topic '" + f.topic + "' does not exist"));
+  std::vector<std::pair<std::string, int32_t>> partitions;
+  for (const auto& p : topic->second.partitions) partitions.emplace_back(f.topic, p.partition);
+  auto committed = client->fetch_offsets(f.group, partitions);
+  if (!committed) fail(committed.err());
+
+  std::vector<client::committed_offset> moves;
+  bool missing = false;
+  std::cout << "GROUP\tTOPIC\tPARTITION\tNEW-OFFSET\n";
+  for (const auto& c : *committed) {
+    auto target = target_of(*client, f, c.partition, c.offset);
+    if (!target) {
+      missing = true;
+      continue;
+    }
+    std::cout << f.group << "\t" << f.topic << "\t" << c.partition << "\t" << *target << "\n";
+    moves.push_back(client::committed_offset{f.topic, c.partition, *target, {}, errc::none, -1});
+  }
+  std::cout.flush();
+  if (!f.execute) {
+    std::cerr << "Dry run: nothing was committed; --execute commits these offsets.\n";
+  } else if (!moves.empty()) {
+    auto done = client->commit_offsets(f.group, moves);
+    if (!done) fail(done.err());
+    for (const auto& r : *done)
+      if (r.error != errc::none)
+        fail(make_error(r.error, r.topic + "-" + std::to_string(r.partition) + ": not committed"));
+  }
+  if (missing) throw CLI::RuntimeError(exit_failed);
+}
+
+} // namespace
+
+void add_groups_command(CLI::App& app) {
+  auto* groups =
+      app.add_subcommand("groups", "Inspect consumer groups' committed offsets and move them (as "
+                                   "kafka-consumer-groups); docs/groups.md");
+  groups->require_subcommand(1);
+
+  auto describe = std::make_shared<describe_flags>();
+  auto* describe_cmd = groups->add_subcommand(
+      "describe", "A group's committed offset per partition, with the partition's log end and the "
+                  "lag between them");
+  describe_cmd->add_option("group", describe->group, "The group id")->required();
+  add_client_options(describe_cmd, describe->client);
+  describe_cmd->callback([describe] { run_describe(*describe); });
+
+  auto reset = std::make_shared<reset_flags>();
+  auto* reset_cmd = groups->add_subcommand(
+      "reset-offsets", "Move a group's committed offsets on every partition of a topic; prints the "
+                       "new offsets, and commits them only with --execute. Stop the group's "
+                       "consumers first: a consumer still running commits over the reset");
+  reset_cmd->add_option("group", reset->group, "The group id")->required();
+  reset_cmd->add_option("--topic", reset->topic, "The topic whose partitions move")->required();
+  auto* earliest =
+      reset_cmd->add_flag("--to-earliest", reset->to_earliest, "To each partition's log start");
+  auto* latest =
+      reset_cmd->add_flag("--to-latest", reset->to_latest, "To each partition's log end");
+  auto* to_offset = reset_cmd
+                        ->add_option("--to-offset", reset->to_offset,
+                                     "To this offset (clamped to each partition's log)")
+                        ->check(integer_in(0));
+  auto* shift = reset_cmd->add_option("--shift-by", reset->shift_by,
+                                      "By this many (negative: back) from the committed offset");
+  auto modes = std::vector<CLI::Option*>{earliest, latest, to_offset, shift};
+  for (auto* a : modes)
+    for (auto* b : modes)
+      if (a != b) a->excludes(b);
+  auto* execute = reset_cmd->add_flag("--execute", reset->execute, "Commit the new offsets");
+  auto* dry_run =
+      reset_cmd->add_flag("--dry-run", reset->dry_run, "Only print the new offsets (the default)");
+  execute->excludes(dry_run);
+  add_client_options(reset_cmd, reset->client);
+  reset_cmd->callback([reset] {
+    if (!reset->to_earliest && !reset->to_latest && !reset->to_offset && !reset->shift_by)
+      throw CLI::ValidationError(
+          "one of --to-earliest, --to-latest, --to-offset or --shift-by is required");
+    run_reset(*reset);
+  });
+}
+
+} // namespace capstan::cli
