@@ -202,6 +202,11 @@ interface Capstan {
   # the partition has a leader; retry. nodeId -1 on error.
   findCoordinator @18 (group :Text)
       -> (errorCode :UInt8, errorMessage :Text, nodeId :Int32, host :Text, port :UInt16);
+
+  # Kafka's ListGroups at one node: the groups with committed offsets that this node coordinates,
+  # sorted. A client lists the cluster's groups by asking every node. COORDINATOR_LOAD_IN_PROGRESS
+  # while a partition of __consumer_offsets this node took over is still loading; retry.
+  listGroups @19 () -> (errorCode :UInt8, errorMessage :Text, groups :List(Text));
 }
 
 enum FaultKind {

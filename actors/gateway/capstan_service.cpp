@@ -337,7 +337,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
         "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions",
-        "unregisterNode", "findCoordinator"})
+        "unregisterNode", "findCoordinator", "listGroups"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -1084,6 +1084,21 @@ kj::Promise<void> capstan_service::findCoordinator(FindCoordinatorContext call) 
             set_error(call.getResults(), ctx->metrics, method,
                       make_error(errc::coordinator_not_available,
                                  where.message + "; it is being created, retry"));
+          }));
+}
+
+kj::Promise<void> capstan_service::listGroups(ListGroupsContext call) {
+  static constexpr const char* method = "listGroups";
+  ctx_->metrics.count_request(method);
+  return answered_later(
+      ask<std::vector<std::string>>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout,
+                                    lsgroups_atom_v)
+          .then([call, ctx = ctx_](reply<std::vector<std::string>>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            auto results = call.getResults();
+            if (!r) return set_error(results, ctx->metrics, method, r.err());
+            auto list = results.initGroups(static_cast<unsigned>(r->size()));
+            for (unsigned i = 0; i < r->size(); ++i) list.set(i, (*r)[i]);
           }));
 }
 

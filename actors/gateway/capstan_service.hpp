@@ -113,6 +113,7 @@ public:
   kj::Promise<void> reassignPartitions(ReassignPartitionsContext call) override;
   kj::Promise<void> unregisterNode(UnregisterNodeContext call) override;
   kj::Promise<void> findCoordinator(FindCoordinatorContext call) override;
+  kj::Promise<void> listGroups(ListGroupsContext call) override;
   kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:

@@ -5,6 +5,7 @@
 // the replica manager; the controller creates that topic on a group's first FindCoordinator
 // (docs/groups.md).
 
+#include <chrono>
 #include <functional>
 
 #include <caf/fwd.hpp>
@@ -23,6 +24,10 @@ struct group_coordinator_options {
   std::function<metadata_cache_ptr()> cache;
   // Wall clock in ms for commit timestamps; empty: the system clock.
   std::function<timestamp_ms()> clock;
+  // How often the coordinator compares the partitions of __consumer_offsets this node leads with
+  // those it has loaded: it loads the ones it took over, so the first request after a failover
+  // finds them ready, and forgets the ones it lost.
+  std::chrono::milliseconds leadership_check_interval{200};
 };
 
 group_coordinator_actor spawn_group_coordinator(caf::actor_system& sys,

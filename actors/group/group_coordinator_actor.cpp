@@ -10,6 +10,7 @@
 
 #include "actors/group/group_coordinator.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -197,18 +198,12 @@ result<leadership> lead_of(const group_coordinator_state& st, const std::string&
   return leadership{where.partition, *epoch};
 }
 
-// Runs `done` with the partition that holds `group`'s commits, caught up, loading it first if
-// this node's leadership of it is new.
-void with_partition(self_ptr self, const std::string& group, loaded_fn done) {
+// Runs `done` with `partition` loaded under this node's leadership at `epoch`, loading it (or
+// going on loading it) first if needed.
+void ensure_loaded(self_ptr self, int32_t partition, leader_epoch epoch, loaded_fn done) {
   auto& st = self->state;
-  auto lead = lead_of(st, group);
-  if (!lead) {
-    done(nullptr, to_caf_error(lead.err()));
-    return;
-  }
-  const int32_t partition = lead->partition;
   if (auto it = st.partitions.find(partition);
-      it != st.partitions.end() && it->second->epoch == lead->epoch) {
+      it != st.partitions.end() && it->second->epoch == epoch) {
     if (it->second->loaded)
       done(it->second, {});
     else
@@ -216,7 +211,6 @@ void with_partition(self_ptr self, const std::string& group, loaded_fn done) {
     return;
   }
   st.partitions.erase(partition);
-  const leader_epoch epoch = lead->epoch;
   self->request(st.opts.replicas, caf::infinite, lookup_atom_v, std::string{consumer_offsets_topic},
                 partition)
       .await(
@@ -242,6 +236,68 @@ void with_partition(self_ptr self, const std::string& group, loaded_fn done) {
                                                       std::to_string(partition) +
                                                       " is not open on this node yet")));
           });
+}
+
+// Runs `done` with the partition that holds `group`'s commits, loaded.
+void with_partition(self_ptr self, const std::string& group, loaded_fn done) {
+  auto lead = lead_of(self->state, group);
+  if (!lead) {
+    done(nullptr, to_caf_error(lead.err()));
+    return;
+  }
+  ensure_loaded(self, lead->partition, lead->epoch, std::move(done));
+}
+
+// The partitions of __consumer_offsets this node leads now, with their leader epochs.
+std::map<int32_t, leader_epoch> led_partitions(const group_coordinator_state& st) {
+  std::map<int32_t, leader_epoch> out;
+  auto cache = st.opts.cache ? st.opts.cache() : nullptr;
+  if (!cache) return out;
+  auto t = cache->cluster().topics.find(consumer_offsets_topic);
+  if (t == cache->cluster().topics.end()) return out;
+  for (const auto& p : t->second.partitions)
+    if (auto epoch = cache->led_by(consumer_offsets_topic, t->second.id, p.partition, st.opts.node))
+      out.emplace(p.partition, *epoch);
+  return out;
+}
+
+// Loads the partitions this node took the leadership of (as Kafka's coordinator does when it
+// becomes a partition's leader), so the first request after a failover finds them ready, and
+// forgets those it lost.
+void follow_leaderships(self_ptr self) {
+  auto& st = self->state;
+  const auto led = led_partitions(st);
+  for (auto it = st.partitions.begin(); it != st.partitions.end();) {
+    if (led.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    spdlog::info("{}-{}: node {} no longer leads it; forgets the offsets of {} groups",
+                 consumer_offsets_topic, it->first, st.opts.node.value(),
+                 it->second->groups.size());
+    it = st.partitions.erase(it);
+  }
+  for (const auto& [partition, epoch] : led) {
+    auto it = st.partitions.find(partition);
+    if (it == st.partitions.end() || it->second->epoch != epoch || !it->second->loaded)
+      ensure_loaded(self, partition, epoch, [](partition_ptr, caf::error) {});
+  }
+}
+
+caf::result<std::vector<std::string>> list_groups(self_ptr self) {
+  auto& st = self->state;
+  std::vector<std::string> out;
+  for (const auto& [partition, epoch] : led_partitions(st)) {
+    auto it = st.partitions.find(partition);
+    if (it == st.partitions.end() || it->second->epoch != epoch || !it->second->loaded)
+      return to_caf_error(make_error(errc::coordinator_load_in_progress,
+                                     std::string(consumer_offsets_topic) + "-" +
+                                         std::to_string(partition) + " is still loading"));
+    for (const auto& [group, commits] : it->second->groups)
+      if (!commits.empty()) out.push_back(group);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 errc validate_entry(const group_offset& e) {
@@ -362,12 +418,18 @@ caf::result<group_offsets> fetch(self_ptr self, const std::string& group, group_
 group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
                                                                   group_coordinator_options opts) {
   self->state.opts = std::move(opts);
+  self->send(self, gtick_atom_v);
   return {
       [self](commit_atom, const std::string& group, group_offsets& entries) {
         return commit(self, group, std::move(entries));
       },
       [self](fetch_atom, const std::string& group, group_offsets& wanted) {
         return fetch(self, group, std::move(wanted));
+      },
+      [self](lsgroups_atom) { return list_groups(self); },
+      [self](gtick_atom) {
+        follow_leaderships(self);
+        self->delayed_send(self, self->state.opts.leadership_check_interval, gtick_atom_v);
       },
   };
 }

@@ -1,8 +1,9 @@
 #pragma once
 
 // The group coordinator: committed consumer-group offsets, stored as records keyed by
-// (group, topic, partition) in the internal compacted topic __consumer_offsets, so they survive
-// restarts; an in-memory map, rebuilt from the topic at start-up, answers fetches.
+// (group, topic, partition) in the cluster's compacted topic __consumer_offsets, for the groups
+// whose partition of it this node leads (docs/groups.md); an in-memory map, rebuilt from the
+// partition when this node takes its leadership, answers fetches.
 
 #include <optional>
 #include <string>
@@ -18,6 +19,10 @@
 namespace capstan {
 
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
+using lsgroups_atom = caf::atom_constant<caf::atom("lsgroups")>;
+using gtick_atom = caf::atom_constant<caf::atom("gtick")>;
+inline constexpr lsgroups_atom lsgroups_atom_v{};
+inline constexpr gtick_atom gtick_atom_v{};
 inline constexpr commit_atom commit_atom_v{};
 
 struct group_offset {
@@ -36,7 +41,12 @@ using group_offsets = std::vector<group_offset>;
 // Errors: INVALID_CONFIG for an empty group id; per-entry errors in group_offset::error.
 using group_coordinator_actor = caf::typed_actor<
   caf::replies_to<commit_atom, std::string, group_offsets>::with<group_offsets>,
-  caf::replies_to<fetch_atom, std::string, group_offsets>::with<group_offsets>>;
+  caf::replies_to<fetch_atom, std::string, group_offsets>::with<group_offsets>,
+  // The groups with commits in the partitions this node leads, sorted (Kafka's ListGroups at one
+  // broker). COORDINATOR_LOAD_IN_PROGRESS while one of those is still loading.
+  caf::replies_to<lsgroups_atom>::with<std::vector<std::string>>,
+  // The timer that follows the node's leaderships of __consumer_offsets.
+  caf::reacts_to<gtick_atom>>;
 
 } // namespace capstan
 

@@ -129,6 +129,14 @@ void run_reset(const reset_flags& f) {
   if (missing) throw CLI::RuntimeError(exit_failed);
 }
 
+void run_list(const client_options& options) {
+  auto client = connect_or_fail(make_client_config(options));
+  auto groups = client->list_groups();
+  if (!groups) fail(groups.err());
+  for (const auto& g : *groups) std::cout << g << "\n";
+  std::cout.flush();
+}
+
 } // namespace
 
 void add_groups_command(CLI::App& app) {
@@ -136,6 +144,12 @@ void add_groups_command(CLI::App& app) {
       app.add_subcommand("groups", "Inspect consumer groups' committed offsets and move them (as "
                                    "kafka-consumer-groups); docs/groups.md");
   groups->require_subcommand(1);
+
+  auto list_options = std::make_shared<client_options>();
+  auto* list_cmd = groups->add_subcommand(
+      "list", "The groups with committed offsets, one per line (every node's, merged)");
+  add_client_options(list_cmd, *list_options);
+  list_cmd->callback([list_options] { run_list(*list_options); });
 
   auto describe = std::make_shared<describe_flags>();
   auto* describe_cmd = groups->add_subcommand(

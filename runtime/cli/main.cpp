@@ -10,7 +10,8 @@
 //   capstan log repair [--data-dir DIR] [--partition TOPIC-N]... [--dry-run | --execute]
 //       Shows (and with --execute accepts) the loss in damaged partitions of a stopped node.
 //   capstan topic create|list|describe|delete, capstan produce, capstan consume,
-//   capstan perf produce|consume, capstan cluster describe, capstan groups describe|reset-offsets,
+//   capstan perf produce|consume, capstan cluster describe,
+//   capstan groups list|describe|reset-offsets,
 //   capstan debug fault isolate|drop-produce-responses|clear
 //       Client tools against a running cluster (--bootstrap HOST:PORT,..., default
 //       127.0.0.1:9192); docs/cli.md describes each.

@@ -530,7 +530,68 @@ public:
     });
   }
 
+  result<std::vector<std::string>> list_groups() override {
+    using answer = std::vector<std::string>;
+    return run_sync<answer>([this] {
+      const auto deadline = steady::now() + std::chrono::milliseconds(config_.request_timeout_ms);
+      return refresh_metadata({}).then(
+          [this, deadline](result<cluster_metadata>&& md) -> kj::Promise<result<answer>> {
+            if (!md) return result<answer>(md.err());
+            std::vector<std::string> nodes;
+            for (const auto& b : md->brokers)
+              nodes.push_back(b.host + ":" + std::to_string(b.port));
+            return list_groups_at(std::move(nodes), 0, {}, deadline);
+          });
+    });
+  }
+
 private:
+  // Asks nodes[i..] for the groups they coordinate and merges the answers into `found`; a node
+  // still loading its groups (or not answering yet) is asked again, retry.backoff.ms apart, until
+  // `deadline`.
+  kj::Promise<result<std::vector<std::string>>> list_groups_at(std::vector<std::string> nodes,
+                                                               size_t i,
+                                                               std::vector<std::string> found,
+                                                               steady::time_point deadline) {
+    if (i >= nodes.size()) {
+      std::sort(found.begin(), found.end());
+      found.erase(std::unique(found.begin(), found.end()), found.end());
+      return result<std::vector<std::string>>(std::move(found));
+    }
+    const auto address = nodes[i];
+    auto& conn = connection(address);
+    auto attempt =
+        with_timeout(conn.cap.listGroupsRequest().send().then(
+                         [](auto response) -> result<std::vector<std::string>> {
+                           if (response.getErrorCode() != 0)
+                             return from_code(response.getErrorCode(), response.getErrorMessage());
+                           std::vector<std::string> out;
+                           for (auto g : response.getGroups()) out.emplace_back(g.cStr());
+                           return out;
+                         }))
+            .catch_([](kj::Exception&& e) {
+              return result<std::vector<std::string>>(from_exception(e));
+            });
+    return attempt.then([this, nodes = std::move(nodes), i, found = std::move(found), deadline,
+                         address, id = conn.id](result<std::vector<std::string>>&& r) mutable
+                        -> kj::Promise<result<std::vector<std::string>>> {
+      if (r) {
+        found.insert(found.end(), r->begin(), r->end());
+        return list_groups_at(std::move(nodes), i + 1, std::move(found), deadline);
+      }
+      if (!coordinator_retriable(r.code())) return kj::mv(r);
+      if (r.code() == errc::network_exception || r.code() == errc::request_timed_out)
+        forget_connection(address, id);
+      const auto backoff = std::chrono::milliseconds(config_.retry_backoff_ms);
+      if (steady::now() + backoff >= deadline) return kj::mv(r);
+      return io_->provider->getTimer()
+          .afterDelay(config_.retry_backoff_ms * kj::MILLISECONDS)
+          .then([this, nodes = std::move(nodes), i, found = std::move(found), deadline]() mutable {
+            return list_groups_at(std::move(nodes), i, std::move(found), deadline);
+          });
+    });
+  }
+
   static std::vector<committed_offset> to_offsets(capnp::List<rpc::GroupOffset>::Reader list) {
     std::vector<committed_offset> out;
     for (auto o : list) {

@@ -161,6 +161,8 @@ public:
   virtual result<std::vector<committed_offset>>
   fetch_offsets(const std::string& group,
                 const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
+  // The cluster's groups with committed offsets, sorted: every live node's listGroups, merged.
+  virtual result<std::vector<std::string>> list_groups() = 0;
 
   const client_config& config() const { return config_; }
 

@@ -326,6 +326,13 @@ stub_groups(group_coordinator_actor::stateful_pointer<stub_groups_state> self) {
         }
         return wanted;
       },
+      [self](lsgroups_atom) {
+        std::vector<std::string> out;
+        for (const auto& [key, o] : self->state.committed) out.push_back(std::get<0>(key));
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+      },
+      [](gtick_atom) {},
   };
 }
 

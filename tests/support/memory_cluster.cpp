@@ -152,4 +152,6 @@ memory_cluster::fetch_offsets(const std::string&,
   return unsupported();
 }
 
+result<std::vector<std::string>> memory_cluster::list_groups() { return unsupported(); }
+
 } // namespace capstan::test

@@ -76,6 +76,7 @@ public:
   commit_offsets(const std::string&, const std::vector<client::committed_offset>&) override;
   result<std::vector<client::committed_offset>>
   fetch_offsets(const std::string&, const std::vector<std::pair<std::string, int32_t>>&) override;
+  result<std::vector<std::string>> list_groups() override;
 
 private:
   struct pending {

@@ -258,6 +258,8 @@ TEST_CASE("groups describe shows a group's commits, log ends and lag; reset-offs
                                  "w\tjobs\t0\t4\t6\t2"});
   REQUIRE(node.run({"groups", "describe", "nobody"}, &out, &err) == 0);
   CHECK(out.find("has no committed offsets") != std::string::npos);
+  REQUIRE(node.run({"groups", "list"}, &out, &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"w"});
 
   // A dry run prints and changes nothing; --execute commits; a shift past the log is clamped.
   REQUIRE(node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--to-earliest"}, &out,

@@ -78,6 +78,9 @@ TEST_CASE("a group resumes where it committed whichever node its consumer bootst
   REQUIRE(c.cli("", {"consume", "jobs", "--group", "workers", "--max-messages", "2"}, c.node(third),
                 &out, &err) == 0);
   CHECK(lines(out) == std::vector<std::string>{"j10", "j11"});
+  // Every node's groups, merged: the group lives at its new coordinator now.
+  REQUIRE(c.cli("", {"groups", "list"}, c.node(third), &out, &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"workers"});
 }
 
 TEST_CASE("__consumer_offsets is the cluster's to create: a client's createTopic of it is refused",

@@ -8,6 +8,7 @@
 #include "actors/replica/replica_manager_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "tests/support/caf_fixture.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
@@ -241,4 +242,29 @@ TEST_CASE("a node answers for a group only while it leads the group's offsets pa
   auto last = f.fetch("g", {entry("t", 0)});
   REQUIRE(last);
   CHECK((*last)[0].offset == 7);
+}
+
+// As Kafka's coordinator, a node loads a partition of __consumer_offsets when it takes over its
+// leadership, not at the first request: listGroups (which loads nothing) finds the group.
+TEST_CASE("a node loads the groups of an offsets partition once it leads it, and lists them",
+          "[group]") {
+  group_fixture f{1};
+  REQUIRE(f.commit("g", {entry("t", 0, 5)}));
+  const auto listed = [&] {
+    return f.sys->request<std::vector<std::string>>(f.groups, timeout, lsgroups_atom_v);
+  };
+  auto now = listed();
+  REQUIRE(now);
+  CHECK(*now == std::vector<std::string>{"g"});
+  std::atomic_store(&*f.cache, offsets_cache(1, 2, 1));
+  now = listed();
+  REQUIRE(now);
+  CHECK(now->empty());
+  std::atomic_store(&*f.cache, offsets_cache(1, 1, 2));
+  CHECK(eventually(
+      [&] {
+        auto r = listed();
+        return r && *r == std::vector<std::string>{"g"};
+      },
+      10s));
 }
