@@ -241,8 +241,8 @@ TEST_CASE("consume --group resumes from the committed offset after a restart", "
   node.stop(SIGTERM);
 }
 
-TEST_CASE("groups describe shows a group's commits, log ends and lag; reset-offsets moves them "
-          "only with --execute",
+TEST_CASE("groups list and describe show a group's commits, log ends and lag, and reset-offsets "
+          "moves them only with --execute",
           "[system][cli][groups]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
