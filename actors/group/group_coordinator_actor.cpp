@@ -37,6 +37,7 @@ struct committed_offset {
 using group_commits = std::map<std::pair<std::string, int32_t>, committed_offset>;
 
 struct offsets_partition {
+  int32_t partition = 0;
   partition_replica_actor replica;
   // The leadership the map is built under, the offset it holds every record below, and the log
   // end when the leadership began: every record earlier leaders wrote is below it.
@@ -124,7 +125,8 @@ caf::error coordinator_failure(int32_t partition, const caf::error& e) {
 // confirm them. Until then the caller gets COORDINATOR_LOAD_IN_PROGRESS, and a later request
 // goes on from where this one stopped. Once whole, the map takes this leader's own commits as
 // they are acknowledged: nobody else writes to the partition while it leads.
-void catch_up(self_ptr self, int32_t partition, partition_ptr part, loaded_fn done) {
+void catch_up(self_ptr self, partition_ptr part, loaded_fn done) {
+  const int32_t partition = part->partition;
   self->request(part->replica, caf::infinite, fetch_atom_v,
                 fetch_request{part->loaded_to, replay_fetch_bytes, 0, 0})
       .await(
@@ -145,7 +147,7 @@ void catch_up(self_ptr self, int32_t partition, partition_ptr part, loaded_fn do
             self->state.partitions[partition] = part;
             if (!res.records.empty() && part->loaded_to < res.high_watermark &&
                 part->loaded_to < part->load_end) {
-              catch_up(self, partition, part, done);
+              catch_up(self, part, done);
               return;
             }
             if (part->loaded_to < part->load_end) {
@@ -207,7 +209,7 @@ void ensure_loaded(self_ptr self, int32_t partition, leader_epoch epoch, loaded_
     if (it->second->loaded)
       done(it->second, {});
     else
-      catch_up(self, partition, it->second, done);
+      catch_up(self, it->second, done);
     return;
   }
   st.partitions.erase(partition);
@@ -216,6 +218,7 @@ void ensure_loaded(self_ptr self, int32_t partition, leader_epoch epoch, loaded_
       .await(
           [self, partition, epoch, done](partition_replica_actor& replica) {
             auto part = std::make_shared<offsets_partition>();
+            part->partition = partition;
             part->replica = replica;
             part->epoch = epoch;
             self->request(replica, caf::infinite, status_atom_v)
@@ -223,7 +226,7 @@ void ensure_loaded(self_ptr self, int32_t partition, leader_epoch epoch, loaded_
                     [self, partition, part, done](const replica_status& status) {
                       part->loaded_to = status.log_start;
                       part->load_end = status.log_end;
-                      catch_up(self, partition, part, done);
+                      catch_up(self, part, done);
                     },
                     [partition, done](caf::error& e) {
                       done(nullptr, coordinator_failure(partition, e));
@@ -354,18 +357,14 @@ void append_commits(self_ptr self, partition_ptr part, std::string group, group_
             rp.deliver(std::move(results));
           },
           [self, part, rp](caf::error& err) mutable {
-            int32_t partition = -1;
-            for (auto it = self->state.partitions.begin(); it != self->state.partitions.end(); ++it)
-              if (it->second == part) {
-                partition = it->first;
-                // The replica may be gone or another one now leads: built afresh on the next
-                // request.
-                self->state.partitions.erase(it);
-                break;
-              }
-            spdlog::warn("{}-{}: commit failed: {}", consumer_offsets_topic, partition,
+            // The replica may be gone or another one now leads: built afresh on the next request.
+            auto& partitions = self->state.partitions;
+            if (auto it = partitions.find(part->partition);
+                it != partitions.end() && it->second == part)
+              partitions.erase(it);
+            spdlog::warn("{}-{}: commit failed: {}", consumer_offsets_topic, part->partition,
                          to_string(err));
-            rp.deliver(coordinator_failure(partition, err));
+            rp.deliver(coordinator_failure(part->partition, err));
           });
 }
 

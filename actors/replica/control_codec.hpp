@@ -32,6 +32,13 @@ struct partition_state_msg {
   friend bool operator==(const partition_state_msg&, const partition_state_msg&) = default;
 };
 
+// Whether a replica that acted on leader epoch `epoch` at partition epoch `partition_epoch` takes
+// the controller's state `p`: only a newer leader epoch, or a newer partition epoch (an ISR
+// change) of the same one. Anything else is the same state again or an older one.
+inline bool supersedes(const partition_state_msg& p, leader_epoch epoch, int32_t partition_epoch) {
+  return p.epoch > epoch || (p.epoch == epoch && p.partition_epoch > partition_epoch);
+}
+
 struct node_endpoint_msg {
   node_id node{0};
   std::string host;

@@ -184,7 +184,7 @@ applied_states sort_states(self_ptr self, const std::vector<partition_state_msg>
         refuse(errc::kafka_storage_error, log_name(st, p.tp) + " is offline");
         continue;
       }
-      if (p.epoch < e.epoch || (p.epoch == e.epoch && p.partition_epoch <= e.partition_epoch)) {
+      if (!supersedes(p, e.epoch, e.partition_epoch)) {
         // The same state again is what a full state the controller resends mostly holds.
         const bool same = p.epoch == e.epoch && p.partition_epoch == e.partition_epoch;
         spdlog::log(same ? spdlog::level::debug : spdlog::level::info, "{}: ignores the controller's state at leader epoch {} (partition epoch {}): it "

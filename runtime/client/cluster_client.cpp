@@ -856,6 +856,12 @@ private:
   // bootstrap address: the first that answers.
   kj::Promise<result<cluster_metadata>> refresh_metadata(std::vector<std::string> topics,
                                                          std::optional<std::string> first = {}) {
+    return try_metadata(std::move(topics), addresses_to_ask(std::move(first)), 0);
+  }
+
+  // `first` (when given), the admin address, every known broker and the bootstrap addresses,
+  // each once in this order: one that failed is not asked again further down.
+  std::vector<std::string> addresses_to_ask(std::optional<std::string> first = {}) {
     std::vector<std::string> candidates;
     if (first) candidates.push_back(std::move(*first));
     {
@@ -865,12 +871,11 @@ private:
     for (const auto& b : cache_.brokers)
       candidates.push_back(b.host + ":" + std::to_string(b.port));
     for (const auto& a : config_.bootstrap) candidates.push_back(a);
-    // Each address once, in this order: one that failed is not asked again further down.
     std::vector<std::string> unique;
     for (auto& a : candidates)
       if (std::find(unique.begin(), unique.end(), a) == unique.end())
         unique.push_back(std::move(a));
-    return try_metadata(std::move(topics), std::move(unique), 0);
+    return unique;
   }
 
   kj::Promise<result<cluster_metadata>>
@@ -945,17 +950,7 @@ private:
   // The client address of `group`'s coordinator, from the first of the admin address, the known
   // nodes and the bootstrap addresses that answers.
   kj::Promise<result<std::string>> find_coordinator(std::string group) {
-    std::vector<std::string> candidates;
-    {
-      std::lock_guard lock(mu_);
-      if (!admin_address_.empty()) candidates.push_back(admin_address_);
-    }
-    for (const auto& b : cache_.brokers) candidates.push_back(b.host + ":" + std::to_string(b.port));
-    for (const auto& a : config_.bootstrap) candidates.push_back(a);
-    std::vector<std::string> unique;
-    for (auto& a : candidates)
-      if (std::find(unique.begin(), unique.end(), a) == unique.end()) unique.push_back(std::move(a));
-    return try_find_coordinator(std::move(group), std::move(unique), 0);
+    return try_find_coordinator(std::move(group), addresses_to_ask(), 0);
   }
 
   kj::Promise<result<std::string>> try_find_coordinator(std::string group,

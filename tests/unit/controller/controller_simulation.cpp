@@ -582,11 +582,8 @@ private:
         if (std::find(p.replicas.begin(), p.replicas.end(), b.id) == p.replicas.end()) continue;
         const partition_key key{p.id, p.tp.second};
         auto it = b.states.find(key);
-        // As the replica manager: an older leader epoch, or the same at an older partition
-        // epoch, changes nothing.
-        if (it != b.states.end() &&
-            (p.epoch < it->second.epoch ||
-             (p.epoch == it->second.epoch && p.partition_epoch <= it->second.partition_epoch)))
+        // As the replica manager: only a newer state is taken.
+        if (it != b.states.end() && !supersedes(p, it->second.epoch, it->second.partition_epoch))
           continue;
         b.states[key] = p;
       }
