@@ -48,6 +48,14 @@ std::string_view to_string(errc code) {
     case errc::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case errc::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
     case errc::not_coordinator: return "NOT_COORDINATOR";
+    case errc::illegal_generation: return "ILLEGAL_GENERATION";
+    case errc::inconsistent_group_protocol: return "INCONSISTENT_GROUP_PROTOCOL";
+    case errc::unknown_member_id: return "UNKNOWN_MEMBER_ID";
+    case errc::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
+    case errc::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
+    case errc::member_id_required: return "MEMBER_ID_REQUIRED";
+    case errc::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
+    case errc::fenced_instance_id: return "FENCED_INSTANCE_ID";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

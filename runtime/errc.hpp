@@ -58,11 +58,20 @@ enum class errc : uint8_t {
   coordinator_load_in_progress,
   coordinator_not_available,
   not_coordinator,
+  // Group membership's (docs/groups.md, "Membership").
+  illegal_generation,
+  inconsistent_group_protocol,
+  unknown_member_id,
+  invalid_session_timeout,
+  rebalance_in_progress,
+  member_id_required,
+  group_max_size_reached,
+  fenced_instance_id,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::not_coordinator;
+inline constexpr errc last_errc = errc::fenced_instance_id;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);
