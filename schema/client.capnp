@@ -133,8 +133,13 @@ interface Capstan {
   listOffsets @8 (topic :Text, partition :Int32, timestamp :Int64)
       -> (errorCode :UInt8, errorMessage :Text, offset :Int64, timestamp :Int64);
 
-  commitOffsets @9 (group :Text, offsets :List(GroupOffset)) -> (errorCode :UInt8, errorMessage :Text,
-      results :List(GroupOffset));
+  # A group member commits with its memberId and generation (and groupInstanceId if static);
+  # anyone else, with none and generation -1, only while the group has no members. A refused
+  # commit has the error in every entry: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+  # FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS.
+  commitOffsets @9 (group :Text, offsets :List(GroupOffset), memberId :Text,
+                    groupInstanceId :Text, generation :Int32 = -1)
+      -> (errorCode :UInt8, errorMessage :Text, results :List(GroupOffset));
   fetchOffsets @10 (group :Text, partitions :List(TopicPartition))
       -> (errorCode :UInt8, errorMessage :Text, offsets :List(GroupOffset));
 
@@ -207,6 +212,54 @@ interface Capstan {
   # sorted. A client lists the cluster's groups by asking every node. COORDINATOR_LOAD_IN_PROGRESS
   # while a partition of __consumer_offsets this node took over is still loading; retry.
   listGroups @19 () -> (errorCode :UInt8, errorMessage :Text, groups :List(Text));
+
+  # Kafka's classic group protocol at the group's coordinator (docs/groups.md, "Membership");
+  # any other node answers NOT_COORDINATOR. A first join without memberId gets
+  # MEMBER_ID_REQUIRED with the memberId to join again with (a static member, one with a
+  # groupInstanceId, joins at once). The answer waits until the join phase ends (at most the
+  # group's longest rebalanceTimeoutMs); the leader alone gets `members`, each member's metadata
+  # for the protocol chosen. Errors: INVALID_REQUEST (bad group id, an empty protocol type or
+  # list, a non-positive rebalance timeout, lists or strings too long), INVALID_SESSION_TIMEOUT,
+  # INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
+  # REBALANCE_IN_PROGRESS (a newer join of the member replaced this one).
+  joinGroup @20 (group :Text, memberId :Text, groupInstanceId :Text, clientId :Text,
+                 sessionTimeoutMs :Int32, rebalanceTimeoutMs :Int32, protocolType :Text,
+                 protocols :List(GroupProtocol))
+      -> (errorCode :UInt8, errorMessage :Text, generation :Int32 = -1, protocolName :Text,
+          leader :Text, memberId :Text, members :List(GroupMember));
+
+  # Kafka's SyncGroup: the leader sends every member's assignment, the others none; each gets
+  # its own once the leader's arrived. ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+  # FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (join again).
+  syncGroup @21 (group :Text, memberId :Text, groupInstanceId :Text, generation :Int32,
+                 assignments :List(MemberAssignment))
+      -> (errorCode :UInt8, errorMessage :Text, assignment :Data);
+
+  # Kafka's Heartbeat: keeps the member's session. REBALANCE_IN_PROGRESS: join again;
+  # ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID: the member is out of the group.
+  heartbeat @22 (group :Text, memberId :Text, groupInstanceId :Text, generation :Int32)
+      -> (errorCode :UInt8, errorMessage :Text);
+
+  # Kafka's LeaveGroup: the member leaves now, and the others rebalance without waiting for its
+  # session to end.
+  leaveGroup @23 (group :Text, memberId :Text, groupInstanceId :Text)
+      -> (errorCode :UInt8, errorMessage :Text);
+}
+
+struct GroupProtocol {
+  name @0 :Text;          # e.g. "range"
+  metadata @1 :Data;      # opaque to the coordinator (a consumer's subscription)
+}
+
+struct GroupMember {
+  memberId @0 :Text;
+  groupInstanceId @1 :Text;
+  metadata @2 :Data;
+}
+
+struct MemberAssignment {
+  memberId @0 :Text;
+  assignment @1 :Data;    # opaque to the coordinator
 }
 
 enum FaultKind {

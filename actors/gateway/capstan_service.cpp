@@ -337,7 +337,8 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
        {"metadata", "createTopic", "deleteTopic", "listTopics", "describeConfigs", "alterConfigs",
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
         "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions",
-        "unregisterNode", "findCoordinator", "listGroups"})
+        "unregisterNode", "findCoordinator", "listGroups", "joinGroup", "syncGroup", "heartbeat",
+        "leaveGroup"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -879,8 +880,11 @@ kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
   for (auto o : params.getOffsets())
     entries.push_back(group_offset{o.getTopic(), o.getPartition(), o.getOffset(), o.getMetadata(),
                                    errc::none, o.getLeaderEpoch()});
+  group_member_ref member{params.getMemberId(), params.getGroupInstanceId(), params.getGeneration()};
   call.releaseParams();
   auto check = validate_group_id(group);
+  if (check) check = validate_member_field(member.member_id, "member id");
+  if (check) check = validate_member_field(member.group_instance_id, "group instance id");
   if (check) check = validate_group_entries(entries);
   if (check) {
     for (const auto& e : entries)
@@ -897,7 +901,8 @@ kj::Promise<void> capstan_service::commitOffsets(CommitOffsetsContext call) {
     return kj::READY_NOW;
   }
   return answered_later(ask<group_offsets>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout,
-                                           commit_atom_v, std::move(group), std::move(entries))
+                                           commit_atom_v, std::move(group), std::move(member),
+                                           std::move(entries))
                             .then([call, ctx = ctx_](reply<group_offsets>&& reply_) mutable {
                               auto r = std::move(reply_).take();
                               auto results = call.getResults(results_size_hint);
@@ -1112,6 +1117,160 @@ kj::Promise<void> capstan_service::unregisterNode(UnregisterNodeContext call) {
           .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
             auto r = std::move(reply_).take();
             if (!r) set_error(call.getResults(results_size_hint), ctx->metrics, method, r.err());
+          }));
+}
+
+// ---- group membership ----
+
+namespace {
+
+// The first bad field of a member's identity, if any.
+status validate_member(const std::string& group, const std::string& member,
+                       const std::string& instance) {
+  if (auto s = validate_group_id(group); !s) return s;
+  if (auto s = validate_member_field(member, "member id"); !s) return s;
+  return validate_member_field(instance, "group instance id");
+}
+
+} // namespace
+
+kj::Promise<void> capstan_service::joinGroup(JoinGroupContext call) {
+  static constexpr const char* method = "joinGroup";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  std::string group = params.getGroup();
+  join_group_request req;
+  req.member_id = params.getMemberId();
+  req.group_instance_id = params.getGroupInstanceId();
+  req.client_id = params.getClientId();
+  req.session_timeout_ms = params.getSessionTimeoutMs();
+  req.rebalance_timeout_ms = params.getRebalanceTimeoutMs();
+  req.protocol_type = params.getProtocolType();
+  auto check = validate_list_length(params.getProtocols().size(), "protocols");
+  if (check) {
+    for (auto p : params.getProtocols()) {
+      auto metadata = p.getMetadata();
+      req.protocols.push_back(group_protocol{p.getName(), bytes(metadata.begin(), metadata.end())});
+    }
+  }
+  call.releaseParams();
+  if (check) check = validate_member(group, req.member_id, req.group_instance_id);
+  if (check) check = validate_member_field(req.client_id, "client id");
+  if (check) check = validate_member_field(req.protocol_type, "protocol type");
+  if (check && req.protocol_type.empty()) check = make_error(errc::invalid_request, "protocol type is empty");
+  if (check && req.protocols.empty()) check = make_error(errc::invalid_request, "no protocols offered");
+  for (const auto& p : req.protocols) {
+    if (check) check = validate_member_field(p.name, "protocol name");
+    if (check && p.name.empty()) check = make_error(errc::invalid_request, "a protocol name is empty");
+  }
+  if (check && req.rebalance_timeout_ms <= 0)
+    check = make_error(errc::invalid_request, "rebalance timeout must be positive, not " +
+                                                  std::to_string(req.rebalance_timeout_ms));
+  if (!check) {
+    auto results = call.getResults(results_size_hint);
+    results.setMemberId(req.member_id);
+    set_error(results, ctx_->metrics, method, check.err());
+    return kj::READY_NOW;
+  }
+  // The answer waits for the join phase, which ends within the group's rebalance timeout.
+  const auto wait = ctx_->admin_timeout + std::chrono::milliseconds(req.rebalance_timeout_ms);
+  return answered_later(
+      ask<join_group_response>(*ctx_, ctx_->targets.groups, wait, joingrp_atom_v, std::move(group),
+                               std::move(req))
+          .then([call, ctx = ctx_](reply<join_group_response>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            auto results = call.getResults(results_size_hint);
+            if (!r) return set_error(results, ctx->metrics, method, r.err());
+            results.setMemberId(r->member_id);
+            if (r->error != errc::none)
+              return set_error(results, ctx->metrics, method, make_error(r->error, r->message));
+            results.setGeneration(r->generation);
+            results.setProtocolName(r->protocol_name);
+            results.setLeader(r->leader);
+            auto members = results.initMembers(static_cast<unsigned>(r->members.size()));
+            for (unsigned i = 0; i < members.size(); ++i) {
+              const auto& m = r->members[i];
+              members[i].setMemberId(m.member_id);
+              members[i].setGroupInstanceId(m.group_instance_id);
+              members[i].setMetadata(capnp::Data::Reader(m.metadata.data(), m.metadata.size()));
+            }
+          }));
+}
+
+kj::Promise<void> capstan_service::syncGroup(SyncGroupContext call) {
+  static constexpr const char* method = "syncGroup";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  std::string group = params.getGroup();
+  sync_group_request req;
+  req.member_id = params.getMemberId();
+  req.group_instance_id = params.getGroupInstanceId();
+  req.generation = params.getGeneration();
+  auto check = validate_list_length(params.getAssignments().size(), "assignments");
+  if (check) {
+    for (auto a : params.getAssignments()) {
+      auto data = a.getAssignment();
+      req.assignments.push_back(member_assignment{a.getMemberId(), bytes(data.begin(), data.end())});
+    }
+  }
+  call.releaseParams();
+  if (check) check = validate_member(group, req.member_id, req.group_instance_id);
+  if (!check) {
+    set_error(call.getResults(results_size_hint), ctx_->metrics, method, check.err());
+    return kj::READY_NOW;
+  }
+  // A follower's sync waits for the leader's, which comes within the rebalance.
+  const auto wait = 2 * ctx_->admin_timeout;
+  return answered_later(
+      ask<sync_group_response>(*ctx_, ctx_->targets.groups, wait, syncgrp_atom_v, std::move(group),
+                               std::move(req))
+          .then([call, ctx = ctx_](reply<sync_group_response>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            auto results = call.getResults(results_size_hint);
+            if (!r) return set_error(results, ctx->metrics, method, r.err());
+            if (r->error != errc::none)
+              return set_error(results, ctx->metrics, method, make_error(r->error, r->message));
+            results.setAssignment(capnp::Data::Reader(r->assignment.data(), r->assignment.size()));
+          }));
+}
+
+kj::Promise<void> capstan_service::heartbeat(HeartbeatContext call) {
+  static constexpr const char* method = "heartbeat";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  std::string group = params.getGroup();
+  group_member_ref member{params.getMemberId(), params.getGroupInstanceId(), params.getGeneration()};
+  call.releaseParams();
+  if (auto s = validate_member(group, member.member_id, member.group_instance_id); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return answered_later(
+      ask<bool>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, beat_atom_v, std::move(group),
+                std::move(member))
+          .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
+          }));
+}
+
+kj::Promise<void> capstan_service::leaveGroup(LeaveGroupContext call) {
+  static constexpr const char* method = "leaveGroup";
+  ctx_->metrics.count_request(method);
+  auto params = call.getParams();
+  std::string group = params.getGroup();
+  group_member_ref member{params.getMemberId(), params.getGroupInstanceId(), -1};
+  call.releaseParams();
+  if (auto s = validate_member(group, member.member_id, member.group_instance_id); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return answered_later(
+      ask<bool>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, leavegrp_atom_v, std::move(group),
+                std::move(member))
+          .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
           }));
 }
 

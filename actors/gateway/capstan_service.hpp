@@ -114,6 +114,10 @@ public:
   kj::Promise<void> unregisterNode(UnregisterNodeContext call) override;
   kj::Promise<void> findCoordinator(FindCoordinatorContext call) override;
   kj::Promise<void> listGroups(ListGroupsContext call) override;
+  kj::Promise<void> joinGroup(JoinGroupContext call) override;
+  kj::Promise<void> syncGroup(SyncGroupContext call) override;
+  kj::Promise<void> heartbeat(HeartbeatContext call) override;
+  kj::Promise<void> leaveGroup(LeaveGroupContext call) override;
   kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:

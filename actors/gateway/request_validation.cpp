@@ -87,4 +87,11 @@ status validate_group_id(const std::string& group) {
   return {};
 }
 
+status validate_member_field(const std::string& value, const char* what) {
+  if (value.size() > max_member_field_bytes)
+    return invalid(fmt::format("{} is {} bytes, at most {} allowed", what, value.size(),
+                               max_member_field_bytes));
+  return {};
+}
+
 } // namespace capstan

@@ -72,4 +72,9 @@ status validate_list_offsets_timestamp(int64_t timestamp);
 // A consumer group id: non-empty, at most 255 bytes (INVALID_REQUEST).
 status validate_group_id(const std::string& group);
 
+// A member id, group instance id, client id, protocol type or protocol name: at most
+// max_member_field_bytes (INVALID_REQUEST naming `what`).
+inline constexpr size_t max_member_field_bytes = 1024;
+status validate_member_field(const std::string& value, const char* what);
+
 } // namespace capstan

@@ -11,6 +11,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/group/group_coordinator_actor.hpp"
+#include "actors/group/group_membership.hpp"
 #include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/replica_messages.hpp"
 
@@ -27,7 +28,9 @@ struct group_coordinator_options {
   // How often the coordinator compares the partitions of __consumer_offsets this node leads with
   // those it has loaded: it loads the ones it took over, so the first request after a failover
   // finds them ready, and forgets the ones it lost.
+  // The same tick expires group members' sessions and ends join phases (group_membership).
   std::chrono::milliseconds leadership_check_interval{200};
+  group_limits limits;
 };
 
 group_coordinator_actor spawn_group_coordinator(caf::actor_system& sys,

@@ -7,12 +7,17 @@
 // partition's map is built on the first request under a leadership, by replaying the partition
 // from its log start to the log end the leadership began with (catch_up); a new leader epoch
 // builds it afresh. Replay uses `await`, so no other request is served meanwhile.
+//
+// Each group's membership is a group_membership of the partition it lives in: dropped with the
+// partition (its parked joins and syncs answered NOT_COORDINATOR), advanced by the same tick
+// that follows leaderships.
 
 #include "actors/group/group_coordinator.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <random>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -46,6 +51,7 @@ struct offsets_partition {
   offset load_end{0};
   bool loaded = false;
   std::map<std::string, group_commits> groups;
+  std::map<std::string, group_membership> memberships;
 };
 
 using partition_ptr = std::shared_ptr<offsets_partition>;
@@ -56,6 +62,11 @@ struct group_coordinator_state {
   group_coordinator_options opts;
   // Partitions of __consumer_offsets this node leads and has loaded.
   std::map<int32_t, partition_ptr> partitions;
+  // Joins and syncs the memberships hold until their rebalance answers them, by reply id.
+  group_membership::reply_id next_reply = 1;
+  std::map<group_membership::reply_id, caf::typed_response_promise<join_group_response>> joins;
+  std::map<group_membership::reply_id, caf::typed_response_promise<sync_group_response>> syncs;
+  std::mt19937_64 random{std::random_device{}()};
 };
 
 using self_ptr = group_coordinator_actor::stateful_pointer<group_coordinator_state>;
@@ -118,6 +129,33 @@ caf::error coordinator_failure(int32_t partition, const caf::error& e) {
                                                                   ": " + err.message));
 }
 
+void deliver(self_ptr self, group_membership::outcome out) {
+  auto& st = self->state;
+  for (auto& j : out.joins) {
+    if (auto it = st.joins.find(j.to); it != st.joins.end()) {
+      it->second.deliver(std::move(j.response));
+      st.joins.erase(it);
+    }
+  }
+  for (auto& s : out.syncs) {
+    if (auto it = st.syncs.find(s.to); it != st.syncs.end()) {
+      it->second.deliver(std::move(s.response));
+      st.syncs.erase(it);
+    }
+  }
+}
+
+// Drops `partition` (this node no longer leads it, or leads it at a new epoch and loads it
+// afresh): its groups' members must find their coordinator again.
+void forget(self_ptr self, int32_t partition) {
+  auto& partitions = self->state.partitions;
+  auto it = partitions.find(partition);
+  if (it == partitions.end()) return;
+  auto part = it->second;
+  partitions.erase(it);
+  for (auto& [group, membership] : part->memberships) deliver(self, membership.unload());
+}
+
 // Applies the partition's records from part->loaded_to up to its high watermark to the map. The
 // map is whole once it holds every record below the log end the leadership began with (as
 // Kafka's coordinator reads to the log end): a leader elected a moment ago may hold commits its
@@ -168,7 +206,7 @@ void catch_up(self_ptr self, partition_ptr part, loaded_fn done) {
             done(part, {});
           },
           [self, partition, done](caf::error& e) {
-            self->state.partitions.erase(partition);
+            forget(self, partition);
             done(nullptr, coordinator_failure(partition, e));
           });
 }
@@ -212,7 +250,7 @@ void ensure_loaded(self_ptr self, int32_t partition, leader_epoch epoch, loaded_
       catch_up(self, it->second, done);
     return;
   }
-  st.partitions.erase(partition);
+  forget(self, partition);
   self->request(st.opts.replicas, caf::infinite, lookup_atom_v, std::string{consumer_offsets_topic},
                 partition)
       .await(
@@ -270,16 +308,14 @@ std::map<int32_t, leader_epoch> led_partitions(const group_coordinator_state& st
 void follow_leaderships(self_ptr self) {
   auto& st = self->state;
   const auto led = led_partitions(st);
-  for (auto it = st.partitions.begin(); it != st.partitions.end();) {
-    if (led.count(it->first) != 0) {
-      ++it;
-      continue;
-    }
+  std::vector<int32_t> lost;
+  for (const auto& [partition, part] : st.partitions) {
+    if (led.count(partition) != 0) continue;
     spdlog::info("{}-{}: node {} no longer leads it; forgets the offsets of {} groups",
-                 consumer_offsets_topic, it->first, st.opts.node.value(),
-                 it->second->groups.size());
-    it = st.partitions.erase(it);
+                 consumer_offsets_topic, partition, st.opts.node.value(), part->groups.size());
+    lost.push_back(partition);
   }
+  for (auto partition : lost) forget(self, partition);
   for (const auto& [partition, epoch] : led) {
     auto it = st.partitions.find(partition);
     if (it == st.partitions.end() || it->second->epoch != epoch || !it->second->loaded)
@@ -361,26 +397,147 @@ void append_commits(self_ptr self, partition_ptr part, std::string group, group_
             auto& partitions = self->state.partitions;
             if (auto it = partitions.find(part->partition);
                 it != partitions.end() && it->second == part)
-              partitions.erase(it);
+              forget(self, part->partition);
             spdlog::warn("{}-{}: commit failed: {}", consumer_offsets_topic, part->partition,
                          to_string(err));
             rp.deliver(coordinator_failure(part->partition, err));
           });
 }
 
-caf::result<group_offsets> commit(self_ptr self, const std::string& group, group_offsets entries) {
+// Whether the group's membership takes a commit from `member` (Kafka's handleCommitOffsets): a
+// group without members takes commits from anyone who names no member and generation -1.
+errc commit_allowed(const offsets_partition& part, const std::string& group,
+                    const group_member_ref& member) {
+  auto it = part.memberships.find(group);
+  if (it != part.memberships.end()) return it->second.check_commit(member);
+  if (member.generation < 0 && member.member_id.empty()) return errc::none;
+  return member.member_id.empty() ? errc::illegal_generation : errc::unknown_member_id;
+}
+
+caf::result<group_offsets> commit(self_ptr self, const std::string& group,
+                                  group_member_ref member, group_offsets entries) {
   if (auto err = validate_group(group)) return err;
   for (auto& e : entries) e.error = validate_entry(e);
   auto rp = self->make_response_promise<group_offsets>();
   with_partition(self, group,
-                 [self, group, entries, rp](partition_ptr part, caf::error err) mutable {
+                 [self, group, member, entries, rp](partition_ptr part, caf::error err) mutable {
                    if (!part) {
                      rp.deliver(std::move(err));
                      return;
                    }
+                   if (auto refused = commit_allowed(*part, group, member); refused != errc::none) {
+                     for (auto& e : entries)
+                       if (e.error == errc::none) e.error = refused;
+                   }
                    append_commits(self, std::move(part), group, std::move(entries), rp);
                  });
   return rp;
+}
+
+timestamp_ms monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Kafka's member ids: the client id, a dash and a random UUID.
+std::string new_member_id(group_coordinator_state& st, const std::string& client_id) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string id = client_id + "-";
+  for (int word = 0; word < 2; ++word) {
+    auto bits = st.random();
+    for (int i = 0; i < 16; ++i, bits >>= 4) {
+      if ((word == 0 && (i == 8 || i == 12)) || (word == 1 && i == 0) || (word == 1 && i == 4))
+        id += '-';
+      id += hex[bits & 0xF];
+    }
+  }
+  return id;
+}
+
+group_membership& membership_of(self_ptr self, offsets_partition& part, const std::string& group) {
+  auto it = part.memberships.find(group);
+  if (it != part.memberships.end()) return it->second;
+  return part.memberships
+      .emplace(group, group_membership(group, self->state.opts.limits,
+                                       [self](const std::string& client) {
+                                         return new_member_id(self->state, client);
+                                       }))
+      .first->second;
+}
+
+caf::result<join_group_response> join_group(self_ptr self, const std::string& group,
+                                            join_group_request req) {
+  if (auto err = validate_group(group)) return err;
+  auto rp = self->make_response_promise<join_group_response>();
+  with_partition(self, group, [self, group, req, rp](partition_ptr part, caf::error err) mutable {
+    if (!part) {
+      auto e = from_caf_error(err);
+      join_group_response r;
+      r.error = e.code;
+      r.message = e.message;
+      r.member_id = req.member_id;
+      rp.deliver(std::move(r));
+      return;
+    }
+    const auto id = self->state.next_reply++;
+    self->state.joins.emplace(id, rp);
+    deliver(self, membership_of(self, *part, group).join(id, req, monotonic_ms()));
+  });
+  return rp;
+}
+
+caf::result<sync_group_response> sync_group(self_ptr self, const std::string& group,
+                                            sync_group_request req) {
+  if (auto err = validate_group(group)) return err;
+  auto rp = self->make_response_promise<sync_group_response>();
+  with_partition(self, group, [self, group, req, rp](partition_ptr part, caf::error err) mutable {
+    if (!part) {
+      auto e = from_caf_error(err);
+      rp.deliver(sync_group_response{e.code, e.message, {}});
+      return;
+    }
+    const auto id = self->state.next_reply++;
+    self->state.syncs.emplace(id, rp);
+    deliver(self, membership_of(self, *part, group).sync(id, req, monotonic_ms()));
+  });
+  return rp;
+}
+
+// A heartbeat (`leave` false) or a LeaveGroup of `member`.
+caf::result<bool> member_call(self_ptr self, const std::string& group, group_member_ref member,
+                              bool leave) {
+  if (auto err = validate_group(group)) return err;
+  auto rp = self->make_response_promise<bool>();
+  with_partition(self, group, [self, group, member, leave, rp](partition_ptr part, caf::error err) mutable {
+    if (!part) {
+      rp.deliver(std::move(err));
+      return;
+    }
+    auto it = part->memberships.find(group);
+    errc code = errc::unknown_member_id;
+    if (it != part->memberships.end()) {
+      if (leave) {
+        auto [left, out] = it->second.leave(member, monotonic_ms());
+        code = left;
+        deliver(self, std::move(out));
+      } else {
+        code = it->second.heartbeat(member, monotonic_ms());
+      }
+    }
+    if (code == errc::none)
+      rp.deliver(true);
+    else
+      rp.deliver(to_caf_error(make_error(code, "group '" + group + "', member '" + member.member_id + "'")));
+  });
+  return rp;
+}
+
+void tick_memberships(self_ptr self) {
+  const auto now = monotonic_ms();
+  for (auto& [partition, part] : self->state.partitions)
+    for (auto& [group, membership] : part->memberships)
+      if (auto due = membership.next_deadline(); due && *due <= now) deliver(self, membership.tick(now));
 }
 
 caf::result<group_offsets> fetch(self_ptr self, const std::string& group, group_offsets wanted) {
@@ -419,8 +576,20 @@ group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
   self->state.opts = std::move(opts);
   self->send(self, gtick_atom_v);
   return {
-      [self](commit_atom, const std::string& group, group_offsets& entries) {
-        return commit(self, group, std::move(entries));
+      [self](commit_atom, const std::string& group, group_member_ref& member, group_offsets& entries) {
+        return commit(self, group, std::move(member), std::move(entries));
+      },
+      [self](joingrp_atom, const std::string& group, join_group_request& req) {
+        return join_group(self, group, std::move(req));
+      },
+      [self](syncgrp_atom, const std::string& group, sync_group_request& req) {
+        return sync_group(self, group, std::move(req));
+      },
+      [self](beat_atom, const std::string& group, group_member_ref& member) {
+        return member_call(self, group, std::move(member), false);
+      },
+      [self](leavegrp_atom, const std::string& group, group_member_ref& member) {
+        return member_call(self, group, std::move(member), true);
       },
       [self](fetch_atom, const std::string& group, group_offsets& wanted) {
         return fetch(self, group, std::move(wanted));
@@ -428,6 +597,7 @@ group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
       [self](lsgroups_atom) { return list_groups(self); },
       [self](gtick_atom) {
         follow_leaderships(self);
+        tick_memberships(self);
         self->delayed_send(self, self->state.opts.leadership_check_interval, gtick_atom_v);
       },
   };

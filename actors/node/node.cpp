@@ -412,6 +412,7 @@ status node::impl::start_actors() {
   go.replicas = replicas;
   go.node = node_id{config.node_id};
   go.cache = [m = controller_metadata] { return m->current(); };
+  go.limits = config.group_membership_limits;
   groups = spawn_group_coordinator(*sys, go);
 
   rpc_targets targets;

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "actors/gateway/rpc_limits.hpp"
+#include "actors/group/group_membership.hpp"
 #include "actors/replica/replica_fetcher_config.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 #include "runtime/result.hpp"
@@ -53,6 +54,9 @@ struct node_config {
   int16_t default_replication_factor = 1;   // default.replication.factor
   int32_t offsets_topic_partitions = 1;     // offsets.topic.num.partitions (50 in Kafka)
   int16_t offsets_topic_replication_factor = 3; // offsets.topic.replication.factor
+  // group.min.session.timeout.ms, group.max.session.timeout.ms, group.initial.rebalance.delay.ms,
+  // group.max.size (Kafka's names and defaults).
+  group_limits group_membership_limits;
   // max.broker.partitions (capstan's own): partition replicas one node may host; by default what
   // its open-file limit can hold (default_max_broker_partitions()).
   int32_t max_broker_partitions = default_max_broker_partitions();

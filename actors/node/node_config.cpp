@@ -277,6 +277,17 @@ const std::map<std::string, key_setter>& node_keys() {
     {"offsets.topic.replication.factor",
      int_key([](node_config& c) -> auto& { return c.offsets_topic_replication_factor; }, 1,
              std::numeric_limits<int16_t>::max())},
+    {"group.min.session.timeout.ms",
+     int_key([](node_config& c) -> auto& { return c.group_membership_limits.min_session_timeout_ms; }, 1,
+             int32_max)},
+    {"group.max.session.timeout.ms",
+     int_key([](node_config& c) -> auto& { return c.group_membership_limits.max_session_timeout_ms; }, 1,
+             int32_max)},
+    {"group.initial.rebalance.delay.ms",
+     int_key([](node_config& c) -> auto& { return c.group_membership_limits.initial_rebalance_delay_ms; }, 0,
+             int32_max)},
+    {"group.max.size",
+     int_key([](node_config& c) -> auto& { return c.group_membership_limits.max_size; }, 1, int32_max)},
     {"num.io.threads", int_key([](node_config& c) -> auto& { return c.scheduler_threads; }, 1, 256)},
     {"actor.scheduler.policy", set_scheduler_policy},
     {"num.log.io.workers", int_key([](node_config& c) -> auto& { return c.io_workers; }, 1, 256)},
@@ -385,6 +396,16 @@ status check_heartbeats(const node_config& c) {
                       std::to_string(c.broker_session_timeout_ms) + ")");
 }
 
+// A group member's session timeout must fit between the two bounds, so they must leave room.
+status check_group_sessions(const node_config& c) {
+  const auto& g = c.group_membership_limits;
+  if (g.min_session_timeout_ms <= g.max_session_timeout_ms) return {};
+  return make_error(errc::invalid_config,
+                    "group.min.session.timeout.ms (" + std::to_string(g.min_session_timeout_ms) +
+                      ") must be at most group.max.session.timeout.ms (" +
+                      std::to_string(g.max_session_timeout_ms) + ")");
+}
+
 // Applies a parsed file; `source` prefixes error messages.
 result<node_config> apply_table(const toml::table& root, const std::string& source,
                                 node_config base) {
@@ -406,6 +427,7 @@ result<node_config> apply_table(const toml::table& root, const std::string& sour
   }
   if (auto s = check_replication(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
   if (auto s = check_heartbeats(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
+  if (auto s = check_group_sessions(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
   if (!c.controller_quorum.empty())
     if (auto voters = parse_controller_quorum(c.controller_quorum); !voters)
       return make_error(errc::invalid_config, source + ": controller.quorum.voters: " + voters.err().message);

@@ -120,7 +120,7 @@ void run_reset(const reset_flags& f) {
   if (!f.execute) {
     std::cerr << "Dry run: nothing was committed; --execute commits these offsets.\n";
   } else if (!moves.empty()) {
-    auto done = client->commit_offsets(f.group, moves);
+    auto done = client->commit_offsets(f.group, moves, group_member_ref{});
     if (!done) fail(done.err());
     for (const auto& r : *done)
       if (r.error != errc::none)

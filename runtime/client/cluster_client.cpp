@@ -479,14 +479,18 @@ public:
   }
 
   result<std::vector<committed_offset>>
-  commit_offsets(const std::string& group, const std::vector<committed_offset>& offsets) override {
+  commit_offsets(const std::string& group, const std::vector<committed_offset>& offsets,
+                 const group_member_ref& member) override {
     using answer = std::vector<committed_offset>;
-    return run_sync<answer>([this, group, offsets] {
+    return run_sync<answer>([this, group, offsets, member] {
       return at_coordinator<answer>(
           group,
-          [group, offsets](capnp_cap cap) {
+          [group, offsets, member](capnp_cap cap) {
             auto req = cap.commitOffsetsRequest();
             req.setGroup(group);
+            req.setMemberId(member.member_id);
+            req.setGroupInstanceId(member.group_instance_id);
+            req.setGeneration(member.generation);
             auto list = req.initOffsets(static_cast<unsigned>(offsets.size()));
             for (unsigned i = 0; i < offsets.size(); ++i) {
               list[i].setTopic(offsets[i].topic);
@@ -530,6 +534,89 @@ public:
     });
   }
 
+  result<join_group_response> join_group(const std::string& group,
+                                         const join_group_request& join) override {
+    const int64_t wait_ms = config_.request_timeout_ms + std::max(join.rebalance_timeout_ms, 0);
+    return run_sync<join_group_response>([this, group, join, wait_ms] {
+      return at_coordinator<join_group_response>(
+          group,
+          [group, join](capnp_cap cap) {
+            auto req = cap.joinGroupRequest();
+            req.setGroup(group);
+            req.setMemberId(join.member_id);
+            req.setGroupInstanceId(join.group_instance_id);
+            req.setClientId(join.client_id);
+            req.setSessionTimeoutMs(join.session_timeout_ms);
+            req.setRebalanceTimeoutMs(join.rebalance_timeout_ms);
+            req.setProtocolType(join.protocol_type);
+            auto protocols = req.initProtocols(static_cast<unsigned>(join.protocols.size()));
+            for (unsigned i = 0; i < protocols.size(); ++i) {
+              protocols[i].setName(join.protocols[i].name);
+              protocols[i].setMetadata(capnp::Data::Reader(join.protocols[i].metadata.data(),
+                                                           join.protocols[i].metadata.size()));
+            }
+            return req.send().then([](auto response) -> result<join_group_response> {
+              join_group_response r;
+              r.error = errc_from_code(response.getErrorCode());
+              r.message = response.getErrorMessage();
+              if (coordinator_retriable(r.error)) return make_error(r.error, r.message);
+              r.member_id = response.getMemberId();
+              r.generation = response.getGeneration();
+              r.protocol_name = response.getProtocolName();
+              r.leader = response.getLeader();
+              for (auto m : response.getMembers()) {
+                auto metadata = m.getMetadata();
+                r.members.push_back(group_member_metadata{m.getMemberId(), m.getGroupInstanceId(),
+                                                          bytes(metadata.begin(), metadata.end())});
+              }
+              return r;
+            });
+          },
+          steady::now() + std::chrono::milliseconds(wait_ms), wait_ms);
+    });
+  }
+
+  result<sync_group_response> sync_group(const std::string& group,
+                                         const sync_group_request& sync) override {
+    // A follower's answer waits for the leader's sync.
+    const int64_t wait_ms = 2 * config_.request_timeout_ms;
+    return run_sync<sync_group_response>([this, group, sync, wait_ms] {
+      return at_coordinator<sync_group_response>(
+          group,
+          [group, sync](capnp_cap cap) {
+            auto req = cap.syncGroupRequest();
+            req.setGroup(group);
+            req.setMemberId(sync.member_id);
+            req.setGroupInstanceId(sync.group_instance_id);
+            req.setGeneration(sync.generation);
+            auto list = req.initAssignments(static_cast<unsigned>(sync.assignments.size()));
+            for (unsigned i = 0; i < list.size(); ++i) {
+              list[i].setMemberId(sync.assignments[i].member_id);
+              list[i].setAssignment(capnp::Data::Reader(sync.assignments[i].assignment.data(),
+                                                        sync.assignments[i].assignment.size()));
+            }
+            return req.send().then([](auto response) -> result<sync_group_response> {
+              sync_group_response r;
+              r.error = errc_from_code(response.getErrorCode());
+              r.message = response.getErrorMessage();
+              if (coordinator_retriable(r.error)) return make_error(r.error, r.message);
+              auto data = response.getAssignment();
+              r.assignment.assign(data.begin(), data.end());
+              return r;
+            });
+          },
+          steady::now() + std::chrono::milliseconds(wait_ms), wait_ms);
+    });
+  }
+
+  status heartbeat(const std::string& group, const group_member_ref& member) override {
+    return member_call(group, member, false);
+  }
+
+  status leave_group(const std::string& group, const group_member_ref& member) override {
+    return member_call(group, member, true);
+  }
+
   result<std::vector<std::string>> list_groups() override {
     using answer = std::vector<std::string>;
     return run_sync<answer>([this] {
@@ -546,6 +633,37 @@ public:
   }
 
 private:
+  // A heartbeat (`leave` false) or a LeaveGroup at the coordinator.
+  status member_call(const std::string& group, const group_member_ref& member, bool leave) {
+    auto r = run_sync<bool>([this, group, member, leave] {
+      return at_coordinator<bool>(
+          group,
+          [group, member, leave](capnp_cap cap) -> kj::Promise<result<bool>> {
+            auto answer = [](auto response) -> result<bool> {
+              if (response.getErrorCode() != 0)
+                return from_code(response.getErrorCode(), response.getErrorMessage());
+              return true;
+            };
+            if (leave) {
+              auto req = cap.leaveGroupRequest();
+              req.setGroup(group);
+              req.setMemberId(member.member_id);
+              req.setGroupInstanceId(member.group_instance_id);
+              return req.send().then(answer);
+            }
+            auto req = cap.heartbeatRequest();
+            req.setGroup(group);
+            req.setMemberId(member.member_id);
+            req.setGroupInstanceId(member.group_instance_id);
+            req.setGeneration(member.generation);
+            return req.send().then(answer);
+          },
+          steady::now() + std::chrono::milliseconds(config_.request_timeout_ms));
+    });
+    if (!r) return r.err();
+    return {};
+  }
+
   // Asks nodes[i..] for the groups they coordinate and merges the answers into `found`; a node
   // still loading its groups (or not answering yet) is asked again, retry.backoff.ms apart, until
   // `deadline`.
@@ -904,26 +1022,30 @@ private:
   template <class T>
   kj::Promise<result<T>> at_coordinator(std::string group,
                                         std::function<kj::Promise<result<T>>(capnp_cap)> call,
-                                        steady::time_point deadline) {
+                                        steady::time_point deadline, int64_t call_timeout_ms = -1) {
     auto known = coordinators_.find(group);
     auto where = known != coordinators_.end()
                      ? kj::Promise<result<std::string>>(result<std::string>(known->second))
                      : find_coordinator(group);
-    return where.then([this, group = std::move(group), call = std::move(call),
-                       deadline](result<std::string>&& address) mutable -> kj::Promise<result<T>> {
-      if (!address) return coordinator_retry<T>(std::move(group), std::move(call), deadline, address.err());
+    return where.then([this, group = std::move(group), call = std::move(call), deadline,
+                       call_timeout_ms](result<std::string>&& address) mutable -> kj::Promise<result<T>> {
+      if (!address)
+        return coordinator_retry<T>(std::move(group), std::move(call), deadline, address.err(),
+                                    call_timeout_ms);
       coordinators_[group] = *address;
       auto& conn = connection(*address);
-      auto attempt = with_timeout(call(conn.cap)).catch_([](kj::Exception&& e) {
+      auto attempt = with_timeout(call(conn.cap), call_timeout_ms).catch_([](kj::Exception&& e) {
         return result<T>(from_exception(e));
       });
       return attempt.then([this, group = std::move(group), call = std::move(call), deadline,
-                           address = *address, id = conn.id](result<T>&& r) mutable -> kj::Promise<result<T>> {
+                           call_timeout_ms, address = *address,
+                           id = conn.id](result<T>&& r) mutable -> kj::Promise<result<T>> {
         if (r || !coordinator_retriable(r.code())) return kj::mv(r);
         coordinators_.erase(group);
         if (r.code() == errc::network_exception || r.code() == errc::request_timed_out)
           forget_connection(address, id);
-        return coordinator_retry<T>(std::move(group), std::move(call), deadline, r.err());
+        return coordinator_retry<T>(std::move(group), std::move(call), deadline, r.err(),
+                                    call_timeout_ms);
       });
     });
   }
@@ -937,13 +1059,15 @@ private:
   template <class T>
   kj::Promise<result<T>> coordinator_retry(std::string group,
                                            std::function<kj::Promise<result<T>>(capnp_cap)> call,
-                                           steady::time_point deadline, error last) {
+                                           steady::time_point deadline, error last,
+                                           int64_t call_timeout_ms) {
     const auto backoff = std::chrono::milliseconds(config_.retry_backoff_ms);
     if (steady::now() + backoff >= deadline) return result<T>(std::move(last));
     return io_->provider->getTimer()
         .afterDelay(config_.retry_backoff_ms * kj::MILLISECONDS)
-        .then([this, group = std::move(group), call = std::move(call), deadline]() mutable {
-          return at_coordinator<T>(std::move(group), std::move(call), deadline);
+        .then([this, group = std::move(group), call = std::move(call), deadline,
+               call_timeout_ms]() mutable {
+          return at_coordinator<T>(std::move(group), std::move(call), deadline, call_timeout_ms);
         });
   }
 

@@ -17,6 +17,7 @@
 #include "runtime/client/client_config.hpp"
 #include "runtime/cluster/cluster_description.hpp"
 #include "runtime/cluster/metadata.hpp"
+#include "runtime/group/group_messages.hpp"
 #include "runtime/result.hpp"
 #include "runtime/types.hpp"
 
@@ -156,13 +157,28 @@ public:
   // timestamp: earliest (-2), latest (-1) or a time; -1 offset when none.
   virtual result<int64_t> list_offsets(const std::string& topic, int32_t partition,
                                        int64_t timestamp) = 0;
+  // `member`: the committing group member; none (generation -1) for a consumer outside the
+  // group's membership, which only a group without members accepts.
   virtual result<std::vector<committed_offset>>
-  commit_offsets(const std::string& group, const std::vector<committed_offset>& offsets) = 0;
+  commit_offsets(const std::string& group, const std::vector<committed_offset>& offsets,
+                 const group_member_ref& member) = 0;
   virtual result<std::vector<committed_offset>>
   fetch_offsets(const std::string& group,
                 const std::vector<std::pair<std::string, int32_t>>& partitions) = 0;
   // The cluster's groups with committed offsets, sorted: every live node's listGroups, merged.
   virtual result<std::vector<std::string>> list_groups() = 0;
+
+  // Kafka's classic group protocol at `group`'s coordinator (docs/groups.md, "Membership"), found
+  // and found again as for commits. The group's own answers (MEMBER_ID_REQUIRED,
+  // REBALANCE_IN_PROGRESS, ...) come in the response; the result fails when no coordinator
+  // answered in time: request.timeout.ms, plus the rebalance timeout for a join.
+  virtual result<join_group_response> join_group(const std::string& group,
+                                                 const join_group_request& req) = 0;
+  virtual result<sync_group_response> sync_group(const std::string& group,
+                                                 const sync_group_request& req) = 0;
+  // These fail with the group's error (REBALANCE_IN_PROGRESS: join again).
+  virtual status heartbeat(const std::string& group, const group_member_ref& member) = 0;
+  virtual status leave_group(const std::string& group, const group_member_ref& member) = 0;
 
   const client_config& config() const { return config_; }
 

@@ -252,7 +252,7 @@ status consumer::commit() {
                                        epoch == epochs_.end() ? -1 : epoch->second.value()});
   }
   if (offsets.empty()) return {};
-  auto r = client_.commit_offsets(group_, offsets);
+  auto r = client_.commit_offsets(group_, offsets, group_member_ref{});
   if (!r) return r.err();
   for (const auto& c : *r)
     if (c.error != errc::none)

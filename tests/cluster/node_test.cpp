@@ -40,7 +40,7 @@ TEST_CASE("a node starts on ephemeral ports, creates __consumer_offsets on a gro
     // The cluster's, created by its controller when a group first needs it (docs/groups.md).
     CHECK(md->topics.count("__consumer_offsets") == 0);
     auto committed =
-        client->commit_offsets("g", {client::committed_offset{"t", 0, 5, {}, errc::none, -1}});
+        client->commit_offsets("g", {client::committed_offset{"t", 0, 5, {}, errc::none, -1}}, {});
     INFO((committed ? std::string() : committed.err().to_string()));
     REQUIRE(committed);
     auto fetched = client->fetch_offsets("g", {{"t", 0}});
@@ -201,7 +201,7 @@ TEST_CASE("a single node's node-local __consumer_offsets of an earlier version b
     auto n = node::start(loopback_node_config(dir.path()));
     REQUIRE(n);
     auto client = connect_client(**n);
-    REQUIRE(client->commit_offsets("g", {client::committed_offset{"t", 0, 7, "m", errc::none, 3}}));
+    REQUIRE(client->commit_offsets("g", {client::committed_offset{"t", 0, 7, "m", errc::none, 3}}, {}));
     auto md = client->metadata();
     REQUIRE(md);
     id = md->topics.at("__consumer_offsets").id;

@@ -315,10 +315,33 @@ struct stub_groups_state {
 group_coordinator_actor::behavior_type
 stub_groups(group_coordinator_actor::stateful_pointer<stub_groups_state> self) {
   return {
-      [self](commit_atom, const std::string& group, group_offsets& offsets) {
+      [self](commit_atom, const std::string& group, group_member_ref&, group_offsets& offsets) {
         for (auto& o : offsets) self->state.committed[{group, o.topic, o.partition}] = o;
         return offsets;
       },
+      // One member, "m-1", in generation 1, which leads and is assigned what it syncs first.
+      [](joingrp_atom, const std::string&, join_group_request& req) {
+        join_group_response r;
+        if (req.member_id.empty()) {
+          r.error = errc::member_id_required;
+          r.member_id = "m-1";
+          return r;
+        }
+        r.generation = 1;
+        r.protocol_name = req.protocols.front().name;
+        r.leader = r.member_id = req.member_id;
+        r.members.push_back({req.member_id, req.group_instance_id, req.protocols.front().metadata});
+        return r;
+      },
+      [](syncgrp_atom, const std::string&, sync_group_request& req) {
+        if (req.generation != 1) return sync_group_response{errc::illegal_generation, "not 1", {}};
+        return sync_group_response{errc::none, {}, req.assignments.empty() ? bytes{} : req.assignments.front().assignment};
+      },
+      [](beat_atom, const std::string&, group_member_ref& m) -> caf::result<bool> {
+        if (m.generation != 1) return to_caf_error(make_error(errc::illegal_generation, "not 1"));
+        return true;
+      },
+      [](leavegrp_atom, const std::string&, group_member_ref&) { return true; },
       [self](fetch_atom, const std::string& group, group_offsets& wanted) {
         for (auto& o : wanted) {
           auto it = self->state.committed.find({group, o.topic, o.partition});
@@ -796,6 +819,81 @@ TEST_CASE("rpc server: committed group offsets are fetched back", "[gateway][rpc
   CHECK(code_of(commit_call(cap, ws, "g", "bad name", 1).getErrorCode()) ==
         errc::invalid_topic_exception);
   CHECK(code_of(commit_call(cap, ws, "g", "t", -7).getErrorCode()) == errc::offset_out_of_range);
+}
+
+TEST_CASE("rpc server: joinGroup, syncGroup, heartbeat and leaveGroup reach the coordinator and "
+          "bad membership input is INVALID_REQUEST",
+          "[gateway][rpc]") {
+  rpc_fixture f;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto& ws = client.getWaitScope();
+  auto cap = client.getMain<rpc::Capstan>();
+  auto join = [&](const std::string& group, const std::string& member, const std::string& type,
+                  const std::vector<std::string>& protocols, int32_t rebalance_ms) {
+    auto req = cap.joinGroupRequest();
+    req.setGroup(group);
+    req.setMemberId(member);
+    req.setClientId("c");
+    req.setSessionTimeoutMs(10000);
+    req.setRebalanceTimeoutMs(rebalance_ms);
+    req.setProtocolType(type);
+    auto list = req.initProtocols(static_cast<unsigned>(protocols.size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      list[i].setName(protocols[i]);
+      list[i].setMetadata(capnp::Data::Reader(reinterpret_cast<const uint8_t*>("sub"), 3));
+    }
+    return req.send().wait(ws);
+  };
+
+  auto first = join("g", "", "consumer", {"range"}, 1000);
+  CHECK(code_of(first.getErrorCode()) == errc::member_id_required);
+  CHECK(std::string(first.getMemberId().cStr()) == "m-1");
+  auto joined = join("g", "m-1", "consumer", {"range"}, 1000);
+  CHECK(joined.getErrorCode() == 0);
+  CHECK(joined.getGeneration() == 1);
+  CHECK(std::string(joined.getProtocolName().cStr()) == "range");
+  REQUIRE(joined.getMembers().size() == 1);
+  CHECK(joined.getMembers()[0].getMetadata().size() == 3);
+
+  auto sync = cap.syncGroupRequest();
+  sync.setGroup("g");
+  sync.setMemberId("m-1");
+  sync.setGeneration(1);
+  auto assignment = sync.initAssignments(1);
+  assignment[0].setMemberId("m-1");
+  assignment[0].setAssignment(capnp::Data::Reader(reinterpret_cast<const uint8_t*>("p0"), 2));
+  auto synced = sync.send().wait(ws);
+  CHECK(synced.getErrorCode() == 0);
+  CHECK(synced.getAssignment().size() == 2);
+
+  auto beat = [&](int32_t generation) {
+    auto req = cap.heartbeatRequest();
+    req.setGroup("g");
+    req.setMemberId("m-1");
+    req.setGeneration(generation);
+    return code_of(req.send().wait(ws).getErrorCode());
+  };
+  CHECK(beat(1) == errc::none);
+  CHECK(beat(2) == errc::illegal_generation);
+  auto leave = cap.leaveGroupRequest();
+  leave.setGroup("g");
+  leave.setMemberId("m-1");
+  CHECK(leave.send().wait(ws).getErrorCode() == 0);
+
+  // Refused by the gateway before they reach the coordinator.
+  CHECK(code_of(join("", "", "consumer", {"range"}, 1000).getErrorCode()) == errc::invalid_request);
+  CHECK(code_of(join("g", "", "", {"range"}, 1000).getErrorCode()) == errc::invalid_request);
+  CHECK(code_of(join("g", "", "consumer", {}, 1000).getErrorCode()) == errc::invalid_request);
+  CHECK(code_of(join("g", "", "consumer", {""}, 1000).getErrorCode()) == errc::invalid_request);
+  CHECK(code_of(join("g", "", "consumer", {"range"}, 0).getErrorCode()) == errc::invalid_request);
+  auto long_id = join("g", std::string(2000, 'm'), "consumer", {"range"}, 1000);
+  CHECK(code_of(long_id.getErrorCode()) == errc::invalid_request);
+  CHECK(std::string(long_id.getErrorMessage().cStr()).find("member id") != std::string::npos);
+  auto bad_beat = cap.heartbeatRequest();
+  bad_beat.setGroup("");
+  CHECK(code_of(bad_beat.send().wait(ws).getErrorCode()) == errc::invalid_request);
+  // The server keeps serving.
+  CHECK(beat(1) == errc::none);
 }
 
 TEST_CASE("rpc server: each bad input gets its named error and the server keeps serving",

@@ -167,6 +167,20 @@ void rpc_request_seeds(const fs::path& dir) {
           p.setGroup("g1");
           p.initPartitions(1)[0].setTopic("orders");
         }));
+  write(dir, "join-group", request<service::JoinGroupParams>([](auto p) {
+          p.setGroup("g1");
+          p.setClientId("c");
+          p.setSessionTimeoutMs(10000);
+          p.setRebalanceTimeoutMs(30000);
+          p.setProtocolType("consumer");
+          p.initProtocols(1)[0].setName("range");
+        }));
+  write(dir, "sync-group", request<service::SyncGroupParams>([](auto p) {
+          p.setGroup("g1");
+          p.setMemberId("c-1");
+          p.setGeneration(1);
+          p.initAssignments(1)[0].setMemberId("c-1");
+        }));
 }
 
 bytes serialized(const capnp_frame& frame) {

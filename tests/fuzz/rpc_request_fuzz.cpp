@@ -149,6 +149,33 @@ void elect_leaders(service::ElectLeadersParams::Reader p) {
   }
 }
 
+void join_group(service::JoinGroupParams::Reader p) {
+  if (!validate_list_length(p.getProtocols().size(), "protocols")) return;
+  status check = validate_group_id(p.getGroup());
+  if (check) check = validate_member_field(p.getMemberId(), "member id");
+  if (check) check = validate_member_field(p.getGroupInstanceId(), "group instance id");
+  if (check) check = validate_member_field(p.getClientId(), "client id");
+  for (auto proto : p.getProtocols()) {
+    if (check) check = validate_member_field(proto.getName(), "protocol name");
+    (void)proto.getMetadata();
+  }
+}
+
+void sync_group(service::SyncGroupParams::Reader p) {
+  if (!validate_list_length(p.getAssignments().size(), "assignments")) return;
+  status check = validate_group_id(p.getGroup());
+  if (check) check = validate_member_field(p.getMemberId(), "member id");
+  for (auto a : p.getAssignments()) {
+    const std::string member = a.getMemberId();
+    (void)a.getAssignment();
+  }
+}
+
+void heartbeat(service::HeartbeatParams::Reader p) {
+  if (validate_group_id(p.getGroup()))
+    (void)validate_member_field(p.getMemberId(), "member id");
+}
+
 template <class Params, class Fn>
 void decode(kj::ArrayPtr<const capnp::word> words, Fn&& fn) {
   capnp::ReaderOptions options;
@@ -183,5 +210,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decode<service::FetchOffsetsParams>(in, fetch_offsets);
   decode<service::CreatePartitionsParams>(in, create_partitions);
   decode<service::ElectLeadersParams>(in, elect_leaders);
+  decode<service::JoinGroupParams>(in, join_group);
+  decode<service::SyncGroupParams>(in, sync_group);
+  decode<service::HeartbeatParams>(in, heartbeat);
   return 0;
 }

@@ -143,7 +143,8 @@ result<int64_t> memory_cluster::list_offsets(const std::string&, int32_t, int64_
   return unsupported();
 }
 result<std::vector<client::committed_offset>>
-memory_cluster::commit_offsets(const std::string&, const std::vector<client::committed_offset>&) {
+memory_cluster::commit_offsets(const std::string&, const std::vector<client::committed_offset>&,
+                               const group_member_ref&) {
   return unsupported();
 }
 result<std::vector<client::committed_offset>>
@@ -153,5 +154,17 @@ memory_cluster::fetch_offsets(const std::string&,
 }
 
 result<std::vector<std::string>> memory_cluster::list_groups() { return unsupported(); }
+
+result<join_group_response> memory_cluster::join_group(const std::string&, const join_group_request&) {
+  return unsupported();
+}
+
+result<sync_group_response> memory_cluster::sync_group(const std::string&, const sync_group_request&) {
+  return unsupported();
+}
+
+status memory_cluster::heartbeat(const std::string&, const group_member_ref&) { return unsupported(); }
+
+status memory_cluster::leave_group(const std::string&, const group_member_ref&) { return unsupported(); }
 
 } // namespace capstan::test

@@ -73,10 +73,15 @@ public:
   status inject_fault(const client::fault_request&) override;
   result<int64_t> list_offsets(const std::string&, int32_t, int64_t) override;
   result<std::vector<client::committed_offset>>
-  commit_offsets(const std::string&, const std::vector<client::committed_offset>&) override;
+  commit_offsets(const std::string&, const std::vector<client::committed_offset>&,
+                 const group_member_ref&) override;
   result<std::vector<client::committed_offset>>
   fetch_offsets(const std::string&, const std::vector<std::pair<std::string, int32_t>>&) override;
   result<std::vector<std::string>> list_groups() override;
+  result<join_group_response> join_group(const std::string&, const join_group_request&) override;
+  result<sync_group_response> sync_group(const std::string&, const sync_group_request&) override;
+  status heartbeat(const std::string&, const group_member_ref&) override;
+  status leave_group(const std::string&, const group_member_ref&) override;
 
 private:
   struct pending {

@@ -90,7 +90,7 @@ struct group_fixture {
     *cache = offsets_cache(partitions);
     groups = spawn_group_coordinator(
         sys->sys(), group_coordinator_options{
-                        manager, node_id{1}, [c = cache] { return std::atomic_load(&*c); }, {}});
+                        manager, node_id{1}, [c = cache] { return std::atomic_load(&*c); }, {}, std::chrono::milliseconds{200}, {}});
     sys->track(groups);
   }
   void stop() {
@@ -100,7 +100,7 @@ struct group_fixture {
   }
 
   caf::expected<group_offsets> commit(const std::string& group, group_offsets entries) {
-    return sys->request<group_offsets>(groups, timeout, commit_atom_v, group, std::move(entries));
+    return sys->request<group_offsets>(groups, timeout, commit_atom_v, group, group_member_ref{}, std::move(entries));
   }
   caf::expected<group_offsets> fetch(const std::string& group, group_offsets wanted = {}) {
     return sys->request<group_offsets>(groups, timeout, fetch_atom_v, group, std::move(wanted));
@@ -211,7 +211,7 @@ TEST_CASE("without the offsets topic in the metadata, requests fail with "
   sys.track(*m);
   auto none = offsets_cache(0);
   auto groups = spawn_group_coordinator(
-      sys.sys(), group_coordinator_options{*m, node_id{1}, [none] { return none; }, {}});
+      sys.sys(), group_coordinator_options{*m, node_id{1}, [none] { return none; }, {}, std::chrono::milliseconds{200}, {}});
   sys.track(groups);
   auto r =
       sys.request<group_offsets>(groups, timeout, fetch_atom_v, std::string{"g"}, group_offsets{});

@@ -418,3 +418,37 @@ TEST_CASE("the periodic leader rebalance takes Kafka's keys and defaults", "[nod
     CHECK(b.code() == errc::invalid_config);
   }
 }
+
+TEST_CASE("group membership bounds take Kafka's keys and defaults, and a minimum session timeout "
+          "above the maximum is INVALID_CONFIG naming both",
+          "[node][config]") {
+  const node_config defaults;
+  CHECK(defaults.group_membership_limits.min_session_timeout_ms == 6000);
+  CHECK(defaults.group_membership_limits.max_session_timeout_ms == 1800000);
+  CHECK(defaults.group_membership_limits.initial_rebalance_delay_ms == 3000);
+  CHECK(defaults.group_membership_limits.max_size == INT32_MAX);
+  auto c = node_config::from_toml("group.min.session.timeout.ms = 1000\n"
+                                  "group.max.session.timeout.ms = 60000\n"
+                                  "group.initial.rebalance.delay.ms = 0\n"
+                                  "group.max.size = 10\n",
+                                  "inline.toml", node_config{});
+  REQUIRE(c);
+  CHECK(c->group_membership_limits.min_session_timeout_ms == 1000);
+  CHECK(c->group_membership_limits.max_session_timeout_ms == 60000);
+  CHECK(c->group_membership_limits.initial_rebalance_delay_ms == 0);
+  CHECK(c->group_membership_limits.max_size == 10);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> rows = {
+    {"group.min.session.timeout.ms = 0\n", {"group.min.session.timeout.ms"}},
+    {"group.initial.rebalance.delay.ms = -1\n", {"group.initial.rebalance.delay.ms"}},
+    {"group.max.size = 0\n", {"group.max.size"}},
+    {"group.min.session.timeout.ms = 7000\ngroup.max.session.timeout.ms = 6999\n",
+     {"group.min.session.timeout.ms", "group.max.session.timeout.ms"}},
+  };
+  for (const auto& [text, named] : rows) {
+    INFO(text);
+    auto b = node_config::from_toml(text, "inline.toml", node_config{});
+    REQUIRE_FALSE(b);
+    CHECK(b.code() == errc::invalid_config);
+    for (const auto& key : named) CHECK(b.err().message.find(key) != std::string::npos);
+  }
+}
