@@ -10,7 +10,8 @@
 //
 // Each group's membership is a group_membership of the partition it lives in: dropped with the
 // partition (its parked joins and syncs answered NOT_COORDINATOR), advanced by the same tick
-// that follows leaderships.
+// that follows leaderships, recorded in the partition at each settled generation (settle) and
+// resumed from those records when a node loads the partition.
 
 #include "actors/group/group_coordinator.hpp"
 
@@ -23,6 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/group/coordinator_lookup.hpp"
+#include "actors/group/group_metadata_record.hpp"
 #include "actors/group/offset_commit_record.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/batch/record_batch_builder.hpp"
@@ -51,7 +53,12 @@ struct offsets_partition {
   offset load_end{0};
   bool loaded = false;
   std::map<std::string, group_commits> groups;
+  // The last GroupMetadata record of each group, replayed while loading: the memberships resume
+  // from them once the partition is loaded.
+  std::map<std::string, group_metadata_value> group_records;
   std::map<std::string, group_membership> memberships;
+  // The generation of each group's last record written (or replayed).
+  std::map<std::string, int32_t> recorded_generation;
 };
 
 using partition_ptr = std::shared_ptr<offsets_partition>;
@@ -74,6 +81,25 @@ using loaded_fn = std::function<void(partition_ptr, caf::error)>;
 
 constexpr int32_t replay_fetch_bytes = 1 << 20;
 
+// Keeps a GroupMetadata record (the group's latest; a null value: the group is gone).
+void replay_group_record(offsets_partition& part, int32_t partition, const record_view& r) {
+  auto group = decode_group_metadata_key(*r.key);
+  auto skip = [&](const error& e) {
+    spdlog::warn("{}-{}: skipping a group record: {}", consumer_offsets_topic, partition, e.to_string());
+  };
+  if (!group) return skip(group.err());
+  if (!*group) return;
+  if (!r.value) {
+    part.group_records.erase(**group);
+    part.recorded_generation.erase(**group);
+    return;
+  }
+  auto value = decode_group_metadata_value(*r.value);
+  if (!value) return skip(value.err());
+  part.recorded_generation[**group] = value->generation;
+  part.group_records[**group] = std::move(*value);
+}
+
 // Applies one __consumer_offsets record to the map (a later record of a key replaces an earlier
 // one; a null value deletes it). Records that do not decode are skipped and logged.
 void replay_record(offsets_partition& part, int32_t partition, const record_view& r) {
@@ -84,7 +110,10 @@ void replay_record(offsets_partition& part, int32_t partition, const record_view
                  key.err().to_string());
     return;
   }
-  if (!*key) return;
+  if (!*key) {
+    replay_group_record(part, partition, r);
+    return;
+  }
   auto& k = **key;
   const std::pair<std::string, int32_t> tp{k.topic, k.partition};
   if (!r.value) {
@@ -156,6 +185,46 @@ void forget(self_ptr self, int32_t partition) {
   for (auto& [group, membership] : part->memberships) deliver(self, membership.unload());
 }
 
+timestamp_ms monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Kafka's member ids: the client id, a dash and a random UUID.
+std::string new_member_id(group_coordinator_state& st, const std::string& client_id) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string id = client_id + "-";
+  for (int word = 0; word < 2; ++word) {
+    auto bits = st.random();
+    for (int i = 0; i < 16; ++i, bits >>= 4) {
+      if ((word == 0 && (i == 8 || i == 12)) || (word == 1 && i == 0) || (word == 1 && i == 4))
+        id += '-';
+      id += hex[bits & 0xF];
+    }
+  }
+  return id;
+}
+
+group_membership& membership_of(self_ptr self, offsets_partition& part, const std::string& group) {
+  auto it = part.memberships.find(group);
+  if (it != part.memberships.end()) return it->second;
+  return part.memberships
+      .emplace(group, group_membership(group, self->state.opts.limits,
+                                       [self](const std::string& client) {
+                                         return new_member_id(self->state, client);
+                                       }))
+      .first->second;
+}
+
+// The memberships of the groups whose records the load replayed, resumed as they were recorded.
+void resume_groups(self_ptr self, offsets_partition& part) {
+  const auto now = monotonic_ms();
+  for (const auto& [group, record] : part.group_records)
+    membership_of(self, part, group).restore(record, now);
+  part.group_records.clear();
+}
+
 // Applies the partition's records from part->loaded_to up to its high watermark to the map. The
 // map is whole once it holds every record below the log end the leadership began with (as
 // Kafka's coordinator reads to the log end): a leader elected a moment ago may hold commits its
@@ -199,10 +268,12 @@ void catch_up(self_ptr self, partition_ptr part, loaded_fn done) {
               return;
             }
             part->loaded = true;
+            resume_groups(self, *part);
             spdlog::info(
-                "{}-{}: loaded the offsets of {} groups up to offset {} at leader epoch {}",
-                consumer_offsets_topic, partition, part->groups.size(), part->loaded_to.value(),
-                part->epoch.value());
+                "{}-{}: loaded the offsets of {} groups and the membership of {} up to offset {} "
+                "at leader epoch {}",
+                consumer_offsets_topic, partition, part->groups.size(), part->memberships.size(),
+                part->loaded_to.value(), part->epoch.value());
             done(part, {});
           },
           [self, partition, done](caf::error& e) {
@@ -434,36 +505,41 @@ caf::result<group_offsets> commit(self_ptr self, const std::string& group,
   return rp;
 }
 
-timestamp_ms monotonic_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Kafka's member ids: the client id, a dash and a random UUID.
-std::string new_member_id(group_coordinator_state& st, const std::string& client_id) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string id = client_id + "-";
-  for (int word = 0; word < 2; ++word) {
-    auto bits = st.random();
-    for (int i = 0; i < 16; ++i, bits >>= 4) {
-      if ((word == 0 && (i == 8 || i == 12)) || (word == 1 && i == 0) || (word == 1 && i == 4))
-        id += '-';
-      id += hex[bits & 0xF];
-    }
+// Delivers `out` after writing the group's GroupMetadata record when the group has reached a
+// generation its last record does not hold (Stable, or Empty after members): as Kafka's
+// coordinator, which answers a new generation's syncs only once its record is stored, so that a
+// coordinator that takes over knows the group. A failed write is logged and the answers go out
+// anyway: the next coordinator then knows an older generation, and the members join again.
+void settle(self_ptr self, const partition_ptr& part, const std::string& group,
+            group_membership::outcome out) {
+  auto it = part->memberships.find(group);
+  if (it == part->memberships.end()) {
+    deliver(self, std::move(out));
+    return;
   }
-  return id;
-}
-
-group_membership& membership_of(self_ptr self, offsets_partition& part, const std::string& group) {
-  auto it = part.memberships.find(group);
-  if (it != part.memberships.end()) return it->second;
-  return part.memberships
-      .emplace(group, group_membership(group, self->state.opts.limits,
-                                       [self](const std::string& client) {
-                                         return new_member_id(self->state, client);
-                                       }))
-      .first->second;
+  const auto& g = it->second;
+  const bool settled = g.state() == group_state::stable ||
+                       (g.state() == group_state::empty && g.generation() > 0);
+  auto recorded = part->recorded_generation.find(group);
+  if (!settled ||
+      (recorded != part->recorded_generation.end() && recorded->second == g.generation())) {
+    deliver(self, std::move(out));
+    return;
+  }
+  part->recorded_generation[group] = g.generation();
+  const auto now = now_ms(self->state);
+  record_batch_builder builder(offset{0}, now);
+  const auto key = encode_group_metadata_key(group);
+  const auto value = encode_group_metadata_value(g.snapshot(now));
+  builder.add(bytes_view{key}, bytes_view{value}, now);
+  self->request(part->replica, caf::infinite, produce_atom_v,
+                produce_request{batch_buffer::of(builder.build()), -1, 30000})
+      .then([self, out](const produce_result&) mutable { deliver(self, std::move(out)); },
+            [self, part, group, out](caf::error& err) mutable {
+              spdlog::warn("{}-{}: the record of group '{}' was not written: {}",
+                           consumer_offsets_topic, part->partition, group, to_string(err));
+              deliver(self, std::move(out));
+            });
 }
 
 caf::result<join_group_response> join_group(self_ptr self, const std::string& group,
@@ -482,7 +558,7 @@ caf::result<join_group_response> join_group(self_ptr self, const std::string& gr
     }
     const auto id = self->state.next_reply++;
     self->state.joins.emplace(id, rp);
-    deliver(self, membership_of(self, *part, group).join(id, req, monotonic_ms()));
+    settle(self, part, group, membership_of(self, *part, group).join(id, req, monotonic_ms()));
   });
   return rp;
 }
@@ -499,7 +575,7 @@ caf::result<sync_group_response> sync_group(self_ptr self, const std::string& gr
     }
     const auto id = self->state.next_reply++;
     self->state.syncs.emplace(id, rp);
-    deliver(self, membership_of(self, *part, group).sync(id, req, monotonic_ms()));
+    settle(self, part, group, membership_of(self, *part, group).sync(id, req, monotonic_ms()));
   });
   return rp;
 }
@@ -520,7 +596,7 @@ caf::result<bool> member_call(self_ptr self, const std::string& group, group_mem
       if (leave) {
         auto [left, out] = it->second.leave(member, monotonic_ms());
         code = left;
-        deliver(self, std::move(out));
+        settle(self, part, group, std::move(out));
       } else {
         code = it->second.heartbeat(member, monotonic_ms());
       }
@@ -537,7 +613,8 @@ void tick_memberships(self_ptr self) {
   const auto now = monotonic_ms();
   for (auto& [partition, part] : self->state.partitions)
     for (auto& [group, membership] : part->memberships)
-      if (auto due = membership.next_deadline(); due && *due <= now) deliver(self, membership.tick(now));
+      if (auto due = membership.next_deadline(); due && *due <= now)
+        settle(self, part, group, membership.tick(now));
 }
 
 caf::result<group_offsets> fetch(self_ptr self, const std::string& group, group_offsets wanted) {

@@ -4,8 +4,8 @@
 // (group, topic, partition) in the cluster's compacted topic __consumer_offsets, for the groups
 // whose partition of it this node leads (docs/groups.md); an in-memory map, rebuilt from the
 // partition when this node takes its leadership, answers fetches. It also runs those groups'
-// membership (group_membership.hpp), in memory: a new coordinator starts every group afresh,
-// and members find out at their next heartbeat (UNKNOWN_MEMBER_ID) and join again.
+// membership (group_membership.hpp), recording each Stable or Empty generation in the same
+// partition (group_metadata_record.hpp), from which a new coordinator resumes the group.
 
 #include <optional>
 #include <string>

@@ -510,20 +510,53 @@ group_membership::outcome group_membership::unload() {
   return out;
 }
 
-group_description group_membership::describe() const {
-  group_description d;
-  d.state = state_;
-  d.protocol_type = protocol_type_;
-  d.protocol_name = protocol_name_;
-  d.generation = generation_;
-  d.leader = leader_;
+group_metadata_value group_membership::snapshot(timestamp_ms wall_now) const {
+  group_metadata_value v;
+  v.protocol_type = protocol_type_;
+  v.generation = generation_;
+  v.protocol_name = protocol_name_;
+  v.leader = leader_;
+  v.state_timestamp = wall_now;
   for (const auto& [id, m] : members_) {
-    group_member_description md{id, m.instance_id, m.client_id, {}, m.assignment};
+    group_metadata_member r{id, m.instance_id, m.client_id, {}, m.rebalance_timeout_ms,
+                            m.session_timeout_ms, {}, m.assignment};
     for (const auto& p : m.protocols)
-      if (p.name == protocol_name_) md.metadata = p.metadata;
-    d.members.push_back(std::move(md));
+      if (p.name == protocol_name_) r.subscription = p.metadata;
+    v.members.push_back(std::move(r));
   }
-  return d;
+  return v;
+}
+
+void group_membership::restore(const group_metadata_value& record, timestamp_ms now) {
+  generation_ = record.generation;
+  members_.clear();
+  static_members_.clear();
+  pending_.clear();
+  for (const auto& r : record.members) {
+    member m;
+    m.id = r.member_id;
+    m.instance_id = r.group_instance_id;
+    m.client_id = r.client_id;
+    m.session_timeout_ms = r.session_timeout_ms;
+    m.rebalance_timeout_ms = r.rebalance_timeout_ms;
+    m.protocols = {group_protocol{record.protocol_name, r.subscription}};
+    m.assignment = r.assignment;
+    m.session_deadline = now + r.session_timeout_ms;
+    m.joined = true;
+    if (!m.instance_id.empty()) static_members_[m.instance_id] = m.id;
+    members_.emplace(m.id, std::move(m));
+  }
+  if (members_.empty()) {
+    state_ = group_state::empty;
+    protocol_type_.clear();
+    protocol_name_.clear();
+    leader_.clear();
+    return;
+  }
+  state_ = group_state::stable;
+  protocol_type_ = record.protocol_type;
+  protocol_name_ = record.protocol_name;
+  leader_ = members_.count(record.leader) ? record.leader : members_.begin()->first;
 }
 
 } // namespace capstan

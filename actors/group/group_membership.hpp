@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/group/group_metadata_record.hpp"
 #include "runtime/errc.hpp"
 #include "runtime/group/group_messages.hpp"
 #include "runtime/types.hpp"
@@ -45,23 +46,6 @@ struct group_limits {
   int32_t initial_rebalance_delay_ms = 3000;
   // group.max.size.
   int32_t max_size = INT32_MAX;
-};
-
-struct group_member_description {
-  std::string member_id;
-  std::string group_instance_id;
-  std::string client_id;
-  bytes metadata;
-  bytes assignment;
-};
-
-struct group_description {
-  group_state state = group_state::empty;
-  std::string protocol_type;
-  std::string protocol_name;
-  int32_t generation = 0;
-  std::string leader;
-  std::vector<group_member_description> members;
 };
 
 class group_membership {
@@ -109,10 +93,16 @@ public:
   // parked request gets NOT_COORDINATOR, and the group is Dead.
   outcome unload();
 
+  // The group as its GroupMetadata record keeps it (the coordinator writes one whenever a
+  // generation becomes Stable, or the group Empty): generation, protocol, leader, and each
+  // member's metadata for that protocol and assignment. `wall_now` stamps it.
+  group_metadata_value snapshot(timestamp_ms wall_now) const;
+  // Resumes a new (Empty) membership from its record at a new coordinator: Stable with the
+  // record's members, each with a session that starts `now`, or Empty without members.
+  void restore(const group_metadata_value& record, timestamp_ms now);
+
   group_state state() const { return state_; }
   int32_t generation() const { return generation_; }
-  bool has_members() const { return !members_.empty(); }
-  group_description describe() const;
 
 private:
   struct member {
@@ -121,7 +111,6 @@ private:
     std::string client_id;
     int32_t session_timeout_ms = 0;
     int32_t rebalance_timeout_ms = 0;
-    std::string protocol_type;
     std::vector<group_protocol> protocols;
     bytes assignment;
     timestamp_ms session_deadline = 0;

@@ -1,67 +1,16 @@
 #include "actors/group/offset_commit_record.hpp"
 
 #include <cassert>
-#include <limits>
 
-#include "runtime/batch/record_batch_format.hpp"
+#include "actors/group/record_fields.hpp"
 #include "runtime/cluster/java_hash.hpp"
 
 namespace capstan {
 
 namespace {
 
-class writer {
-public:
-  template <class T>
-  void put(T v) {
-    const size_t at = out_.size();
-    out_.resize(at + sizeof(T));
-    batch_format::store_be<T>(out_.data() + at, v);
-  }
-  void put_string(std::string_view s) {
-    assert(s.size() <= max_record_string_bytes);
-    put<int16_t>(static_cast<int16_t>(s.size()));
-    out_.insert(out_.end(), s.begin(), s.end());
-  }
-  bytes take() { return std::move(out_); }
-
-private:
-  bytes out_;
-};
-
-// Reads fields in order; any read past the end sets the error and yields zero values.
-class reader {
-public:
-  explicit reader(bytes_view data) : data_(data) {}
-
-  template <class T>
-  T get() {
-    if (!ok_ || data_.size() - pos_ < sizeof(T)) {
-      ok_ = false;
-      return T{};
-    }
-    T v = batch_format::load_be<T>(data_.data() + pos_);
-    pos_ += sizeof(T);
-    return v;
-  }
-  std::string get_string() {
-    const auto len = get<int16_t>();
-    if (!ok_ || len < 0 || data_.size() - pos_ < static_cast<size_t>(len)) {
-      ok_ = false;
-      return {};
-    }
-    std::string s(reinterpret_cast<const char*>(data_.data() + pos_), static_cast<size_t>(len));
-    pos_ += static_cast<size_t>(len);
-    return s;
-  }
-  bool ok() const { return ok_; }
-  bool at_end() const { return pos_ == data_.size(); }
-
-private:
-  bytes_view data_;
-  size_t pos_ = 0;
-  bool ok_ = true;
-};
+using record_fields::reader;
+using record_fields::writer;
 
 error corrupt(std::string what) {
   return make_error(errc::corrupt_message, "__consumer_offsets record: " + std::move(what));

@@ -2,7 +2,7 @@
 
 // The records of __consumer_offsets, in Kafka's own byte layout (docs/replication.md,
 // "__consumer_offsets records"), so a Kafka tool could read our topic and we could read Kafka's:
-//   key   = int16 version (0 or 1: an offset commit; 2 is group metadata, which we do not write)
+//   key   = int16 version (0 or 1: an offset commit; 2 is group metadata, group_metadata_record.hpp)
 //           string group, string topic, int32 partition
 //   value = int16 version 3, int64 offset, int32 leader epoch (-1: unknown),
 //           string metadata, int64 commit timestamp
@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "actors/group/record_fields.hpp"
 #include "runtime/result.hpp"
 #include "runtime/types.hpp"
 
@@ -21,8 +22,6 @@ namespace capstan {
 
 // Kafka's offset.metadata.max.bytes default; longer metadata is refused at commit.
 inline constexpr size_t max_offset_metadata_bytes = 4096;
-// A string field's length must fit its int16 length prefix.
-inline constexpr size_t max_record_string_bytes = 32767;
 
 struct offset_commit_key {
   std::string group;

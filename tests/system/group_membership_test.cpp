@@ -83,44 +83,86 @@ errc commit_error(client::cluster_client& c, int64_t at, const group_member_ref&
   return (*r)[0].error;
 }
 
+// Three nodes, a topic "jobs" and two members, a and b, each bootstrapped from another node;
+// with `beside_coordinator`, the group's commits exist and neither member's node is its
+// coordinator.
+struct two_members {
+  explicit two_members(bool beside_coordinator) : c(binary, 0, "group.initial.rebalance.delay.ms = 0\n") {
+    c.create_topic("jobs", 2, c.node(1));
+    int a_node = 1;
+    int b_node = 3;
+    if (beside_coordinator) {
+      auto probe = connect_to(c.node(1));
+      REQUIRE(probe->commit_offsets(group, commit_of(3), {}));
+      coordinator = c.await_full_isr("__consumer_offsets", c.node(1)).leader;
+      a_node = coordinator % 3 + 1;
+      b_node = a_node % 3 + 1;
+    }
+    a = connect_to(c.node(a_node));
+    b = connect_to(c.node(b_node));
+    a_id = member_id_for(*a, ja);
+    b_id = member_id_for(*b, jb);
+  }
+
+  // Both join; the generation, and which of them leads, are then known.
+  joined_pair join() {
+    auto joined = join_both(*a, ja, *b, jb);
+    generation = joined.a.generation;
+    a_leads = joined.a.leader == a_id;
+    return joined;
+  }
+
+  client::cluster_client& leader() { return a_leads ? *a : *b; }
+  client::cluster_client& follower() { return a_leads ? *b : *a; }
+  const std::string& leader_id() const { return a_leads ? a_id : b_id; }
+  const std::string& follower_id() const { return a_leads ? b_id : a_id; }
+
+  // The follower's sync waits for the leader's, which assigns it jobs-1 and itself jobs-0:
+  // {leader's answer, follower's answer}.
+  std::pair<result<sync_group_response>, result<sync_group_response>> sync() {
+    auto follower_sync = std::async(std::launch::async, [this] {
+      return follower().sync_group(group, sync_group_request{follower_id(), {}, generation, {}});
+    });
+    auto leader_sync = leader().sync_group(
+        group, sync_group_request{leader_id(), {}, generation,
+                                  {{leader_id(), text("jobs-0")}, {follower_id(), text("jobs-1")}}});
+    return {std::move(leader_sync), follower_sync.get()};
+  }
+
+  node_cluster c;
+  int coordinator = 0;
+  std::unique_ptr<client::cluster_client> a;
+  std::unique_ptr<client::cluster_client> b;
+  join_group_request ja = join_of("consumer-a");
+  join_group_request jb = join_of("consumer-b");
+  std::string a_id;
+  std::string b_id;
+  int32_t generation = -1;
+  bool a_leads = false;
+};
+
 } // namespace
 
 TEST_CASE("two members bootstrapped from different nodes join one generation at the coordinator, "
           "get the leader's assignment, commit only in it, and a leave rebalances the other",
           "[system][cluster][groups]") {
-  node_cluster c(binary, 0, "group.initial.rebalance.delay.ms = 0\n");
-  c.create_topic("jobs", 2, c.node(1));
-  auto a = connect_to(c.node(1));
-  auto b = connect_to(c.node(3));
-  auto ja = join_of("consumer-a");
-  auto jb = join_of("consumer-b");
-  const auto a_id = member_id_for(*a, ja);
-  const auto b_id = member_id_for(*b, jb);
-
-  auto joined = join_both(*a, ja, *b, jb);
-  const auto generation = joined.a.generation;
-  const bool a_leads = joined.a.leader == a_id;
-  CHECK((a_leads || joined.a.leader == b_id));
-  auto& leader_answer = a_leads ? joined.a : joined.b;
-  auto& follower_answer = a_leads ? joined.b : joined.a;
+  two_members m(false);
+  auto& a = m.a;
+  auto& b = m.b;
+  const auto& a_id = m.a_id;
+  const auto& b_id = m.b_id;
+  auto joined = m.join();
+  const auto generation = m.generation;
+  CHECK((m.a_leads || joined.a.leader == b_id));
+  auto& leader_answer = m.a_leads ? joined.a : joined.b;
+  auto& follower_answer = m.a_leads ? joined.b : joined.a;
   REQUIRE(leader_answer.members.size() == 2);
   CHECK(follower_answer.members.empty());
-  for (const auto& m : leader_answer.members)
-    CHECK(m.metadata == text((m.member_id == a_id ? "consumer-a" : "consumer-b") +
-                             std::string(" subscribes to jobs")));
+  for (const auto& member : leader_answer.members)
+    CHECK(member.metadata == text((member.member_id == a_id ? "consumer-a" : "consumer-b") +
+                                  std::string(" subscribes to jobs")));
 
-  // The follower's sync waits for the leader's, which carries both assignments.
-  auto& leader = a_leads ? *a : *b;
-  auto& follower = a_leads ? *b : *a;
-  const auto leader_id = a_leads ? a_id : b_id;
-  const auto follower_id = a_leads ? b_id : a_id;
-  auto follower_sync = std::async(std::launch::async, [&] {
-    return follower.sync_group(group, sync_group_request{follower_id, {}, generation, {}});
-  });
-  auto leader_sync = leader.sync_group(
-      group, sync_group_request{leader_id, {}, generation,
-                                {{leader_id, text("jobs-0")}, {follower_id, text("jobs-1")}}});
-  auto follower_synced = follower_sync.get();
+  auto [leader_sync, follower_synced] = m.sync();
   REQUIRE(leader_sync);
   REQUIRE(follower_synced);
   CHECK(leader_sync->error == errc::none);
@@ -142,7 +184,7 @@ TEST_CASE("two members bootstrapped from different nodes join one generation at 
   auto beat = a->heartbeat(group, {a_id, {}, generation});
   REQUIRE_FALSE(beat);
   CHECK(beat.err().code == errc::rebalance_in_progress);
-  auto alone = a->join_group(group, ja);
+  auto alone = a->join_group(group, m.ja);
   REQUIRE(alone);
   CHECK(alone->error == errc::none);
   CHECK(alone->generation == generation + 1);
@@ -151,41 +193,61 @@ TEST_CASE("two members bootstrapped from different nodes join one generation at 
   CHECK(commit_error(*a, 6, {a_id, {}, generation}) == errc::illegal_generation);
 }
 
-// The coordinator keeps membership in memory (docs/groups.md): a member of a group whose
-// coordinator died is unknown to the next one, and joins it again from scratch, while the
-// group's commits survive in __consumer_offsets.
+// The coordinator records each Stable generation in __consumer_offsets (docs/groups.md,
+// "Membership"): the node that takes over resumes the group, and its members go on.
+TEST_CASE("a Stable group outlives a kill -9 of its coordinator's node: its members go on "
+          "heartbeating, syncing and committing in their generation at the new coordinator",
+          "[system][cluster][groups]") {
+  two_members m(true);
+  m.join();
+  auto [leader_sync, follower_sync] = m.sync();
+  REQUIRE(leader_sync);
+  REQUIRE(follower_sync);
+  auto& a = m.a;
+  auto& b = m.b;
+  const auto generation = m.generation;
+
+  m.c.node(m.coordinator).kill();
+  // Each call finds the new coordinator, which loaded the group's record.
+  CHECK(a->heartbeat(group, {m.a_id, {}, generation}));
+  CHECK(b->heartbeat(group, {m.b_id, {}, generation}));
+  auto again = m.follower().sync_group(group, sync_group_request{m.follower_id(), {}, generation, {}});
+  REQUIRE(again);
+  CHECK(again->error == errc::none);
+  CHECK(again->assignment == text("jobs-1"));
+  CHECK(commit_error(*a, 9, {m.a_id, {}, generation}) == errc::none);
+  CHECK(commit_error(*a, 9, {m.a_id, {}, generation + 1}) == errc::illegal_generation);
+  auto fetched = b->fetch_offsets(group, {{"jobs", 0}});
+  REQUIRE(fetched);
+  CHECK((*fetched)[0].offset == 9);
+}
+
+// What a coordinator had not recorded dies with it: a member of a rebalance in progress is
+// unknown to the next coordinator and joins again from scratch, while the group's commits
+// survive in __consumer_offsets.
 TEST_CASE("after a kill -9 of the coordinator's node the members find the new coordinator, are "
           "told they are unknown, join again, and the group's commits are still there",
           "[system][cluster][groups]") {
-  node_cluster c(binary, 0, "group.initial.rebalance.delay.ms = 0\n");
-  c.create_topic("jobs", 2, c.node(1));
-  auto probe = connect_to(c.node(1));
-  REQUIRE(probe->commit_offsets(group, commit_of(3), {}));
-  const auto offsets = c.await_full_isr("__consumer_offsets", c.node(1));
-  const int coordinator = offsets.leader;
-  const int a_node = coordinator % 3 + 1;
-  const int b_node = a_node % 3 + 1;
-  auto a = connect_to(c.node(a_node));
-  auto b = connect_to(c.node(b_node));
-  auto ja = join_of("consumer-a");
-  auto jb = join_of("consumer-b");
-  const auto a_id = member_id_for(*a, ja);
-  member_id_for(*b, jb);
-  auto joined = join_both(*a, ja, *b, jb);
+  two_members m(true);
+  auto& a = m.a;
+  auto& b = m.b;
+  auto& ja = m.ja;
+  auto& jb = m.jb;
+  const auto joined = m.join();
   // A rebalance is under way when the coordinator dies: b has joined again, a has not.
   jb.protocols[0].metadata = text("consumer-b subscribes to jobs and more");
   auto b_rejoin = std::async(std::launch::async, [&] { return b->join_group(group, jb); });
-  c.node(coordinator).kill();
+  m.c.node(m.coordinator).kill();
 
   // b's join, waiting at the dead coordinator, is sent again to the new one, which does not
   // know b's id.
   auto b_after = b_rejoin.get();
   REQUIRE(b_after);
   CHECK(b_after->error == errc::unknown_member_id);
-  auto beat = a->heartbeat(group, {a_id, {}, joined.a.generation});
+  auto beat = a->heartbeat(group, {m.a_id, {}, joined.a.generation});
   REQUIRE_FALSE(beat);
   CHECK(beat.err().code == errc::unknown_member_id);
-  CHECK(commit_error(*a, 4, {a_id, {}, joined.a.generation}) == errc::unknown_member_id);
+  CHECK(commit_error(*a, 4, {m.a_id, {}, joined.a.generation}) == errc::unknown_member_id);
 
   ja.member_id.clear();
   jb.member_id.clear();
