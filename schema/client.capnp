@@ -244,6 +244,21 @@ interface Capstan {
   # session to end.
   leaveGroup @23 (group :Text, memberId :Text, groupInstanceId :Text)
       -> (errorCode :UInt8, errorMessage :Text);
+
+  # Kafka's DescribeGroups for one group, at its coordinator: the state by Kafka's name (Empty,
+  # PreparingRebalance, CompletingRebalance, Stable; Empty for a group with commits and no
+  # members, Dead for one with neither), its protocol, generation and leader, and each member
+  # with its assignment.
+  describeGroup @24 (group :Text)
+      -> (errorCode :UInt8, errorMessage :Text, state :Text, protocolType :Text,
+          protocolName :Text, generation :Int32, leader :Text, members :List(GroupMemberSummary));
+}
+
+struct GroupMemberSummary {
+  memberId @0 :Text;
+  groupInstanceId @1 :Text;
+  clientId @2 :Text;
+  assignment @3 :Data;
 }
 
 struct GroupProtocol {

@@ -338,7 +338,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
         "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions",
         "unregisterNode", "findCoordinator", "listGroups", "joinGroup", "syncGroup", "heartbeat",
-        "leaveGroup"})
+        "leaveGroup", "describeGroup"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -1271,6 +1271,38 @@ kj::Promise<void> capstan_service::leaveGroup(LeaveGroupContext call) {
           .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
             auto r = std::move(reply_).take();
             if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
+          }));
+}
+
+kj::Promise<void> capstan_service::describeGroup(DescribeGroupContext call) {
+  static constexpr const char* method = "describeGroup";
+  ctx_->metrics.count_request(method);
+  std::string group = call.getParams().getGroup();
+  call.releaseParams();
+  if (auto s = validate_group_id(group); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return answered_later(
+      ask<group_summary>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, descgrp_atom_v,
+                         std::move(group))
+          .then([call, ctx = ctx_](reply<group_summary>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            auto results = call.getResults(results_size_hint);
+            if (!r) return set_error(results, ctx->metrics, method, r.err());
+            results.setState(r->state);
+            results.setProtocolType(r->protocol_type);
+            results.setProtocolName(r->protocol_name);
+            results.setGeneration(r->generation);
+            results.setLeader(r->leader);
+            auto members = results.initMembers(static_cast<unsigned>(r->members.size()));
+            for (unsigned i = 0; i < members.size(); ++i) {
+              const auto& m = r->members[i];
+              members[i].setMemberId(m.member_id);
+              members[i].setGroupInstanceId(m.group_instance_id);
+              members[i].setClientId(m.client_id);
+              members[i].setAssignment(capnp::Data::Reader(m.assignment.data(), m.assignment.size()));
+            }
           }));
 }
 

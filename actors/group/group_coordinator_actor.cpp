@@ -609,6 +609,38 @@ caf::result<bool> member_call(self_ptr self, const std::string& group, group_mem
   return rp;
 }
 
+caf::result<group_summary> describe_group(self_ptr self, const std::string& group) {
+  if (auto err = validate_group(group)) return err;
+  auto rp = self->make_response_promise<group_summary>();
+  with_partition(self, group, [group, rp](partition_ptr part, caf::error err) mutable {
+    if (!part) {
+      rp.deliver(std::move(err));
+      return;
+    }
+    group_summary out;
+    auto it = part->memberships.find(group);
+    if (it == part->memberships.end()) {
+      // Commits alone make a group, as in Kafka, one without members.
+      auto commits = part->groups.find(group);
+      out.state = commits != part->groups.end() && !commits->second.empty() ? "Empty" : "Dead";
+      rp.deliver(std::move(out));
+      return;
+    }
+    const auto& g = it->second;
+    auto record = g.snapshot(no_timestamp);
+    out.state = to_string(g.state());
+    out.protocol_type = std::move(record.protocol_type);
+    out.protocol_name = std::move(record.protocol_name);
+    out.generation = record.generation;
+    out.leader = std::move(record.leader);
+    for (auto& m : record.members)
+      out.members.push_back(group_member_summary{std::move(m.member_id), std::move(m.group_instance_id),
+                                                 std::move(m.client_id), std::move(m.assignment)});
+    rp.deliver(std::move(out));
+  });
+  return rp;
+}
+
 void tick_memberships(self_ptr self) {
   const auto now = monotonic_ms();
   for (auto& [partition, part] : self->state.partitions)
@@ -668,6 +700,7 @@ group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
       [self](leavegrp_atom, const std::string& group, group_member_ref& member) {
         return member_call(self, group, std::move(member), true);
       },
+      [self](descgrp_atom, const std::string& group) { return describe_group(self, group); },
       [self](fetch_atom, const std::string& group, group_offsets& wanted) {
         return fetch(self, group, std::move(wanted));
       },

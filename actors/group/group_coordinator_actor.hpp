@@ -28,6 +28,8 @@ using joingrp_atom = caf::atom_constant<caf::atom("joingrp")>;
 using syncgrp_atom = caf::atom_constant<caf::atom("syncgrp")>;
 using beat_atom = caf::atom_constant<caf::atom("beat")>;
 using leavegrp_atom = caf::atom_constant<caf::atom("leavegrp")>;
+using descgrp_atom = caf::atom_constant<caf::atom("descgrp")>;
+inline constexpr descgrp_atom descgrp_atom_v{};
 inline constexpr joingrp_atom joingrp_atom_v{};
 inline constexpr syncgrp_atom syncgrp_atom_v{};
 inline constexpr beat_atom beat_atom_v{};
@@ -58,6 +60,8 @@ using group_coordinator_actor = caf::typed_actor<
   caf::replies_to<syncgrp_atom, std::string, sync_group_request>::with<sync_group_response>,
   caf::replies_to<beat_atom, std::string, group_member_ref>::with<bool>,
   caf::replies_to<leavegrp_atom, std::string, group_member_ref>::with<bool>,
+  // Kafka's DescribeGroups for one group: "Empty" for a group with commits and no members.
+  caf::replies_to<descgrp_atom, std::string>::with<group_summary>,
   caf::replies_to<fetch_atom, std::string, group_offsets>::with<group_offsets>,
   // The groups with commits in the partitions this node leads, sorted (Kafka's ListGroups at one
   // broker). COORDINATOR_LOAD_IN_PROGRESS while one of those is still loading.
@@ -73,3 +77,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::join_group_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::join_group_response)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::sync_group_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::sync_group_response)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(capstan::group_summary)

@@ -18,6 +18,8 @@ namespace {
 struct describe_flags {
   client_options client;
   std::string group;
+  bool state = false;
+  bool members = false;
 };
 
 // A partition's log end (its high watermark); -1 when it cannot be read now.
@@ -30,8 +32,36 @@ std::string or_dash(int64_t v) {
   return v >= 0 ? std::to_string(v) : "-";
 }
 
+std::string or_dash(const std::string& v) { return v.empty() ? "-" : v; }
+
+// kafka-consumer-groups --describe --state: the group's state, protocol, generation and size.
+void print_state(client::cluster_client& client, const std::string& group) {
+  auto g = client.describe_group(group);
+  if (!g) fail(g.err());
+  std::cout << "GROUP\tSTATE\tPROTOCOL\tGENERATION\tLEADER\tMEMBERS\n"
+            << group << "\t" << g->state << "\t" << or_dash(g->protocol_name) << "\t"
+            << g->generation << "\t" << or_dash(g->leader) << "\t" << g->members.size() << "\n";
+}
+
+// kafka-consumer-groups --describe --members: each member; its assignment is the client's own
+// encoding, so only its size is shown.
+void print_members(client::cluster_client& client, const std::string& group) {
+  auto g = client.describe_group(group);
+  if (!g) fail(g.err());
+  std::cout << "GROUP\tMEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\tASSIGNMENT-BYTES\n";
+  for (const auto& m : g->members)
+    std::cout << group << "\t" << m.member_id << "\t" << or_dash(m.group_instance_id) << "\t"
+              << m.client_id << "\t" << m.assignment.size() << "\n";
+}
+
 void run_describe(const describe_flags& f) {
   auto client = connect_or_fail(make_client_config(f.client));
+  if (f.state || f.members) {
+    if (f.state) print_state(*client, f.group);
+    if (f.members) print_members(*client, f.group);
+    std::cout.flush();
+    return;
+  }
   auto committed = client->fetch_offsets(f.group, {});
   if (!committed) fail(committed.err());
   if (committed->empty()) {
@@ -103,6 +133,13 @@ void run_reset(const reset_flags& f) {
   for (const auto& p : topic->second.partitions) partitions.emplace_back(f.topic, p.partition);
   auto committed = client->fetch_offsets(f.group, partitions);
   if (!committed) fail(committed.err());
+  // As Kafka: a group with members would commit over the reset, and refuses it anyway.
+  auto described = client->describe_group(f.group);
+  if (!described) fail(described.err());
+  if (described->state != "Empty" && described->state != "Dead")
+    fail(make_error(errc::invalid_request, "offsets can only be reset while group '" + f.group +
+                                               "' is inactive, but its state is " +
+                                               described->state));
 
   std::vector<client::committed_offset> moves;
   bool missing = false;
@@ -156,14 +193,18 @@ void add_groups_command(CLI::App& app) {
       "describe", "A group's committed offset per partition, with the partition's log end and the "
                   "lag between them");
   describe_cmd->add_option("group", describe->group, "The group id")->required();
+  describe_cmd->add_flag("--state", describe->state,
+                         "Instead: the group's state, protocol, generation, leader and size");
+  describe_cmd->add_flag("--members", describe->members,
+                         "Instead: each member's id, instance id, client id and assignment size");
   add_client_options(describe_cmd, describe->client);
   describe_cmd->callback([describe] { run_describe(*describe); });
 
   auto reset = std::make_shared<reset_flags>();
   auto* reset_cmd = groups->add_subcommand(
       "reset-offsets", "Move a group's committed offsets on every partition of a topic; prints the "
-                       "new offsets, and commits them only with --execute. Stop the group's "
-                       "consumers first: a consumer still running commits over the reset");
+                       "new offsets, and commits them only with --execute. Only while the group "
+                       "has no members (its state is Empty), as Kafka");
   reset_cmd->add_option("group", reset->group, "The group id")->required();
   reset_cmd->add_option("--topic", reset->topic, "The topic whose partitions move")->required();
   auto* earliest =

@@ -617,6 +617,35 @@ public:
     return member_call(group, member, true);
   }
 
+  result<group_summary> describe_group(const std::string& group) override {
+    return run_sync<group_summary>([this, group] {
+      return at_coordinator<group_summary>(
+          group,
+          [group](capnp_cap cap) {
+            auto req = cap.describeGroupRequest();
+            req.setGroup(group);
+            return req.send().then([](auto response) -> result<group_summary> {
+              if (response.getErrorCode() != 0)
+                return from_code(response.getErrorCode(), response.getErrorMessage());
+              group_summary g;
+              g.state = response.getState();
+              g.protocol_type = response.getProtocolType();
+              g.protocol_name = response.getProtocolName();
+              g.generation = response.getGeneration();
+              g.leader = response.getLeader();
+              for (auto m : response.getMembers()) {
+                auto assignment = m.getAssignment();
+                g.members.push_back(group_member_summary{m.getMemberId(), m.getGroupInstanceId(),
+                                                         m.getClientId(),
+                                                         bytes(assignment.begin(), assignment.end())});
+              }
+              return g;
+            });
+          },
+          steady::now() + std::chrono::milliseconds(config_.request_timeout_ms));
+    });
+  }
+
   result<std::vector<std::string>> list_groups() override {
     using answer = std::vector<std::string>;
     return run_sync<answer>([this] {

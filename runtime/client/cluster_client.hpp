@@ -179,6 +179,8 @@ public:
   // These fail with the group's error (REBALANCE_IN_PROGRESS: join again).
   virtual status heartbeat(const std::string& group, const group_member_ref& member) = 0;
   virtual status leave_group(const std::string& group, const group_member_ref& member) = 0;
+  // The group as its coordinator describes it (Kafka's DescribeGroups).
+  virtual result<group_summary> describe_group(const std::string& group) = 0;
 
   const client_config& config() const { return config_; }
 

@@ -78,4 +78,23 @@ struct group_member_ref {
   int32_t generation = -1;
 };
 
+// A group as its coordinator describes it (Kafka's DescribeGroups): its state by Kafka's name
+// ("Stable", "Empty", ...; "Dead" for a group the coordinator knows nothing of), and each member
+// with what it was assigned.
+struct group_member_summary {
+  std::string member_id;
+  std::string group_instance_id;
+  std::string client_id;
+  bytes assignment;
+};
+
+struct group_summary {
+  std::string state;
+  std::string protocol_type;
+  std::string protocol_name;
+  int32_t generation = 0;
+  std::string leader;
+  std::vector<group_member_summary> members;
+};
+
 } // namespace capstan

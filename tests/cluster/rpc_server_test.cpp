@@ -342,6 +342,9 @@ stub_groups(group_coordinator_actor::stateful_pointer<stub_groups_state> self) {
         return true;
       },
       [](leavegrp_atom, const std::string&, group_member_ref&) { return true; },
+      [](descgrp_atom, const std::string&) {
+        return group_summary{"Stable", "consumer", "range", 1, "m-1", {{"m-1", "", "c", {}}}};
+      },
       [self](fetch_atom, const std::string& group, group_offsets& wanted) {
         for (auto& o : wanted) {
           auto it = self->state.committed.find({group, o.topic, o.partition});
@@ -821,8 +824,8 @@ TEST_CASE("rpc server: committed group offsets are fetched back", "[gateway][rpc
   CHECK(code_of(commit_call(cap, ws, "g", "t", -7).getErrorCode()) == errc::offset_out_of_range);
 }
 
-TEST_CASE("rpc server: joinGroup, syncGroup, heartbeat and leaveGroup reach the coordinator and "
-          "bad membership input is INVALID_REQUEST",
+TEST_CASE("rpc server: joinGroup, syncGroup, heartbeat, leaveGroup and describeGroup reach the "
+          "coordinator and bad membership input is INVALID_REQUEST",
           "[gateway][rpc]") {
   rpc_fixture f;
   capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
@@ -894,6 +897,17 @@ TEST_CASE("rpc server: joinGroup, syncGroup, heartbeat and leaveGroup reach the 
   CHECK(code_of(bad_beat.send().wait(ws).getErrorCode()) == errc::invalid_request);
   // The server keeps serving.
   CHECK(beat(1) == errc::none);
+
+  auto describe = cap.describeGroupRequest();
+  describe.setGroup("g");
+  auto described = describe.send().wait(ws);
+  CHECK(described.getErrorCode() == 0);
+  CHECK(std::string(described.getState().cStr()) == "Stable");
+  REQUIRE(described.getMembers().size() == 1);
+  CHECK(std::string(described.getMembers()[0].getClientId().cStr()) == "c");
+  auto bad_describe = cap.describeGroupRequest();
+  bad_describe.setGroup(std::string(300, 'g'));
+  CHECK(code_of(bad_describe.send().wait(ws).getErrorCode()) == errc::invalid_request);
 }
 
 TEST_CASE("rpc server: each bad input gets its named error and the server keeps serving",

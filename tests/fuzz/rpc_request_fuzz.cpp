@@ -176,6 +176,11 @@ void heartbeat(service::HeartbeatParams::Reader p) {
     (void)validate_member_field(p.getMemberId(), "member id");
 }
 
+void leave_group(service::LeaveGroupParams::Reader p) {
+  if (validate_group_id(p.getGroup()))
+    (void)validate_member_field(p.getGroupInstanceId(), "group instance id");
+}
+
 template <class Params, class Fn>
 void decode(kj::ArrayPtr<const capnp::word> words, Fn&& fn) {
   capnp::ReaderOptions options;
@@ -213,5 +218,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decode<service::JoinGroupParams>(in, join_group);
   decode<service::SyncGroupParams>(in, sync_group);
   decode<service::HeartbeatParams>(in, heartbeat);
+  decode<service::LeaveGroupParams>(in, leave_group);
+  decode<service::DescribeGroupParams>(in, [](service::DescribeGroupParams::Reader p) {
+    (void)validate_group_id(p.getGroup());
+  });
   return 0;
 }

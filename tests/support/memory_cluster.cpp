@@ -167,4 +167,6 @@ status memory_cluster::heartbeat(const std::string&, const group_member_ref&) { 
 
 status memory_cluster::leave_group(const std::string&, const group_member_ref&) { return unsupported(); }
 
+result<group_summary> memory_cluster::describe_group(const std::string&) { return unsupported(); }
+
 } // namespace capstan::test

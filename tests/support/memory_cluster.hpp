@@ -82,6 +82,7 @@ public:
   result<sync_group_response> sync_group(const std::string&, const sync_group_request&) override;
   status heartbeat(const std::string&, const group_member_ref&) override;
   status leave_group(const std::string&, const group_member_ref&) override;
+  result<group_summary> describe_group(const std::string&) override;
 
 private:
   struct pending {

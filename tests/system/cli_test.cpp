@@ -241,8 +241,8 @@ TEST_CASE("consume --group resumes from the committed offset after a restart", "
   node.stop(SIGTERM);
 }
 
-TEST_CASE("groups list and describe show a group's commits, log ends and lag, and reset-offsets "
-          "moves them only with --execute",
+TEST_CASE("groups list and describe show a group's commits, log ends, lag and state, and "
+          "reset-offsets moves them only with --execute",
           "[system][cli][groups]") {
   temp_dir dir("capstan-cli");
   node_process node(dir);
@@ -260,6 +260,14 @@ TEST_CASE("groups list and describe show a group's commits, log ends and lag, an
   CHECK(out.find("has no committed offsets") != std::string::npos);
   REQUIRE(node.run({"groups", "list"}, &out, &err) == 0);
   CHECK(lines(out) == std::vector<std::string>{"w"});
+  // consume --group commits from outside the membership: a group of commits and no members.
+  REQUIRE(node.run({"groups", "describe", "w", "--state"}, &out, &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"GROUP\tSTATE\tPROTOCOL\tGENERATION\tLEADER\tMEMBERS",
+                                               "w\tEmpty\t-\t0\t-\t0"});
+  REQUIRE(node.run({"groups", "describe", "nobody", "--state", "--members"}, &out, &err) == 0);
+  CHECK(lines(out) == std::vector<std::string>{"GROUP\tSTATE\tPROTOCOL\tGENERATION\tLEADER\tMEMBERS",
+                                               "nobody\tDead\t-\t0\t-\t0",
+                                               "GROUP\tMEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\tASSIGNMENT-BYTES"});
 
   // A dry run prints and changes nothing; --execute commits; a shift past the log is clamped.
   REQUIRE(node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--to-earliest"}, &out,

@@ -171,6 +171,20 @@ TEST_CASE("two members bootstrapped from different nodes join one generation at 
   CHECK(follower_synced->assignment == text("jobs-1"));
   CHECK(a->heartbeat(group, {a_id, {}, generation}));
 
+  // As kafka-consumer-groups: the state and members, and no reset of a group with members.
+  std::string out, err;
+  REQUIRE(m.c.cli("", {"groups", "describe", group, "--state", "--members"}, m.c.node(2), &out,
+                  &err) == 0);
+  INFO(out << err);
+  CHECK(out.find(group + "\tStable\trange\t" + std::to_string(generation) + "\t" +
+                 (m.a_leads ? a_id : b_id) + "\t2\n") != std::string::npos);
+  CHECK(out.find(group + "\t" + a_id + "\t-\tconsumer-a\t6\n") != std::string::npos);
+  CHECK(out.find(group + "\t" + b_id + "\t-\tconsumer-b\t6\n") != std::string::npos);
+  CHECK(m.c.cli("", {"groups", "reset-offsets", group, "--topic", "jobs", "--to-earliest",
+                     "--execute"},
+                m.c.node(2), &out, &err) == 1);
+  CHECK(err.find("its state is Stable") != std::string::npos);
+
   // Commits are fenced by member and generation; an outsider may not commit for a live group.
   CHECK(commit_error(*a, 5, {a_id, {}, generation}) == errc::none);
   CHECK(commit_error(*a, 6, {a_id, {}, generation - 1}) == errc::illegal_generation);
