@@ -332,7 +332,7 @@ void ensure_loaded(self_ptr self, int32_t partition, leader_epoch epoch, loaded_
             part->epoch = epoch;
             self->request(replica, caf::infinite, status_atom_v)
                 .await(
-                    [self, partition, part, done](const replica_status& status) {
+                    [self, part, done](const replica_status& status) {
                       part->loaded_to = status.log_start;
                       part->load_end = status.log_end;
                       catch_up(self, part, done);
