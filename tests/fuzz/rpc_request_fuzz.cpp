@@ -176,6 +176,8 @@ void heartbeat(service::HeartbeatParams::Reader p) {
     (void)validate_member_field(p.getMemberId(), "member id");
 }
 
+void describe_group(service::DescribeGroupParams::Reader p) { (void)validate_group_id(p.getGroup()); }
+
 void leave_group(service::LeaveGroupParams::Reader p) {
   if (validate_group_id(p.getGroup()))
     (void)validate_member_field(p.getGroupInstanceId(), "group instance id");
@@ -219,8 +221,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decode<service::SyncGroupParams>(in, sync_group);
   decode<service::HeartbeatParams>(in, heartbeat);
   decode<service::LeaveGroupParams>(in, leave_group);
-  decode<service::DescribeGroupParams>(in, [](service::DescribeGroupParams::Reader p) {
-    (void)validate_group_id(p.getGroup());
-  });
+  decode<service::DescribeGroupParams>(in, describe_group);
   return 0;
 }
