@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 
 #include "tests/support/test_failure.hpp"
 
@@ -43,17 +45,30 @@ int ephemeral_low() {
 uint16_t free_port() {
   constexpr int lowest = 10000;
   static const int below = ephemeral_low();
+  // Every port handed out before, by any thread: a node not yet started leaves its port free,
+  // so a second random pick could name it again (it did: two voters of one cluster got the same
+  // port, and the cluster refused to start).
+  static std::mutex mu;
+  static std::set<uint16_t> given;
+  std::lock_guard lock(mu);
   thread_local std::mt19937 rng{std::random_device{}()};
   if (below > lowest + 1000) {
     std::uniform_int_distribution<int> pick(lowest, below - 1);
-    for (int attempt = 0; attempt < 100; ++attempt) {
+    for (int attempt = 0; attempt < 1000; ++attempt) {
       auto port = static_cast<uint16_t>(pick(rng));
-      if (binds(port)) return port;
+      if (given.count(port) == 0 && binds(port)) {
+        given.insert(port);
+        return port;
+      }
     }
   }
-  uint16_t any = 0;
-  require(binds(any), "no free port on 127.0.0.1");
-  return any;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    uint16_t any = 0;
+    require(binds(any), "no free port on 127.0.0.1");
+    if (given.insert(any).second) return any;
+  }
+  require(false, "no free port on 127.0.0.1 that was not handed out already");
+  return 0;
 }
 
 } // namespace capstan::test
