@@ -431,7 +431,7 @@ std::pair<errc, group_membership::outcome> group_membership::leave(const group_m
   return {errc::none, remove_member(found->id, now)};
 }
 
-group_membership::outcome group_membership::remove_member(const std::string& id, timestamp_ms now) {
+group_membership::outcome group_membership::remove_member(std::string id, timestamp_ms now) {
   outcome out;
   auto it = members_.find(id);
   if (it == members_.end()) return out;

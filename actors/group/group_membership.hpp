@@ -127,7 +127,8 @@ private:
   void add_member(outcome& out, reply_id to, const std::string& id, const join_group_request& req,
                   timestamp_ms now);
   void update_member(member& m, reply_id to, const join_group_request& req, timestamp_ms now);
-  outcome remove_member(const std::string& id, timestamp_ms now);
+  // `id` by value: callers pass the member's own id, which the removal frees.
+  outcome remove_member(std::string id, timestamp_ms now);
   // Starts a join phase; every member but `joiner` must join again. Syncs parked in
   // CompletingRebalance are answered REBALANCE_IN_PROGRESS into `out`.
   void prepare_rebalance(outcome& out, timestamp_ms now, const std::string& joiner);
