@@ -1,6 +1,6 @@
 #include "actors/group/group_metadata_record.hpp"
 
-#include "actors/group/record_fields.hpp"
+#include "runtime/group/record_fields.hpp"
 
 namespace capstan {
 

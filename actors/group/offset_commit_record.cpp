@@ -2,7 +2,7 @@
 
 #include <cassert>
 
-#include "actors/group/record_fields.hpp"
+#include "runtime/group/record_fields.hpp"
 #include "runtime/cluster/java_hash.hpp"
 
 namespace capstan {

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "actors/group/record_fields.hpp"
+#include "runtime/group/record_fields.hpp"
 #include "runtime/result.hpp"
 #include "runtime/types.hpp"
 

@@ -45,6 +45,20 @@ struct client_config {
   // batch framing is still checked, so a damaged batch can still fail, but flipped record bytes
   // are handed over as they came.
   bool check_crcs = true;
+  // consumer group membership (group_consumer.hpp)
+  std::string client_id = "capstan";           // client.id
+  std::string group_instance_id;               // group.instance.id: empty for a dynamic member
+  int32_t session_timeout_ms = 45000;          // session.timeout.ms
+  int32_t heartbeat_interval_ms = 3000;        // heartbeat.interval.ms
+  // max.poll.interval.ms: a member that does not poll for this long leaves its group; also its
+  // rebalance timeout, as in Kafka.
+  int32_t max_poll_interval_ms = 300000;
+  bool enable_auto_commit = true;              // enable.auto.commit
+  int32_t auto_commit_interval_ms = 5000;      // auto.commit.interval.ms
+  // partition.assignment.strategy, in preference order (assignors.hpp). Kafka's default: range
+  // is chosen while any member lacks cooperative-sticky, and the group rebalances eagerly unless
+  // every assignor listed is cooperative.
+  std::vector<std::string> partition_assignment_strategy = {"range", "cooperative-sticky"};
 };
 
 } // namespace capstan::client

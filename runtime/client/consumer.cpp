@@ -36,6 +36,13 @@ status consumer::assign(const std::string& topic, const std::vector<int32_t>& pa
   return {};
 }
 
+void consumer::set_assignment(std::vector<topic_partition_key> partitions) {
+  assigned_ = std::move(partitions);
+  const std::set<topic_partition_key> kept(assigned_.begin(), assigned_.end());
+  std::erase_if(positions_, [&](const auto& e) { return !kept.count(e.first); });
+  std::erase_if(epochs_, [&](const auto& e) { return !kept.count(e.first); });
+}
+
 void consumer::seek(const topic_partition_key& tp, offset to) {
   positions_[tp] = to;
   epochs_.erase(tp);
@@ -63,10 +70,20 @@ status consumer::seek_to_end() {
   return {};
 }
 
-status consumer::seek_to_committed(bool earliest) {
+status consumer::seek_to_committed(bool earliest) { return seek_to_committed(earliest, assigned_); }
+
+status consumer::seek_unpositioned_to_committed(bool earliest) {
+  std::vector<topic_partition_key> unpositioned;
+  for (const auto& tp : assigned_)
+    if (!positions_.count(tp)) unpositioned.push_back(tp);
+  if (unpositioned.empty()) return {};
+  return seek_to_committed(earliest, unpositioned);
+}
+
+status consumer::seek_to_committed(bool earliest, const std::vector<topic_partition_key>& wanted) {
   if (group_.empty()) return make_error(errc::invalid_config, "no consumer group given");
   std::vector<std::pair<std::string, int32_t>> partitions;
-  for (const auto& tp : assigned_) partitions.emplace_back(tp.topic, tp.partition);
+  for (const auto& tp : wanted) partitions.emplace_back(tp.topic, tp.partition);
   auto committed = client_.fetch_offsets(group_, partitions);
   if (!committed) return committed.err();
   std::map<topic_partition_key, const committed_offset*> found;
@@ -75,7 +92,7 @@ status consumer::seek_to_committed(bool earliest) {
                                                               std::to_string(c.partition));
     if (c.offset >= 0) found[topic_partition_key{c.topic, c.partition}] = &c;
   }
-  for (const auto& tp : assigned_) {
+  for (const auto& tp : wanted) {
     if (auto it = found.find(tp); it != found.end()) {
       seek(tp, offset{it->second->offset});
       // The first fetch names the commit's epoch: a log truncated below the commit since it was
@@ -241,7 +258,7 @@ result<std::vector<consumer_record>> consumer::poll(std::chrono::milliseconds ti
   return out;
 }
 
-status consumer::commit() {
+status consumer::commit(const group_member_ref& member) {
   if (group_.empty()) return make_error(errc::invalid_config, "no consumer group given");
   std::vector<committed_offset> offsets;
   for (const auto& tp : assigned_) {
@@ -252,7 +269,7 @@ status consumer::commit() {
                                        epoch == epochs_.end() ? -1 : epoch->second.value()});
   }
   if (offsets.empty()) return {};
-  auto r = client_.commit_offsets(group_, offsets, group_member_ref{});
+  auto r = client_.commit_offsets(group_, offsets, member);
   if (!r) return r.err();
   for (const auto& c : *r)
     if (c.error != errc::none)

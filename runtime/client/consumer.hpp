@@ -60,6 +60,8 @@ public:
   // Assigns `partitions` of `topic` (every partition when empty). Errors:
   // UNKNOWN_TOPIC_OR_PARTITION for an unknown topic or a partition it does not have.
   status assign(const std::string& topic, const std::vector<int32_t>& partitions = {});
+  // Replaces the assignment (a group's): partitions it keeps keep their positions.
+  void set_assignment(std::vector<topic_partition_key> partitions);
   const std::vector<topic_partition_key>& assignment() const { return assigned_; }
 
   void seek(const topic_partition_key& tp, offset to);
@@ -68,8 +70,10 @@ public:
   // Positions at the group's committed offsets; partitions without one start at the beginning
   // (`earliest`) or the end. A commit's leader epoch goes with the next fetch, so a log truncated
   // below the commit since it was made is reported as poll reports one (take_resets).
-  // REQUIRES: a group.
+  // REQUIRES: a group. The second form positions only the assigned partitions that have no
+  // position yet (a group member's newly assigned ones).
   status seek_to_committed(bool earliest);
+  status seek_unpositioned_to_committed(bool earliest);
   std::optional<offset> position(const topic_partition_key& tp) const;
 
   // Fetches until at least one record is visited or `timeout` passes; visits at most
@@ -96,14 +100,15 @@ public:
                                             size_t max_records = std::numeric_limits<size_t>::max());
 
   // Commits the current positions of every assigned partition for the group, each with the leader
-  // epoch of the last record read before it.
-  status commit();
+  // epoch of the last record read before it, as `member` (none: from outside the membership).
+  status commit(const group_member_ref& member = {});
 
   // The positions moved by auto_offset_reset since the last call.
   std::vector<position_reset> take_resets() { return std::exchange(resets_, {}); }
 
 private:
   result<int64_t> list_offset(const topic_partition_key& tp, int64_t timestamp);
+  status seek_to_committed(bool earliest, const std::vector<topic_partition_key>& partitions);
 
   cluster_client& client_;
   client_config config_;

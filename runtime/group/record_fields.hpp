@@ -1,8 +1,9 @@
 #pragma once
 
-// Field codecs for the records of __consumer_offsets, in Kafka's layout: big-endian integers, a
-// string as an int16 length and its bytes (-1 for a null one), bytes as an int32 length and
-// them. Shared by offset_commit_record and group_metadata_record.
+// Field codecs for Kafka's fixed-layout structures: big-endian integers, a string as an int16
+// length and its bytes (-1 for a null one), bytes as an int32 length and them (-1 for null).
+// Shared by the records of __consumer_offsets (offset_commit_record, group_metadata_record) and
+// the consumer protocol's subscriptions and assignments (consumer_protocol).
 
 #include <cassert>
 #include <cstdint>
@@ -67,8 +68,26 @@ public:
   std::string get_string() { return get_text(false); }
   // Null (length -1) reads as empty.
   std::string get_nullable_string() { return get_text(true); }
-  bytes get_bytes() {
+  bytes get_bytes() { return get_blob(false); }
+  // Null (length -1) reads as empty.
+  bytes get_nullable_bytes() { return get_blob(true); }
+  // An array's int32 count, checked against what is left (each element takes at least
+  // `min_element_bytes`): a negative or impossible count sets the error and reads as 0.
+  size_t get_count(size_t min_element_bytes) {
+    const auto n = get<int32_t>();
+    if (!ok_ || n < 0 || static_cast<size_t>(n) > (data_.size() - pos_) / min_element_bytes) {
+      ok_ = false;
+      return 0;
+    }
+    return static_cast<size_t>(n);
+  }
+  bool ok() const { return ok_; }
+  bool at_end() const { return pos_ == data_.size(); }
+
+private:
+  bytes get_blob(bool nullable) {
     const auto len = get<int32_t>();
+    if (ok_ && nullable && len == -1) return {};
     if (!ok_ || len < 0 || data_.size() - pos_ < static_cast<size_t>(len)) {
       ok_ = false;
       return {};
@@ -78,10 +97,7 @@ public:
     pos_ += static_cast<size_t>(len);
     return b;
   }
-  bool ok() const { return ok_; }
-  bool at_end() const { return pos_ == data_.size(); }
 
-private:
   std::string get_text(bool nullable) {
     const auto len = get<int16_t>();
     if (ok_ && nullable && len == -1) return {};

@@ -1,0 +1,143 @@
+#pragma once
+
+// A consumer that is a member of its group (Kafka's subscribe()): it joins the group at its
+// coordinator, and the group leader's assignor (partition.assignment.strategy) shares the
+// subscribed topics' partitions among the members; a member reads only what it was assigned.
+// Heartbeats go from a thread of its own every heartbeat.interval.ms; a member that does not
+// poll for max.poll.interval.ms leaves the group, as in Kafka. Offsets are committed as the
+// member, fenced by its generation: automatically every auto.commit.interval.ms
+// (enable.auto.commit), before partitions are revoked, on close, and by commit().
+//
+// Eager assignors (range, roundrobin) revoke every partition before each rebalance;
+// cooperative-sticky revokes only the partitions that move, and the member rejoins at once so
+// that the next generation hands them on (docs/groups.md, "Consumers in a group").
+//
+// Not thread-safe for the caller: poll, commit and close from one thread, never the client's.
+// Rebalance callbacks run on that thread, inside poll or close.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/client/assignors.hpp"
+#include "runtime/client/consumer.hpp"
+
+namespace capstan::client {
+
+struct rebalance_listener {
+  // Before partitions are taken away: their positions can still be committed.
+  std::function<void(const std::vector<topic_partition_key>&)> on_revoked;
+  std::function<void(const std::vector<topic_partition_key>&)> on_assigned;
+  // The membership ended without a rebalance (the session expired, the generation was fenced,
+  // the poll interval passed): the partitions may already belong to another member, so nothing
+  // is committed for them.
+  std::function<void(const std::vector<topic_partition_key>&)> on_lost;
+};
+
+class group_consumer {
+public:
+  // INVALID_CONFIG: no group, an assignor no one has, a heartbeat interval not below the session
+  // timeout, a non-positive interval.
+  static result<std::unique_ptr<group_consumer>> create(cluster_client& client, client_config config,
+                                                        std::string group);
+  // close(), its error dropped.
+  ~group_consumer();
+  group_consumer(const group_consumer&) = delete;
+  group_consumer& operator=(const group_consumer&) = delete;
+
+  // The topics to be assigned partitions of: by name (a topic that does not exist yet is
+  // assigned once it does), or every topic whose whole name matches `pattern`, looked up again
+  // every metadata.max.age.ms. A new subscription rejoins the group at the next poll.
+  void subscribe(std::vector<std::string> topics, rebalance_listener listener = {});
+  void subscribe_matching(const std::string& pattern, rebalance_listener listener = {});
+
+  // Joins the group when needed (the time a join takes does not count toward `timeout`: a join
+  // is bounded by max.poll.interval.ms, the group's rebalance timeout), then polls the assigned
+  // partitions as consumer::poll_each does. Newly assigned partitions start at the group's
+  // committed offsets, or where auto.offset.reset says. Fails with the group's error when the
+  // membership cannot go on (FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL,
+  // GROUP_MAX_SIZE_REACHED, ...) or no coordinator answers within request.timeout.ms.
+  result<size_t> poll_each(std::chrono::milliseconds timeout, const std::function<void(const record_ref&)>& visit,
+                           size_t max_records = std::numeric_limits<size_t>::max());
+
+  // Commits the positions of the assigned partitions as this member (Kafka's commitSync).
+  // ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS: the group moved on; the next
+  // poll rejoins, and the uncommitted records may be read again by whichever member gets them.
+  status commit();
+
+  // Commits (with auto-commit), revokes the partitions and leaves the group (a static member
+  // stays, to come back within its session timeout without a rebalance). Idempotent.
+  status close();
+
+  std::vector<topic_partition_key> assignment() const;
+  // The generation and member id of the last successful join (-1 and empty before one).
+  int32_t generation() const;
+  std::string member_id() const;
+  std::vector<position_reset> take_resets() { return inner_.take_resets(); }
+
+private:
+  enum class phase { unjoined, stable, closed };
+
+  group_consumer(cluster_client& client, client_config config, std::string group,
+                 std::vector<const assignor*> assignors);
+
+  status ensure_active();
+  status join_once();
+  std::vector<member_assignment> leader_assign(const join_group_response& joined);
+  void apply_assignment(const consumer_assignment& a, bool cooperative);
+  void give_up_owned(bool lost);
+  status commit_as_member();
+  void maybe_auto_commit();
+  void maybe_refresh_subscription();
+  std::vector<std::string> subscribed_topics();
+  bool cooperative() const;
+  void heartbeat_loop();
+  group_member_ref member_ref() const;
+
+  cluster_client& client_;
+  const client_config config_;
+  const std::string group_;
+  const std::vector<const assignor*> assignors_;
+  consumer inner_;
+  rebalance_listener listener_;
+
+  // What the subscription names; `pattern_` when subscribed by regex, and then `topics_` is its
+  // last match.
+  std::vector<std::string> topics_;
+  std::optional<std::regex> pattern_;
+  // The leader's: every member's topics, so that partitions added to any rebalance the group.
+  std::set<std::string> group_topics_;
+  // Partition counts of the topics watched (the subscription's and group_topics_) as last
+  // looked up: a change rejoins.
+  partition_counts counts_;
+  std::chrono::steady_clock::time_point next_metadata_check_;
+  std::chrono::steady_clock::time_point next_auto_commit_;
+  std::set<topic_partition_key> owned_;
+
+  // Shared with the heartbeat thread.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  phase phase_ = phase::unjoined;
+  std::string member_id_;
+  int32_t generation_ = -1;
+  std::string protocol_;
+  bool rejoin_needed_ = true;
+  // The heartbeat thread found the membership gone (or gave it up); the next poll tells the
+  // listener the partitions are lost.
+  bool lost_ = false;
+  std::optional<error> fatal_;
+  std::chrono::steady_clock::time_point last_poll_;
+  bool stopping_ = false;
+  std::thread heartbeats_;
+};
+
+} // namespace capstan::client

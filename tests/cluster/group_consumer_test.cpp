@@ -1,0 +1,242 @@
+// Group consumers (runtime/client/group_consumer.hpp) against a real node's coordinator: members
+// share a topic's partitions, hand them over on a join, a leave or a stalled poll, and together
+// read every record once.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "actors/node/node.hpp"
+#include "runtime/client/group_consumer.hpp"
+#include "tests/support/eventually.hpp"
+#include "tests/support/log_builder.hpp"
+#include "tests/support/loopback_node.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace capstan::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int32_t partitions = 6;
+
+struct started_node {
+  temp_dir dir;
+  std::unique_ptr<node> n;
+  std::unique_ptr<client::cluster_client> admin;
+
+  started_node() {
+    auto c = loopback_node_config(dir.path());
+    // Members here join one by one on purpose; no reason to wait for more.
+    c.group_membership_limits.initial_rebalance_delay_ms = 0;
+    auto started = node::start(c);
+    INFO((started ? std::string() : started.err().to_string()));
+    REQUIRE(started);
+    n = std::move(*started);
+    admin = connect_client(*n);
+    REQUIRE(admin->create_topic(topic_spec{"t", partitions, 1, {}}));
+  }
+  ~started_node() { n->stop(); }
+
+  void produce(int per_partition, const std::string& prefix) {
+    for (int32_t p = 0; p < partitions; ++p) REQUIRE(admin->produce_sync("t", p, -1, make_batch(per_partition, prefix, 1000)));
+  }
+};
+
+// A group member polling on a thread of its own, as an application would.
+class member {
+public:
+  member(const started_node& sn, const std::string& strategy, int32_t max_poll_interval_ms = 300000) {
+    client_ = connect_client(*sn.n);
+    client::client_config config;
+    config.auto_offset_reset = client::offset_reset::earliest;
+    config.session_timeout_ms = 6000;
+    config.heartbeat_interval_ms = 300;
+    config.max_poll_interval_ms = max_poll_interval_ms;
+    config.partition_assignment_strategy = {strategy};
+    auto c = client::group_consumer::create(*client_, config, "g");
+    REQUIRE(c);
+    consumer_ = std::move(*c);
+    client::rebalance_listener l;
+    l.on_assigned = [this](const auto& tps) { update(tps, assigned_events_, true); };
+    l.on_revoked = [this](const auto& tps) { update(tps, revoked_events_, false); };
+    l.on_lost = [this](const auto& tps) { update(tps, lost_events_, false); };
+    consumer_->subscribe({"t"}, std::move(l));
+    thread_ = std::thread([this] { run(); });
+  }
+  ~member() { stop(); }
+
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  void pause(bool paused) { paused_ = paused; }
+
+  std::set<int32_t> owned() {
+    std::lock_guard lock(mu_);
+    return owned_;
+  }
+  // (partition, offset) of every record read, in order.
+  std::vector<std::pair<int32_t, int64_t>> reads() {
+    std::lock_guard lock(mu_);
+    return reads_;
+  }
+  std::vector<std::set<int32_t>> revoked() {
+    std::lock_guard lock(mu_);
+    return revoked_events_;
+  }
+  std::vector<std::set<int32_t>> lost() {
+    std::lock_guard lock(mu_);
+    return lost_events_;
+  }
+  std::string failure() {
+    std::lock_guard lock(mu_);
+    return failure_;
+  }
+
+private:
+  void update(const std::vector<client::topic_partition_key>& tps, std::vector<std::set<int32_t>>& events,
+              bool add) {
+    std::lock_guard lock(mu_);
+    std::set<int32_t> ps;
+    for (const auto& tp : tps) {
+      ps.insert(tp.partition);
+      if (add)
+        owned_.insert(tp.partition);
+      else
+        owned_.erase(tp.partition);
+    }
+    events.push_back(ps);
+  }
+
+  void run() {
+    while (!stopping_) {
+      if (paused_) {
+        std::this_thread::sleep_for(50ms);
+        continue;
+      }
+      auto n = consumer_->poll_each(200ms, [this](const client::record_ref& r) {
+        std::lock_guard lock(mu_);
+        reads_.emplace_back(r.tp.partition, r.off.value());
+      });
+      if (!n) {
+        std::lock_guard lock(mu_);
+        failure_ = n.err().to_string();
+        break;
+      }
+    }
+    (void)consumer_->close();
+  }
+
+  std::unique_ptr<client::cluster_client> client_;
+  std::unique_ptr<client::group_consumer> consumer_;
+  std::atomic<bool> stopping_{false}, paused_{false};
+  std::mutex mu_;
+  std::set<int32_t> owned_;
+  std::vector<std::pair<int32_t, int64_t>> reads_;
+  std::vector<std::set<int32_t>> assigned_events_, revoked_events_, lost_events_;
+  std::string failure_;
+  std::thread thread_;
+};
+
+bool shared(member& a, member& b, size_t each) {
+  auto x = a.owned(), y = b.owned();
+  std::set<int32_t> both(x.begin(), x.end());
+  both.insert(y.begin(), y.end());
+  return x.size() == each && y.size() == each && both.size() == x.size() + y.size();
+}
+
+// Every offset below `per_partition` of every partition read exactly once by the members
+// together.
+void check_read_once(std::vector<member*> members, int per_partition) {
+  std::map<std::pair<int32_t, int64_t>, int> times;
+  for (auto* m : members)
+    for (const auto& r : m->reads()) ++times[r];
+  for (int32_t p = 0; p < partitions; ++p)
+    for (int64_t o = 0; o < per_partition; ++o) {
+      INFO("partition " << p << " offset " << o);
+      CHECK(times[{p, o}] == 1);
+    }
+  CHECK(times.size() == static_cast<size_t>(partitions * per_partition));
+}
+
+size_t total_reads(std::vector<member*> members) {
+  size_t n = 0;
+  for (auto* m : members) n += m->reads().size();
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("range members share a topic's partitions, hand them over when one leaves, and read "
+          "every record once",
+          "[cluster][groups]") {
+  started_node sn;
+  sn.produce(5, "a");
+  member a(sn, "range");
+  REQUIRE(eventually([&] { return a.owned().size() == partitions; }, 20s));
+  member b(sn, "range");
+  REQUIRE(eventually([&] { return shared(a, b, 3); }, 20s));
+  sn.produce(5, "b");
+  REQUIRE(eventually([&] { return total_reads({&a, &b}) >= 60; }, 20s));
+  // Eager: a revoked everything before the rebalance that let b in.
+  CHECK_FALSE(a.revoked().empty());
+  CHECK(a.revoked().front().size() == partitions);
+
+  b.stop();
+  REQUIRE(eventually([&] { return a.owned().size() == partitions; }, 20s));
+  sn.produce(5, "c");
+  REQUIRE(eventually([&] { return total_reads({&a, &b}) >= 90; }, 20s));
+  a.stop();
+  CHECK(a.failure().empty());
+  CHECK(b.failure().empty());
+  CHECK(a.lost().empty());
+  check_read_once({&a, &b}, 15);
+}
+
+TEST_CASE("cooperative-sticky members keep what does not move: a join revokes only the partitions "
+          "handed to the new member",
+          "[cluster][groups]") {
+  started_node sn;
+  sn.produce(5, "a");
+  member a(sn, "cooperative-sticky");
+  REQUIRE(eventually([&] { return a.owned().size() == partitions; }, 20s));
+  REQUIRE(eventually([&] { return total_reads({&a}) >= 30; }, 20s));
+  member b(sn, "cooperative-sticky");
+  REQUIRE(eventually([&] { return shared(a, b, 3); }, 20s));
+  sn.produce(5, "b");
+  REQUIRE(eventually([&] { return total_reads({&a, &b}) >= 60; }, 20s));
+  a.stop();
+  b.stop();
+  REQUIRE(a.revoked().size() >= 1);
+  // The first revocation took only what b got; the close then revoked a's three.
+  CHECK(a.revoked().front().size() == 3);
+  CHECK(a.lost().empty());
+  CHECK(a.failure().empty());
+  CHECK(b.failure().empty());
+  check_read_once({&a, &b}, 10);
+}
+
+TEST_CASE("a member that stops polling for max.poll.interval.ms leaves, its partitions move, and "
+          "it learns they were lost when it polls again",
+          "[cluster][groups]") {
+  started_node sn;
+  member a(sn, "range", 1500);
+  REQUIRE(eventually([&] { return a.owned().size() == partitions; }, 20s));
+  member b(sn, "range");
+  REQUIRE(eventually([&] { return shared(a, b, 3); }, 20s));
+  a.pause(true);
+  REQUIRE(eventually([&] { return b.owned().size() == partitions; }, 20s));
+  a.pause(false);
+  REQUIRE(eventually([&] { return !a.lost().empty(); }, 20s));
+  CHECK(a.lost().front().size() == 3);
+  REQUIRE(eventually([&] { return shared(a, b, 3); }, 20s));
+  a.stop();
+  b.stop();
+  CHECK(a.failure().empty());
+  CHECK(b.failure().empty());
+}
