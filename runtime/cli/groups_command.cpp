@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -10,6 +11,7 @@
 #include "runtime/cli/client_options.hpp"
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/option_checks.hpp"
+#include "runtime/group/consumer_protocol.hpp"
 
 namespace capstan::cli {
 
@@ -35,45 +37,81 @@ std::string or_dash(int64_t v) {
 std::string or_dash(const std::string& v) { return v.empty() ? "-" : v; }
 
 // kafka-consumer-groups --describe --state: the group's state, protocol, generation and size.
-void print_state(client::cluster_client& client, const std::string& group) {
-  auto g = client.describe_group(group);
-  if (!g) fail(g.err());
+void print_state(const std::string& group, const group_summary& g) {
   std::cout << "GROUP\tSTATE\tPROTOCOL\tGENERATION\tLEADER\tMEMBERS\n"
-            << group << "\t" << g->state << "\t" << or_dash(g->protocol_name) << "\t"
-            << g->generation << "\t" << or_dash(g->leader) << "\t" << g->members.size() << "\n";
+            << group << "\t" << g.state << "\t" << or_dash(g.protocol_name) << "\t"
+            << g.generation << "\t" << or_dash(g.leader) << "\t" << g.members.size() << "\n";
 }
 
-// kafka-consumer-groups --describe --members: each member; its assignment is the client's own
-// encoding, so only its size is shown.
-void print_members(client::cluster_client& client, const std::string& group) {
-  auto g = client.describe_group(group);
-  if (!g) fail(g.err());
-  std::cout << "GROUP\tMEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\tASSIGNMENT-BYTES\n";
-  for (const auto& m : g->members)
+// A member's assignment as kafka-consumer-groups --members --verbose shows it, "jobs(0,1)",
+// with its partition count; both "-" when it is not in the consumer protocol.
+std::pair<std::string, std::string> assignment_text(const std::string& protocol_type, const bytes& assignment) {
+  if (protocol_type != consumer_protocol_type) return {"-", "-"};
+  auto a = decode_assignment(assignment);
+  if (!a) return {"-", "-"};
+  size_t count = 0;
+  std::string text;
+  for (const auto& [topic, partitions] : a->partitions) {
+    if (partitions.empty()) continue;
+    text += (text.empty() ? "" : ",") + topic + "(";
+    for (size_t i = 0; i < partitions.size(); ++i) text += (i ? "," : "") + std::to_string(partitions[i]);
+    text += ")";
+    count += partitions.size();
+  }
+  return {std::to_string(count), or_dash(text)};
+}
+
+// kafka-consumer-groups --describe --members --verbose: each member and what it was assigned.
+void print_members(const std::string& group, const group_summary& g) {
+  std::cout << "GROUP\tMEMBER-ID\tGROUP-INSTANCE-ID\tCLIENT-ID\t#PARTITIONS\tASSIGNMENT\n";
+  for (const auto& m : g.members) {
+    const auto [count, text] = assignment_text(g.protocol_type, m.assignment);
     std::cout << group << "\t" << m.member_id << "\t" << or_dash(m.group_instance_id) << "\t"
-              << m.client_id << "\t" << m.assignment.size() << "\n";
+              << m.client_id << "\t" << count << "\t" << text << "\n";
+  }
+}
+
+// Who consumes each partition now, by the members' assignments: (member id, client id).
+std::map<std::pair<std::string, int32_t>, std::pair<std::string, std::string>> owners(const group_summary& g) {
+  std::map<std::pair<std::string, int32_t>, std::pair<std::string, std::string>> out;
+  if (g.protocol_type != consumer_protocol_type) return out;
+  for (const auto& m : g.members)
+    if (auto a = decode_assignment(m.assignment))
+      for (const auto& [topic, partitions] : a->partitions)
+        for (auto p : partitions) out[{topic, p}] = {m.member_id, m.client_id};
+  return out;
 }
 
 void run_describe(const describe_flags& f) {
   auto client = connect_or_fail(make_client_config(f.client));
+  auto g = client->describe_group(f.group);
+  if (!g) fail(g.err());
   if (f.state || f.members) {
-    if (f.state) print_state(*client, f.group);
-    if (f.members) print_members(*client, f.group);
+    if (f.state) print_state(f.group, *g);
+    if (f.members) print_members(f.group, *g);
     std::cout.flush();
     return;
   }
   auto committed = client->fetch_offsets(f.group, {});
   if (!committed) fail(committed.err());
-  if (committed->empty()) {
-    std::cout << "Consumer group '" << f.group << "' has no committed offsets.\n";
+  // As Kafka: every partition with a commit or a consumer, the consumer's columns "-" for none.
+  std::map<std::pair<std::string, int32_t>, int64_t> rows;
+  for (const auto& c : *committed) rows[{c.topic, c.partition}] = c.offset;
+  const auto consumers = owners(*g);
+  for (const auto& [tp, who] : consumers) rows.emplace(tp, -1);
+  if (rows.empty()) {
+    std::cout << "Consumer group '" << f.group << "' has no committed offsets and no active members.\n";
     return;
   }
-  std::cout << "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\n";
-  for (const auto& c : *committed) {
-    const int64_t end = log_end(*client, c.topic, c.partition);
-    const int64_t lag = end >= 0 ? std::max<int64_t>(0, end - c.offset) : -1;
-    std::cout << f.group << "\t" << c.topic << "\t" << c.partition << "\t" << c.offset << "\t"
-              << or_dash(end) << "\t" << or_dash(lag) << "\n";
+  std::cout << "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tCONSUMER-ID\tCLIENT-ID\n";
+  for (const auto& [tp, current] : rows) {
+    const int64_t end = log_end(*client, tp.first, tp.second);
+    const int64_t lag = end >= 0 && current >= 0 ? std::max<int64_t>(0, end - current) : -1;
+    const auto who = consumers.find(tp);
+    std::cout << f.group << "\t" << tp.first << "\t" << tp.second << "\t" << or_dash(current) << "\t"
+              << or_dash(end) << "\t" << or_dash(lag) << "\t"
+              << (who == consumers.end() ? "-" : who->second.first) << "\t"
+              << (who == consumers.end() ? "-" : who->second.second) << "\n";
   }
   std::cout.flush();
 }
@@ -190,13 +228,13 @@ void add_groups_command(CLI::App& app) {
 
   auto describe = std::make_shared<describe_flags>();
   auto* describe_cmd = groups->add_subcommand(
-      "describe", "A group's committed offset per partition, with the partition's log end and the "
-                  "lag between them");
+      "describe", "A group's committed offset per partition, with the partition's log end, the "
+                  "lag between them and the member consuming it");
   describe_cmd->add_option("group", describe->group, "The group id")->required();
   describe_cmd->add_flag("--state", describe->state,
                          "Instead: the group's state, protocol, generation, leader and size");
   describe_cmd->add_flag("--members", describe->members,
-                         "Instead: each member's id, instance id, client id and assignment size");
+                         "Instead: each member's id, instance id, client id and assigned partitions");
   add_client_options(describe_cmd, describe->client);
   describe_cmd->callback([describe] { run_describe(*describe); });
 

@@ -85,13 +85,20 @@ void group_consumer::subscribe(std::vector<std::string> topics, rebalance_listen
   rejoin_needed_ = true;
 }
 
-void group_consumer::subscribe_matching(const std::string& pattern, rebalance_listener listener) {
+status group_consumer::subscribe_matching(const std::string& pattern, rebalance_listener listener) {
+  std::regex re;
+  try {
+    re.assign(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return make_error(errc::invalid_config, "'" + pattern + "' is not a regular expression: " + e.what());
+  }
+  pattern_ = std::move(re);
   topics_.clear();
-  pattern_.emplace(pattern, std::regex::ECMAScript);
   listener_ = std::move(listener);
   next_metadata_check_ = clock::now();
   std::lock_guard lock(mu_);
   rejoin_needed_ = true;
+  return {};
 }
 
 bool group_consumer::cooperative() const {

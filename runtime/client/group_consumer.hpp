@@ -56,9 +56,10 @@ public:
 
   // The topics to be assigned partitions of: by name (a topic that does not exist yet is
   // assigned once it does), or every topic whose whole name matches `pattern`, looked up again
-  // every metadata.max.age.ms. A new subscription rejoins the group at the next poll.
+  // every metadata.max.age.ms (INVALID_CONFIG: not an ECMAScript regular expression). A new
+  // subscription rejoins the group at the next poll.
   void subscribe(std::vector<std::string> topics, rebalance_listener listener = {});
-  void subscribe_matching(const std::string& pattern, rebalance_listener listener = {});
+  status subscribe_matching(const std::string& pattern, rebalance_listener listener = {});
 
   // Joins the group when needed (the time a join takes does not count toward `timeout`: a join
   // is bounded by max.poll.interval.ms, the group's rebalance timeout), then polls the assigned

@@ -50,7 +50,8 @@ struct started_node {
 // A group member polling on a thread of its own, as an application would.
 class member {
 public:
-  member(const started_node& sn, const std::string& strategy, int32_t max_poll_interval_ms = 300000) {
+  member(const started_node& sn, const std::string& strategy, int32_t max_poll_interval_ms = 300000,
+         const std::string& instance = {}) {
     client_ = connect_client(*sn.n);
     client::client_config config;
     config.auto_offset_reset = client::offset_reset::earliest;
@@ -58,6 +59,7 @@ public:
     config.heartbeat_interval_ms = 300;
     config.max_poll_interval_ms = max_poll_interval_ms;
     config.partition_assignment_strategy = {strategy};
+    config.group_instance_id = instance;
     auto c = client::group_consumer::create(*client_, config, "g");
     REQUIRE(c);
     consumer_ = std::move(*c);
@@ -239,4 +241,32 @@ TEST_CASE("a member that stops polling for max.poll.interval.ms leaves, its part
   b.stop();
   CHECK(a.failure().empty());
   CHECK(b.failure().empty());
+}
+
+TEST_CASE("a static member that comes back within its session timeout gets its partitions again "
+          "without a rebalance",
+          "[cluster][groups]") {
+  started_node sn;
+  member a(sn, "range", 300000, "instance-a");
+  member b(sn, "range", 300000, "instance-b");
+  REQUIRE(eventually([&] { return shared(a, b, 3); }, 20s));
+  auto before = sn.admin->describe_group("g");
+  REQUIRE(before);
+  REQUIRE(before->state == "Stable");
+  const auto owned = a.owned();
+  const auto revoked_by_b = b.revoked().size();
+
+  // A static member's close does not leave: its place waits for it.
+  a.stop();
+  member again(sn, "range", 300000, "instance-a");
+  REQUIRE(eventually([&] { return again.owned() == owned; }, 20s));
+  auto after = sn.admin->describe_group("g");
+  REQUIRE(after);
+  CHECK(after->state == "Stable");
+  CHECK(after->generation == before->generation);
+  CHECK(b.revoked().size() == revoked_by_b);
+  CHECK(b.lost().empty());
+  again.stop();
+  b.stop();
+  CHECK(again.failure().empty());
 }
