@@ -23,13 +23,20 @@ void notify_watchers(self_ptr self) {
   st.watchers.clear();
 }
 
-void on_appended(self_ptr self, const append_result& res, int64_t size) {
+// The answer to an append this replica made as leader at `epoch`.
+void on_appended(self_ptr self, const append_result& res, int64_t size, leader_epoch epoch) {
   auto& st = self->state;
+  // Answered after the replica stopped leading at that epoch: its log may have been truncated
+  // since (a follower cuts what the new leader's epochs say it lacks, and this append is what it
+  // cuts first), so the append's end says nothing about the log now. Taken, it put a follower's
+  // log end past its log: an empty fetch answer handed that end to the fetcher, which then
+  // fetched past the offsets in between and left a hole in a log that rejoined the ISR (a safety
+  // run: a leader paused with a produce queued, resumed, and truncated that append away).
+  if (!st.is_leader() || st.epoch != epoch) return;
   st.log_start = std::max(st.log_start, res.log_start);
   // A producer's retry answered with its first offsets: nothing new to count or replicate.
   if (res.duplicate) return;
   st.log_end = std::max(st.log_end, res.last + 1);
-  if (!st.is_leader()) return;
   st.bytes_above_hw[res.last + 1] += size;
   notify_watchers(self);
   if (st.leader->on_leader_append(res.last + 1)) on_hw_advanced(self);
@@ -244,7 +251,7 @@ void lead_produce(self_ptr self, produce_request req,
   if (req.acks == 0) {
     // Kafka answers acks=0 before appending; a failed append is only logged.
     self->request(st.log, caf::infinite, append_atom_v, std::move(append))
-        .then([self, size](const append_result& res) { on_appended(self, res, size); },
+        .then([self, size, epoch](const append_result& res) { on_appended(self, res, size, epoch); },
               [self](caf::error& e) {
                 spdlog::warn("{}: acks=0 produce failed: {}", self->state.log_name, to_string(e));
               });
@@ -256,7 +263,7 @@ void lead_produce(self_ptr self, produce_request req,
   ask_log(self, rp, append_atom_v, std::move(append))
       .then([self, rp, acks, size, deadline, epoch](const append_result& res) mutable {
         auto& st = self->state;
-        on_appended(self, res, size);
+        on_appended(self, res, size, epoch);
         produce_result out{res.first, no_timestamp, st.log_start};
         if (acks == 1) {
           rp.deliver(out);

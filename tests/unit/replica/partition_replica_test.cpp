@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <future>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "actors/replica/fetch_session_actor.hpp"
 #include "actors/replica/partition_replica_actor.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/storage/fault_injection_env.hpp"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/log_builder.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -449,6 +451,59 @@ TEST_CASE("a follower whose latest epoch holds no record the leader lacks drops 
   REQUIRE(after);
   CHECK(after->log_end == offset{5});
   CHECK(after->latest_epoch == leader_epoch{3});
+}
+
+TEST_CASE("an append made as leader and answered after the follower's truncation cut it leaves "
+          "the follower's log end at its log's",
+          "[replica][isr]") {
+  // A leader paused with a produce waiting, then resumed (safety seed 7): it appends the produce,
+  // learns it follows another node, and truncates that append away before its answer comes.
+  fault_injection_env faults;
+  scoped_storage_env installed{faults};
+  replica_fixture f;
+  REQUIRE(f.produce(make_batch(2, "a", 1000), 1));
+  // Offset 2's write hangs in the log's worker, so its answer comes after what follows.
+  faults.stall(".log", storage_op::write);
+  struct release_on_exit {
+    fault_injection_env& faults;
+    ~release_on_exit() { faults.release(); }
+  } release_guard{faults};
+  auto late = std::async(std::launch::async, [&] { return f.produce(make_batch(1, "b", 1000), 1); });
+  REQUIRE(faults.wait_stalled(1, 10s));
+
+  // Node 2 leads epoch 4, and its log ends epoch 3 at offset 2: offset 2 was this replica's alone.
+  REQUIRE(f.sys.request<bool>(f.replica, timeout, become_atom_v,
+                              role_of(2, 4, {node_id{1}, node_id{2}})));
+  // The fetcher asks where the log ends, then has it truncated.
+  auto pos = f.sys.request<follower_position>(f.replica, timeout, position_atom_v);
+  REQUIRE(pos);
+  REQUIRE(pos->log_end == offset{3});
+  auto cut = std::async(std::launch::async, [&] {
+    return f.sys.request<truncation_decision>(f.replica, timeout, ftruncate_atom_v, leader_epoch{4},
+                                              epoch_end{leader_epoch{3}, offset{2}});
+  });
+  // The truncation waits behind the hung write: the replica holds its other messages meanwhile
+  // (a consumer fetch, which a follower refuses at once otherwise, gets no answer).
+  bool held = false;
+  for (int i = 0; i < 100 && !held; ++i) {
+    auto r = f.sys.request<fetch_result>(f.replica, caf::timespan{100ms}, fetch_atom_v, fetch_at(0));
+    held = !r && r.error() == caf::sec::request_timeout;
+  }
+  REQUIRE(held);
+
+  faults.release();
+  auto d = cut.get();
+  REQUIRE(d);
+  CHECK(d->truncate_to == offset{2});
+  REQUIRE(late.get());
+  // An empty answer to the fetcher: the log end it hands back is where the fetcher asks next.
+  auto end = f.sys.request<offset>(f.replica, timeout, replicate_atom_v,
+                                   replicate_request{leader_epoch{4}, {}, offset{2}, offset{0}});
+  REQUIRE(end);
+  CHECK(*end == offset{2});
+  auto after = f.sys.request<follower_position>(f.replica, timeout, position_atom_v);
+  REQUIRE(after);
+  CHECK(after->log_end == offset{2});
 }
 
 TEST_CASE("a follower's truncation below its log end has the checkpoints written at once",
