@@ -56,6 +56,8 @@ std::string_view to_string(errc code) {
     case errc::member_id_required: return "MEMBER_ID_REQUIRED";
     case errc::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
     case errc::fenced_instance_id: return "FENCED_INSTANCE_ID";
+    case errc::group_not_empty: return "GROUP_NOT_EMPTY";
+    case errc::group_id_not_found: return "GROUP_ID_NOT_FOUND";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

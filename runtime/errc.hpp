@@ -67,11 +67,14 @@ enum class errc : uint8_t {
   member_id_required,
   group_max_size_reached,
   fenced_instance_id,
+  // Deleting a group (docs/groups.md, "Deleting a group").
+  group_not_empty,
+  group_id_not_found,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::fenced_instance_id;
+inline constexpr errc last_errc = errc::group_id_not_found;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

@@ -252,6 +252,11 @@ interface Capstan {
   describeGroup @24 (group :Text)
       -> (errorCode :UInt8, errorMessage :Text, state :Text, protocolType :Text,
           protocolName :Text, generation :Int32, leader :Text, members :List(GroupMemberSummary));
+
+  # Kafka's DeleteGroups for one group, at its coordinator: its commits and its record are
+  # removed (tombstones in __consumer_offsets). GROUP_NOT_EMPTY while it has members,
+  # GROUP_ID_NOT_FOUND when it has neither members nor commits.
+  deleteGroup @25 (group :Text) -> (errorCode :UInt8, errorMessage :Text);
 }
 
 struct GroupMemberSummary {

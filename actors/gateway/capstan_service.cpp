@@ -338,7 +338,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
         "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions",
         "unregisterNode", "findCoordinator", "listGroups", "joinGroup", "syncGroup", "heartbeat",
-        "leaveGroup", "describeGroup"})
+        "leaveGroup", "describeGroup", "deleteGroup"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));
@@ -1303,6 +1303,23 @@ kj::Promise<void> capstan_service::describeGroup(DescribeGroupContext call) {
               members[i].setClientId(m.client_id);
               members[i].setAssignment(capnp::Data::Reader(m.assignment.data(), m.assignment.size()));
             }
+          }));
+}
+
+kj::Promise<void> capstan_service::deleteGroup(DeleteGroupContext call) {
+  static constexpr const char* method = "deleteGroup";
+  ctx_->metrics.count_request(method);
+  std::string group = call.getParams().getGroup();
+  call.releaseParams();
+  if (auto s = validate_group_id(group); !s) {
+    set_error(call.getResults(), ctx_->metrics, method, s.err());
+    return kj::READY_NOW;
+  }
+  return answered_later(
+      ask<bool>(*ctx_, ctx_->targets.groups, ctx_->admin_timeout, delgrp_atom_v, std::move(group))
+          .then([call, ctx = ctx_](reply<bool>&& reply_) mutable {
+            auto r = std::move(reply_).take();
+            if (!r) set_error(call.getResults(), ctx->metrics, method, r.err());
           }));
 }
 

@@ -119,6 +119,7 @@ public:
   kj::Promise<void> heartbeat(HeartbeatContext call) override;
   kj::Promise<void> leaveGroup(LeaveGroupContext call) override;
   kj::Promise<void> describeGroup(DescribeGroupContext call) override;
+  kj::Promise<void> deleteGroup(DeleteGroupContext call) override;
   kj::Promise<void> injectFault(InjectFaultContext call) override;
 
 private:

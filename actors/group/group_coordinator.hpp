@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 
 #include <caf/fwd.hpp>
 
@@ -14,6 +15,7 @@
 #include "actors/group/group_membership.hpp"
 #include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/replica_messages.hpp"
+#include "runtime/metrics/metrics_registry.hpp"
 
 namespace capstan {
 
@@ -31,6 +33,12 @@ struct group_coordinator_options {
   // The same tick expires group members' sessions and ends join phases (group_membership).
   std::chrono::milliseconds leadership_check_interval{200};
   group_limits limits;
+  // offsets.retention.minutes and offsets.retention.check.interval.ms (docs/groups.md,
+  // "Expiry").
+  std::chrono::milliseconds offsets_retention{std::chrono::minutes(10080)};
+  std::chrono::milliseconds offsets_retention_check_interval{600000};
+  // Where the coordinator's metrics go (docs/metrics.md, "Groups"); none: not kept.
+  std::shared_ptr<metrics_registry> metrics;
 };
 
 group_coordinator_actor spawn_group_coordinator(caf::actor_system& sys,

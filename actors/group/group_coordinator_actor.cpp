@@ -19,6 +19,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -38,6 +39,9 @@ struct committed_offset {
   int64_t offset = -1;
   int32_t leader_epoch = -1;
   std::string metadata;
+  // When it was committed (wall clock): a commit of a group without members expires
+  // offsets.retention.minutes after it.
+  timestamp_ms committed_at = no_timestamp;
 };
 
 // One group's commits by (topic, partition).
@@ -59,6 +63,11 @@ struct offsets_partition {
   std::map<std::string, group_membership> memberships;
   // The generation of each group's last record written (or replayed).
   std::map<std::string, int32_t> recorded_generation;
+  // Groups whose tombstones are being written: their commits and joins wait (retriable).
+  std::set<std::string> deleting;
+  // When each group whose record says it is Empty became so (wall clock): its commits expire
+  // offsets.retention.minutes after it, all at once (KIP-211).
+  std::map<std::string, timestamp_ms> empty_since;
 };
 
 using partition_ptr = std::shared_ptr<offsets_partition>;
@@ -74,7 +83,19 @@ struct group_coordinator_state {
   std::map<group_membership::reply_id, caf::typed_response_promise<join_group_response>> joins;
   std::map<group_membership::reply_id, caf::typed_response_promise<sync_group_response>> syncs;
   std::mt19937_64 random{std::random_device{}()};
+  // When expire_offsets runs next (monotonic ms); the first tick after start-up.
+  int64_t next_expiry_check = 0;
+  // Metrics (docs/metrics.md, "Groups"); null without a registry.
+  metric_counter* commits_metric = nullptr;
+  metric_counter* rebalances_metric = nullptr;
+  metric_counter* expirations_metric = nullptr;
+  metric_counter* deletions_metric = nullptr;
+  int64_t next_gauges = 0;
 };
+
+void bump(metric_counter* c, uint64_t n = 1) {
+  if (c) c->inc(n);
+}
 
 using self_ptr = group_coordinator_actor::stateful_pointer<group_coordinator_state>;
 using loaded_fn = std::function<void(partition_ptr, caf::error)>;
@@ -92,11 +113,16 @@ void replay_group_record(offsets_partition& part, int32_t partition, const recor
   if (!r.value) {
     part.group_records.erase(**group);
     part.recorded_generation.erase(**group);
+    part.empty_since.erase(**group);
     return;
   }
   auto value = decode_group_metadata_value(*r.value);
   if (!value) return skip(value.err());
   part.recorded_generation[**group] = value->generation;
+  if (value->members.empty())
+    part.empty_since[**group] = value->state_timestamp;
+  else
+    part.empty_since.erase(**group);
   part.group_records[**group] = std::move(*value);
 }
 
@@ -129,8 +155,8 @@ void replay_record(offsets_partition& part, int32_t partition, const record_view
                  value.err().to_string());
     return;
   }
-  part.groups[k.group][tp] =
-      committed_offset{value->offset, value->leader_epoch, std::move(value->metadata)};
+  part.groups[k.group][tp] = committed_offset{value->offset, value->leader_epoch,
+                                              std::move(value->metadata), value->commit_timestamp};
 }
 
 // What a failure of the offsets partition's replica means to a coordinator's caller, as Kafka's
@@ -454,12 +480,13 @@ void append_commits(self_ptr self, partition_ptr part, std::string group, group_
   self->request(part->replica, caf::infinite, produce_atom_v,
                 produce_request{batch_buffer::of(builder.build()), -1, 30000})
       .then(
-          [part, group, results, valid, rp](const produce_result&) mutable {
+          [self, part, group, results, valid, rp, now](const produce_result&) mutable {
             auto& commits = part->groups[group];
+            bump(self->state.commits_metric, valid.size());
             for (auto i : valid) {
               const auto& e = results[i];
               commits[{e.topic, e.partition}] =
-                  committed_offset{e.offset, e.leader_epoch, e.metadata};
+                  committed_offset{e.offset, e.leader_epoch, e.metadata, now};
             }
             rp.deliver(std::move(results));
           },
@@ -496,6 +523,11 @@ caf::result<group_offsets> commit(self_ptr self, const std::string& group,
                      rp.deliver(std::move(err));
                      return;
                    }
+                   if (part->deleting.count(group)) {
+                     rp.deliver(to_caf_error(make_error(errc::coordinator_not_available,
+                                                        "group '" + group + "' is being deleted")));
+                     return;
+                   }
                    if (auto refused = commit_allowed(*part, group, member); refused != errc::none) {
                      for (auto& e : entries)
                        if (e.error == errc::none) e.error = refused;
@@ -527,7 +559,12 @@ void settle(self_ptr self, const partition_ptr& part, const std::string& group,
     return;
   }
   part->recorded_generation[group] = g.generation();
+  if (g.state() == group_state::stable) bump(self->state.rebalances_metric);
   const auto now = now_ms(self->state);
+  if (g.state() == group_state::empty)
+    part->empty_since[group] = now;
+  else
+    part->empty_since.erase(group);
   record_batch_builder builder(offset{0}, now);
   const auto key = encode_group_metadata_key(group);
   const auto value = encode_group_metadata_value(g.snapshot(now));
@@ -554,6 +591,11 @@ caf::result<join_group_response> join_group(self_ptr self, const std::string& gr
       r.message = e.message;
       r.member_id = req.member_id;
       rp.deliver(std::move(r));
+      return;
+    }
+    if (part->deleting.count(group)) {
+      rp.deliver(join_group_response{errc::coordinator_not_available, "group '" + group + "' is being deleted",
+                                     -1, {}, {}, req.member_id, {}});
       return;
     }
     const auto id = self->state.next_reply++;
@@ -641,6 +683,163 @@ caf::result<group_summary> describe_group(self_ptr self, const std::string& grou
   return rp;
 }
 
+// Kafka's DeleteGroups for one group: a tombstone for each of its commits and for its record,
+// written with acks=-1, then the group is forgotten. Only a group without members.
+caf::result<bool> delete_group(self_ptr self, const std::string& group) {
+  if (auto err = validate_group(group)) return err;
+  auto rp = self->make_response_promise<bool>();
+  with_partition(self, group, [self, group, rp](partition_ptr part, caf::error err) mutable {
+    if (!part) {
+      rp.deliver(std::move(err));
+      return;
+    }
+    auto fail = [&](errc code, const std::string& why) {
+      rp.deliver(to_caf_error(make_error(code, "group '" + group + "' " + why)));
+    };
+    if (part->deleting.count(group)) return fail(errc::coordinator_not_available, "is being deleted");
+    auto membership = part->memberships.find(group);
+    if (membership != part->memberships.end() && membership->second.state() != group_state::empty &&
+        membership->second.state() != group_state::dead)
+      return fail(errc::group_not_empty, std::string("has members (its state is ") +
+                                             to_string(membership->second.state()) + ")");
+    auto commits = part->groups.find(group);
+    const bool recorded = part->recorded_generation.count(group) > 0;
+    if (commits == part->groups.end() && membership == part->memberships.end() && !recorded)
+      return fail(errc::group_id_not_found, "does not exist");
+
+    const auto now = now_ms(self->state);
+    record_batch_builder builder(offset{0}, now);
+    if (commits != part->groups.end())
+      for (const auto& [tp, c] : commits->second) {
+        const auto key = encode_offset_commit_key({group, tp.first, tp.second});
+        builder.add(bytes_view{key}, std::nullopt, now);
+      }
+    const auto key = encode_group_metadata_key(group);
+    builder.add(bytes_view{key}, std::nullopt, now);
+    part->deleting.insert(group);
+    self->request(part->replica, caf::infinite, produce_atom_v,
+                  produce_request{batch_buffer::of(builder.build()), -1, 30000})
+        .then(
+            [self, part, group, rp](const produce_result&) mutable {
+              bump(self->state.deletions_metric);
+              part->deleting.erase(group);
+              part->groups.erase(group);
+              part->memberships.erase(group);
+              part->recorded_generation.erase(group);
+              part->group_records.erase(group);
+              part->empty_since.erase(group);
+              spdlog::info("{}-{}: deleted group '{}'", consumer_offsets_topic, part->partition, group);
+              rp.deliver(true);
+            },
+            [self, part, group, rp](caf::error& err) mutable {
+              part->deleting.erase(group);
+              auto& partitions = self->state.partitions;
+              if (auto it = partitions.find(part->partition); it != partitions.end() && it->second == part)
+                forget(self, part->partition);
+              spdlog::warn("{}-{}: deleting group '{}' failed: {}", consumer_offsets_topic, part->partition,
+                           group, to_string(err));
+              rp.deliver(coordinator_failure(part->partition, err));
+            });
+  });
+  return rp;
+}
+
+// KIP-211: a commit of a group without members expires offsets.retention.minutes after the
+// later of when it was made and when the group became Empty (so an Empty group's commits expire
+// together, unless some came after). A group with members keeps its commits. A group whose last commit expired is gone: its record
+// gets a tombstone too. The tombstones go in one batch per partition with acks=-1; the map drops
+// only commits that did not change while it was written.
+void expire_offsets(self_ptr self, const partition_ptr& part, timestamp_ms now) {
+  const auto retention = self->state.opts.offsets_retention.count();
+  struct expiring {
+    std::string group;
+    std::vector<std::pair<std::pair<std::string, int32_t>, timestamp_ms>> commits;
+    bool whole = false;
+  };
+  std::vector<expiring> plan;
+  for (const auto& [group, commits] : part->groups) {
+    if (part->deleting.count(group)) continue;
+    auto m = part->memberships.find(group);
+    const bool member_less = m == part->memberships.end() || m->second.state() == group_state::empty ||
+                             m->second.state() == group_state::dead;
+    if (!member_less) continue;
+    auto since = part->empty_since.find(group);
+    const timestamp_ms empty_at = since != part->empty_since.end() ? since->second : no_timestamp;
+    expiring e{group, {}, false};
+    for (const auto& [tp, c] : commits) {
+      const auto base = std::max(empty_at, c.committed_at);
+      if (base != no_timestamp && now - base >= retention) e.commits.emplace_back(tp, c.committed_at);
+    }
+    if (e.commits.empty()) continue;
+    e.whole = e.commits.size() == commits.size();
+    plan.push_back(std::move(e));
+  }
+  if (plan.empty()) return;
+  record_batch_builder builder(offset{0}, now);
+  size_t expired = 0;
+  for (const auto& e : plan) {
+    for (const auto& [tp, at] : e.commits) {
+      const auto key = encode_offset_commit_key({e.group, tp.first, tp.second});
+      builder.add(bytes_view{key}, std::nullopt, now);
+      ++expired;
+    }
+    if (e.whole && (part->memberships.count(e.group) || part->recorded_generation.count(e.group))) {
+      const auto key = encode_group_metadata_key(e.group);
+      builder.add(bytes_view{key}, std::nullopt, now);
+    }
+  }
+  spdlog::info("{}-{}: expiring {} committed offsets of {} groups (offsets.retention.minutes)",
+               consumer_offsets_topic, part->partition, expired, plan.size());
+  self->request(part->replica, caf::infinite, produce_atom_v,
+                produce_request{batch_buffer::of(builder.build()), -1, 30000})
+      .then(
+          [self, part, plan, expired](const produce_result&) {
+            bump(self->state.expirations_metric, expired);
+            for (const auto& e : plan) {
+              auto g = part->groups.find(e.group);
+              if (g == part->groups.end()) continue;
+              for (const auto& [tp, at] : e.commits)
+                if (auto c = g->second.find(tp); c != g->second.end() && c->second.committed_at == at)
+                  g->second.erase(c);
+              if (!g->second.empty()) continue;
+              part->groups.erase(g);
+              auto m = part->memberships.find(e.group);
+              if (m == part->memberships.end() || m->second.state() == group_state::empty ||
+                  m->second.state() == group_state::dead) {
+                if (m != part->memberships.end()) part->memberships.erase(m);
+                part->recorded_generation.erase(e.group);
+                part->empty_since.erase(e.group);
+              }
+            }
+          },
+          [part](caf::error& err) {
+            spdlog::warn("{}-{}: expiring committed offsets failed, to be tried again: {}", consumer_offsets_topic,
+                         part->partition, to_string(err));
+          });
+}
+
+// capstan_groups{state}: the groups of the partitions this node coordinates by Kafka's state
+// name, a group with commits and no membership counting as Empty.
+void publish_group_gauges(self_ptr self) {
+  auto& st = self->state;
+  if (!st.opts.metrics) return;
+  std::map<std::string, int64_t> by_state;
+  for (auto s : {group_state::empty, group_state::preparing_rebalance, group_state::completing_rebalance,
+                 group_state::stable, group_state::dead})
+    by_state[to_string(s)] = 0;
+  for (const auto& [partition, part] : st.partitions) {
+    if (!part->loaded) continue;
+    for (const auto& [group, m] : part->memberships) ++by_state[to_string(m.state())];
+    for (const auto& [group, commits] : part->groups)
+      if (!part->memberships.count(group)) ++by_state[to_string(group_state::empty)];
+  }
+  std::vector<std::pair<metric_labels, int64_t>> samples;
+  for (const auto& [state, n] : by_state) samples.push_back({{{"state", state}}, n});
+  st.opts.metrics->set_gauge_family("capstan_groups",
+                                    "Groups this node coordinates, by state (Kafka's NumGroups<State>)",
+                                    std::move(samples));
+}
+
 void tick_memberships(self_ptr self) {
   const auto now = monotonic_ms();
   for (auto& [partition, part] : self->state.partitions)
@@ -683,6 +882,17 @@ caf::result<group_offsets> fetch(self_ptr self, const std::string& group, group_
 group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
                                                                   group_coordinator_options opts) {
   self->state.opts = std::move(opts);
+  if (auto& m = self->state.opts.metrics) {
+    auto& st = self->state;
+    st.commits_metric = &m->counter("capstan_group_offset_commits_total",
+                                    "Offsets committed at this node's coordinator (one per partition)");
+    st.rebalances_metric = &m->counter("capstan_group_completed_rebalances_total",
+                                       "Generations that became Stable at this node's coordinator");
+    st.expirations_metric = &m->counter("capstan_group_offset_expirations_total",
+                                        "Committed offsets expired by offsets.retention.minutes");
+    st.deletions_metric = &m->counter("capstan_group_deletions_total", "Groups deleted with deleteGroup");
+    publish_group_gauges(self);
+  }
   self->send(self, gtick_atom_v);
   return {
       [self](commit_atom, const std::string& group, group_member_ref& member, group_offsets& entries) {
@@ -701,6 +911,7 @@ group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
         return member_call(self, group, std::move(member), true);
       },
       [self](descgrp_atom, const std::string& group) { return describe_group(self, group); },
+      [self](delgrp_atom, const std::string& group) { return delete_group(self, group); },
       [self](fetch_atom, const std::string& group, group_offsets& wanted) {
         return fetch(self, group, std::move(wanted));
       },
@@ -708,6 +919,17 @@ group_coordinator_actor::behavior_type group_coordinator_behavior(self_ptr self,
       [self](gtick_atom) {
         follow_leaderships(self);
         tick_memberships(self);
+        auto& st = self->state;
+        if (const auto now = monotonic_ms(); now >= st.next_gauges) {
+          st.next_gauges = now + 1000;
+          publish_group_gauges(self);
+        }
+        if (const auto now = monotonic_ms(); now >= st.next_expiry_check) {
+          st.next_expiry_check = now + st.opts.offsets_retention_check_interval.count();
+          const auto wall = now_ms(st);
+          for (auto& [partition, part] : st.partitions)
+            if (part->loaded) expire_offsets(self, part, wall);
+        }
         self->delayed_send(self, self->state.opts.leadership_check_interval, gtick_atom_v);
       },
   };

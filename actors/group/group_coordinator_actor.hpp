@@ -29,6 +29,8 @@ using syncgrp_atom = caf::atom_constant<caf::atom("syncgrp")>;
 using beat_atom = caf::atom_constant<caf::atom("beat")>;
 using leavegrp_atom = caf::atom_constant<caf::atom("leavegrp")>;
 using descgrp_atom = caf::atom_constant<caf::atom("descgrp")>;
+using delgrp_atom = caf::atom_constant<caf::atom("delgrp")>;
+inline constexpr delgrp_atom delgrp_atom_v{};
 inline constexpr descgrp_atom descgrp_atom_v{};
 inline constexpr joingrp_atom joingrp_atom_v{};
 inline constexpr syncgrp_atom syncgrp_atom_v{};
@@ -62,6 +64,9 @@ using group_coordinator_actor = caf::typed_actor<
   caf::replies_to<leavegrp_atom, std::string, group_member_ref>::with<bool>,
   // Kafka's DescribeGroups for one group: "Empty" for a group with commits and no members.
   caf::replies_to<descgrp_atom, std::string>::with<group_summary>,
+  // Kafka's DeleteGroups for one group: GROUP_NOT_EMPTY while it has members,
+  // GROUP_ID_NOT_FOUND for a group with neither members nor commits.
+  caf::replies_to<delgrp_atom, std::string>::with<bool>,
   caf::replies_to<fetch_atom, std::string, group_offsets>::with<group_offsets>,
   // The groups with commits in the partitions this node leads, sorted (Kafka's ListGroups at one
   // broker). COORDINATOR_LOAD_IN_PROGRESS while one of those is still loading.

@@ -413,6 +413,9 @@ status node::impl::start_actors() {
   go.node = node_id{config.node_id};
   go.cache = [m = controller_metadata] { return m->current(); };
   go.limits = config.group_membership_limits;
+  go.metrics = metrics;
+  go.offsets_retention = std::chrono::minutes(config.offsets_retention_minutes);
+  go.offsets_retention_check_interval = std::chrono::milliseconds(config.offsets_retention_check_interval_ms);
   groups = spawn_group_coordinator(*sys, go);
 
   rpc_targets targets;

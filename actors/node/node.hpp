@@ -57,6 +57,8 @@ struct node_config {
   // group.min.session.timeout.ms, group.max.session.timeout.ms, group.initial.rebalance.delay.ms,
   // group.max.size (Kafka's names and defaults).
   group_limits group_membership_limits;
+  int32_t offsets_retention_minutes = 10080;          // offsets.retention.minutes
+  int32_t offsets_retention_check_interval_ms = 600000; // offsets.retention.check.interval.ms
   // max.broker.partitions (capstan's own): partition replicas one node may host; by default what
   // its open-file limit can hold (default_max_broker_partitions()).
   int32_t max_broker_partitions = default_max_broker_partitions();

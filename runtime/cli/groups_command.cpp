@@ -11,6 +11,7 @@
 #include "runtime/cli/client_options.hpp"
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/option_checks.hpp"
+#include "runtime/datetime.hpp"
 #include "runtime/group/consumer_protocol.hpp"
 
 namespace capstan::cli {
@@ -124,6 +125,8 @@ struct reset_flags {
   bool to_latest = false;
   std::optional<int64_t> to_offset;
   std::optional<int64_t> shift_by;
+  std::optional<std::string> to_datetime;
+  int64_t to_timestamp = 0; // --to-datetime, parsed
   bool execute = false;
   bool dry_run = false;
 };
@@ -146,6 +149,14 @@ std::optional<int64_t> target_of(client::cluster_client& client, const reset_fla
     wanted = *end;
   } else if (f.to_offset) {
     wanted = *f.to_offset;
+  } else if (f.to_datetime) {
+    // The first offset whose timestamp is at or after it; none such: the log end, as Kafka.
+    auto at = client.list_offsets(f.topic, partition, f.to_timestamp);
+    if (!at) {
+      std::cerr << name << ": " << at.err().to_string() << "\n";
+      return std::nullopt;
+    }
+    wanted = *at >= 0 ? *at : *end;
   } else {
     if (current < 0) {
       std::cerr << name << ": no committed offset to shift\n";
@@ -204,6 +215,14 @@ void run_reset(const reset_flags& f) {
   if (missing) throw CLI::RuntimeError(exit_failed);
 }
 
+// kafka-consumer-groups --delete: only a group without members (GROUP_NOT_EMPTY otherwise).
+void run_delete(const client_options& options, const std::string& group) {
+  auto client = connect_or_fail(make_client_config(options));
+  if (auto s = client->delete_group(group); !s) fail(s.err());
+  std::cout << "Deletion of requested consumer groups ('" << group << "') was successful.\n";
+  std::cout.flush();
+}
+
 void run_list(const client_options& options) {
   auto client = connect_or_fail(make_client_config(options));
   auto groups = client->list_groups();
@@ -216,8 +235,8 @@ void run_list(const client_options& options) {
 
 void add_groups_command(CLI::App& app) {
   auto* groups =
-      app.add_subcommand("groups", "Inspect consumer groups' committed offsets and move them (as "
-                                   "kafka-consumer-groups); docs/groups.md");
+      app.add_subcommand("groups", "Inspect consumer groups, move their committed offsets and "
+                                   "delete them (as kafka-consumer-groups); docs/groups.md");
   groups->require_subcommand(1);
 
   auto list_options = std::make_shared<client_options>();
@@ -225,6 +244,17 @@ void add_groups_command(CLI::App& app) {
       "list", "The groups with committed offsets, one per line (every node's, merged)");
   add_client_options(list_cmd, *list_options);
   list_cmd->callback([list_options] { run_list(*list_options); });
+
+  struct delete_flags {
+    client_options client;
+    std::string group;
+  };
+  auto del = std::make_shared<delete_flags>();
+  auto* delete_cmd = groups->add_subcommand(
+      "delete", "Delete a group without members: its committed offsets and its record go");
+  delete_cmd->add_option("group", del->group, "The group id")->required();
+  add_client_options(delete_cmd, del->client);
+  delete_cmd->callback([del] { run_delete(del->client, del->group); });
 
   auto describe = std::make_shared<describe_flags>();
   auto* describe_cmd = groups->add_subcommand(
@@ -255,7 +285,11 @@ void add_groups_command(CLI::App& app) {
                         ->check(integer_in(0));
   auto* shift = reset_cmd->add_option("--shift-by", reset->shift_by,
                                       "By this many (negative: back) from the committed offset");
-  auto modes = std::vector<CLI::Option*>{earliest, latest, to_offset, shift};
+  auto* to_datetime = reset_cmd->add_option(
+      "--to-datetime", reset->to_datetime,
+      "To the first offset of each partition whose timestamp is at or after this, "
+      "YYYY-MM-DDTHH:mm:SS[.sss][Z|+HH:mm] (no zone: local time); the log end if none");
+  auto modes = std::vector<CLI::Option*>{earliest, latest, to_offset, shift, to_datetime};
   for (auto* a : modes)
     for (auto* b : modes)
       if (a != b) a->excludes(b);
@@ -265,9 +299,15 @@ void add_groups_command(CLI::App& app) {
   execute->excludes(dry_run);
   add_client_options(reset_cmd, reset->client);
   reset_cmd->callback([reset] {
-    if (!reset->to_earliest && !reset->to_latest && !reset->to_offset && !reset->shift_by)
+    if (!reset->to_earliest && !reset->to_latest && !reset->to_offset && !reset->shift_by &&
+        !reset->to_datetime)
       throw CLI::ValidationError(
-          "one of --to-earliest, --to-latest, --to-offset or --shift-by is required");
+          "one of --to-earliest, --to-latest, --to-offset, --to-datetime or --shift-by is required");
+    if (reset->to_datetime) {
+      auto at = parse_datetime(*reset->to_datetime);
+      if (!at) throw CLI::ValidationError("--to-datetime", at.err().message);
+      reset->to_timestamp = *at;
+    }
     run_reset(*reset);
   });
 }

@@ -617,6 +617,25 @@ public:
     return member_call(group, member, true);
   }
 
+  status delete_group(const std::string& group) override {
+    auto r = run_sync<bool>([this, group] {
+      return at_coordinator<bool>(
+          group,
+          [group](capnp_cap cap) -> kj::Promise<result<bool>> {
+            auto req = cap.deleteGroupRequest();
+            req.setGroup(group);
+            return req.send().then([](auto response) -> result<bool> {
+              if (response.getErrorCode() != 0)
+                return from_code(response.getErrorCode(), response.getErrorMessage());
+              return true;
+            });
+          },
+          steady::now() + std::chrono::milliseconds(config_.request_timeout_ms));
+    });
+    if (!r) return r.err();
+    return {};
+  }
+
   result<group_summary> describe_group(const std::string& group) override {
     return run_sync<group_summary>([this, group] {
       return at_coordinator<group_summary>(

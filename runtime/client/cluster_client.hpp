@@ -181,6 +181,9 @@ public:
   virtual status leave_group(const std::string& group, const group_member_ref& member) = 0;
   // The group as its coordinator describes it (Kafka's DescribeGroups).
   virtual result<group_summary> describe_group(const std::string& group) = 0;
+  // Kafka's DeleteGroups for one group: its commits and record go (GROUP_NOT_EMPTY while it has
+  // members, GROUP_ID_NOT_FOUND when there is nothing to delete).
+  virtual status delete_group(const std::string& group) = 0;
 
   const client_config& config() const { return config_; }
 

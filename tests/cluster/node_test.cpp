@@ -324,11 +324,14 @@ TEST_CASE("stopping a node answers the calls in flight at once instead of finish
   REQUIRE(n);
   auto client = connect_client(**n);
   REQUIRE(client->create_topic(topic_spec{"t", 1, 1, {}}));
+  // A produce retries until the new partition has its leader, which the fetch below does not
+  // wait for (it may not retry at all).
+  REQUIRE(client->produce_sync("t", 0, -1, make_batch(1, "r", 1000)));
   // A fetch at the log end that may wait a minute: finishing it would answer it, empty, then.
   std::promise<result<client::fetch_response>> answered;
   auto fetched = answered.get_future();
   client->fetch(
-      "t", 0, offset{0}, leader_epoch{-1}, 1 << 20, 1, 60000, std::chrono::steady_clock::now(),
+      "t", 0, offset{1}, leader_epoch{-1}, 1 << 20, 1, 60000, std::chrono::steady_clock::now(),
       [&answered](result<client::fetch_response> r) { answered.set_value(std::move(r)); });
   if (fetched.wait_for(300ms) == std::future_status::ready) {
     auto early = fetched.get();

@@ -345,6 +345,10 @@ stub_groups(group_coordinator_actor::stateful_pointer<stub_groups_state> self) {
       [](descgrp_atom, const std::string&) {
         return group_summary{"Stable", "consumer", "range", 1, "m-1", {{"m-1", "", "c", {}}}};
       },
+      [](delgrp_atom, const std::string& group) -> caf::result<bool> {
+        if (group == "busy") return to_caf_error(make_error(errc::group_not_empty, "has members"));
+        return true;
+      },
       [self](fetch_atom, const std::string& group, group_offsets& wanted) {
         for (auto& o : wanted) {
           auto it = self->state.committed.find({group, o.topic, o.partition});
@@ -824,8 +828,8 @@ TEST_CASE("rpc server: committed group offsets are fetched back", "[gateway][rpc
   CHECK(code_of(commit_call(cap, ws, "g", "t", -7).getErrorCode()) == errc::offset_out_of_range);
 }
 
-TEST_CASE("rpc server: joinGroup, syncGroup, heartbeat, leaveGroup and describeGroup reach the "
-          "coordinator and bad membership input is INVALID_REQUEST",
+TEST_CASE("rpc server: joinGroup, syncGroup, heartbeat, leaveGroup, describeGroup and deleteGroup reach "
+          "the coordinator and bad membership input is INVALID_REQUEST",
           "[gateway][rpc]") {
   rpc_fixture f;
   capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
@@ -908,6 +912,15 @@ TEST_CASE("rpc server: joinGroup, syncGroup, heartbeat, leaveGroup and describeG
   auto bad_describe = cap.describeGroupRequest();
   bad_describe.setGroup(std::string(300, 'g'));
   CHECK(code_of(bad_describe.send().wait(ws).getErrorCode()) == errc::invalid_request);
+
+  auto remove = [&](const std::string& group) {
+    auto req = cap.deleteGroupRequest();
+    req.setGroup(group);
+    return code_of(req.send().wait(ws).getErrorCode());
+  };
+  CHECK(remove("g") == errc::none);
+  CHECK(remove("busy") == errc::group_not_empty);
+  CHECK(remove("") == errc::invalid_request);
 }
 
 TEST_CASE("rpc server: each bad input gets its named error and the server keeps serving",

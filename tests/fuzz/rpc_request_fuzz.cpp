@@ -177,6 +177,7 @@ void heartbeat(service::HeartbeatParams::Reader p) {
 }
 
 void describe_group(service::DescribeGroupParams::Reader p) { (void)validate_group_id(p.getGroup()); }
+void delete_group(service::DeleteGroupParams::Reader p) { (void)validate_group_id(p.getGroup()); }
 
 void leave_group(service::LeaveGroupParams::Reader p) {
   if (validate_group_id(p.getGroup()))
@@ -222,5 +223,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decode<service::HeartbeatParams>(in, heartbeat);
   decode<service::LeaveGroupParams>(in, leave_group);
   decode<service::DescribeGroupParams>(in, describe_group);
+  decode<service::DeleteGroupParams>(in, delete_group);
   return 0;
 }

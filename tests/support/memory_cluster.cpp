@@ -169,4 +169,6 @@ status memory_cluster::leave_group(const std::string&, const group_member_ref&) 
 
 result<group_summary> memory_cluster::describe_group(const std::string&) { return unsupported(); }
 
+status memory_cluster::delete_group(const std::string&) { return unsupported(); }
+
 } // namespace capstan::test

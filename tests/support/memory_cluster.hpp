@@ -83,6 +83,7 @@ public:
   status heartbeat(const std::string&, const group_member_ref&) override;
   status leave_group(const std::string&, const group_member_ref&) override;
   result<group_summary> describe_group(const std::string&) override;
+  status delete_group(const std::string&) override;
 
 private:
   struct pending {

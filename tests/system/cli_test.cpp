@@ -287,6 +287,26 @@ TEST_CASE("groups list and describe show a group's commits, log ends, lag and st
   CHECK(err.find("outside the log") != std::string::npos);
   REQUIRE(node.run({"groups", "describe", "w"}, &out, &err) == 0);
   CHECK(lines(out).back() == "w\tjobs\t0\t6\t6\t0\t-\t-");
+  // By time: the first record at or after it, or the log end when none is.
+  REQUIRE(node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--to-datetime",
+                    "2000-01-01T00:00:00Z", "--execute"},
+                   &out, &err) == 0);
+  CHECK(lines(out).back() == "w\tjobs\t0\t0");
+  REQUIRE(node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--to-datetime",
+                    "2100-01-01T00:00:00+01:00"},
+                   &out, &err) == 0);
+  CHECK(lines(out).back() == "w\tjobs\t0\t6");
+  CHECK(node.run({"groups", "reset-offsets", "w", "--topic", "jobs", "--to-datetime", "yesterday"},
+                 &out, &err) == 2);
+  CHECK(err.find("YYYY-MM-DDTHH:mm:SS") != std::string::npos);
+
+  // Deleting the group takes its commits; a second delete finds nothing.
+  REQUIRE(node.run({"groups", "delete", "w"}, &out, &err) == 0);
+  CHECK(out.find("('w') was successful") != std::string::npos);
+  REQUIRE(node.run({"groups", "list"}, &out, &err) == 0);
+  CHECK(out.empty());
+  CHECK(node.run({"groups", "delete", "w"}, &out, &err) == 1);
+  CHECK(err.find("GROUP_ID_NOT_FOUND") != std::string::npos);
 
   // Bad command lines: no mode, two modes, an unknown topic.
   CHECK(node.run({"groups", "reset-offsets", "w", "--topic", "jobs"}, &out, &err) == 2);

@@ -151,6 +151,11 @@ TEST_CASE("consume --group processes share a topic's partitions: each read by on
       if (o < 10 || o >= 20) CHECK(times[{p, o}] == 1);
     }
 
+  // A group with members is not deleted.
+  std::string out, err;
+  CHECK(t.c.cli("", {"groups", "delete", "g"}, t.c.node(1), &out, &err) == 1);
+  CHECK(err.find("GROUP_NOT_EMPTY") != std::string::npos);
+
   // Ctrl-C leaves the group: the other takes every partition without waiting for a timeout.
   a.signal(SIGINT);
   REQUIRE(a.wait(30s) == 0);
@@ -158,4 +163,8 @@ TEST_CASE("consume --group processes share a topic's partitions: each read by on
   REQUIRE(eventually([&] { return t.stable_shares() == std::vector<int>{6}; }, 30s));
   b.signal(SIGTERM);
   REQUIRE(b.wait(30s) == 0);
+  // Now it can be: its commits go with it.
+  REQUIRE(t.c.cli("", {"groups", "delete", "g"}, t.c.node(3), &out, &err) == 0);
+  REQUIRE(t.c.cli("", {"groups", "describe", "g"}, t.c.node(2), &out, &err) == 0);
+  CHECK(out.find("no committed offsets and no active members") != std::string::npos);
 }

@@ -72,7 +72,14 @@ struct group_fixture {
   replica_manager_actor manager;
   group_coordinator_actor groups;
 
-  explicit group_fixture(int32_t partitions = 3) : partitions(partitions) { start(); }
+  // The wall clock commits are stamped with and expire by, when a test sets `retention`.
+  std::shared_ptr<std::atomic<int64_t>> wall = std::make_shared<std::atomic<int64_t>>(1000000);
+  std::optional<std::chrono::milliseconds> retention;
+
+  explicit group_fixture(int32_t partitions = 3, std::optional<std::chrono::milliseconds> retention = {})
+      : partitions(partitions), retention(retention) {
+    start();
+  }
 
   void start() {
     sys = std::make_unique<threaded_system>();
@@ -88,9 +95,17 @@ struct group_fixture {
     REQUIRE(applied);
     REQUIRE(applied->empty());
     *cache = offsets_cache(partitions);
-    groups = spawn_group_coordinator(
-        sys->sys(), group_coordinator_options{
-                        manager, node_id{1}, [c = cache] { return std::atomic_load(&*c); }, {}, std::chrono::milliseconds{200}, {}});
+    group_coordinator_options go;
+    go.replicas = manager;
+    go.node = node_id{1};
+    go.cache = [c = cache] { return std::atomic_load(&*c); };
+    go.limits = group_limits{6000, 1800000, 0, INT32_MAX};
+    if (retention) {
+      go.clock = [w = wall] { return w->load(); };
+      go.offsets_retention = *retention;
+      go.offsets_retention_check_interval = std::chrono::milliseconds(50);
+    }
+    groups = spawn_group_coordinator(sys->sys(), go);
     sys->track(groups);
   }
   void stop() {
@@ -104,6 +119,9 @@ struct group_fixture {
   }
   caf::expected<group_offsets> fetch(const std::string& group, group_offsets wanted = {}) {
     return sys->request<group_offsets>(groups, timeout, fetch_atom_v, group, std::move(wanted));
+  }
+  caf::expected<bool> remove(const std::string& group) {
+    return sys->request<bool>(groups, timeout, delgrp_atom_v, group);
   }
 };
 
@@ -210,8 +228,11 @@ TEST_CASE("without the offsets topic in the metadata, requests fail with "
   REQUIRE(m);
   sys.track(*m);
   auto none = offsets_cache(0);
-  auto groups = spawn_group_coordinator(
-      sys.sys(), group_coordinator_options{*m, node_id{1}, [none] { return none; }, {}, std::chrono::milliseconds{200}, {}});
+  group_coordinator_options go;
+  go.replicas = *m;
+  go.node = node_id{1};
+  go.cache = [none] { return none; };
+  auto groups = spawn_group_coordinator(sys.sys(), go);
   sys.track(groups);
   auto r =
       sys.request<group_offsets>(groups, timeout, fetch_atom_v, std::string{"g"}, group_offsets{});
@@ -267,4 +288,100 @@ TEST_CASE("a node loads the groups of an offsets partition once it leads it, and
         return r && *r == std::vector<std::string>{"g"};
       },
       10s));
+}
+
+TEST_CASE("a group without members is deleted with its commits, for good across a restart, and "
+          "one with members is GROUP_NOT_EMPTY",
+          "[group]") {
+  group_fixture f(1);
+  REQUIRE(f.commit("g", {entry("t", 0, 5), entry("t", 1, 6)}));
+  REQUIRE(f.commit("other", {entry("t", 0, 1)}));
+  join_group_request req{"", "", "c", 10000, 10000, "consumer", {group_protocol{"range", {}}}};
+  auto first = f.sys->request<join_group_response>(f.groups, timeout, joingrp_atom_v, std::string("busy"), req);
+  REQUIRE(first);
+  REQUIRE(first->error == errc::member_id_required);
+  req.member_id = first->member_id;
+  auto joined = f.sys->request<join_group_response>(f.groups, timeout, joingrp_atom_v, std::string("busy"), req);
+  REQUIRE(joined);
+  REQUIRE(joined->error == errc::none);
+
+  auto busy = f.remove("busy");
+  REQUIRE_FALSE(busy);
+  CHECK(code_of(busy.error()) == errc::group_not_empty);
+  auto nobody = f.remove("nobody");
+  REQUIRE_FALSE(nobody);
+  CHECK(code_of(nobody.error()) == errc::group_id_not_found);
+  auto bad = f.remove("");
+  REQUIRE_FALSE(bad);
+  CHECK(code_of(bad.error()) == errc::invalid_request);
+
+  REQUIRE(f.remove("g"));
+  auto gone = f.fetch("g");
+  REQUIRE(gone);
+  CHECK(gone->empty());
+  auto again = f.remove("g");
+  REQUIRE_FALSE(again);
+  CHECK(code_of(again.error()) == errc::group_id_not_found);
+  auto listed = f.sys->request<std::vector<std::string>>(f.groups, timeout, lsgroups_atom_v);
+  REQUIRE(listed);
+  CHECK(*listed == std::vector<std::string>{"other"});
+
+  // The tombstones are in the log: a coordinator that loads it does not bring the group back.
+  f.stop();
+  f.start();
+  gone = f.fetch("g");
+  REQUIRE(gone);
+  CHECK(gone->empty());
+  auto kept = f.fetch("other");
+  REQUIRE(kept);
+  REQUIRE(kept->size() == 1);
+  CHECK((*kept)[0].offset == 1);
+  // A deleted group's id is free: committing to it starts a new group.
+  REQUIRE(f.commit("g", {entry("t", 0, 9)}));
+  auto fresh = f.fetch("g");
+  REQUIRE(fresh);
+  REQUIRE(fresh->size() == 1);
+  CHECK((*fresh)[0].offset == 9);
+}
+
+TEST_CASE("commits of a group without members expire offsets.retention.minutes after they were "
+          "made, for good, and a group with members keeps its commits",
+          "[group]") {
+  using namespace std::chrono_literals;
+  group_fixture f(1, 60s);
+  REQUIRE(f.commit("old", {entry("t", 0, 1), entry("t", 1, 2)}));
+  REQUIRE(f.commit("live", {entry("t", 0, 7)}));
+  f.wall->fetch_add(30000);
+  REQUIRE(f.commit("young", {entry("t", 0, 3)}));
+  REQUIRE(f.commit("old", {entry("t", 1, 4)}));
+  // A group with a member keeps its commits however old.
+  join_group_request req{"", "", "c", 60000, 60000, "consumer", {group_protocol{"range", {}}}};
+  auto first = f.sys->request<join_group_response>(f.groups, timeout, joingrp_atom_v, std::string("live"), req);
+  REQUIRE(first);
+  req.member_id = first->member_id;
+  REQUIRE(f.sys->request<join_group_response>(f.groups, timeout, joingrp_atom_v, std::string("live"), req));
+
+  auto offsets_of = [&](const std::string& g) {
+    auto r = f.fetch(g);
+    REQUIRE(r);
+    std::map<int32_t, int64_t> out;
+    for (const auto& o : *r) out[o.partition] = o.offset;
+    return out;
+  };
+  // 61 s after the first commits: old's t-0 goes, its t-1 (recommitted at 30 s) stays.
+  f.wall->fetch_add(31000);
+  REQUIRE(eventually([&] { return offsets_of("old") == std::map<int32_t, int64_t>{{1, 4}}; }, 10s));
+  CHECK(offsets_of("young") == std::map<int32_t, int64_t>{{0, 3}});
+  // 91 s: everything of the member-less groups is gone.
+  f.wall->fetch_add(30000);
+  REQUIRE(eventually([&] { return offsets_of("old").empty() && offsets_of("young").empty(); }, 10s));
+  CHECK(offsets_of("live") == std::map<int32_t, int64_t>{{0, 7}});
+  auto listed = f.sys->request<std::vector<std::string>>(f.groups, timeout, lsgroups_atom_v);
+  REQUIRE(listed);
+  CHECK(*listed == std::vector<std::string>{"live"});
+  // The tombstones are in the log.
+  f.stop();
+  f.start();
+  CHECK(offsets_of("old").empty());
+  CHECK(offsets_of("young").empty());
 }
