@@ -224,9 +224,15 @@ TEST_CASE("a Stable group outlives a kill -9 of its coordinator's node: its memb
 
   m.c.node(m.coordinator).kill();
   // Each call finds the new coordinator, which loaded the group's record.
-  CHECK(a->heartbeat(group, {m.a_id, {}, generation}));
-  CHECK(b->heartbeat(group, {m.b_id, {}, generation}));
+  auto why = [](const status& s) { return s ? std::string() : s.err().to_string(); };
+  auto a_beat = a->heartbeat(group, {m.a_id, {}, generation});
+  INFO("a: " << why(a_beat));
+  CHECK(a_beat);
+  auto b_beat = b->heartbeat(group, {m.b_id, {}, generation});
+  INFO("b: " << why(b_beat));
+  CHECK(b_beat);
   auto again = m.follower().sync_group(group, sync_group_request{m.follower_id(), {}, generation, {}});
+  INFO("sync: " << (again ? again->message : again.err().to_string()));
   REQUIRE(again);
   CHECK(again->error == errc::none);
   CHECK(again->assignment == text("jobs-1"));
