@@ -44,20 +44,10 @@ capstan="$build/runtime/capstan"
 # shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
 source "$here/../../examples/lib/cluster.sh"
 
-# True if nothing listens on TCP port $1 of 127.0.0.1.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
+# shellcheck source=SCRIPTDIR/ports.sh
+source "$here/ports.sh"
 base=${PORT_BASE:-}
-if [[ -z $base ]]; then
-  for _ in $(seq 1 50); do
-    base=$((20000 + RANDOM % 120 * 100))
-    ok=1
-    for off in 0 1 2 100 101 102 200 201 202; do port_free $((base + off)) || { ok=0; break; }; done
-    ((ok)) && break
-    base=
-  done
-  [[ -n $base ]] || { echo "found no free ports for three nodes" >&2; exit 2; }
-fi
+[[ -n $base ]] || base=$(free_port_base) || exit 2
 
 dir=$(mktemp -d /tmp/capstan-bench-rf3.XXXXXX)
 cleanup() {
