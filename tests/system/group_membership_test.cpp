@@ -88,7 +88,10 @@ errc commit_error(client::cluster_client& c, int64_t at, const group_member_ref&
 // coordinator.
 struct two_members {
   explicit two_members(bool beside_coordinator) : c(binary, 0, "group.initial.rebalance.delay.ms = 0\n") {
-    c.create_topic("jobs", 2, c.node(1));
+    // Replication factor 3: taken once all three nodes are registered, so that the first group
+    // call below creates __consumer_offsets on all three (with a node still registering it gets
+    // two replicas, and the kill -9 tests then leave its partition below min.insync.replicas).
+    c.create_topic("jobs", 3, c.node(1));
     int a_node = 1;
     int b_node = 3;
     if (beside_coordinator) {
