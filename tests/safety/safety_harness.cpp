@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
               << capstan::test::describe(r.anomalies) << "\nthe schedule it ran:\n"
               << to_string(r.schedule) << "what each fault hit:\n";
     for (const auto& e : r.events) std::cout << "  " << e << "\n";
+    // Again last, where a log cut in the middle (CI's) still shows them.
+    std::cout << "in short, " << r.anomalies.size() << " anomalies:\n";
+    for (size_t i = 0; i < r.anomalies.size() && i < 5; ++i)
+      std::cout << "  " << r.anomalies[i].kind << ": " << r.anomalies[i].detail << "\n";
     std::cout << "replay with: " << replay << std::endl;
   };
   try {
