@@ -484,10 +484,13 @@ TEST_CASE("an append made as leader and answered after the follower's truncation
   });
   // The truncation waits behind the hung write: the replica holds its other messages meanwhile
   // (a consumer fetch, which a follower refuses at once otherwise, gets no answer).
+  // Bounded by time, not tries: refusals come back at once, and under load the truncation's
+  // thread may send it only after many of them.
   bool held = false;
-  for (int i = 0; i < 100 && !held; ++i) {
+  for (const auto until = std::chrono::steady_clock::now() + 10s; !held && std::chrono::steady_clock::now() < until;) {
     auto r = f.sys.request<fetch_result>(f.replica, caf::timespan{100ms}, fetch_atom_v, fetch_at(0));
     held = !r && r.error() == caf::sec::request_timeout;
+    if (!held) std::this_thread::sleep_for(10ms);
   }
   REQUIRE(held);
 
