@@ -8,6 +8,9 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+// How often a member polling during a join looks whether the join has ended.
+constexpr int32_t join_check_ms = 100;
+
 // Answers that end a membership's generation: the partitions are lost, and the member joins again.
 bool membership_gone(errc e) {
   return e == errc::illegal_generation || e == errc::unknown_member_id;
@@ -170,18 +173,22 @@ result<size_t> group_consumer::poll_each(std::chrono::milliseconds timeout,
   auto deadline = clock::now() + timeout;
   for (;;) {
     maybe_refresh_subscription();
-    const auto joining_since = clock::now();
-    if (auto s = ensure_active(); !s) return s.err();
-    deadline += clock::now() - joining_since;
-    maybe_auto_commit();
+    clock::duration waited{};
+    auto stable = ensure_active(waited);
+    deadline += waited;
+    if (!stable) return stable.err();
+    if (*stable) maybe_auto_commit();
     {
       std::lock_guard lock(mu_);
       last_poll_ = clock::now();
-      if (rejoin_needed_) continue;
+      if (*stable && rejoin_needed_) continue;
     }
-    // A slice at a time, so that a rebalance the heartbeats learn of is joined promptly.
+    // A slice at a time, so that a rebalance the heartbeats learn of is joined promptly, and
+    // the end of a join under way is taken up soon.
     const auto remaining = std::max(deadline - clock::now(), clock::duration::zero());
-    const auto slice = std::min<clock::duration>(remaining, std::chrono::milliseconds(config_.fetch_max_wait_ms));
+    const auto slice = std::min<clock::duration>(
+        remaining, std::chrono::milliseconds(*stable ? config_.fetch_max_wait_ms
+                                                     : std::min(config_.fetch_max_wait_ms, join_check_ms)));
     if (owned_.empty()) {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, slice, [&] { return rejoin_needed_ || stopping_; });
@@ -194,14 +201,28 @@ result<size_t> group_consumer::poll_each(std::chrono::milliseconds timeout,
   }
 }
 
-status group_consumer::ensure_active() {
+result<bool> group_consumer::ensure_active(clock::duration& waited) {
   for (;;) {
     {
       std::lock_guard lock(mu_);
       if (fatal_) return *fatal_;
-      if (!rejoin_needed_ && !lost_ && phase_ == phase::stable) return {};
     }
-    if (auto s = join_once(); !s) return s;
+    if (join_.valid()) {
+      // A cooperative member keeps what it owns while it joins (KIP-429): it polls them.
+      const bool can_poll = !owned_.empty() && cooperative();
+      if (can_poll && join_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+      const auto since = clock::now();
+      join_.wait();
+      waited += clock::now() - since;
+      if (auto s = finish_join(join_.get()); !s) return s.err();
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (!rejoin_needed_ && !lost_ && phase_ == phase::stable) return true;
+    }
+    if (topics_.empty() && !pattern_) return make_error(errc::invalid_request, "subscribe() before poll()");
+    start_join();
   }
 }
 
@@ -217,25 +238,22 @@ void group_consumer::give_up_owned(bool lost) {
   inner_.set_assignment({});
 }
 
-// One JoinGroup and, when it succeeds, one SyncGroup; a failure the group can recover from
-// (a new member id, a rebalance that started meanwhile) returns success with a rejoin still due.
-status group_consumer::join_once() {
+// Gives up what the coming join requires (everything when the membership was lost or the
+// rebalance is eager), then sends the JoinGroup, and the SyncGroup after it, from a thread of
+// their own.
+void group_consumer::start_join() {
   bool lost = false;
+  join_group_request req;
   {
     std::lock_guard lock(mu_);
     lost = std::exchange(lost_, false);
     rejoin_needed_ = false;
     phase_ = phase::unjoined;
+    req.member_id = member_id_;
   }
   if (lost) give_up_owned(true);
   else if (!cooperative() && !owned_.empty()) give_up_owned(false);
-  if (topics_.empty() && !pattern_) return make_error(errc::invalid_request, "subscribe() before poll()");
 
-  join_group_request req;
-  {
-    std::lock_guard lock(mu_);
-    req.member_id = member_id_;
-  }
   req.group_instance_id = config_.group_instance_id;
   req.client_id = config_.client_id;
   req.session_timeout_ms = config_.session_timeout_ms;
@@ -244,55 +262,75 @@ status group_consumer::join_once() {
   consumer_subscription sub{topics_, {}, by_topic(owned_), generation()};
   const auto metadata = encode_subscription(sub);
   for (const auto* a : assignors_) req.protocols.push_back(group_protocol{std::string(a->name), metadata});
+  join_ = std::async(std::launch::async, [this, req = std::move(req)]() mutable { return join_and_sync(std::move(req)); });
+}
 
-  auto joined = client_.join_group(group_, req);
-  if (!joined) return joined.err();
-  auto rejoin = [&](bool forget_member) -> status {
-    std::lock_guard lock(mu_);
-    rejoin_needed_ = true;
-    generation_ = -1;
-    if (forget_member) member_id_.clear();
-    return {};
-  };
-  switch (joined->error) {
+// Off the polling thread: it reads only `req`, the client and what never changes.
+group_consumer::join_outcome group_consumer::join_and_sync(join_group_request req) const {
+  join_outcome out{client_.join_group(group_, req), std::nullopt, {}, {}};
+  if (!out.joined || out.joined->error != errc::none) return out;
+  const auto& joined = *out.joined;
+  sync_group_request sync{joined.member_id, config_.group_instance_id, joined.generation, {}};
+  if (joined.leader == joined.member_id) sync.assignments = leader_assign(joined, out);
+  out.synced = client_.sync_group(group_, sync);
+  return out;
+}
+
+// A failure the group recovers from by another join. Kafka's rules: a rebalance that began
+// meanwhile keeps the generation, so that a cooperative member's claims to what it owns still
+// count; a fenced generation or an unknown member ends the membership, and what was owned is
+// lost.
+void group_consumer::rejoin_after(errc why) {
+  std::lock_guard lock(mu_);
+  rejoin_needed_ = true;
+  if (!membership_gone(why)) return;
+  lost_ = true;
+  generation_ = -1;
+  if (why == errc::unknown_member_id) member_id_.clear();
+}
+
+status group_consumer::finish_join(join_outcome outcome) {
+  if (!outcome.joined) return outcome.joined.err();
+  const auto& joined = *outcome.joined;
+  switch (joined.error) {
   case errc::none:
     break;
   case errc::member_id_required: {
     std::lock_guard lock(mu_);
-    member_id_ = joined->member_id;
+    member_id_ = joined.member_id;
     rejoin_needed_ = true;
     return {};
   }
   case errc::unknown_member_id:
-    return rejoin(true);
+  case errc::rebalance_in_progress:
+    rejoin_after(joined.error);
+    return {};
   default:
-    return make_error(joined->error, "joining group '" + group_ + "': " + joined->message);
+    return make_error(joined.error, "joining group '" + group_ + "': " + joined.message);
   }
   {
     std::lock_guard lock(mu_);
-    member_id_ = joined->member_id;
-    generation_ = joined->generation;
-    protocol_ = joined->protocol_name;
+    member_id_ = joined.member_id;
+    generation_ = joined.generation;
+    protocol_ = joined.protocol_name;
   }
-
-  sync_group_request sync{joined->member_id, config_.group_instance_id, joined->generation, {}};
-  if (joined->leader == joined->member_id) {
-    sync.assignments = leader_assign(*joined);
+  if (joined.leader == joined.member_id) {
+    group_topics_ = std::move(outcome.group_topics);
+    counts_ = std::move(outcome.counts);
   } else {
     group_topics_.clear();
     std::erase_if(counts_, [&](const auto& c) { return !std::binary_search(topics_.begin(), topics_.end(), c.first); });
   }
-  auto synced = client_.sync_group(group_, sync);
+  const auto& synced = *outcome.synced;
   if (!synced) return synced.err();
   switch (synced->error) {
   case errc::none:
     break;
   case errc::rebalance_in_progress:
-    return rejoin(false);
   case errc::illegal_generation:
-    return rejoin(false);
   case errc::unknown_member_id:
-    return rejoin(true);
+    rejoin_after(synced->error);
+    return {};
   default:
     return make_error(synced->error, "syncing group '" + group_ + "': " + synced->message);
   }
@@ -302,7 +340,8 @@ status group_consumer::join_once() {
   return {};
 }
 
-std::vector<member_assignment> group_consumer::leader_assign(const join_group_response& joined) {
+std::vector<member_assignment> group_consumer::leader_assign(const join_group_response& joined,
+                                                             join_outcome& out) const {
   std::vector<assignor_member> members;
   std::set<std::string> topics;
   for (const auto& m : joined.members) {
@@ -317,12 +356,13 @@ std::vector<member_assignment> group_consumer::leader_assign(const join_group_re
       for (const auto& [name, t] : md->topics) counts[name] = static_cast<int32_t>(t.partitions.size());
   const auto* chosen = find_assignor(joined.protocol_name);
   group_assignment plan = chosen ? chosen->assign(members, counts) : group_assignment{};
-  std::vector<member_assignment> out;
-  for (const auto& m : members) out.push_back(member_assignment{m.member_id, encode_assignment({plan[m.member_id], {}})});
+  std::vector<member_assignment> assignments;
+  for (const auto& m : members)
+    assignments.push_back(member_assignment{m.member_id, encode_assignment({plan[m.member_id], {}})});
   // The leader watches every member's topics, so that a partition added to any rebalances.
-  group_topics_ = std::move(topics);
-  counts_ = std::move(counts);
-  return out;
+  out.group_topics = std::move(topics);
+  out.counts = std::move(counts);
+  return assignments;
 }
 
 void group_consumer::apply_assignment(const consumer_assignment& a, bool coop) {
@@ -359,7 +399,8 @@ void group_consumer::apply_assignment(const consumer_assignment& a, bool coop) {
 
 status group_consumer::commit_as_member() {
   auto s = inner_.commit(member_ref());
-  if (!s && (membership_gone(s.code()) || s.code() == errc::rebalance_in_progress)) {
+  // During a join the join under way is the rejoin such an answer calls for.
+  if (!s && !join_.valid() && (membership_gone(s.code()) || s.code() == errc::rebalance_in_progress)) {
     std::lock_guard lock(mu_);
     rejoin_needed_ = true;
   }
@@ -386,7 +427,8 @@ status group_consumer::close() {
   bool member = false;
   {
     std::lock_guard lock(mu_);
-    member = phase_ == phase::stable;
+    // A cooperative member joining still owns its partitions in the generation it had.
+    member = phase_ == phase::stable || join_.valid();
   }
   if (member && !owned_.empty()) {
     if (config_.enable_auto_commit) result = commit_as_member();
@@ -405,6 +447,8 @@ status group_consumer::close() {
     auto left = client_.leave_group(group_, me);
     if (result && !left && !membership_gone(left.code())) result = left;
   }
+  // The leave answered a join under way; what it answered no longer matters.
+  if (join_.valid()) join_.wait();
   return result;
 }
 
@@ -413,7 +457,10 @@ void group_consumer::heartbeat_loop() {
   for (;;) {
     cv_.wait_for(lock, std::chrono::milliseconds(config_.heartbeat_interval_ms), [&] { return stopping_; });
     if (stopping_) return;
-    if (phase_ != phase::stable || rejoin_needed_) continue;
+    // A member that learnt of a rebalance goes on heartbeating until its poll joins, as Kafka's
+    // does: one that processes slowly meanwhile keeps its place for the rebalance timeout, not
+    // just the session timeout.
+    if (phase_ != phase::stable) continue;
     const group_member_ref me{member_id_, config_.group_instance_id, generation_};
     if (clock::now() - last_poll_ > std::chrono::milliseconds(config_.max_poll_interval_ms)) {
       // Kafka's "consumer poll timeout has expired": the member gives its partitions up so the

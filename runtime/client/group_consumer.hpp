@@ -10,15 +10,17 @@
 //
 // Eager assignors (range, roundrobin) revoke every partition before each rebalance;
 // cooperative-sticky revokes only the partitions that move, and the member rejoins at once so
-// that the next generation hands them on (docs/groups.md, "Consumers in a group").
+// that the next generation hands them on (docs/groups.md, "Consumers in a group"). A
+// cooperative member that owns partitions joins in the background and keeps fetching them
+// meanwhile, so a rebalance does not stop the partitions it does not move.
 //
 // Not thread-safe for the caller: poll, commit and close from one thread, never the client's.
 // Rebalance callbacks run on that thread, inside poll or close.
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,9 +63,10 @@ public:
   void subscribe(std::vector<std::string> topics, rebalance_listener listener = {});
   status subscribe_matching(const std::string& pattern, rebalance_listener listener = {});
 
-  // Joins the group when needed (the time a join takes does not count toward `timeout`: a join
-  // is bounded by max.poll.interval.ms, the group's rebalance timeout), then polls the assigned
-  // partitions as consumer::poll_each does. Newly assigned partitions start at the group's
+  // Joins the group when needed, then polls the assigned partitions as consumer::poll_each does.
+  // The time a join waits for does not count toward `timeout` (a join is bounded by
+  // max.poll.interval.ms, the group's rebalance timeout); a cooperative member that owns
+  // partitions does not wait for it, but polls them while it joins. Newly assigned partitions start at the group's
   // committed offsets, or where auto.offset.reset says. Fails with the group's error when the
   // membership cannot go on (FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL,
   // GROUP_MAX_SIZE_REACHED, ...) or no coordinator answers within request.timeout.ms.
@@ -88,12 +91,26 @@ public:
 private:
   enum class phase { unjoined, stable, closed };
 
+  // What one JoinGroup and its SyncGroup answered, as the joining thread got it.
+  struct join_outcome {
+    result<join_group_response> joined;
+    std::optional<result<sync_group_response>> synced; // after a join without error
+    // The leader's: every member's topics and their partition counts.
+    std::set<std::string> group_topics;
+    partition_counts counts;
+  };
+
   group_consumer(cluster_client& client, client_config config, std::string group,
                  std::vector<const assignor*> assignors);
 
-  status ensure_active();
-  status join_once();
-  std::vector<member_assignment> leader_assign(const join_group_response& joined);
+  // Stable: true. A join running while the owned partitions can be polled: false. Else it waits
+  // for the joins it needs, adding the time waited to `waited`.
+  result<bool> ensure_active(std::chrono::steady_clock::duration& waited);
+  void start_join();
+  join_outcome join_and_sync(join_group_request req) const;
+  status finish_join(join_outcome outcome);
+  std::vector<member_assignment> leader_assign(const join_group_response& joined, join_outcome& out) const;
+  void rejoin_after(errc why);
   void apply_assignment(const consumer_assignment& a, bool cooperative);
   void give_up_owned(bool lost);
   status commit_as_member();
@@ -123,6 +140,8 @@ private:
   std::chrono::steady_clock::time_point next_metadata_check_;
   std::chrono::steady_clock::time_point next_auto_commit_;
   std::set<topic_partition_key> owned_;
+  // The join under way, on a thread of its own (valid while one runs or waits to be finished).
+  std::future<join_outcome> join_;
 
   // Shared with the heartbeat thread.
   mutable std::mutex mu_;

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -76,7 +77,11 @@ public:
     stopping_ = true;
     if (thread_.joinable()) thread_.join();
   }
-  void pause(bool paused) { paused_ = paused; }
+  // Paused, it is between polls once this returns.
+  void pause(bool paused) {
+    paused_ = paused;
+    if (paused) REQUIRE(eventually([&] { return idle_.load(); }, 20s));
+  }
 
   std::set<int32_t> owned() {
     std::lock_guard lock(mu_);
@@ -118,9 +123,11 @@ private:
   void run() {
     while (!stopping_) {
       if (paused_) {
+        idle_ = true;
         std::this_thread::sleep_for(50ms);
         continue;
       }
+      idle_ = false;
       auto n = consumer_->poll_each(200ms, [this](const client::record_ref& r) {
         std::lock_guard lock(mu_);
         reads_.emplace_back(r.tp.partition, r.off.value());
@@ -136,7 +143,7 @@ private:
 
   std::unique_ptr<client::cluster_client> client_;
   std::unique_ptr<client::group_consumer> consumer_;
-  std::atomic<bool> stopping_{false}, paused_{false};
+  std::atomic<bool> stopping_{false}, paused_{false}, idle_{false};
   std::mutex mu_;
   std::set<int32_t> owned_;
   std::vector<std::pair<int32_t, int64_t>> reads_;
@@ -269,4 +276,54 @@ TEST_CASE("a static member that comes back within its session timeout gets its p
   again.stop();
   b.stop();
   CHECK(again.failure().empty());
+}
+
+TEST_CASE("a cooperative member reads the partitions it keeps while a rebalance waits for a member "
+          "slow to poll, which keeps its place past its session timeout",
+          "[cluster][groups]") {
+  started_node sn;
+  sn.produce(5, "a");
+  member a(sn, "cooperative-sticky");
+  member b(sn, "cooperative-sticky");
+  REQUIRE(eventually([&] { return shared(a, b, 3); }, 20s));
+  REQUIRE(eventually([&] { return total_reads({&a, &b}) >= 30; }, 20s));
+  auto state = [&] {
+    auto d = sn.admin->describe_group("g");
+    return d ? d->state : d.err().to_string();
+  };
+
+  // b processes one poll's records for longer than its session timeout (6 s); c joins meanwhile.
+  b.pause(true);
+  const auto paused_at = std::chrono::steady_clock::now();
+  member c(sn, "cooperative-sticky");
+  REQUIRE(eventually([&] { return state() == "PreparingRebalance"; }, 20s));
+  sn.produce(5, "b");
+  auto new_reads = [](member& m) {
+    const auto reads = m.reads();
+    return std::count_if(reads.begin(), reads.end(), [](const auto& r) { return r.second >= 5; });
+  };
+  REQUIRE(eventually([&] { return new_reads(a) == 15; }, 20s));
+  CHECK(state() == "PreparingRebalance");
+  std::this_thread::sleep_until(paused_at + 8s);
+  // The rebalance still waits for b, whose heartbeats kept its session.
+  CHECK(state() == "PreparingRebalance");
+  CHECK(new_reads(b) == 0);
+
+  b.pause(false);
+  REQUIRE(eventually([&] {
+    auto x = a.owned(), y = b.owned(), z = c.owned();
+    std::set<int32_t> all(x.begin(), x.end());
+    all.insert(y.begin(), y.end());
+    all.insert(z.begin(), z.end());
+    return x.size() == 2 && y.size() == 2 && z.size() == 2 && all.size() == partitions;
+  }, 20s));
+  sn.produce(5, "c");
+  REQUIRE(eventually([&] { return total_reads({&a, &b, &c}) >= 90; }, 20s));
+  a.stop();
+  b.stop();
+  c.stop();
+  CHECK(a.lost().empty());
+  CHECK(b.lost().empty());
+  for (auto* m : {&a, &b, &c}) CHECK(m->failure().empty());
+  check_read_once({&a, &b, &c}, 15);
 }
