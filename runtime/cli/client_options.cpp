@@ -35,14 +35,7 @@ void apply_idempotence_or_fail(client::client_config& config, std::optional<bool
 
 client::client_config make_client_config(const client_options& options) {
   client::client_config config;
-  config.bootstrap.clear();
-  std::string::size_type start = 0;
-  while (start <= options.bootstrap.size()) {
-    auto comma = options.bootstrap.find(',', start);
-    if (comma == std::string::npos) comma = options.bootstrap.size();
-    if (comma > start) config.bootstrap.push_back(options.bootstrap.substr(start, comma - start));
-    start = comma + 1;
-  }
+  config.bootstrap = client::split_bootstrap(options.bootstrap);
   config.request_timeout_ms = options.request_timeout_ms;
   return config;
 }

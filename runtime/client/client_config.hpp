@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace capstan::client {
@@ -60,5 +61,8 @@ struct client_config {
   // every assignor listed is cooperative.
   std::vector<std::string> partition_assignment_strategy = {"range", "cooperative-sticky"};
 };
+
+// bootstrap.servers as Kafka writes it, "host:port,host:port": the addresses, empty ones left out.
+std::vector<std::string> split_bootstrap(std::string_view list);
 
 } // namespace capstan::client

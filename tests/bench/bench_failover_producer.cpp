@@ -35,18 +35,6 @@ bool exists(const char* path) {
   return ::stat(path, &st) == 0;
 }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const auto comma = list.find(',', start);
-    const auto end = comma == std::string::npos ? list.size() : comma;
-    if (end > start) out.push_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -60,7 +48,7 @@ int main(int argc, char** argv) {
   const int64_t gap_ns = (argc > 5 ? std::atoll(argv[5]) : 200) * 1'000'000;
 
   client::client_config config;
-  config.bootstrap = split(argv[1]);
+  config.bootstrap = client::split_bootstrap(argv[1]);
   config.acks = -1;
   config.linger_ms = 0;
   config.max_in_flight = 1;

@@ -27,13 +27,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   client::client_config config;
-  config.bootstrap.clear();
-  const std::string list = argv[1];
-  for (size_t start = 0; start <= list.size();) {
-    const auto comma = std::min(list.find(',', start), list.size());
-    if (comma > start) config.bootstrap.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
+  config.bootstrap = client::split_bootstrap(argv[1]);
   auto client = client::cluster_client::connect(config);
   if (!client) {
     std::fprintf(stderr, "connect: %s\n", client.err().to_string().c_str());

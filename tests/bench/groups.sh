@@ -11,11 +11,16 @@
 #             (session.timeout.ms=6000, heartbeat.interval.ms=500); one is killed with SIGKILL,
 #             and the time until `groups describe --members` shows the other holding all six
 #             partitions is printed (aim: the session timeout plus 1 s);
+#   join:     bench_group_join, once with cooperative-sticky and once with range: two members
+#             read a record per partition every 5 ms; a third joins; the longest gap in reading
+#             the partitions that stay with their member and in those that move, beside the
+#             longest gap before the join (aim with cooperative-sticky: the kept partitions
+#             never stop, their gap stays as before the join);
 #   consume:  RECORDS 100-byte records read from the beginning by `capstan consume --group`
 #             (a fresh group each round) and by `capstan consume` of every partition without a
 #             group: the wall time of each, and their ratio (aim: within 10%).
-# Starts and stops the nodes by pid (examples/lib/cluster.sh). Needs the `capstan` and
-# `bench_group_commit` targets built. Every wait is bounded (RUN_TIMEOUT, default 300 s).
+# Starts and stops the nodes by pid (examples/lib/cluster.sh). Needs the `capstan`,
+# `bench_group_commit` and `bench_group_join` targets built. Every wait is bounded (RUN_TIMEOUT, default 300 s).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -26,8 +31,10 @@ records=${RECORDS:-500000}
 run_timeout=${RUN_TIMEOUT:-300}
 capstan="$build/runtime/capstan"
 commit_bench="$build/tests/bench_group_commit"
+join_bench="$build/tests/bench_group_join"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
 [[ -x "$commit_bench" ]] || { echo "no $commit_bench (build the 'bench_group_commit' target)" >&2; exit 2; }
+[[ -x "$join_bench" ]] || { echo "no $join_bench (build the 'bench_group_join' target)" >&2; exit 2; }
 
 # shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
 source "$here/../../examples/lib/cluster.sh"
@@ -83,6 +90,11 @@ for round in $(seq 1 "$rounds"); do
   echo "== round $round of $rounds"
   echo -n "commit: "
   timeout "$run_timeout" "$commit_bench" "$bootstrap" "bench-commit-$round" "$commits"
+
+  for strategy in cooperative-sticky range; do
+    echo -n "join: "
+    timeout "$run_timeout" "$join_bench" "$bootstrap" bench-groups "join-$strategy-$round" "$strategy"
+  done
 
   group="handover-$round"
   member_args=(consume bench-groups --group "$group" --consumer-property session.timeout.ms=6000
