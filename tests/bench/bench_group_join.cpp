@@ -1,6 +1,6 @@
 // bench_group_join: how long a member's join stops the other members' consumption. Two group
-// members of STRATEGY (cooperative-sticky, range, ...) share TOPIC's partitions, starting at
-// its end, while a producer writes one record to every partition every INTERVAL_MS (acks=-1);
+// members of STRATEGY (cooperative-sticky, range, ...), started half a heartbeat interval
+// (heartbeat.interval.ms 1000) apart, share TOPIC's partitions, starting at its end, while a producer writes one record to every partition every INTERVAL_MS (acks=-1);
 // then a third member joins. Per partition, the longest time between two records read (by
 // whichever member owns it) is taken over two windows: the 2 s before the join (steady), and
 // from the join until the third member holds its share. Partitions are "kept" when the same
@@ -178,6 +178,11 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     member a(0, config, group, topic, seen);
+    if (!await_owners(seen, partitions, 1, 60s)) throw std::runtime_error("the first member never got the partitions");
+    // Half a heartbeat interval apart, as members started independently are: they learn of the
+    // rebalance at different times, and an eager member stops from its own rejoin until the
+    // other's.
+    std::this_thread::sleep_for(std::chrono::milliseconds(config.heartbeat_interval_ms / 2));
     member b(1, config, group, topic, seen);
     if (!await_owners(seen, partitions, 2, 60s)) throw std::runtime_error("two members never shared the partitions");
     // Steady state: both read from their partitions' end for a while.
