@@ -1,6 +1,6 @@
 // GCC 12 reports the error string of a reply<bool> held in kj::Maybe inside kj's cross-thread
 // fulfiller as maybe-uninitialized once enough calls instantiate it; kj only destroys the value it
-// constructed (a false positive, as in runtime/client/cluster_client.cpp).
+// constructed (a false positive, as in runtime/client/rpc_cluster_client.hpp).
 #if defined(__GNUC__) && !defined(__clang__) // clang has no such warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
