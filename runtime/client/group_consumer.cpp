@@ -82,10 +82,7 @@ void group_consumer::subscribe(std::vector<std::string> topics, rebalance_listen
   topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
   topics_ = std::move(topics);
   pattern_.reset();
-  listener_ = std::move(listener);
-  next_metadata_check_ = clock::now();
-  std::lock_guard lock(mu_);
-  rejoin_needed_ = true;
+  resubscribed(std::move(listener));
 }
 
 status group_consumer::subscribe_matching(const std::string& pattern, rebalance_listener listener) {
@@ -97,11 +94,16 @@ status group_consumer::subscribe_matching(const std::string& pattern, rebalance_
   }
   pattern_ = std::move(re);
   topics_.clear();
+  resubscribed(std::move(listener));
+  return {};
+}
+
+// A new subscription: its topics are looked up and the group joined again at the next poll.
+void group_consumer::resubscribed(rebalance_listener listener) {
   listener_ = std::move(listener);
   next_metadata_check_ = clock::now();
   std::lock_guard lock(mu_);
   rejoin_needed_ = true;
-  return {};
 }
 
 bool group_consumer::cooperative() const {

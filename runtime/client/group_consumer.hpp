@@ -79,7 +79,9 @@ public:
   status commit();
 
   // Commits (with auto-commit), revokes the partitions and leaves the group (a static member
-  // stays, to come back within its session timeout without a rebalance). Idempotent.
+  // stays, to come back within its session timeout without a rebalance). Idempotent. A join
+  // under way ends first: the leave answers it at once; a static member, which does not leave,
+  // waits for it (at most request.timeout.ms plus the rebalance timeout).
   status close();
 
   std::vector<topic_partition_key> assignment() const;
@@ -106,6 +108,7 @@ private:
   // Stable: true. A join running while the owned partitions can be polled: false. Else it waits
   // for the joins it needs, adding the time waited to `waited`.
   result<bool> ensure_active(std::chrono::steady_clock::duration& waited);
+  void resubscribed(rebalance_listener listener);
   void start_join();
   join_outcome join_and_sync(join_group_request req) const;
   status finish_join(join_outcome outcome);
