@@ -43,6 +43,8 @@ struct perf_produce_flags {
   bool sync = false;
   int64_t warmup_records = 0; // --sync only
   std::optional<bool> idempotence;
+  int64_t keys = 0;      // distinct keys, in turn; 0: no key (the sticky partitioner)
+  int32_t producers = 1; // each with its own connection, sending its share of the records
 };
 
 struct perf_e2e_flags {
@@ -185,6 +187,42 @@ void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& 
          exit_failed);
 }
 
+// Producer `index` of f.producers: records index, index + producers, ... of f.records, at its
+// share of --throughput, each with key keys[record % keys.size()] when there are keys. The
+// first producer prints the progress lines.
+void produce_share(const perf_produce_flags& f, client::cluster_client& client, const client::client_config& config,
+                   bytes_view value, const std::vector<std::string>& keys, int32_t index, steady::time_point start,
+                   produce_stats& stats) {
+  throttler throttle(f.throughput < 0 ? f.throughput : std::max<int64_t>(1, f.throughput / f.producers), start);
+  auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
+  client::producer producer(client, config);
+  int64_t sent = 0;
+  for (int64_t i = index; i < f.records; i += f.producers) {
+    const auto sent_at = steady::now();
+    std::optional<bytes_view> key;
+    if (!keys.empty()) {
+      const auto& k = keys[static_cast<size_t>(i % static_cast<int64_t>(keys.size()))];
+      key = bytes_view(reinterpret_cast<const uint8_t*>(k.data()), k.size());
+    }
+    // Two words of capture: stays inside std::function's small buffer (no allocation).
+    producer.send(f.topic, key, value, std::nullopt,
+                  [stats = &stats, sent_at](capstan::result<client::record_metadata> r) {
+                    if (!r) {
+                      stats->failure(r.err());
+                      return;
+                    }
+                    const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - sent_at);
+                    stats->acknowledged(latency.count());
+                  });
+    if (index == 0 && (sent & 1023) == 0 && sent_at >= next_report) {
+      stats.report_window();
+      next_report = sent_at + std::chrono::milliseconds(f.report_interval_ms);
+    }
+    throttle.pace(++sent);
+  }
+  producer.flush();
+}
+
 void run_perf_produce(const perf_produce_flags& f) {
   auto acks = parse_acks(f.acks);
   if (!acks) fail("--acks must be 0, 1 or all, not '" + f.acks + "'", exit_usage);
@@ -207,33 +245,23 @@ void run_perf_produce(const perf_produce_flags& f) {
   produce_stats stats;
   stats.record_size = static_cast<uint64_t>(f.record_size);
   if (f.sync) return run_perf_produce_sync(f, *client, config, value, stats);
-  const auto start = steady::now();
-  throttler throttle(f.throughput, start);
-  auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
-  {
-    client::producer producer(*client, config);
-    for (int64_t i = 0; i < f.records; ++i) {
-      const auto sent_at = steady::now();
-      // Two words of capture: stays inside std::function's small buffer (no allocation).
-      producer.send(f.topic, std::nullopt, value, std::nullopt,
-                    [stats = &stats, sent_at](capstan::result<client::record_metadata> r) {
-                      if (!r) {
-                        stats->failure(r.err());
-                        return;
-                      }
-                      const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - sent_at);
-                      stats->acknowledged(latency.count());
-                    });
-      if ((i & 1023) == 0) {
-        if (sent_at >= next_report) {
-          stats.report_window();
-          next_report = sent_at + std::chrono::milliseconds(f.report_interval_ms);
-        }
-      }
-      throttle.pace(i + 1);
-    }
-    producer.flush();
+  // Fixed-width keys, so every record is the same size whatever its key.
+  std::vector<std::string> keys;
+  for (int64_t k = 0; k < f.keys; ++k) {
+    char key[24];
+    std::snprintf(key, sizeof key, "key-%012lld", static_cast<long long>(k));
+    keys.emplace_back(key);
   }
+  // Every producer after the first gets a connection of its own, as separate producer processes
+  // would have.
+  std::vector<std::unique_ptr<client::cluster_client>> more_clients;
+  for (int32_t i = 1; i < f.producers; ++i) more_clients.push_back(connect_or_fail(config));
+  const auto start = steady::now();
+  std::vector<std::thread> others;
+  for (int32_t i = 1; i < f.producers; ++i)
+    others.emplace_back([&, i] { produce_share(f, *more_clients[i - 1], config, value, keys, i, start, stats); });
+  produce_share(f, *client, config, value, keys, 0, start, stats);
+  for (auto& t : others) t.join();
   const double secs = seconds_since(start);
   std::lock_guard lock(stats.mu);
   const auto& h = stats.total;
@@ -501,9 +529,22 @@ void add_perf_command(CLI::App& app) {
       ->capture_default_str()
       ->check(integer_in(0, 1000000000))
       ->needs(sync);
+  auto* keys = produce
+                   ->add_option("--keys", p->keys,
+                                "Distinct keys the records carry in turn (key-000000000000, ...), "
+                                "so the default partitioner spreads them over the partitions by "
+                                "key hash; 0: no key")
+                   ->capture_default_str()
+                   ->check(integer_in(0, 100000000));
+  auto* producers = produce
+                        ->add_option("--producers", p->producers,
+                                     "Producers sending in parallel, each on its own connection "
+                                     "and thread, with an equal share of --records and --throughput")
+                        ->capture_default_str()
+                        ->check(integer_in(1, 64));
   add_idempotence_option(produce, p->idempotence);
   add_client_options(produce, p->client);
-  sync->excludes("--throughput")->excludes("--max-in-flight");
+  sync->excludes("--throughput")->excludes("--max-in-flight")->excludes(keys)->excludes(producers);
   produce->callback([p] { run_perf_produce(*p); });
 
   auto e = std::make_shared<perf_e2e_flags>();

@@ -2,14 +2,14 @@
 # Produce throughput and latency with acks=all on three `capstan node` processes that run their
 # own controller quorum, holding RF=3 topics with min.insync.replicas=2.
 #
-#   [MODES="throughput sync e2e"] [ROUNDS=1] tests/bench/perf_rf3.sh [BUILD_DIR] [RECORDS]
+#   [MODES="throughput sync e2e keyed"] [ROUNDS=1] tests/bench/perf_rf3.sh [BUILD_DIR] [RECORDS]
 #
 # Starts three nodes with examples/lib/cluster.sh (all three controller voters, each on its own
 # temporary data dir, on 127.0.0.1 ports PORT_BASE .. PORT_BASE+202; PORT_BASE defaults to a free
 # base picked at random), creates one single-partition topic per mode with replication factor 3
 # and min.insync.replicas=2 through the quorum's active controller, and waits until each has a
 # leader and all three replicas in its ISR. Then runs, bootstrapped at all three nodes (the client
-# finds each leader through Metadata), the MODES asked for (default all three), ROUNDS times
+# finds each leader through Metadata), the MODES asked for (default all four), ROUNDS times
 # (default 1), each with acks=all:
 #   throughput: `capstan perf produce` for 100-byte records (RECORDS, default 1,000,000) and 1 KiB
 #               records (RECORDS / 4);
@@ -19,7 +19,12 @@
 #   e2e:        `capstan perf e2e`, E2E_RECORDS (default 100,000) 100-byte records at E2E_RATE
 #               (default 10,000) records/s, with E2E_MAX_IN_FLIGHT (default 5, the producer's
 #               default) requests in flight and E2E_LINGER_MS (default 0, perf e2e's default)
-#               linger.ms, after WARMUP records left out.
+#               linger.ms, after WARMUP records left out;
+#   keyed:      the workload of many partitions and keys: `capstan perf produce` of RECORDS
+#               100-byte records keyed over KEYS (default 10,000) keys, by PRODUCERS (default 4)
+#               producers, to a topic of KEYED_PARTITIONS (default 100) partitions, then the same
+#               records without keys by one producer to a single-partition topic, for the ratio
+#               of the two.
 # It prints what perf prints, and stops every node it started by pid (examples/lib/cluster.sh's
 # cluster_stop). Each perf run is bounded by RUN_TIMEOUT seconds (default 600). Needs the
 # `capstan` target built.
@@ -28,7 +33,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 build=${1:-build}
 records=${2:-1000000}
-modes=${MODES:-throughput sync e2e}
+modes=${MODES:-throughput sync e2e keyed}
 rounds=${ROUNDS:-1}
 sync_records=${SYNC_RECORDS:-20000}
 e2e_records=${E2E_RECORDS:-100000}
@@ -36,6 +41,9 @@ e2e_rate=${E2E_RATE:-10000}
 e2e_in_flight=${E2E_MAX_IN_FLIGHT:-5}
 e2e_linger=${E2E_LINGER_MS:-0}
 warmup=${WARMUP:-2000}
+keys=${KEYS:-10000}
+producers=${PRODUCERS:-4}
+keyed_partitions=${KEYED_PARTITIONS:-100}
 run_timeout=${RUN_TIMEOUT:-600}
 capstan="$build/runtime/capstan"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
@@ -66,20 +74,20 @@ trap cleanup EXIT
   cluster_start 3 3 "$dir" 1 "$here") >"$dir/start.out" 2>&1 || { cat "$dir/start.out" >&2; exit 1; }
 bootstrap=$(<"$dir/bootstrap")
 
-# Creates topic $1 (one partition, RF=3, min.insync.replicas=2) and waits (at most 60 s) until it
-# has a leader and three replicas in its ISR.
+# Creates topic $1 ($2 partitions, default 1; RF=3, min.insync.replicas=2) and waits (at most
+# 60 s) until each partition has a leader and three replicas in its ISR.
 create_topic() {
-  local topic=$1 out deadline=$((SECONDS + 60))
-  until out=$("$capstan" topic create "$topic" --partitions 1 --replication-factor 3 \
+  local topic=$1 partitions=${2:-1} out deadline=$((SECONDS + 60))
+  until out=$("$capstan" topic create "$topic" --partitions "$partitions" --replication-factor 3 \
     --config min.insync.replicas=2 --bootstrap "$bootstrap" 2>&1) || [[ $out == *TOPIC_ALREADY_EXISTS* ]]; do
     ((SECONDS < deadline)) || { echo "topic $topic not created: $out" >&2; exit 1; }
     sleep 0.5
   done
   until out=$("$capstan" topic describe "$topic" --bootstrap "$bootstrap" 2>&1) &&
-    awk '/Partition: / { n++; for (f = 1; f <= NF; f++) {
+    awk -v p="$partitions" '/Partition: / { n++; for (f = 1; f <= NF; f++) {
         if ($f == "Leader:" && $(f + 1) == "none") bad = 1
         if ($f == "Isr:" && split($(f + 1), isr, ",") != 3) bad = 1 } }
-      END { exit !(n == 1 && !bad) }' <<<"$out"; do
+      END { exit !(n == p && !bad) }' <<<"$out"; do
     ((SECONDS < deadline)) || { echo "topic $topic has no leader or not 3 replicas in sync: $out" >&2; exit 1; }
     sleep 0.5
   done
@@ -90,7 +98,8 @@ for mode in $modes; do
     throughput) create_topic perf-rf3-100; create_topic perf-rf3-1024 ;;
     sync) ;;
     e2e) create_topic perf-rf3-e2e ;;
-    *) echo "unknown mode '$mode' in MODES (throughput, sync, e2e)" >&2; exit 2 ;;
+    keyed) create_topic perf-rf3-keyed "$keyed_partitions"; create_topic perf-rf3-unkeyed ;;
+    *) echo "unknown mode '$mode' in MODES (throughput, sync, e2e, keyed)" >&2; exit 2 ;;
   esac
 done
 echo "== three quorum nodes on 127.0.0.1 ($bootstrap), load: $(uptime | sed 's/.*load average/load average/')"
@@ -118,6 +127,14 @@ for round in $(seq 1 "$rounds"); do
         timeout "$run_timeout" "$capstan" perf e2e perf-rf3-e2e --records "$e2e_records" --throughput "$e2e_rate" \
           --record-size 100 --acks all --max-in-flight "$e2e_in_flight" --linger-ms "$e2e_linger" \
           --warmup-records "$warmup" --bootstrap "$bootstrap"
+        ;;
+      keyed)
+        echo "== perf produce: $records records of 100 bytes keyed over $keys keys, $producers producers, $keyed_partitions partitions, acks=all, RF=3, min.insync.replicas=2"
+        timeout "$run_timeout" "$capstan" perf produce perf-rf3-keyed --records "$records" --record-size 100 \
+          --keys "$keys" --producers "$producers" --acks all --bootstrap "$bootstrap"
+        echo "== perf produce: $records records of 100 bytes without keys, 1 producer, 1 partition, acks=all, RF=3, min.insync.replicas=2"
+        timeout "$run_timeout" "$capstan" perf produce perf-rf3-unkeyed --records "$records" --record-size 100 \
+          --acks all --bootstrap "$bootstrap"
         ;;
     esac
   done

@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include <netinet/in.h>
@@ -673,6 +675,47 @@ std::optional<perf_line> parse_perf_line(const std::string& text, const std::str
 }
 
 } // namespace
+
+TEST_CASE("perf produce --keys --producers sends every record, each key always to one partition",
+          "[system][cli][perf]") {
+  temp_dir dir("capstan-cli");
+  node_process node(dir);
+  node.start();
+  std::string out, err;
+  REQUIRE(node.run({"topic", "create", "keyed", "--partitions", "4"}, &out, &err) == 0);
+  REQUIRE(node.run({"perf", "produce", "keyed", "--records", "300", "--keys", "30", "--producers", "3",
+                    "--record-size", "10"},
+                   &out, &err) == 0);
+  INFO("stdout: " << out << "stderr: " << err);
+  CHECK(out.find("300 records sent,") != std::string::npos);
+
+  REQUIRE(node.run({"consume", "keyed", "--from-beginning", "--max-messages", "300", "--print-partition",
+                    "--print-key", "--timeout-ms", "10000"},
+                   &out, &err) == 0);
+  std::map<std::string, std::set<int>> partitions_of_key;
+  std::istringstream in(out);
+  std::string line;
+  size_t records = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    int partition = -1;
+    std::string key;
+    if (!(fields >> partition >> key)) continue;
+    ++records;
+    partitions_of_key[key].insert(partition);
+  }
+  CHECK(records == 300);
+  CHECK(partitions_of_key.size() == 30);
+  std::set<int> used;
+  for (const auto& [key, ps] : partitions_of_key) {
+    INFO("key " << key);
+    CHECK(ps.size() == 1);
+    used.insert(ps.begin(), ps.end());
+  }
+  CHECK(used.size() > 1);
+
+  CHECK(node.run({"perf", "produce", "keyed", "--records", "1", "--sync", "--keys", "3"}, &out, &err) == 2);
+}
 
 TEST_CASE("perf produce --sync and perf e2e account for every record they send",
           "[system][cli][perf]") {
