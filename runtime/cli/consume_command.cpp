@@ -106,11 +106,6 @@ void run_group_consume(const consume_flags& f, const client::client_config& conf
     const auto now = std::chrono::steady_clock::now();
     if (*n > 0 || c.generation() != generation) idle_since = now;
     generation = c.generation();
-    if (*n > 0 && config.enable_auto_commit)
-      if (auto s = c.commit(); !s)
-        // The group moved on (a rebalance): the next poll rejoins, and these records' new
-        // member reads them again from the last commit.
-        std::cerr << "warning: commit failed, " << s.err().to_string() << std::endl;
     if (f.timeout_ms && now - idle_since >= idle_limit) break;
   }
   if (auto s = c.close(); !s) std::cerr << "warning: " << s.err().to_string() << std::endl;
