@@ -58,6 +58,7 @@ std::string_view to_string(errc code) {
     case errc::fenced_instance_id: return "FENCED_INSTANCE_ID";
     case errc::group_not_empty: return "GROUP_NOT_EMPTY";
     case errc::group_id_not_found: return "GROUP_ID_NOT_FOUND";
+    case errc::unsupported_version: return "UNSUPPORTED_VERSION";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

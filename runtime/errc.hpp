@@ -70,11 +70,13 @@ enum class errc : uint8_t {
   // Deleting a group (docs/groups.md, "Deleting a group").
   group_not_empty,
   group_id_not_found,
+  // The Kafka wire codec's: an API version outside a message's description (docs/kafka.md).
+  unsupported_version,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::group_id_not_found;
+inline constexpr errc last_errc = errc::unsupported_version;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

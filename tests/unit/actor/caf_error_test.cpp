@@ -40,6 +40,7 @@ constexpr errc all_codes[] = {
   errc::inconsistent_group_protocol, errc::unknown_member_id, errc::invalid_session_timeout,
   errc::rebalance_in_progress, errc::member_id_required, errc::group_max_size_reached,
   errc::fenced_instance_id, errc::group_not_empty, errc::group_id_not_found,
+  errc::unsupported_version,
 };
 
 } // namespace
@@ -51,7 +52,8 @@ TEST_CASE("a wire code maps to its errc, one past the last is UNKNOWN_SERVER_ERR
     CHECK(errc_from_code(static_cast<uint8_t>(code)) == code);
     CHECK((to_string(code) != "UNKNOWN_SERVER_ERROR" || code == errc::unknown_server_error));
   }
-  CHECK(last_errc == errc::group_id_not_found);
+  CHECK(last_errc == errc::unsupported_version);
+  CHECK(to_string(errc::unsupported_version) == "UNSUPPORTED_VERSION");
   CHECK(to_string(errc::not_coordinator) == "NOT_COORDINATOR");
   CHECK(to_string(errc::invalid_timestamp) == "INVALID_TIMESTAMP");
   CHECK(to_string(errc::preferred_leader_not_available) == "PREFERRED_LEADER_NOT_AVAILABLE");
