@@ -17,7 +17,7 @@ error bad_value(const field& f, std::string_view why) {
 template <class T>
 bool fits(int64_t n) {
   return n >= int64_t{std::numeric_limits<T>::min()} &&
-         static_cast<uint64_t>(n) <= uint64_t{std::numeric_limits<T>::max()};
+         n <= int64_t{std::numeric_limits<T>::max()};
 }
 
 status encode_int(const field& f, int64_t n, wire_writer& w) {

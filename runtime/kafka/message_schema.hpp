@@ -108,29 +108,23 @@ struct field {
 // Builders that read like Kafka's field list: `f::int32("NodeId", v(0))`,
 // `f::array("Brokers", v(0), broker_fields)`, `f::array_of(field_type::int32, "IsrNodes", v(0))`.
 namespace f {
-constexpr field boolean(std::string_view n, version_range vs) {
-  return field(n, field_type::boolean, vs);
-}
-constexpr field int8(std::string_view n, version_range vs) { return field(n, field_type::int8, vs); }
-constexpr field int16(std::string_view n, version_range vs) {
-  return field(n, field_type::int16, vs);
-}
-constexpr field int32(std::string_view n, version_range vs) {
-  return field(n, field_type::int32, vs);
-}
-constexpr field int64(std::string_view n, version_range vs) {
-  return field(n, field_type::int64, vs);
-}
-constexpr field uuid(std::string_view n, version_range vs) { return field(n, field_type::uuid, vs); }
-constexpr field string(std::string_view n, version_range vs) {
-  return field(n, field_type::string, vs);
-}
-constexpr field bytes(std::string_view n, version_range vs) {
-  return field(n, field_type::bytes, vs);
-}
-constexpr field records(std::string_view n, version_range vs) {
-  return field(n, field_type::records, vs);
-}
+#define CAPSTAN_KAFKA_FIELD(type)                                                              \
+  constexpr field type(std::string_view n, version_range vs) {                                 \
+    return field(n, field_type::type, vs);                                                     \
+  }
+CAPSTAN_KAFKA_FIELD(boolean)
+CAPSTAN_KAFKA_FIELD(int8)
+CAPSTAN_KAFKA_FIELD(int16)
+CAPSTAN_KAFKA_FIELD(int32)
+CAPSTAN_KAFKA_FIELD(int64)
+CAPSTAN_KAFKA_FIELD(uint16)
+CAPSTAN_KAFKA_FIELD(uint32)
+CAPSTAN_KAFKA_FIELD(float64)
+CAPSTAN_KAFKA_FIELD(uuid)
+CAPSTAN_KAFKA_FIELD(string)
+CAPSTAN_KAFKA_FIELD(bytes)
+CAPSTAN_KAFKA_FIELD(records)
+#undef CAPSTAN_KAFKA_FIELD
 constexpr field structure(std::string_view n, version_range vs, std::span<const field> fs) {
   field out(n, field_type::structure, vs);
   out.fields = fs;

@@ -16,7 +16,7 @@ constexpr field request_topic_fields[] = {
 constexpr field request[] = {
     f::array("Topics", v(0), request_topic_fields).nullable_in(v(1)),
     f::boolean("AllowAutoTopicCreation", v(4)).defaults_to(1),
-    f::boolean("IncludeClusterAuthorizedOperations", v(8)),
+    f::boolean("IncludeClusterAuthorizedOperations", v(8, 10)),
     f::boolean("IncludeTopicAuthorizedOperations", v(8)),
 };
 
@@ -51,7 +51,7 @@ constexpr field response[] = {
     f::string("ClusterId", v(2)).nullable_in(v(2)).defaults_to_null(),
     f::int32("ControllerId", v(1)).defaults_to(-1),
     f::array("Topics", v(0), topic_fields),
-    f::int32("ClusterAuthorizedOperations", v(8)).defaults_to(authorized_operations_unknown),
+    f::int32("ClusterAuthorizedOperations", v(8, 10)).defaults_to(authorized_operations_unknown),
 };
 
 } // namespace
