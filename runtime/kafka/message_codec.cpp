@@ -14,38 +14,26 @@ error bad_value(const field& f, std::string_view why) {
                     "field " + std::string(f.name) + ": " + std::string(why));
 }
 
+// Writes n as a T if it fits one.
 template <class T>
-bool fits(int64_t n) {
-  return n >= int64_t{std::numeric_limits<T>::min()} &&
-         n <= int64_t{std::numeric_limits<T>::max()};
+bool write_if_fits(int64_t n, void (wire_writer::*write)(T), wire_writer& w) {
+  if (n < int64_t{std::numeric_limits<T>::min()} || n > int64_t{std::numeric_limits<T>::max()})
+    return false;
+  (w.*write)(static_cast<T>(n));
+  return true;
 }
 
 status encode_int(const field& f, int64_t n, wire_writer& w) {
+  bool fits = true;
   switch (f.type) {
-    case field_type::int8:
-      if (!fits<int8_t>(n)) break;
-      w.write_int8(static_cast<int8_t>(n));
-      return {};
-    case field_type::int16:
-      if (!fits<int16_t>(n)) break;
-      w.write_int16(static_cast<int16_t>(n));
-      return {};
-    case field_type::int32:
-      if (!fits<int32_t>(n)) break;
-      w.write_int32(static_cast<int32_t>(n));
-      return {};
-    case field_type::uint16:
-      if (!fits<uint16_t>(n)) break;
-      w.write_uint16(static_cast<uint16_t>(n));
-      return {};
-    case field_type::uint32:
-      if (!fits<uint32_t>(n)) break;
-      w.write_uint32(static_cast<uint32_t>(n));
-      return {};
-    default:
-      w.write_int64(n);
-      return {};
+    case field_type::int8: fits = write_if_fits(n, &wire_writer::write_int8, w); break;
+    case field_type::int16: fits = write_if_fits(n, &wire_writer::write_int16, w); break;
+    case field_type::int32: fits = write_if_fits(n, &wire_writer::write_int32, w); break;
+    case field_type::uint16: fits = write_if_fits(n, &wire_writer::write_uint16, w); break;
+    case field_type::uint32: fits = write_if_fits(n, &wire_writer::write_uint32, w); break;
+    default: w.write_int64(n); break;
   }
+  if (fits) return {};
   return bad_value(f, std::to_string(n) + " is out of range for " +
                           std::string(to_string(f.type)));
 }

@@ -67,21 +67,16 @@ uint32_t wire_reader::read_unsigned_varint() {
   return 0;
 }
 
-int32_t wire_reader::read_varint() {
-  if (failed_) return 0;
-  int32_t out = 0;
-  if (!decode_varint(in_, pos_, out))
-    fail(errc::corrupt_message, "bad varint at byte " + std::to_string(pos_));
+template <class T>
+T wire_reader::read_zigzag(bool (*decode)(bytes_view, size_t&, T&), const char* what) {
+  T out = 0;
+  if (!failed_ && !decode(in_, pos_, out))
+    fail(errc::corrupt_message, std::string("bad ") + what + " at byte " + std::to_string(pos_));
   return out;
 }
 
-int64_t wire_reader::read_varlong() {
-  if (failed_) return 0;
-  int64_t out = 0;
-  if (!decode_varlong(in_, pos_, out))
-    fail(errc::corrupt_message, "bad varlong at byte " + std::to_string(pos_));
-  return out;
-}
+int32_t wire_reader::read_varint() { return read_zigzag<int32_t>(decode_varint, "varint"); }
+int64_t wire_reader::read_varlong() { return read_zigzag<int64_t>(decode_varlong, "varlong"); }
 
 bytes_view wire_reader::read_raw(size_t n, std::string_view what) {
   if (!need(n, what)) return {};
@@ -91,7 +86,11 @@ bytes_view wire_reader::read_raw(size_t n, std::string_view what) {
 }
 
 std::optional<size_t> wire_reader::checked_length(int64_t length, std::string_view what) {
-  if (failed_ || length < 0) return std::nullopt;
+  if (failed_ || length == -1) return std::nullopt;
+  if (length < 0) {
+    fail(errc::corrupt_message, std::string(what) + ": negative length " + std::to_string(length));
+    return std::nullopt;
+  }
   if (static_cast<uint64_t>(length) > in_.size() - pos_) {
     fail(errc::corrupt_message, std::string(what) + ": length " + std::to_string(length) +
                                     " at byte " + std::to_string(pos_) + " but only " +
@@ -102,19 +101,13 @@ std::optional<size_t> wire_reader::checked_length(int64_t length, std::string_vi
 }
 
 std::optional<size_t> wire_reader::read_string_length(bool compact, std::string_view what) {
-  const int64_t length =
-      compact ? int64_t{read_unsigned_varint()} - 1 : int64_t{read_int16()};
-  if (length < -1) fail(errc::corrupt_message, std::string(what) + ": negative length " +
-                                                   std::to_string(length));
-  return checked_length(length, what);
+  return checked_length(compact ? int64_t{read_unsigned_varint()} - 1 : int64_t{read_int16()},
+                        what);
 }
 
 std::optional<size_t> wire_reader::read_bytes_length(bool compact, std::string_view what) {
-  const int64_t length =
-      compact ? int64_t{read_unsigned_varint()} - 1 : int64_t{read_int32()};
-  if (length < -1) fail(errc::corrupt_message, std::string(what) + ": negative length " +
-                                                   std::to_string(length));
-  return checked_length(length, what);
+  return checked_length(compact ? int64_t{read_unsigned_varint()} - 1 : int64_t{read_int32()},
+                        what);
 }
 
 std::optional<size_t> wire_reader::read_array_length(bool compact, std::string_view what) {

@@ -44,10 +44,10 @@ public:
   // The next n bytes, consumed. REQUIRES nothing: n past the end fails.
   bytes_view read_raw(size_t n, std::string_view what);
 
-  // A length prefix: -1 (null) or a length no larger than remaining(); nullopt for null.
-  // `compact`: unsigned varint of length + 1 (0 is null); otherwise int16 (strings) or int32
-  // (bytes and arrays). What a negative length other than null means is the caller's (see
-  // fail()); a length past the end fails here, naming `what`.
+  // A length prefix: a length no larger than remaining(), or nullopt for null (-1) and on
+  // failure (tell them apart by ok()). `compact`: unsigned varint of length + 1 (0 is null);
+  // otherwise int16 (strings) or int32 (bytes and arrays). Another negative length, or one past
+  // the end, fails here, naming `what`.
   std::optional<size_t> read_string_length(bool compact, std::string_view what);
   std::optional<size_t> read_bytes_length(bool compact, std::string_view what);
   // Arrays: the count is checked against remaining() as Kafka's generated code does ("Tried to
@@ -60,6 +60,8 @@ public:
 private:
   bool need(size_t n, std::string_view what);
   std::optional<size_t> checked_length(int64_t length, std::string_view what);
+  template <class T>
+  T read_zigzag(bool (*decode)(bytes_view, size_t&, T&), const char* what);
 
   bytes_view in_;
   size_t pos_ = 0;
