@@ -19,11 +19,14 @@
 
 #include "runtime/batch/record_batch_builder.hpp"
 #include "runtime/batch/record_batch_format.hpp"
+#include "runtime/kafka/api_schemas.hpp"
+#include "runtime/kafka/message_header.hpp"
 #include "runtime/messages/capnp_frame.hpp"
 #include "runtime/storage/segment.hpp"
 #include "schema/client.capnp.h"
 #include "schema/replication.capnp.h"
 #include "tests/fuzz/segment_input.hpp"
+#include "tests/support/kafka_sample.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace capstan::fuzz {
@@ -307,6 +310,29 @@ cleaner.min.cleanable.ratio = 0.25
                                  "x = { y = 1.5e3, z = true }\n"));
 }
 
+// kafka_codec_fuzz's input: an API index and a version byte, then a request frame's contents
+// (decode_request) for the lowest and highest described version of each API, and a response's.
+void kafka_codec_seeds(const fs::path& dir) {
+  using namespace capstan::kafka;
+  const auto apis = described_apis();
+  for (size_t i = 0; i < apis.size(); ++i) {
+    const api_schema& api = *apis[i];
+    for (api_version version : {api.valid.from, api.valid.to}) {
+      const std::string name = std::string(api.name) + "-v" + std::to_string(version);
+      bytes request_in{static_cast<uint8_t>(i), static_cast<uint8_t>(version)};
+      const request_header h{api.key, version, 1, "seed", {}};
+      if (!encode_request(h, sample_message(api, message_kind::request, version, 2), request_in))
+        throw std::runtime_error("cannot encode " + name);
+      write(dir, name + "-request", request_in);
+      bytes response_in{static_cast<uint8_t>(i), static_cast<uint8_t>(version)};
+      if (!encode_response(api, version, 1, sample_message(api, message_kind::response, version, 3),
+                           response_in))
+        throw std::runtime_error("cannot encode " + name);
+      write(dir, name + "-response", response_in);
+    }
+  }
+}
+
 } // namespace
 } // namespace capstan::fuzz
 
@@ -323,6 +349,7 @@ int main(int argc, char** argv) {
     envelope_seeds(out / "envelope");
     segment_recovery_seeds(out / "segment_recovery");
     config_seeds(out / "config");
+    kafka_codec_seeds(out / "kafka_codec");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_fuzz_corpus: %s\n", e.what());
     return 1;
