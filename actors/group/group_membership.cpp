@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "runtime/group/consumer_protocol.hpp"
+
 namespace capstan {
 
 namespace {
@@ -159,6 +161,17 @@ group_membership::outcome group_membership::join(reply_id to, const join_group_r
   return reject(errc::unknown_member_id, "has no member " + req.member_id);
 }
 
+// Whether a member's protocols ask the same as before: the same names in the same order, and for
+// the consumer protocol the same subscriptions (what the member owns may differ: a restarted
+// member owns nothing yet); for any other protocol type, the same bytes.
+bool group_membership::same_protocols(const std::vector<group_protocol>& before,
+                                      const std::vector<group_protocol>& now) const {
+  if (protocol_type_ != consumer_protocol_type) return before == now;
+  return std::equal(before.begin(), before.end(), now.begin(), now.end(), [](const auto& x, const auto& y) {
+    return x.name == y.name && same_subscription(x.metadata, y.metadata);
+  });
+}
+
 group_membership::outcome group_membership::join_unknown(reply_id to, const join_group_request& req,
                                                          timestamp_ms now) {
   outcome out;
@@ -178,13 +191,14 @@ group_membership::outcome group_membership::join_unknown(reply_id to, const join
       old.awaiting_join.reset();
       old.awaiting_sync.reset();
       if (leader_ == old.id) leader_ = id;
-      const bool same = old.protocols == req.protocols;
+      const bool same = same_protocols(old.protocols, req.protocols);
       old.id = id;
       node.key() = id;
       auto& m = members_.insert(std::move(node)).position->second;
       s->second = id;
       if (state_ == group_state::stable && same) {
         // KIP-345: nothing changed for the group; the member picks up where it was.
+        m.protocols = req.protocols;
         m.client_id = req.client_id;
         m.session_timeout_ms = req.session_timeout_ms;
         m.rebalance_timeout_ms = req.rebalance_timeout_ms;

@@ -123,6 +123,7 @@ private:
   errc check_member(const group_member_ref& ref, const member** out) const;
   join_group_response reject_join(errc code, std::string message, std::string member_id = {}) const;
   outcome join_unknown(reply_id to, const join_group_request& req, timestamp_ms now);
+  bool same_protocols(const std::vector<group_protocol>& before, const std::vector<group_protocol>& now) const;
   outcome join_known(reply_id to, member& m, const join_group_request& req, timestamp_ms now);
   void add_member(outcome& out, reply_id to, const std::string& id, const join_group_request& req,
                   timestamp_ms now);

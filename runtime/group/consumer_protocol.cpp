@@ -71,6 +71,12 @@ result<consumer_subscription> decode_subscription(bytes_view data) {
   return s;
 }
 
+bool same_subscription(bytes_view a, bytes_view b) {
+  auto x = decode_subscription(a), y = decode_subscription(b);
+  if (!x || !y) return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  return x->topics == y->topics && x->user_data == y->user_data;
+}
+
 bytes encode_assignment(const consumer_assignment& a) {
   record_fields::writer w;
   w.put<int16_t>(assignment_version);

@@ -46,6 +46,12 @@ bytes encode_subscription(const consumer_subscription& s);
 // not a subscription.
 result<consumer_subscription> decode_subscription(bytes_view data);
 
+// Whether two subscriptions ask the same of an assignor: the same topics and user data. What
+// a member owns, and from which generation, is its state rather than its request: a static
+// member back after a restart owns nothing yet. Bytes that are not a subscription compare as
+// bytes.
+bool same_subscription(bytes_view a, bytes_view b);
+
 // Writes version 0, which every later version reads the same.
 bytes encode_assignment(const consumer_assignment& a);
 // INCONSISTENT_GROUP_PROTOCOL for bytes that are not an assignment; empty bytes are an empty

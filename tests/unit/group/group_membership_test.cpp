@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/group/group_membership.hpp"
+#include "runtime/group/consumer_protocol.hpp"
 
 using namespace capstan;
 
@@ -367,6 +368,38 @@ TEST_CASE("group membership: a static member that restarts within its session ti
   CHECK(f.group.check_commit({r.member_id, "instance-a", generation}) == errc::none);
   CHECK(f.join(f.request(old_id, "a", {proto("range")}, "instance-a")).joins[0].response.error ==
         errc::fenced_instance_id);
+}
+
+TEST_CASE("group membership: a static member back with what it owned left out of its subscription "
+          "causes no rebalance, one back with other topics does",
+          "[group][membership]") {
+  group_fixture f;
+  auto subscribed = [](std::vector<std::string> topics, topic_partitions owned, int32_t generation) {
+    return group_protocol{"range", encode_subscription({std::move(topics), {}, std::move(owned), generation})};
+  };
+  auto joined = f.join(f.request("", "a", {subscribed({"t"}, {}, -1)}, "instance-a"));
+  REQUIRE(joined.joins.size() == 1);
+  const auto first_id = joined.joins[0].response.member_id;
+  f.stabilize(first_id, {first_id});
+  const auto generation = f.group.generation();
+
+  // Its last join had claimed partitions of the generation before; the restarted process owns
+  // nothing and knows no generation: the same request for the assignor.
+  auto back = f.join(f.request("", "a", {subscribed({"t"}, {}, -1)}, "instance-a"));
+  REQUIRE(back.joins.size() == 1);
+  CHECK(back.joins[0].response.error == errc::none);
+  CHECK(back.joins[0].response.generation == generation);
+  CHECK(f.group.state() == group_state::stable);
+
+  auto claimed = f.join(f.request("", "a", {subscribed({"t"}, {{"t", {0, 1}}}, generation)}, "instance-a"));
+  REQUIRE(claimed.joins.size() == 1);
+  CHECK(claimed.joins[0].response.generation == generation);
+  CHECK(f.group.state() == group_state::stable);
+
+  // Other topics: the assignor must run again.
+  auto other = f.join(f.request("", "a", {subscribed({"t", "u"}, {}, -1)}, "instance-a"));
+  CHECK(f.group.state() != group_state::stable);
+  for (const auto& j : other.joins) CHECK(j.response.generation != generation);
 }
 
 TEST_CASE("group membership: offset commits are fenced by member and generation, a memberless "
