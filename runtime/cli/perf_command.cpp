@@ -193,7 +193,8 @@ void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& 
 void produce_share(const perf_produce_flags& f, client::cluster_client& client, const client::client_config& config,
                    bytes_view value, const std::vector<std::string>& keys, int32_t index, steady::time_point start,
                    produce_stats& stats) {
-  throttler throttle(f.throughput < 0 ? f.throughput : std::max<int64_t>(1, f.throughput / f.producers), start);
+  // --throughput 0 or -1: unlimited, as the throttler takes them.
+  throttler throttle(f.throughput <= 0 ? f.throughput : std::max<int64_t>(1, f.throughput / f.producers), start);
   auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
   client::producer producer(client, config);
   int64_t sent = 0;

@@ -683,8 +683,9 @@ TEST_CASE("perf produce --keys --producers sends every record, each key always t
   node.start();
   std::string out, err;
   REQUIRE(node.run({"topic", "create", "keyed", "--partitions", "4"}, &out, &err) == 0);
+  // --throughput 0 is unlimited, for each producer too.
   REQUIRE(node.run({"perf", "produce", "keyed", "--records", "300", "--keys", "30", "--producers", "3",
-                    "--record-size", "10"},
+                    "--record-size", "10", "--throughput", "0"},
                    &out, &err) == 0);
   INFO("stdout: " << out << "stderr: " << err);
   CHECK(out.find("300 records sent,") != std::string::npos);
