@@ -59,6 +59,8 @@ std::string_view to_string(errc code) {
     case errc::group_not_empty: return "GROUP_NOT_EMPTY";
     case errc::group_id_not_found: return "GROUP_ID_NOT_FOUND";
     case errc::unsupported_version: return "UNSUPPORTED_VERSION";
+    case errc::duplicate_voter: return "DUPLICATE_VOTER";
+    case errc::voter_not_found: return "VOTER_NOT_FOUND";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

@@ -72,11 +72,14 @@ enum class errc : uint8_t {
   group_id_not_found,
   // The Kafka wire codec's: an API version outside a message's description (docs/kafka.md).
   unsupported_version,
+  // Changing the controller quorum's voters (docs/controller.md, "Voter changes").
+  duplicate_voter,
+  voter_not_found,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::unsupported_version;
+inline constexpr errc last_errc = errc::voter_not_found;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

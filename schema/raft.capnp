@@ -12,12 +12,14 @@ struct RaftEntry {
   term @0 :UInt64;
   index @1 :UInt64;
   data @2 :Data;       # a metadata record; empty for a new leader's no-op
+  voters @3 :Bool;     # data is a voter set instead (docs/controller.md, "Voter changes")
 }
 
 struct RaftSnapshot {
   index @0 :UInt64;    # last index covered
   term @1 :UInt64;     # term of that entry
   data @2 :Data;       # the state machine's image
+  voters @3 :Data;     # the voter set in effect at index; empty: the bootstrap voters
 }
 
 struct RaftMessage {

@@ -161,7 +161,8 @@ void quorum_member::apply(const raft::ready& rd, std::vector<proposal_outcome>& 
 
 void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outcome>& outcomes) {
   status applied;
-  if (!e.data.empty()) {
+  // A voter set entry is Raft's own (docs/controller.md, "Voter changes"): no metadata.
+  if (e.kind == raft::entry_kind::data && !e.data.empty()) {
     // A committed entry that fails to decode or apply fails the same way on every member (the
     // image is deterministic, a batch applies all or nothing), so skipping it whole keeps the
     // members in step (docs/controller.md, "The active controller").

@@ -6,6 +6,7 @@
 
 #include <capnp/message.h>
 
+#include "actors/controller/raft/voter_set.hpp"
 #include "schema/raft.capnp.h"
 
 namespace capstan::raft {
@@ -18,6 +19,7 @@ void set_entry(schema::RaftEntry::Builder b, const entry& e) {
   b.setTerm(e.term.value());
   b.setIndex(e.index.value());
   b.setData(kj::arrayPtr(e.data.data(), e.data.size()));
+  b.setVoters(e.kind == entry_kind::voters);
 }
 
 bytes to_bytes(capnp::Data::Reader d) {
@@ -97,6 +99,10 @@ struct encoder {
     s.setIndex(m.snap.meta.index.value());
     s.setTerm(m.snap.meta.term.value());
     s.setData(kj::arrayPtr(m.snap.data.data(), m.snap.data.size()));
+    if (!m.snap.voters.empty()) {
+      const bytes voters = encode_voter_set(m.snap.voters);
+      s.setVoters(kj::arrayPtr(voters.data(), voters.size()));
+    }
   }
   void operator()(const install_snapshot_response& m) {
     auto b = out.initInstallSnapshotResponse();
@@ -130,6 +136,11 @@ result<message_body> decode_append(wire::AppendEntries::Reader r) {
   for (unsigned i = 0; i < entries.size(); ++i) {
     entry e{raft_term{entries[i].getTerm()}, log_index{entries[i].getIndex()},
             to_bytes(entries[i].getData())};
+    if (entries[i].getVoters()) {
+      if (auto set = decode_voter_set(e.data); !set)
+        return corrupt("entry " + std::to_string(e.index.value()) + ": " + set.err().message);
+      e.kind = entry_kind::voters;
+    }
     if (e.index != m.prev_log_index + (i + 1))
       return corrupt("entry " + std::to_string(i) + " has index " +
                      std::to_string(e.index.value()) + ", expected " +
@@ -149,6 +160,11 @@ result<message_body> decode_snapshot(wire::InstallSnapshot::Reader r) {
   auto s = r.getSnapshot();
   m.snap.meta = snapshot_meta{log_index{s.getIndex()}, raft_term{s.getTerm()}};
   m.snap.data = to_bytes(s.getData());
+  if (s.getVoters().size() > 0) {
+    auto set = decode_voter_set(to_bytes(s.getVoters()));
+    if (!set) return corrupt("snapshot: " + set.err().message);
+    m.snap.voters = std::move(*set);
+  }
   if (m.snap.meta.index == log_index{} || m.snap.meta.term == raft_term{} ||
       m.snap.meta.term > m.term)
     return corrupt("snapshot (" + std::to_string(m.snap.meta.index.value()) + ", term " +

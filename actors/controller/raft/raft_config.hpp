@@ -16,7 +16,9 @@ struct raft_config {
   node_id id;
   // This node's Raft directory id (raft_storage's identity): its messages carry it.
   directory_id directory{};
-  // The static voter set (--controller-quorum), this node included. No membership changes.
+  // The bootstrap voters (--controller-quorum): the voters until the log records others
+  // (docs/controller.md, "Voter changes"). This node need not be one of them: a node that is
+  // not a voter follows a leader that replicates to it, and never campaigns.
   std::vector<node_id> voters;
 
   // A follower that hears from no leader for a random number of ticks in
@@ -36,6 +38,10 @@ struct raft_config {
   size_t max_bytes_per_append = size_t{1} << 20;
   // AppendEntries in flight to one follower before waiting for acknowledgements (pipelining).
   size_t max_inflight_appends = 4;
+
+  // A node being added as a voter must hold every committed entry within this many ticks of
+  // the change starting, or the change ends with REQUEST_TIMED_OUT.
+  uint32_t voter_catch_up_ticks = 300;
 
   // The driver is told it may compact (ready::snapshot_due) once this many applied entries, or
   // this many bytes of applied entry data, follow the last snapshot.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "actors/controller/raft/raft_invariant.hpp"
+#include "actors/controller/raft/voter_set.hpp"
 
 namespace capstan::raft {
 
@@ -17,14 +18,13 @@ std::string num(uint64_t v) {
 } // namespace
 
 raft_core::raft_core(raft_config config, durable_state state)
-    : config_(std::move(config)), rng_(config_.seed),
+    : config_(std::move(config)), bootstrap_(bootstrap_voters(config_.voters)), rng_(config_.seed),
       log_(std::move(state.snap), std::move(state.entries)), hard_(state.hard),
       persisted_hard_(state.hard) {
-  RAFT_INVARIANT(std::count(config_.voters.begin(), config_.voters.end(), config_.id) == 1,
-                 "node " + num(config_.id.value()) + " must be a voter exactly once");
-  auto sorted = config_.voters;
-  std::sort(sorted.begin(), sorted.end());
-  RAFT_INVARIANT(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
+  RAFT_INVARIANT(!bootstrap_.empty(), "no bootstrap voter");
+  RAFT_INVARIANT(std::adjacent_find(bootstrap_.begin(), bootstrap_.end(),
+                                    [](const voter& a, const voter& b) { return a.id == b.id; }) ==
+                     bootstrap_.end(),
                  "a voter appears twice");
   RAFT_INVARIANT(config_.election_timeout_ticks > 0 && config_.heartbeat_ticks > 0,
                  "ticks must be positive");
@@ -37,8 +37,18 @@ raft_core::raft_core(raft_config config, durable_state state)
   maybe_bootstrap();
 }
 
+const voter_set& raft_core::voters() const {
+  const auto& logged = log_.voters();
+  return logged.empty() ? bootstrap_ : logged;
+}
+
 bool raft_core::is_voter(node_id n) const {
-  return std::find(config_.voters.begin(), config_.voters.end(), n) != config_.voters.end();
+  return contains(voters(), n);
+}
+
+std::optional<node_id> raft_core::changing_voter() const {
+  if (!change_) return std::nullopt;
+  return change_->v.id;
 }
 
 // A node that heard from a live leader within an election timeout (or is that leader) refuses
@@ -99,12 +109,18 @@ void raft_core::tick() {
 }
 
 void raft_core::tick_election() {
+  // A node that may not campaign still lets its leader's lease run out, or it would refuse the
+  // voters' pre-votes for ever.
+  if (!may_campaign()) {
+    if (election_elapsed_ < config_.election_timeout_ticks) ++election_elapsed_;
+    return;
+  }
   if (hard_.catching_up) {
     tick_catching_up();
     return;
   }
   // A quorum of one has nobody to wait for: it elects itself at its first tick.
-  if (++election_elapsed_ >= randomized_timeout_ || config_.voters.size() == 1) start_pre_vote();
+  if (++election_elapsed_ >= randomized_timeout_ || voters().size() == 1) start_pre_vote();
 }
 
 // A catching-up node never starts an election. When it would (no leader heard from for a
@@ -113,14 +129,19 @@ void raft_core::tick_election() {
 void raft_core::tick_catching_up() {
   if (++election_elapsed_ < randomized_timeout_) return;
   reset_election_timer();
-  for (node_id v : config_.voters)
-    if (v != config_.id) send(v, catch_up_request{hard_.term});
+  for (const auto& v : voters())
+    if (v.id != config_.id) send(v.id, catch_up_request{hard_.term});
 }
 
 void raft_core::tick_leader() {
   ++heartbeat_elapsed_;
   // The transferee is gone or lost its election: lead on rather than refuse proposals forever.
   if (transferee_ && ++transfer_elapsed_ >= config_.election_timeout_ticks) end_transfer();
+  if (maybe_resign()) return;
+  if (change_ && !change_->index && ++change_->elapsed >= config_.voter_catch_up_ticks) {
+    peers_.erase(change_->v.id);
+    abandon_change(errc::request_timed_out);
+  }
   if (++election_elapsed_ >= config_.election_timeout_ticks) {
     election_elapsed_ = 0;
     // Check-quorum: a leader cut off from a majority steps down rather than keep a client
@@ -138,7 +159,13 @@ void raft_core::tick_leader() {
 
 void raft_core::step(const message& m) {
   RAFT_INVARIANT(!awaiting_advance_, "step before advance()");
-  if (m.to != config_.id || m.from == config_.id || !is_voter(m.from)) return;
+  // Messages from nodes that are no voters here count too (Raft thesis, chapter 4): a learner
+  // answers its leader, and a candidate or leader may be a voter in a voter set entry this node
+  // has still to receive; refusing its votes can leave no node electable (a node behind on the
+  // voter set would refuse the only candidate whose log is up to date). Leader stickiness keeps
+  // a removed voter from disrupting a live leader. Whom a tally or a commitment counts is decided
+  // by the voter set alone.
+  if (m.to != config_.id || m.from == config_.id) return;
   note_sender(m);
   if (m.to_directory != directory_id{} && m.to_directory != config_.directory) return;
   if (m.catching_up) maybe_give_rejoin(m.from);
@@ -222,7 +249,7 @@ status raft_core::compact(log_index index, bytes data) {
                                                  num(log_.snapshot_index().value()) + ", applied " +
                                                  num(applied_.value()));
   const raft_term t = *log_.term_at(index);
-  log_.compact(snapshot{snapshot_meta{index, t}, std::move(data)});
+  log_.compact(snapshot{snapshot_meta{index, t}, std::move(data), log_.voters_at(index)});
   return {};
 }
 
@@ -236,7 +263,8 @@ void raft_core::transfer_leadership() {
   };
   auto best = peers_.end();
   for (auto it = peers_.begin(); it != peers_.end(); ++it)
-    if (counts(it->first) && (best == peers_.end() || rank(it->second) > rank(best->second)))
+    if (is_voter(it->first) && counts(it->first) &&
+        (best == peers_.end() || rank(it->second) > rank(best->second)))
       best = it;
   if (best == peers_.end()) return;
   transferee_ = best->first;
@@ -250,7 +278,7 @@ void raft_core::transfer_leadership() {
 
 bool raft_core::has_ready() const {
   return hard_ != persisted_hard_ || log_.has_unpersisted() || !outbox_.empty() ||
-         applied_ < commit_ || snapshot_to_apply_;
+         applied_ < commit_ || snapshot_to_apply_ || change_end_;
 }
 
 ready raft_core::take_ready() {
@@ -274,6 +302,7 @@ ready raft_core::take_ready() {
     since_bytes += log_.at(i).data.size();
   }
   rd.snapshot_due = since >= config_.snapshot_entries || since_bytes >= config_.snapshot_bytes;
+  rd.voter_change = std::exchange(change_end_, std::nullopt);
   awaiting_advance_ = true;
   return rd;
 }
@@ -282,7 +311,10 @@ void raft_core::advance() {
   RAFT_INVARIANT(awaiting_advance_, "advance() without a ready");
   awaiting_advance_ = false;
   // The leader's own entries count towards commitment only now that they are durable.
-  if (role_ == raft::role::leader && maybe_commit()) broadcast_append();
+  if (role_ == raft::role::leader && maybe_commit()) {
+    broadcast_append();
+    maybe_end_change();
+  }
 }
 
 // --- elections ------------------------------------------------------------------------------
@@ -295,6 +327,7 @@ void raft_core::become_follower(raft_term t, std::optional<node_id> leader) {
     hard_.voted_for.reset();
     hard_.voted_for_directory = {};
   }
+  abandon_change(errc::not_leader_or_follower);
   role_ = raft::role::follower;
   leader_ = leader;
   peers_.clear();
@@ -304,6 +337,7 @@ void raft_core::become_follower(raft_term t, std::optional<node_id> leader) {
 }
 
 void raft_core::start_pre_vote() {
+  abandon_change(errc::not_leader_or_follower);
   role_ = raft::role::pre_candidate;
   leader_.reset();
   peers_.clear();
@@ -311,8 +345,9 @@ void raft_core::start_pre_vote() {
   reset_election_timer();
   tally(config_.id, true);
   if (role_ != raft::role::pre_candidate) return;
-  for (node_id v : config_.voters)
-    if (v != config_.id) send(v, pre_vote{hard_.term.next(), log_.last_index(), log_.last_term()});
+  for (const auto& v : voters())
+    if (v.id != config_.id)
+      send(v.id, pre_vote{hard_.term.next(), log_.last_index(), log_.last_term()});
 }
 
 void raft_core::start_election(bool transfer) {
@@ -325,20 +360,22 @@ void raft_core::start_election(bool transfer) {
   reset_election_timer();
   tally(config_.id, true);
   if (role_ != raft::role::candidate) return;
-  for (node_id v : config_.voters)
-    if (v != config_.id) send(v, vote{hard_.term, log_.last_index(), log_.last_term(), transfer});
+  for (const auto& v : voters())
+    if (v.id != config_.id)
+      send(v.id, vote{hard_.term, log_.last_index(), log_.last_term(), transfer});
 }
 
 void raft_core::become_leader() {
   role_ = raft::role::leader;
+  resigning_ = false;
   leader_ = config_.id;
   votes_.clear();
   heartbeat_elapsed_ = 0;
   election_elapsed_ = 0;
   peers_.clear();
   end_transfer();
-  for (node_id v : config_.voters)
-    if (v != config_.id) peers_.emplace(v, raft_progress(log_.last_index() + 1));
+  for (const auto& v : voters())
+    if (v.id != config_.id) peers_.emplace(v.id, raft_progress(log_.last_index() + 1));
   // Entries of earlier terms commit only once an entry of this term does (§5.4.2): the no-op
   // makes that happen without waiting for a client.
   log_.append(entry{hard_.term, log_.last_index() + 1, {}});
@@ -346,6 +383,7 @@ void raft_core::become_leader() {
 }
 
 void raft_core::tally(node_id from, bool granted) {
+  if (!is_voter(from)) return;
   votes_.emplace(from, granted);
   size_t yes = 0;
   size_t no = 0;
@@ -402,12 +440,13 @@ void raft_core::on_catch_up_response(node_id from, const catch_up_response& m) {
 }
 
 void raft_core::maybe_bootstrap() {
-  if (!hard_.catching_up) return;
-  if (config_.voters.size() > 1) {
+  // A learner is whole once it rejoins like any node that is catching up.
+  if (!hard_.catching_up || !is_voter(config_.id)) return;
+  if (voters().size() > 1) {
     if (!fresh()) return;
-    for (node_id v : config_.voters) {
-      if (v == config_.id) continue;
-      const auto answer = fresh_answers_.find(v);
+    for (const auto& v : voters()) {
+      if (v.id == config_.id) continue;
+      const auto answer = fresh_answers_.find(v.id);
       if (answer == fresh_answers_.end() || !answer->second) return;
     }
   }
@@ -438,7 +477,7 @@ void raft_core::on_stale(const message& m) {
 // Straight to a real election: a pre-vote would be refused by the voters still in the old
 // leader's lease, which the transfer vote's flag overrides.
 void raft_core::on_timeout_now() {
-  if (role_ == raft::role::leader || hard_.catching_up) return;
+  if (role_ == raft::role::leader || hard_.catching_up || !may_campaign()) return;
   start_election(true);
 }
 
@@ -522,7 +561,9 @@ void raft_core::on_install_snapshot(node_id from, const install_snapshot& m) {
 
 void raft_core::on_append_entries_response(node_id from, const append_entries_response& m) {
   if (role_ != raft::role::leader) return;
-  auto& pr = peers_.at(from);
+  const auto tracked = peers_.find(from);
+  if (tracked == peers_.end()) return;
+  auto& pr = tracked->second;
   pr.mark_active(ticks_);
   // Only an answer to an append counts against the loss of appends in flight: a follower that
   // answers heartbeats alone may have lost them (see heartbeat()).
@@ -536,8 +577,10 @@ void raft_core::on_append_entries_response(node_id from, const append_entries_re
         pr.become_replicate();
       }
       maybe_tell_transferee(from, pr);
+      maybe_promote(from);
       if (maybe_commit()) {
         broadcast_append();
+        maybe_end_change();
         return;
       }
     }
@@ -568,7 +611,9 @@ void raft_core::on_append_entries_response(node_id from, const append_entries_re
 
 void raft_core::on_install_snapshot_response(node_id from, const install_snapshot_response& m) {
   if (role_ != raft::role::leader) return;
-  auto& pr = peers_.at(from);
+  const auto tracked = peers_.find(from);
+  if (tracked == peers_.end()) return;
+  auto& pr = tracked->second;
   pr.mark_active(ticks_);
   pr.responded();
   const bool grew = pr.acknowledge(m.last_index);
@@ -576,8 +621,14 @@ void raft_core::on_install_snapshot_response(node_id from, const install_snapsho
     pr.become_probe(pr.match() + 1);
     send_append(from, pr, true);
   }
-  if (grew) maybe_tell_transferee(from, pr);
-  if (grew && maybe_commit()) broadcast_append();
+  if (grew) {
+    maybe_tell_transferee(from, pr);
+    maybe_promote(from);
+  }
+  if (grew && maybe_commit()) {
+    broadcast_append();
+    maybe_end_change();
+  }
 }
 
 bool raft_core::send_append(node_id to, raft_progress& pr, bool allow_empty) {
@@ -676,8 +727,17 @@ void raft_core::heartbeat(node_id to, raft_progress& pr) {
 bool raft_core::maybe_commit() {
   // A catching-up follower holds what it acknowledged, but may have lost what it acknowledged
   // before: it does not count until it is whole (docs/controller.md, "Quorum identity").
-  std::vector<log_index> matches{log_.persisted_index()};
-  for (const auto& [id, pr] : peers_) matches.push_back(counts(id) ? pr.match() : log_index{});
+  // Only voters count: a learner's or a removed voter's log is no promise (and a leader that
+  // removed itself leads on without counting itself).
+  std::vector<log_index> matches;
+  for (const auto& v : voters()) {
+    if (v.id == config_.id) {
+      matches.push_back(log_.persisted_index());
+      continue;
+    }
+    const auto pr = peers_.find(v.id);
+    matches.push_back(pr != peers_.end() && counts(v.id) ? pr->second.match() : log_index{});
+  }
   std::sort(matches.begin(), matches.end(), std::greater<>());
   const log_index n = matches[quorum() - 1];
   // Only an entry of the current term commits by counting replicas (§5.4.2, figure 8).
@@ -687,8 +747,8 @@ bool raft_core::maybe_commit() {
 }
 
 bool raft_core::quorum_active() {
-  size_t active = 1;
-  for (auto& [id, pr] : peers_) active += pr.take_active() && counts(id) ? 1 : 0;
+  size_t active = is_voter(config_.id) ? 1 : 0;
+  for (auto& [id, pr] : peers_) active += pr.take_active() && counts(id) && is_voter(id) ? 1 : 0;
   return active >= quorum();
 }
 
@@ -717,6 +777,131 @@ void raft_core::maybe_give_rejoin(node_id peer) {
   log_.append(entry{hard_.term, r, {}});
   pr->second.set_rejoin_index(r);
   for (auto& [id, p] : peers_) send_more(id, p);
+}
+
+// --- voter changes ---------------------------------------------------------------------------
+
+// One change at a time, each taking effect when appended, is safe because any two majorities of
+// voter sets one node apart overlap (thesis §4.1). A new leader may hold an uncommitted change
+// of its predecessor's: it must commit an entry of its own term first, or two changes could be
+// in flight across a leader change (the single-server change bug Ongaro described in 2015).
+std::optional<proposal> raft_core::refuse_voter_change() const {
+  if (role_ != raft::role::leader)
+    return proposal{errc::not_leader_or_follower, log_index{}, leader_};
+  if (transferee_) return proposal{errc::not_leader_or_follower, log_index{}, std::nullopt};
+  const auto pending = log_.last_voters_index();
+  if (change_ || log_.term_at(commit_) != hard_.term || (pending && *pending > commit_))
+    return proposal{errc::request_timed_out, log_index{}, leader_};
+  return std::nullopt;
+}
+
+proposal raft_core::add_voter(voter v) {
+  RAFT_INVARIANT(!awaiting_advance_, "add_voter before advance()");
+  if (auto refused = refuse_voter_change()) return *refused;
+  if (is_voter(v.id)) return proposal{errc::duplicate_voter, log_index{}, leader_};
+  if (v.id.value() < 0 || v.endpoint.size() > max_endpoint_bytes ||
+      voters().size() >= max_voters)
+    return proposal{errc::invalid_request, log_index{}, leader_};
+  const node_id id = v.id;
+  change_ = voter_change{std::move(v), true, 0, std::nullopt};
+  auto [pr, _] = peers_.insert_or_assign(id, raft_progress(log_.last_index() + 1));
+  send_append(id, pr->second, true);
+  return proposal{errc::none, log_index{}, leader_};
+}
+
+proposal raft_core::remove_voter(node_id id) {
+  RAFT_INVARIANT(!awaiting_advance_, "remove_voter before advance()");
+  if (auto refused = refuse_voter_change()) return *refused;
+  if (!is_voter(id)) return proposal{errc::voter_not_found, log_index{}, leader_};
+  if (voters().size() == 1) return proposal{errc::invalid_request, log_index{}, leader_};
+  auto next = without_voter(voters(), id);
+  if (!live_quorum(next)) return proposal{errc::request_timed_out, log_index{}, leader_};
+  voter removed;
+  removed.id = id;
+  change_ = voter_change{std::move(removed), false, 0, std::nullopt};
+  // The removed voter stays a peer until the entry commits, so it learns of its removal rather
+  // than campaign with a log that no longer grows.
+  append_voters(next);
+  return proposal{errc::none, *change_->index, leader_};
+}
+
+void raft_core::append_voters(const voter_set& s) {
+  const log_index index = log_.last_index() + 1;
+  log_.append(entry{hard_.term, index, encode_voter_set(s), entry_kind::voters});
+  change_->index = index;
+  for (auto& [id, pr] : peers_) send_more(id, pr);
+}
+
+// Caught up means holding every committed entry (KIP-853 waits for the same): the new voter
+// then cannot hold back the commitment of what the others already agreed on.
+void raft_core::maybe_promote(node_id peer) {
+  if (!change_ || !change_->add || change_->index || change_->v.id != peer || transferee_) return;
+  const auto known = peer_ids_.find(peer);
+  if (known == peer_ids_.end() || known->second.directory == directory_id{}) return;
+  if (change_->v.directory != directory_id{} && change_->v.directory != known->second.directory)
+    return;
+  if (peers_.at(peer).match() < commit_) return;
+  change_->v.directory = known->second.directory;
+  auto next = with_voter(voters(), change_->v);
+  if (!live_quorum(next)) return;
+  append_voters(next);
+}
+
+// Like etcd's strict reconfiguration check: a set whose majority is not up and whole now could
+// not commit its own entry, and the voters that have it (their log being the most up to date)
+// could then elect nobody. The leader counts if it is in the set; a peer if it answered within
+// the last election timeout and is not catching up.
+bool raft_core::live_quorum(const voter_set& s) const {
+  size_t live = 0;
+  for (const auto& v : s) {
+    if (v.id == config_.id) {
+      ++live;
+      continue;
+    }
+    const auto pr = peers_.find(v.id);
+    if (pr != peers_.end() && counts(v.id) &&
+        ticks_ - pr->second.last_answer_tick() < config_.election_timeout_ticks)
+      ++live;
+  }
+  return live >= s.size() / 2 + 1;
+}
+
+void raft_core::maybe_end_change() {
+  if (!change_ || !change_->index || commit_ < *change_->index) return;
+  change_end_ = voter_change_end{change_->v.id, change_->add, errc::none, *change_->index};
+  change_.reset();
+  std::erase_if(peers_, [this](const auto& p) { return !is_voter(p.first); });
+  maybe_resign();
+}
+
+// A node whose removal is not known to be committed may still be needed: with its log the most
+// up to date, no other could be elected (Raft thesis, chapter 4). So a node campaigns if it is a
+// voter in any voter set from its commit index on; its commit index may lag, so a set after it
+// may be committed already. A learner, or a voter whose removal it knows committed, never does.
+// Campaigning is only asking: the voters of its latest set decide.
+bool raft_core::may_campaign() const {
+  for (const voter_set* s : log_.voter_sets_from(commit_))
+    if (contains(s->empty() ? bootstrap_ : *s, config_.id)) return true;
+  return false;
+}
+
+bool raft_core::maybe_resign() {
+  if (role_ != raft::role::leader || is_voter(config_.id) || transferee_) return false;
+  if (const auto pending = log_.last_voters_index(); pending && *pending > commit_) return false;
+  if (!resigning_) {
+    resigning_ = true;
+    transfer_leadership();
+    if (transferee_) return false;
+  }
+  become_follower(hard_.term, std::nullopt);
+  return true;
+}
+
+void raft_core::abandon_change(errc code) {
+  if (!change_) return;
+  change_end_ = voter_change_end{change_->v.id, change_->add, code,
+                                 change_->index.value_or(log_index{})};
+  change_.reset();
 }
 
 } // namespace capstan::raft

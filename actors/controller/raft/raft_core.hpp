@@ -10,8 +10,8 @@
 // Raft as in Ongaro's thesis with: pre-vote (§9.6), check-quorum (§6.2), leader stickiness
 // (a node that heard from a leader within an election timeout ignores votes), a no-op entry per
 // new leader so commitment only counts current-term entries (§5.4.2), pipelined replication with
-// fast back-off (§5.3), snapshots, and leadership transfer (§3.10). Static voter set; no
-// membership changes. A voter whose stored state was lost or damaged comes back catching up
+// fast back-off (§5.3), snapshots, leadership transfer (§3.10), and voter changes one at a time
+// (§4.1, as KIP-853 does them: a voter set entry takes effect when appended). A voter whose stored state was lost or damaged comes back catching up
 // (hard_state::catching_up, docs/controller.md "Quorum identity"): it neither votes nor counts
 // towards commitment until an entry a leader appended after hearing from it is committed and in
 // its log.
@@ -51,7 +51,7 @@ public:
   // Starts a node, or restarts it from what it made durable before it stopped (a follower with
   // no known leader; commit and applied at the snapshot: the application restores the snapshot
   // and the core hands it the committed entries after it again).
-  // REQUIRES: config.voters holds config.id once, no voter twice; config's ticks > 0.
+  // REQUIRES: config.voters is not empty and holds no voter twice; config's ticks > 0.
   raft_core(raft_config config, durable_state state);
 
   raft_core(const raft_core&) = delete;
@@ -63,8 +63,8 @@ public:
 
   // One unit of logical time.
   void tick();
-  // A message from a peer. Messages for another node, from a non-voter or from itself are
-  // ignored; so are stale ones (Raft tolerates loss, duplication and reordering). One for another
+  // A message from a peer. Messages for another node or from itself are ignored; so are stale
+  // ones (Raft tolerates loss, duplication and reordering). One for another
   // directory id of this node is ignored too, but teaches which incarnation of the peer sent it:
   // two voters that both took new directory ids would otherwise address each other's old ones,
   // and refuse each other's messages, for ever.
@@ -83,6 +83,25 @@ public:
   // proposals again. Does nothing unless this node leads other voters and is not handing over.
   void transfer_leadership();
 
+  // Voter changes, one at a time (docs/controller.md, "Voter changes"). Both are refused at once
+  // with NOT_LEADER_OR_FOLLOWER unless this node leads and is not handing over, and with
+  // REQUEST_TIMED_OUT while another change is under way or before this leader committed an
+  // entry of its term (a retry soon may succeed). Otherwise ready::voter_change says how it
+  // ended.
+  //
+  // Adds `v`: this leader replicates its log to v.id as a learner (a peer whose answers count for
+  // nothing) until it holds every committed entry and a majority of the new set is up and whole,
+  // then appends the voter set with v added, with the directory id the learner reported
+  // (v.directory, when not zero, must match it).
+  // DUPLICATE_VOTER if v.id is a voter; INVALID_REQUEST if v's endpoint or the voter count is
+  // over the limits of voter_set.hpp.
+  proposal add_voter(voter v);
+  // Appends the voter set without `id`; the entry's index is in the answer. VOTER_NOT_FOUND if
+  // `id` is no voter; INVALID_REQUEST if it is the last one; REQUEST_TIMED_OUT too if the voters
+  // left hold no majority that is up and whole now. A leader that removes itself leads
+  // until the entry commits (without counting itself), then hands its leadership over.
+  proposal remove_voter(node_id id);
+
   // Output.
   bool has_ready() const;
   // Hands over everything to do; see raft_ready.hpp for the order and the contract.
@@ -92,6 +111,12 @@ public:
 
   // Read-only state.
   node_id id() const { return config_.id; }
+  // The voters in effect: the last voter set the log holds, committed or not, or the bootstrap
+  // voters.
+  const voter_set& voters() const;
+  bool is_voter(node_id n) const;
+  // The node a voter change this leader started is about, while it is under way.
+  std::optional<node_id> changing_voter() const;
   raft::role role() const { return role_; }
   raft_term term() const { return hard_.term; }
   std::optional<node_id> voted_for() const { return hard_.voted_for; }
@@ -117,8 +142,15 @@ private:
     bool catching_up = false;
   };
 
-  size_t quorum() const { return config_.voters.size() / 2 + 1; }
-  bool is_voter(node_id n) const;
+  // A voter change this leader started and has not seen end.
+  struct voter_change {
+    voter v;
+    bool add = true;
+    uint32_t elapsed = 0;             // ticks since it started
+    std::optional<log_index> index;   // its voter set entry, once appended
+  };
+
+  size_t quorum() const { return voters().size() / 2 + 1; }
   bool in_lease() const;
   void reset_election_timer();
   void send(node_id to, message_body body);
@@ -178,8 +210,27 @@ private:
   void maybe_give_rejoin(node_id peer);
   // No transfer under way (done, given up, or this node's role changed).
   void end_transfer();
+  // Why a voter change cannot start now, if it cannot.
+  std::optional<proposal> refuse_voter_change() const;
+  // Appends voter set `s` as the change under way's entry and sends it.
+  void append_voters(const voter_set& s);
+  // The learner being added holds every committed entry: append the set with it.
+  void maybe_promote(node_id peer);
+  // The change's entry committed: report it, forget the peers that are no longer voters, and
+  // hand over the leadership if this node is no longer one.
+  void maybe_end_change();
+  // The change under way ends, unfinished, with `code`.
+  void abandon_change(errc code);
+  // Whether a majority of `s` is up and whole as this leader sees it.
+  bool live_quorum(const voter_set& s) const;
+  // Whether this node may start an election: it is a voter, or its removal is not committed.
+  bool may_campaign() const;
+  // A leader that is no voter, once its voter set is committed, hands its leadership over; if
+  // that finds nobody or fails, it steps down. True when it stepped down.
+  bool maybe_resign();
 
   raft_config config_;
+  voter_set bootstrap_;
   std::mt19937_64 rng_;
   raft_log log_;
   hard_state hard_;
@@ -206,6 +257,10 @@ private:
   std::map<node_id, bool> fresh_answers_; // catching up: each voter's latest catch-up answer
   // Catching up: the rejoin entry (index, term) the leader named last.
   std::optional<std::pair<log_index, raft_term>> rejoin_;
+
+  std::optional<voter_change> change_; // leader only
+  bool resigning_ = false;             // leader only: maybe_resign() tried a transfer
+  std::optional<voter_change_end> change_end_;
 
   std::vector<message> outbox_;
   bool awaiting_advance_ = false;

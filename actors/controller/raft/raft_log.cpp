@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "actors/controller/raft/raft_invariant.hpp"
+#include "actors/controller/raft/voter_set.hpp"
 
 namespace capstan::raft {
 
@@ -22,7 +23,40 @@ raft_log::raft_log(snapshot snap, std::vector<entry> entries)
     RAFT_INVARIANT(entries_[k].index == snapshot_index() + (k + 1),
                    "entry " + idx(entries_[k].index) + " at position " + std::to_string(k) +
                        " after snapshot " + idx(snapshot_index()));
+  for (const auto& e : entries_) note_voters(e);
   persisted_ = last_index();
+}
+
+void raft_log::note_voters(const entry& e) {
+  if (e.kind != entry_kind::voters) return;
+  auto set = decode_voter_set(e.data);
+  RAFT_INVARIANT(set.ok(), "entry " + idx(e.index) + ": " + (set ? "" : set.err().to_string()));
+  configs_.emplace_back(e.index, std::move(*set));
+}
+
+const voter_set& raft_log::voters() const {
+  return configs_.empty() ? snapshot_.voters : configs_.back().second;
+}
+
+const voter_set& raft_log::voters_at(log_index i) const {
+  RAFT_INVARIANT(i >= snapshot_index() && i <= last_index(),
+                 "voters at " + idx(i) + " of [" + idx(snapshot_index()) + ", " +
+                     idx(last_index()) + "]");
+  for (auto it = configs_.rbegin(); it != configs_.rend(); ++it)
+    if (it->first <= i) return it->second;
+  return snapshot_.voters;
+}
+
+std::vector<const voter_set*> raft_log::voter_sets_from(log_index i) const {
+  std::vector<const voter_set*> sets{&voters_at(i)};
+  for (const auto& [index, set] : configs_)
+    if (index > i) sets.push_back(&set);
+  return sets;
+}
+
+std::optional<log_index> raft_log::last_voters_index() const {
+  if (configs_.empty()) return std::nullopt;
+  return configs_.back().first;
 }
 
 raft_term raft_log::last_term() const {
@@ -84,6 +118,7 @@ void raft_log::append(entry e) {
                  "appending (" + idx(e.index) + ", term " + std::to_string(e.term.value()) +
                      ") after (" + idx(last_index()) + ", term " +
                      std::to_string(last_term().value()) + ")");
+  note_voters(e);
   entries_.push_back(std::move(e));
 }
 
@@ -92,6 +127,7 @@ void raft_log::truncate_from(log_index i) {
                                                                 idx(snapshot_index()) + ", " +
                                                                 idx(last_index()) + "]");
   entries_.resize(i - first_index());
+  while (!configs_.empty() && configs_.back().first >= i) configs_.pop_back();
   if (i <= persisted_) {
     truncated_from_ = std::min(truncated_from_.value_or(i), i);
     persisted_ = i - 1;
@@ -105,6 +141,7 @@ void raft_log::install(snapshot snap) {
   // in between never leaves entries of a diverged history behind the new snapshot.
   truncated_from_ = std::min(truncated_from_.value_or(first_index()), first_index());
   entries_.clear();
+  configs_.clear();
   snapshot_ = std::move(snap);
   snapshot_pending_ = true;
   persisted_ = snapshot_index();
@@ -115,8 +152,11 @@ void raft_log::compact(snapshot snap) {
   RAFT_INVARIANT(i > snapshot_index() && i <= last_index() && matches(i, snap.meta.term),
                  "compacting to (" + idx(i) + ", term " + std::to_string(snap.meta.term.value()) +
                      ") a log of (" + idx(snapshot_index()) + ", " + idx(last_index()) + "]");
+  RAFT_INVARIANT(snap.voters == voters_at(i),
+                 "a snapshot at " + idx(i) + " must hold the voters in effect there");
   entries_.erase(entries_.begin(),
                  entries_.begin() + static_cast<ptrdiff_t>(i - first_index() + 1));
+  std::erase_if(configs_, [i](const auto& c) { return c.first <= i; });
   snapshot_ = std::move(snap);
   snapshot_pending_ = true;
 }

@@ -67,6 +67,18 @@ public:
   // REQUIRES: snapshot_index() < snap.meta.index <= last_index() and the term matches.
   void compact(snapshot snap);
 
+  // The voters from the last voter set entry on, or else the snapshot's (empty: the bootstrap
+  // voters). A voter set takes effect when its entry is appended, committed or not, and stops
+  // when a truncation removes it (docs/controller.md, "Voter changes").
+  const voter_set& voters() const;
+  // The voters in effect at `i`. REQUIRES: snapshot_index() <= i <= last_index().
+  const voter_set& voters_at(log_index i) const;
+  // The voter sets in effect from `i` to the end: the one at `i`, then each voter set entry's
+  // after it. REQUIRES: snapshot_index() <= i <= last_index().
+  std::vector<const voter_set*> voter_sets_from(log_index i) const;
+  // The index of the last voter set entry after the snapshot, if any.
+  std::optional<log_index> last_voters_index() const;
+
   // Changes not yet handed to the driver.
   bool has_unpersisted() const;
   // Moves them into the ready's fields and counts them as handed over.
@@ -77,8 +89,13 @@ public:
   log_index persisted_index() const { return persisted_; }
 
 private:
+  // Decodes e's voter set if it holds one. REQUIRES: such an entry holds a valid set.
+  void note_voters(const entry& e);
+
   snapshot snapshot_;
   std::vector<entry> entries_;
+  // The voter set entries among entries_, decoded, ascending by index.
+  std::vector<std::pair<log_index, voter_set>> configs_;
   log_index persisted_;
   std::optional<log_index> truncated_from_;
   bool snapshot_pending_ = false;

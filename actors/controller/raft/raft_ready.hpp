@@ -19,8 +19,21 @@
 
 #include "actors/controller/raft/raft_messages.hpp"
 #include "actors/controller/raft/raft_types.hpp"
+#include "runtime/errc.hpp"
 
 namespace capstan::raft {
+
+// How a change of the voters that this node started as leader (raft_core::add_voter,
+// remove_voter) ended.
+struct voter_change_end {
+  node_id node;
+  bool add = true;
+  // NONE: the voter set entry committed at `index`. REQUEST_TIMED_OUT: the node to add did not
+  // catch up within the change timeout; nothing was appended. NOT_LEADER_OR_FOLLOWER: this node
+  // stopped leading first; when `index` is set the entry may still commit under the next leader.
+  errc code = errc::none;
+  log_index index;
+};
 
 struct ready {
   std::optional<raft::hard_state> hard_state;
@@ -38,6 +51,7 @@ struct ready {
   // True when the log since the last snapshot passed raft_config::snapshot_entries or
   // snapshot_bytes: the driver may take a snapshot at the applied index and call compact().
   bool snapshot_due = false;
+  std::optional<voter_change_end> voter_change;
 };
 
 } // namespace capstan::raft

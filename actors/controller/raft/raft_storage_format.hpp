@@ -31,14 +31,20 @@ inline constexpr int32_t no_vote = -1;
 // flags: the node is catching up (hard_state::catching_up). Other bits must be 0.
 inline constexpr uint32_t flag_catching_up = 1;
 
-// raft-snapshot: crc u32 | version u32 | index u64 | term u64 | data length u64 | data
-inline constexpr uint32_t snapshot_version = 1;
+// raft-snapshot: crc u32 | version u32 | index u64 | term u64 | data length u64 | data |
+//                voter set length u32 | voter set (voter_set.hpp's bytes; none: length 0, the
+//                bootstrap voters). Version 1 ends after the data and means the bootstrap voters.
+inline constexpr uint32_t snapshot_version = 2;
+inline constexpr uint32_t snapshot_version_without_voters = 1;
 inline constexpr size_t snapshot_header_size = 32;
 
 // raft-log, one frame per entry, back to back from offset 0:
 //   crc u32 | data length u32 | term u64 | index u64 | first index of its append u64 | data
-// The last field tells a torn append (only the last one can be) from damage to an earlier one.
+// The first index tells a torn append (only the last one can be) from damage to an earlier one.
+// The length field's top bit marks a voter set entry (entry_kind::voters); logs written before
+// voter changes existed never set it.
 inline constexpr size_t frame_header_size = 32;
+inline constexpr uint32_t frame_voters_flag = uint32_t{1} << 31;
 // Largest entry the log accepts; a longer length field is corruption.
 inline constexpr uint32_t max_entry_bytes = uint32_t{64} << 20;
 

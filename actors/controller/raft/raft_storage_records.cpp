@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/controller/raft/raft_storage_format.hpp"
+#include "actors/controller/raft/voter_set.hpp"
 #include "runtime/batch/crc32c.hpp"
 
 namespace capstan::raft {
@@ -130,17 +131,39 @@ bytes encode_snapshot(const snapshot& s) {
   put64(b, s.meta.term.value());
   put64(b, s.data.size());
   b.insert(b.end(), s.data.begin(), s.data.end());
+  const bytes voters = s.voters.empty() ? bytes{} : encode_voter_set(s.voters);
+  put32(b, static_cast<uint32_t>(voters.size()));
+  b.insert(b.end(), voters.begin(), voters.end());
   seal(b, 0);
   return b;
 }
 
 result<snapshot> decode_snapshot(bytes_view b) {
-  if (auto s = check_record(b, sf::snapshot_header_size, sf::snapshot_version); !s) return s.err();
-  if (get64(b.data() + 24) != b.size() - sf::snapshot_header_size)
+  const bool with_voters =
+      b.size() >= 8 && get32(b.data() + 4) != sf::snapshot_version_without_voters;
+  if (auto s = check_record(b, sf::snapshot_header_size,
+                            with_voters ? sf::snapshot_version : sf::snapshot_version_without_voters);
+      !s)
+    return s.err();
+  const uint64_t data_length = get64(b.data() + 24);
+  const uint64_t room = b.size() - sf::snapshot_header_size;
+  if (with_voters ? data_length > room || room - data_length < 4 : data_length != room)
     return damaged("data length does not match the file");
   snapshot s;
   s.meta = snapshot_meta{log_index{get64(b.data() + 8)}, raft_term{get64(b.data() + 16)}};
-  s.data.assign(b.begin() + sf::snapshot_header_size, b.end());
+  const auto data_begin = b.begin() + sf::snapshot_header_size;
+  const auto data_end = data_begin + static_cast<ptrdiff_t>(data_length);
+  s.data.assign(data_begin, data_end);
+  if (with_voters) {
+    const size_t voters_length = get32(&*data_end);
+    const auto voters = b.subspan(sf::snapshot_header_size + data_length + 4);
+    if (voters.size() != voters_length) return damaged("voter set length does not match the file");
+    if (voters_length > 0) {
+      auto set = decode_voter_set(voters);
+      if (!set) return damaged(set.err().message);
+      s.voters = std::move(*set);
+    }
+  }
   if (s.meta.index == log_index{} || s.meta.term == raft_term{})
     return damaged("snapshot index or term 0");
   return s;
@@ -149,7 +172,8 @@ result<snapshot> decode_snapshot(bytes_view b) {
 void put_frame(bytes& out, const entry& e, log_index append_first) {
   const size_t start = out.size();
   put32(out, 0);
-  put32(out, static_cast<uint32_t>(e.data.size()));
+  put32(out, static_cast<uint32_t>(e.data.size()) |
+                 (e.kind == entry_kind::voters ? sf::frame_voters_flag : 0));
   put64(out, e.term.value());
   put64(out, e.index.value());
   put64(out, append_first.value());
@@ -160,7 +184,8 @@ void put_frame(bytes& out, const entry& e, log_index append_first) {
 result<log_frame> read_frame(bytes_view b) {
   if (b.size() < sf::frame_header_size) return damaged("torn frame header");
   const uint8_t* h = b.data();
-  const uint32_t length = get32(h + 4);
+  const uint32_t length_field = get32(h + 4);
+  const uint32_t length = length_field & ~sf::frame_voters_flag;
   if (length > sf::max_entry_bytes || b.size() - sf::frame_header_size < length)
     return damaged("torn or oversized frame");
   const uint64_t term = get64(h + 8);
@@ -170,9 +195,14 @@ result<log_frame> read_frame(bytes_view b) {
     return damaged("frame header out of range");
   const size_t size = sf::frame_header_size + length;
   if (!crc_ok(b.first(size))) return damaged("crc mismatch");
-  return log_frame{
-      entry{raft_term{term}, log_index{index}, bytes(h + sf::frame_header_size, h + size)},
-      log_index{first}, size};
+  entry e{raft_term{term}, log_index{index}, bytes(h + sf::frame_header_size, h + size)};
+  if ((length_field & sf::frame_voters_flag) != 0) {
+    // A frame that passes its CRC but holds no voter set is damage all the same: the core
+    // must never be handed one.
+    if (auto set = decode_voter_set(e.data); !set) return damaged(set.err().message);
+    e.kind = entry_kind::voters;
+  }
+  return log_frame{std::move(e), log_index{first}, size};
 }
 
 } // namespace capstan::raft

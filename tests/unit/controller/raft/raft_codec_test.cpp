@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/controller/raft/raft_codec.hpp"
+#include "actors/controller/raft/voter_set.hpp"
 #include "schema/raft.capnp.h"
 
 namespace capstan::raft {
@@ -21,6 +22,9 @@ bytes b(const std::string& s) {
 const directory_id dir_1{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 const directory_id dir_2{0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff};
 const quorum_identity quorum{"codec-test", {node_id{1}, node_id{2}, node_id{3}}};
+
+const voter_set two_voters{voter{node_id{1}, dir_1, "127.0.0.1:9093"},
+                           voter{node_id{4}, dir_2, "10.0.0.4:9093"}};
 
 message msg(message_body body) {
   return message{node_id{1}, node_id{2}, std::move(body), dir_1, dir_2, false};
@@ -67,7 +71,8 @@ TEST_CASE("every raft message round-trips through a frame", "[raft][codec]") {
           raft_term{4},
           log_index{10},
           raft_term{3},
-          {entry{raft_term{3}, log_index{11}, b("topic")}, entry{raft_term{4}, log_index{12}, {}}},
+          {entry{raft_term{3}, log_index{11}, b("topic")}, entry{raft_term{4}, log_index{12}, {}},
+           entry{raft_term{4}, log_index{13}, encode_voter_set(two_voters), entry_kind::voters}},
           log_index{9},
           log_index{13}}),
       msg(append_entries{raft_term{4}, log_index{}, raft_term{}, {}, log_index{}}),
@@ -75,6 +80,8 @@ TEST_CASE("every raft message round-trips through a frame", "[raft][codec]") {
                                   log_index{6}}),
       msg(install_snapshot{raft_term{4},
                            snapshot{snapshot_meta{log_index{100}, raft_term{3}}, b("image")}}),
+      msg(install_snapshot{
+          raft_term{4}, snapshot{snapshot_meta{log_index{100}, raft_term{3}}, b("image"), two_voters}}),
       msg(install_snapshot_response{raft_term{4}, log_index{100}}),
       msg(timeout_now{raft_term{4}}),
       msg(catch_up_request{raft_term{4}}),
@@ -180,6 +187,33 @@ TEST_CASE("decoding refuses entries the core must not see", "[raft][codec]") {
   snap.setTerm(3);
   snap.initSnapshot().setIndex(0);
   CHECK(decode(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
+}
+
+TEST_CASE("decoding refuses a voter set entry or snapshot voter set that is no voter set",
+          "[raft][codec]") {
+  {
+    capnp::MallocMessageBuilder builder;
+    auto ae = envelope(builder).initAppendEntries();
+    ae.setTerm(5);
+    auto e = ae.initEntries(1)[0];
+    e.setIndex(1);
+    e.setTerm(5);
+    e.setVoters(true);
+    const bytes junk{1, 1, 0};
+    e.setData(kj::arrayPtr(junk.data(), junk.size()));
+    CHECK(decode(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
+  }
+  {
+    capnp::MallocMessageBuilder builder;
+    auto is = envelope(builder).initInstallSnapshot();
+    is.setTerm(3);
+    auto s = is.initSnapshot();
+    s.setIndex(9);
+    s.setTerm(3);
+    const bytes junk{9};
+    s.setVoters(kj::arrayPtr(junk.data(), junk.size()));
+    CHECK(decode(capnp_frame::from_builder(builder)).code() == errc::corrupt_message);
+  }
 }
 
 TEST_CASE("decoding refuses a pre-vote that claims a leadership transfer", "[raft][codec]") {

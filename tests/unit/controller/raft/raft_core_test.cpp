@@ -21,12 +21,18 @@ bytes b(const std::string& s) {
   return bytes(s.begin(), s.end());
 }
 
-// Nodes 1..n with in-memory disks; messages queue in send order until delivered.
+// Voters 1..n and `spares` nodes after them that are no voters at first, with in-memory disks;
+// messages queue in send order until delivered.
 class cluster {
 public:
-  explicit cluster(int n, uint64_t snapshot_entries = 1024) : snapshot_entries_(snapshot_entries) {
+  explicit cluster(int n, uint64_t snapshot_entries = 1024, int spares = 0)
+      : snapshot_entries_(snapshot_entries) {
     for (int i = 1; i <= n; ++i) voters_.push_back(node_id{i});
-    for (node_id id : voters_) start(id);
+    for (int i = 1; i <= n + spares; ++i) nodes_.push_back(node_id{i});
+    // A spare's directory id is known, as raft_storage gives every directory one: the leader
+    // adds the incarnation it heard from.
+    for (int i = n + 1; i <= n + spares; ++i) dirs_[node_id{i}][0] = static_cast<uint8_t>(i);
+    for (node_id id : nodes_) start(id);
   }
 
   raft_core& at(int i) { return *cores_.at(node_id{i}); }
@@ -34,6 +40,8 @@ public:
   // Node i's directory id; give it a new one before restarting it on a lost disk.
   directory_id& dir(int i) { return dirs_[node_id{i}]; }
   std::vector<bytes>& applied(int i) { return applied_[node_id{i}]; }
+  // Every voter change that ended, on any node, in order.
+  std::vector<voter_change_end>& changes() { return changes_; }
   std::deque<message>& network() { return network_; }
 
   void start(node_id id) {
@@ -69,6 +77,7 @@ public:
       auto& app = applied_[node_id{i}];
       if (rd.apply_snapshot) app.assign(rd.snapshot->meta.index.value(), b("<snap>"));
       for (const auto& e : rd.committed) app.push_back(e.data);
+      if (rd.voter_change) changes_.push_back(*rd.voter_change);
       core.advance();
       taken.push_back(std::move(rd));
     }
@@ -76,7 +85,7 @@ public:
   }
 
   void drain_all() {
-    for (node_id id : voters_)
+    for (node_id id : nodes_)
       if (up(id.value())) drain(id.value());
   }
 
@@ -125,13 +134,28 @@ public:
 private:
   uint64_t snapshot_entries_;
   std::vector<node_id> voters_;
+  std::vector<node_id> nodes_;
   std::map<node_id, std::unique_ptr<raft_core>> cores_;
   std::map<node_id, durable_state> disks_;
   std::map<node_id, directory_id> dirs_;
   std::map<node_id, std::vector<bytes>> applied_;
   std::deque<message> network_;
   std::set<node_id> isolated_;
+  std::vector<voter_change_end> changes_;
 };
+
+std::vector<int> voter_ids(const raft_core& core) {
+  std::vector<int> ids;
+  for (const auto& v : core.voters()) ids.push_back(v.id.value());
+  return ids;
+}
+
+voter spare(int id) {
+  voter v;
+  v.id = node_id{id};
+  v.endpoint = "127.0.0.1:" + std::to_string(9000 + id);
+  return v;
+}
 
 } // namespace
 
@@ -481,10 +505,9 @@ TEST_CASE("the driver learns when to snapshot, and compaction checks its index",
   CHECK(c.disk(1).entries.empty());
 }
 
-TEST_CASE("messages for another node, from a stranger or from itself are ignored", "[raft][core]") {
+TEST_CASE("messages for another node or from itself are ignored", "[raft][core]") {
   cluster c(3);
   c.at(1).step(message{node_id{2}, node_id{3}, vote{raft_term{9}, log_index{}, raft_term{}}});
-  c.at(1).step(message{node_id{7}, node_id{1}, vote{raft_term{9}, log_index{}, raft_term{}}});
   c.at(1).step(message{node_id{1}, node_id{1}, vote{raft_term{9}, log_index{}, raft_term{}}});
   CHECK(c.at(1).term() == raft_term{0});
   CHECK_FALSE(c.at(1).has_ready());
@@ -664,6 +687,229 @@ TEST_CASE("a frame for an earlier directory id of its receiver is ignored but te
       named = true;
     }
   CHECK(named);
+}
+
+
+// --- voter changes (docs/controller.md, "Voter changes") ---------------------------------------
+
+TEST_CASE("a node that is no voter follows and never campaigns", "[raft][core][voters]") {
+  cluster c(3, 1024, 1);
+  c.tick(4, 100);
+  c.settle();
+  CHECK(c.at(4).role() == role::follower);
+  CHECK(c.at(4).term() == raft_term{0});
+  CHECK_FALSE(c.at(4).is_voter(node_id{4}));
+  c.elect(1);
+  CHECK(c.at(1).voters().size() == 3);
+}
+
+TEST_CASE("a voter is added once it caught up and then counts towards commitment",
+          "[raft][core][voters]") {
+  cluster c(3, 1024, 1);
+  c.elect(1);
+  c.propose(1, "before");
+  auto p = c.at(1).add_voter(spare(4));
+  REQUIRE(p.ok());
+  CHECK(c.at(1).changing_voter() == node_id{4});
+  c.settle();
+  c.tick(1, 4);
+  c.settle();
+  REQUIRE(c.changes().size() == 1);
+  CHECK(c.changes()[0].node == node_id{4});
+  CHECK(c.changes()[0].add);
+  CHECK(c.changes()[0].code == errc::none);
+  CHECK_FALSE(c.at(1).changing_voter());
+  for (int n = 1; n <= 4; ++n) {
+    INFO("node " << n);
+    CHECK(voter_ids(c.at(n)) == std::vector<int>{1, 2, 3, 4});
+  }
+  // The entry names the incarnation that caught up, and where it listens.
+  const auto& added = c.at(1).voters().back();
+  CHECK(added.directory == c.dir(4));
+  CHECK(added.endpoint == "127.0.0.1:9004");
+  CHECK(c.applied(4).size() >= 2);
+
+  // Four voters: with two of them cut off nothing commits, with one it does.
+  c.isolate(2);
+  c.isolate(3);
+  auto stalled = c.at(1).propose(b("needs three"));
+  REQUIRE(stalled.ok());
+  c.settle();
+  CHECK(c.at(1).commit_index() < stalled.index);
+  c.heal();
+  c.isolate(2);
+  c.tick(1, 2);
+  c.settle();
+  CHECK(c.at(1).commit_index() >= stalled.index);
+}
+
+TEST_CASE("a removed voter no longer counts and the rest commit without it",
+          "[raft][core][voters]") {
+  cluster c(3);
+  c.elect(1);
+  auto p = c.at(1).remove_voter(node_id{3});
+  REQUIRE(p.ok());
+  CHECK(p.index != log_index{});
+  c.settle();
+  c.tick(1, 2);
+  c.settle();
+  REQUIRE(c.changes().size() == 1);
+  CHECK_FALSE(c.changes()[0].add);
+  CHECK(c.changes()[0].code == errc::none);
+  CHECK(voter_ids(c.at(1)) == std::vector<int>{1, 2});
+  CHECK(voter_ids(c.at(3)) == std::vector<int>{1, 2});
+  c.crash(3);
+  const auto i = c.propose(1, "two of two");
+  CHECK(c.at(1).commit_index() >= i);
+}
+
+TEST_CASE("a removed voter that comes back cannot depose the leader", "[raft][core][voters]") {
+  cluster c(3);
+  c.elect(1);
+  REQUIRE(c.at(1).remove_voter(node_id{3}).ok());
+  c.settle();
+  c.tick(1, 2);
+  c.settle();
+  const auto term = c.at(1).term();
+  for (int k = 0; k < 10; ++k) {
+    c.tick(3, 10);
+    c.tick(1, 2);
+    c.settle();
+  }
+  CHECK(c.at(1).role() == role::leader);
+  CHECK(c.at(1).term() == term);
+  CHECK(c.at(3).role() != role::leader);
+}
+
+TEST_CASE("a leader that removes itself leads until the change commits, then hands over",
+          "[raft][core][voters]") {
+  cluster c(3);
+  c.elect(1);
+  REQUIRE(c.at(1).remove_voter(node_id{1}).ok());
+  for (int k = 0; k < 20 && c.at(1).role() == role::leader; ++k) {
+    c.tick(1);
+    c.settle();
+  }
+  REQUIRE(c.changes().size() == 1);
+  CHECK(c.changes()[0].code == errc::none);
+  CHECK(c.at(1).role() == role::follower);
+  CHECK_FALSE(c.at(1).is_voter(node_id{1}));
+  // The transferee was told to campaign: one of the two others leads, without waiting for an
+  // election timeout.
+  const int next = c.at(2).role() == role::leader ? 2 : 3;
+  REQUIRE(c.at(next).role() == role::leader);
+  CHECK(voter_ids(c.at(next)) == std::vector<int>{2, 3});
+  const auto i = c.propose(next, "after");
+  CHECK(c.at(next).commit_index() >= i);
+  // The removed node never campaigns again.
+  c.tick(1, 100);
+  c.settle();
+  CHECK(c.at(1).role() == role::follower);
+}
+
+TEST_CASE("voter changes are refused with a named error when they cannot start",
+          "[raft][core][voters]") {
+  SECTION("at a follower") {
+    cluster c(3, 1024, 1);
+    c.elect(1);
+    auto p = c.at(2).add_voter(spare(4));
+    CHECK(p.code == errc::not_leader_or_follower);
+    CHECK(p.leader == node_id{1});
+    CHECK(c.at(2).remove_voter(node_id{3}).code == errc::not_leader_or_follower);
+  }
+  SECTION("a voter already, or no voter") {
+    cluster c(3);
+    c.elect(1);
+    CHECK(c.at(1).add_voter(spare(2)).code == errc::duplicate_voter);
+    CHECK(c.at(1).remove_voter(node_id{7}).code == errc::voter_not_found);
+  }
+  SECTION("the last voter") {
+    cluster c(1);
+    c.tick(1);
+    c.settle();
+    CHECK(c.at(1).remove_voter(node_id{1}).code == errc::invalid_request);
+  }
+  SECTION("one change at a time") {
+    cluster c(3, 1024, 1);
+    c.elect(1);
+    c.isolate(3);
+    REQUIRE(c.at(1).remove_voter(node_id{2}).ok());
+    // Not committed yet (node 2 has it, but nobody answered): a second change waits.
+    CHECK(c.at(1).add_voter(spare(4)).code == errc::request_timed_out);
+    CHECK(c.at(1).remove_voter(node_id{3}).code == errc::request_timed_out);
+  }
+  SECTION("a set that would have no live majority") {
+    cluster c(3);
+    c.elect(1);
+    c.crash(3);
+    c.tick(1, 12);
+    c.settle();
+    // {1, 3} with node 3 down could never commit its own entry.
+    CHECK(c.at(1).remove_voter(node_id{2}).code == errc::request_timed_out);
+    CHECK(voter_ids(c.at(1)) == std::vector<int>{1, 2, 3});
+  }
+}
+
+TEST_CASE("a node to add that never catches up times out and nothing changes",
+          "[raft][core][voters]") {
+  cluster c(3);
+  c.elect(1);
+  // Node 4 does not run.
+  REQUIRE(c.at(1).add_voter(spare(4)).ok());
+  for (int k = 0; k < 400 && c.changes().empty(); ++k) {
+    c.tick(1);
+    c.settle();
+  }
+  REQUIRE(c.changes().size() == 1);
+  CHECK(c.changes()[0].code == errc::request_timed_out);
+  CHECK(c.changes()[0].index == log_index{});
+  CHECK(voter_ids(c.at(1)) == std::vector<int>{1, 2, 3});
+  CHECK(c.at(1).add_voter(spare(5)).ok()); // the next change may start
+}
+
+TEST_CASE("a voter set outlives restarts and snapshots, and a truncated one is undone",
+          "[raft][core][voters]") {
+  cluster c(3, 1024, 1);
+  c.elect(1);
+  REQUIRE(c.at(1).add_voter(spare(4)).ok());
+  c.settle();
+  c.tick(1, 4);
+  c.settle();
+  REQUIRE(voter_ids(c.at(1)) == std::vector<int>{1, 2, 3, 4});
+  c.propose(1, "x");
+  REQUIRE(c.at(2).compact(c.at(2).applied_index(), b("image")).ok());
+  c.drain(2);
+  REQUIRE(c.disk(2).snap.voters.size() == 4);
+  for (int n = 1; n <= 4; ++n) {
+    c.crash(n);
+    c.restart(n);
+    INFO("node " << n);
+    CHECK(voter_ids(c.at(n)) == std::vector<int>{1, 2, 3, 4});
+  }
+
+  // A leader cut off appends a removal nobody else gets; the others elect a leader whose entries
+  // replace it, and the old leader's voter set is the old one again.
+  c.elect(1);
+  c.isolate(1);
+  REQUIRE(c.at(1).remove_voter(node_id{4}).ok());
+  c.drain(1);
+  CHECK(voter_ids(c.at(1)) == std::vector<int>{1, 2, 3});
+  int next = 0;
+  for (int k = 0; k < 200 && next == 0; ++k) {
+    for (int n = 2; n <= 4; ++n) c.tick(n);
+    c.settle();
+    for (int n = 2; n <= 4; ++n)
+      if (c.at(n).role() == role::leader) next = n;
+  }
+  REQUIRE(next != 0);
+  c.propose(next, "y");
+  c.heal();
+  c.tick(next, 2);
+  c.settle();
+  CHECK(c.at(1).role() == role::follower);
+  CHECK(voter_ids(c.at(1)) == std::vector<int>{1, 2, 3, 4});
+  REQUIRE(!c.changes().empty());
+  CHECK(c.changes().back().code == errc::not_leader_or_follower);
 }
 
 } // namespace capstan::raft

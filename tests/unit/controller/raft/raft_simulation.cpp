@@ -32,6 +32,8 @@ enum class action : uint8_t {
   transfer,
   lose_disk,
   damage,
+  add_voter,
+  remove_voter,
   count_
 };
 
@@ -50,6 +52,8 @@ constexpr std::array<uint32_t, static_cast<size_t>(action::count_)> base_weights
     4,  // transfer
     1,  // lose_disk
     1,  // damage
+    2,  // add_voter (with sim_options::voter_changes only)
+    2,  // remove_voter (likewise)
 };
 
 // The state machine: the data of every applied index, from 1. Its snapshot is all of it.
@@ -113,9 +117,12 @@ public:
     weights_ = draw_step_weights(base_weights, [this](uint64_t n) { return pick(n); });
     // Disks are lost or damaged in one seed of four: in the others, the crashes, partitions and
     // elections that rare protocol paths need come as often as before those steps existed.
-    if (pick(4) != 0)
+    if (pick(4) != 0 || opts_.voter_changes)
       weights_[static_cast<size_t>(action::lose_disk)] =
           weights_[static_cast<size_t>(action::damage)] = 0;
+    if (!opts_.voter_changes)
+      weights_[static_cast<size_t>(action::add_voter)] =
+          weights_[static_cast<size_t>(action::remove_voter)] = 0;
     // Per-seed shape of replication, so seeds cover small and large batches and windows.
     max_entries_ = 1 + pick(4);
     max_inflight_ = 1 + pick(3);
@@ -130,6 +137,12 @@ public:
       nodes_.push_back(sim_node{id, {}, {}, std::nullopt, {}});
       new_directory(nodes_.back());
       nodes_.back().disk.hard.catching_up = new_directories;
+      group_.push_back(0);
+    }
+    // The spare starts empty, as a node added to a running quorum does.
+    if (opts_.voter_changes) {
+      nodes_.push_back(sim_node{node_id{static_cast<int32_t>(opts_.nodes + 1)}, {}, {}, std::nullopt, {}});
+      new_directory(nodes_.back());
       group_.push_back(0);
     }
   }
@@ -192,6 +205,7 @@ private:
     c.max_bytes_per_append = 64;
     c.max_inflight_appends = max_inflight_;
     c.snapshot_entries = snapshot_entries_;
+    c.voter_catch_up_ticks = 100;
     return c;
   }
 
@@ -282,6 +296,8 @@ private:
         n.app.push_back(e.data);
         expect(checker_.on_apply(n.id, e.index, e.data));
       }
+      if (rd.voter_change && rd.voter_change->code == errc::none)
+        ++(rd.voter_change->add ? stats_.voters_added : stats_.voters_removed);
       n.core->advance();
       if (rd.snapshot_due && pick(2) == 0) {
         auto s = n.core->compact(n.core->applied_index(), encode_app(n.app));
@@ -382,6 +398,32 @@ private:
     }
   }
 
+  // A node that thinks it leads adds a node that is no voter, or removes a voter; returns it.
+  std::optional<node_id> change_voters(bool add) {
+    sim_node* n = leader_up();
+    if (n == nullptr) return std::nullopt;
+    std::vector<node_id> candidates;
+    for (const auto& m : nodes_)
+      if (n->core->is_voter(m.id) != add) candidates.push_back(m.id);
+    if (candidates.empty()) return std::nullopt;
+    const node_id who = candidates[pick(candidates.size())];
+    proposal p;
+    if (add) {
+      voter v;
+      v.id = who;
+      v.endpoint = "node" + std::to_string(who.value());
+      p = n->core->add_voter(std::move(v));
+    } else {
+      p = n->core->remove_voter(who);
+    }
+    note(add ? 18 : 19, [&] {
+      return "node " + std::to_string(n->id.value()) + (add ? " adds voter " : " removes voter ") +
+             std::to_string(who.value()) +
+             (p.ok() ? std::string() : " -> " + std::string(to_string(p.code)));
+    });
+    return n->id;
+  }
+
   void fault_step() {
     std::optional<node_id> changed;
     const action a = choose();
@@ -404,6 +446,11 @@ private:
     case action::tick:
       return tick_step();
     case action::propose: {
+      // Changes also come in calm stretches, where a leader lasts long enough to finish them.
+      if (opts_.voter_changes && pick(4) == 0) {
+        changed = change_voters(pick(2) == 0);
+        if (changed) break;
+      }
       // Mostly at a node that thinks it leads (a stale leader too); sometimes at any node.
       sim_node* n = nullptr;
       for (auto* u : up_nodes())
@@ -520,6 +567,11 @@ private:
       ++stats_.disks_lost;
       break;
     }
+    case action::add_voter:
+    case action::remove_voter:
+      changed = change_voters(a == action::add_voter);
+      if (!changed) return tick_step();
+      break;
     case action::count_:
       break;
     }
@@ -557,11 +609,18 @@ private:
     std::optional<raft_term> proposed_in;
     const size_t start = step_;
     while (step_ - start < opts_.liveness_steps) {
+      // Every voter of the current leader's set, and only those: a learner or a removed voter
+      // is not replicated to.
+      const sim_node* now_leading = nullptr;
+      for (const auto& n : nodes_)
+        if (n.core->role() == raft::role::leader) now_leading = &n;
       for (const auto& marker : markers) {
+        if (now_leading == nullptr) break;
         const auto& index = marker.first; // not a structured binding: the lambda captures it
         const auto& data = marker.second;
         const bool everywhere = std::all_of(nodes_.begin(), nodes_.end(), [&](const sim_node& n) {
-          return n.app.size() >= index.value() && n.app[index.value() - 1] == data;
+          return !now_leading->core->is_voter(n.id) ||
+                 (n.app.size() >= index.value() && n.app[index.value() - 1] == data);
         });
         if (everywhere) {
           stats_.liveness_steps = step_ - start;
@@ -593,8 +652,18 @@ private:
       }
       check(changed);
     }
+    std::string nodes;
+    for (const auto& n : nodes_) {
+      nodes += "; node " + std::to_string(n.id.value()) + " " +
+               std::string(to_string(n.core->role())) + " t" +
+               std::to_string(n.core->term().value()) + " last " +
+               std::to_string(n.core->last_index().value()) + " commit " +
+               std::to_string(n.core->commit_index().value()) + " voters";
+      for (const auto& v : n.core->voters()) nodes += " " + std::to_string(v.id.value());
+      if (n.core->catching_up()) nodes += " (catching up)";
+    }
     fail("liveness: no proposal reached every node within " + std::to_string(opts_.liveness_steps) +
-         " steps after the faults stopped");
+         " steps after the faults stopped" + nodes);
   }
 
   sim_options opts_;

@@ -7,7 +7,8 @@
 // ready/persist protocol made durable, optionally cutting a persist part-way), restart one,
 // have a leader hand its leadership over, lose or damage a node's disk (it comes back with a new
 // directory id, catching up, as raft_storage makes it; never so many that fewer than a majority
-// are whole), and hand a node's ready to its driver. One seed in eight starts every node on a new
+// are whole), add or remove a voter (with sim_options::voter_changes), and hand a node's ready to
+// its driver. One seed in eight starts every node on a new
 // directory, so the quorum first finds out that it is new (docs/controller.md, "Quorum
 // identity"); the others start as such a quorum is once it has.
 // raft_invariant_checker runs after every step. After the fault phase the network heals, crashed
@@ -36,6 +37,10 @@ struct sim_options {
   // A broken driver that sends a ready's messages before persisting it (violating the
   // contract in raft_ready.hpp); only to show that the checker notices.
   bool send_before_persist = false;
+  // One more node, not a voter at first, and leaders that add and remove voters at random
+  // (docs/controller.md, "Voter changes"). Disks are then never lost or damaged: which voters
+  // must stay whole for Raft to promise anything would depend on the voter set of the moment.
+  bool voter_changes = false;
 };
 
 struct sim_stats {
@@ -49,6 +54,8 @@ struct sim_stats {
   size_t compactions = 0;
   size_t transfer_votes = 0; // votes of a leadership transfer delivered
   size_t disks_lost = 0;     // lost or damaged
+  size_t voters_added = 0;   // voter changes that committed
+  size_t voters_removed = 0;
   size_t liveness_steps = 0;
 };
 

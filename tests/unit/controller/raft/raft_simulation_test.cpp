@@ -6,6 +6,7 @@
 // More seeds on demand: CAPSTAN_RAFT_SEED_SCALE=10 build/tests/unit_tests "[simulation]"
 // runs ten times as many per case. Replay one seed, printing every step:
 //   CAPSTAN_RAFT_SEED=1234 CAPSTAN_RAFT_NODES=5 build/tests/unit_tests "[replay]"
+// (with CAPSTAN_RAFT_VOTER_CHANGES=1 for a seed of the voter-change batches)
 
 #include <csignal>
 #include <cstdio>
@@ -52,11 +53,13 @@ std::string failure_report(const sim_options& o, const sim_result& r) {
   return "seed " + std::to_string(o.seed) + " (" + std::to_string(o.nodes) +
          " nodes) failed at step " + std::to_string(r.step) + ": " + *r.failure +
          "\nreplay (prints every step): CAPSTAN_RAFT_SEED=" + std::to_string(o.seed) +
-         " CAPSTAN_RAFT_NODES=" + std::to_string(o.nodes) + " build/tests/unit_tests \"[replay]\"";
+         " CAPSTAN_RAFT_NODES=" + std::to_string(o.nodes) +
+         (o.voter_changes ? " CAPSTAN_RAFT_VOTER_CHANGES=1" : "") +
+         " build/tests/unit_tests \"[replay]\"";
 }
 
 // Runs `count` seeds from `first` (times CAPSTAN_RAFT_SEED_SCALE) and fails on the first bad one.
-void run_batch(size_t nodes, uint64_t first, uint64_t count) {
+void run_batch(size_t nodes, uint64_t first, uint64_t count, bool voter_changes = false) {
   abort_reporter reporter;
   const uint64_t n = count * std::max<uint64_t>(1, env_u64("CAPSTAN_RAFT_SEED_SCALE", 1));
   sim_stats total;
@@ -64,6 +67,7 @@ void run_batch(size_t nodes, uint64_t first, uint64_t count) {
     sim_options o;
     o.nodes = nodes;
     o.seed = seed;
+    o.voter_changes = voter_changes;
     const auto r = run_simulation(o);
     if (r.failure) FAIL(failure_report(o, r));
     total.steps += r.stats.steps;
@@ -73,6 +77,8 @@ void run_batch(size_t nodes, uint64_t first, uint64_t count) {
     total.snapshots_installed += r.stats.snapshots_installed;
     total.transfer_votes += r.stats.transfer_votes;
     total.disks_lost += r.stats.disks_lost;
+    total.voters_added += r.stats.voters_added;
+    total.voters_removed += r.stats.voters_removed;
     total.liveness_steps = std::max(total.liveness_steps, r.stats.liveness_steps);
   }
   // The batch exercised what it claims to (every batch of this size does, by a wide margin).
@@ -82,7 +88,12 @@ void run_batch(size_t nodes, uint64_t first, uint64_t count) {
   CHECK(total.leaders > n);
   CHECK(total.committed > 10 * n);
   CHECK(total.transfer_votes > 0);
-  CHECK(total.disks_lost > 0);
+  if (voter_changes) {
+    CHECK(total.voters_added > n / 20);
+    CHECK(total.voters_removed > n / 20);
+  } else {
+    CHECK(total.disks_lost > 0);
+  }
 }
 
 } // namespace
@@ -104,6 +115,15 @@ TEST_CASE("raft simulation: 5 nodes, seeds 1000-1999", "[raft][simulation]") {
 }
 TEST_CASE("raft simulation: 5 nodes, seeds 2000-2999", "[raft][simulation]") {
   run_batch(5, 2000, 1000);
+}
+
+TEST_CASE("raft simulation with voter changes: 3 nodes and a spare, seeds 0-999",
+          "[raft][simulation]") {
+  run_batch(3, 0, 1000, true);
+}
+TEST_CASE("raft simulation with voter changes: 5 nodes and a spare, seeds 0-999",
+          "[raft][simulation]") {
+  run_batch(5, 0, 1000, true);
 }
 
 TEST_CASE("a simulation seed replays step for step", "[raft][simulation]") {
@@ -142,6 +162,7 @@ TEST_CASE("replay one raft simulation seed", "[.][replay]") {
   sim_options o;
   o.seed = env_u64("CAPSTAN_RAFT_SEED", 0);
   o.nodes = env_u64("CAPSTAN_RAFT_NODES", 3);
+  o.voter_changes = env_u64("CAPSTAN_RAFT_VOTER_CHANGES", 0) != 0;
   o.trace = true;
   const auto r = run_simulation(o);
   if (r.failure) FAIL(failure_report(o, r));
