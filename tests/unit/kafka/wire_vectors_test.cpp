@@ -9,20 +9,10 @@
 #include "runtime/kafka/api_schemas.hpp"
 #include "runtime/kafka/frame.hpp"
 #include "runtime/kafka/message_header.hpp"
+#include "tests/support/kafka_vector.hpp"
 
 namespace capstan::kafka {
 namespace {
-
-bytes from_hex(std::string_view hex) {
-  bytes out;
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i + 1 < hex.size(); ++i) {
-    if (hex[i] == ' ') continue;
-    out.push_back(static_cast<uint8_t>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
-    ++i;
-  }
-  return out;
-}
 
 // The frame's contents after its size prefix, which must match.
 bytes_view unframed(const bytes& frame) {
