@@ -7,6 +7,7 @@ packages=(
   g++ cmake make pkg-config ccache
   libcaf-dev capnproto libcapnp-dev libssl-dev
   libspdlog-dev libfmt-dev catch2 libcli11-dev libtomlplusplus-dev
+  zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev # record batch compression
   clang libclang-rt-14-dev # the fuzz build: clang 14 and its libFuzzer and sanitizer runtimes
 )
 
