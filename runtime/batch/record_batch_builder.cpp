@@ -96,6 +96,11 @@ record_batch_builder& record_batch_builder::producer(int64_t id, int16_t epoch,
   return *this;
 }
 
+record_batch_builder& record_batch_builder::compress_with(compression codec) {
+  codec_ = codec;
+  return *this;
+}
+
 record_batch_builder& record_batch_builder::leader_epoch(capstan::leader_epoch epoch) {
   leader_epoch_ = epoch.value();
   return *this;
@@ -104,14 +109,16 @@ record_batch_builder& record_batch_builder::leader_epoch(capstan::leader_epoch e
 size_t record_batch_builder::size_bytes() const { return bf::header_size + records_.size(); }
 
 bytes record_batch_builder::build() const {
-  bytes out(size_bytes());
+  const bytes packed = codec_ == compression::none ? bytes{} : compress(codec_, records_);
+  const bytes& section = codec_ == compression::none ? records_ : packed;
+  bytes out(bf::header_size + section.size());
   uint8_t* d = out.data();
   bf::store_be<int64_t>(d + bf::base_offset_at, base_.value());
   bf::store_be<int32_t>(d + bf::batch_length_at,
                         static_cast<int32_t>(out.size() - bf::log_overhead));
   bf::store_be<int32_t>(d + bf::partition_leader_epoch_at, leader_epoch_);
   d[bf::magic_at] = static_cast<uint8_t>(bf::magic_v2);
-  bf::store_be<int16_t>(d + bf::attributes_at, 0);
+  bf::store_be<int16_t>(d + bf::attributes_at, static_cast<int16_t>(codec_));
   bf::store_be<int32_t>(d + bf::last_offset_delta_at, next_delta_ - 1);
   bf::store_be<int64_t>(d + bf::base_timestamp_at, base_timestamp_);
   bf::store_be<int64_t>(d + bf::max_timestamp_at, max_timestamp_);
@@ -119,7 +126,7 @@ bytes record_batch_builder::build() const {
   bf::store_be<int16_t>(d + bf::producer_epoch_at, producer_epoch_);
   bf::store_be<int32_t>(d + bf::base_sequence_at, base_sequence_);
   bf::store_be<int32_t>(d + bf::records_count_at, count_);
-  if (!records_.empty()) std::memcpy(d + bf::records_at, records_.data(), records_.size());
+  if (!section.empty()) std::memcpy(d + bf::records_at, section.data(), section.size());
   bf::store_be<uint32_t>(d + bf::crc_at, crc32c(bytes_view(out).subspan(bf::attributes_at)));
   return out;
 }

@@ -1,11 +1,14 @@
 #pragma once
 
-// Builds one RecordBatch v2 (no compression) for clients and tests. Offsets in the built batch
-// are relative (base offset as given, usually 0); the leader assigns real ones on append.
-// The bytes are exactly what Kafka's MemoryRecordsBuilder writes for the same records when
-// base_timestamp is the first record's timestamp, as Kafka picks it (docs/formats.md, "Record
-// batch"): CreateTime, partition leader epoch and producer id, epoch and
-// base sequence -1 unless set, max timestamp = the largest record timestamp (-1 when none).
+// Builds one RecordBatch v2, uncompressed unless told a codec, for clients and tests. Offsets in
+// the built batch are relative (base offset as given, usually 0); the leader assigns real ones on
+// append.
+// Uncompressed, the bytes are exactly what Kafka's MemoryRecordsBuilder writes for the same
+// records when base_timestamp is the first record's timestamp, as Kafka picks it
+// (docs/formats.md, "Record batch"): CreateTime, partition leader epoch and producer id, epoch
+// and base sequence -1 unless set, max timestamp = the largest record timestamp (-1 when none).
+// Compressed, the header is the same and the records section is the codec's stream of them,
+// whose bytes depend on the codec library's version and settings.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/batch/compression.hpp"
 #include "runtime/types.hpp"
 
 namespace capstan {
@@ -41,9 +45,13 @@ public:
 
   record_batch_builder& producer(int64_t id, int16_t epoch, int32_t base_sequence);
   record_batch_builder& leader_epoch(capstan::leader_epoch epoch);
+  // The codec build() compresses the records section with and names in the attributes. Kept
+  // across reset: it is the producer's setting, not the batch's.
+  record_batch_builder& compress_with(compression codec);
 
   int32_t record_count() const { return count_; }
-  // Encoded size the batch would have now.
+  // Encoded size the batch would have now, before compression: what a producer fills a batch
+  // up to, as Kafka's producer estimates.
   size_t size_bytes() const;
 
   // Finishes the header and CRC; lastOffsetDelta = the last delta used or skipped. A builder
@@ -64,6 +72,7 @@ private:
   int16_t producer_epoch_ = -1;
   int32_t base_sequence_ = -1;
   int32_t leader_epoch_ = -1;
+  compression codec_ = compression::none;
   bytes records_;
 };
 

@@ -12,15 +12,15 @@ namespace capstan {
 namespace bf = batch_format;
 
 std::optional<bytes> filter_records(const record_batch_view& batch, const record_predicate& keep) {
-  const bytes_view in = batch.data();
-  bytes out(in.begin(), in.begin() + bf::header_size);
-  out.reserve(in.size());
+  const bytes_view in = batch.records();
+  bytes kept_records;
+  kept_records.reserve(in.size());
   const offset base = batch.base_offset();
   int32_t kept = 0;
   // for_each_record decodes the records in file order; `pos` walks the same records by their
   // length prefix alone to find each one's raw byte span. The batch was validated, so every
   // length prefix decodes and fits.
-  size_t pos = bf::header_size;
+  size_t pos = 0;
   batch.for_each_record([&](const record_view& r) {
     size_t body_at = pos;
     int32_t length = 0;
@@ -29,13 +29,22 @@ std::optional<bytes> filter_records(const record_batch_view& batch, const record
     (void)framed;
     const size_t end = body_at + static_cast<size_t>(length);
     if (keep(r, base + r.offset_delta)) {
-      out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(pos),
-                 in.begin() + static_cast<std::ptrdiff_t>(end));
+      kept_records.insert(kept_records.end(), in.begin() + static_cast<std::ptrdiff_t>(pos),
+                          in.begin() + static_cast<std::ptrdiff_t>(end));
       ++kept;
     }
     pos = end;
   });
   if (kept == 0) return std::nullopt;
+
+  const bytes_view header = batch.data().first(bf::header_size);
+  bytes out(header.begin(), header.end());
+  if (batch.codec() == compression::none) {
+    out.insert(out.end(), kept_records.begin(), kept_records.end());
+  } else {
+    const bytes packed = compress(batch.codec(), kept_records);
+    out.insert(out.end(), packed.begin(), packed.end());
+  }
 
   uint8_t* d = out.data();
   bf::store_be<int32_t>(d + bf::batch_length_at,

@@ -1,10 +1,11 @@
 #pragma once
 
 // Rewrites a stored RecordBatch v2 keeping only some of its records, as Kafka's
-// MemoryRecords.filterTo does for the log cleaner, but without re-encoding: the header is copied,
-// the surviving records' bytes are copied verbatim, and only batchLength, the record count and
-// the CRC-32C are recomputed. Base offset, lastOffsetDelta, producer fields, attributes and both
-// timestamps are unchanged, so every surviving record keeps its absolute offset and timestamp.
+// MemoryRecords.filterTo does for the log cleaner, but without re-encoding: the header is
+// copied, the surviving records' bytes are copied verbatim (a compressed batch's are compressed
+// again with its codec), and only batchLength, the record count and the CRC-32C are recomputed.
+// Base offset, lastOffsetDelta, producer fields, attributes and both timestamps are unchanged,
+// so every surviving record keeps its absolute offset and timestamp.
 
 #include <functional>
 #include <optional>

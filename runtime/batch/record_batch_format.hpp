@@ -45,6 +45,11 @@ inline constexpr size_t align_up(size_t n) { return (n + alignment - 1) & ~(alig
 // Kafka's message.max.bytes default (1 MiB + overhead).
 inline constexpr size_t default_max_batch_bytes = 1048588;
 
+// The most a compressed batch's records section may decompress to: Kafka's default
+// socket.request.max.bytes (100 MiB), the most a producer could have sent uncompressed in one
+// request. It bounds the memory one validation takes, whatever ratio the codec allows.
+inline constexpr size_t max_decompressed_records_bytes = 100 * 1024 * 1024;
+
 // Big-endian header field access. REQUIRES: p points at sizeof(T) readable (writable) bytes.
 template <class T>
 constexpr T load_be(const uint8_t* p) {

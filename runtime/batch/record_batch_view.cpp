@@ -19,16 +19,6 @@ namespace {
 
 error corrupt(std::string message) { return make_error(errc::corrupt_message, std::move(message)); }
 
-std::string_view codec_name(int codec) {
-  switch (codec) {
-    case 1: return "gzip";
-    case 2: return "snappy";
-    case 3: return "lz4";
-    case 4: return "zstd";
-    default: return "an unknown codec";
-  }
-}
-
 // Why a record failed to decode; positions are offsets within the batch.
 struct record_fault {
   enum kind_t {
@@ -213,12 +203,13 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
   }
 
   const auto attributes = bf::load_be<int16_t>(d + bf::attributes_at);
-  if (const int codec = attributes & bf::compression_mask; codec != 0)
+  const auto codec = compression_from_attributes(attributes);
+  if (!codec)
     return make_error(errc::unsupported_compression_type,
-                      fmt::format("batch is compressed with {} (codec {} in attributes 0x{:04X} at "
-                                  "batch offset {}); only uncompressed batches are supported",
-                                  codec_name(codec), codec, static_cast<uint16_t>(attributes),
-                                  bf::attributes_at));
+                      fmt::format("codec {} in attributes 0x{:04X} at batch offset {} is none of "
+                                  "Kafka's (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)",
+                                  attributes & bf::compression_mask,
+                                  static_cast<uint16_t>(attributes), bf::attributes_at));
 
   const bool produce = mode == batch_validation::produce;
   const bool log_append_time = (attributes & bf::timestamp_type_mask) != 0;
@@ -274,50 +265,74 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
   const timestamp_ms latest = check_window ? saturating_add(bounds->now, bounds->after_max_ms) : 0;
   timestamp_ms max_record_timestamp = no_timestamp;
 
-  size_t pos = bf::records_at;
-  int32_t previous_delta = -1;
-  record_view scratch;
-  for (int32_t i = 0; i < count; ++i) {
-    const size_t record_at = pos;
-    if (pos >= size)
-      return corrupt(
-          fmt::format("batch ends at offset {} after {} of its {} records", size, i, count));
-    record_fault fault;
-    if (!decode_record<false>(batch, pos, scratch, fault))
-      return corrupt(describe(fault, i, record_at));
-    if (!log_append_time) {
-      timestamp_ms ts = 0;
-      if (__builtin_add_overflow(base_timestamp, scratch.timestamp_delta, &ts)) {
-        auto message = fmt::format("record {} at batch offset {}: base timestamp {} (batch offset "
-                                   "{}) + timestamp delta {} overflows int64",
-                                   i, record_at, base_timestamp, bf::base_timestamp_at,
-                                   scratch.timestamp_delta);
-        return produce ? invalid_timestamp(std::move(message)) : corrupt(std::move(message));
-      }
-      if (check_window && ts != no_timestamp && (ts < earliest || ts > latest))
-        return invalid_timestamp(fmt::format(
-            "record {} at batch offset {} has timestamp {}, out of range: it must be within [{}, "
-            "{}] (message.timestamp.before.max.ms {}, message.timestamp.after.max.ms {})",
-            i, record_at, ts, earliest, latest, bounds->before_max_ms, bounds->after_max_ms));
-      max_record_timestamp = std::max(max_record_timestamp, ts);
-    }
-    const int32_t delta = scratch.offset_delta;
-    if (produce) {
-      if (delta != i)
-        return make_error(
-            errc::invalid_record,
-            fmt::format("record {} at batch offset {} has offset delta {}, expected {}", i,
-                        record_at, delta, i));
-    } else if (delta <= previous_delta || delta > last_offset_delta) {
-      return corrupt(fmt::format("record {} at batch offset {} has offset delta {}: deltas must "
-                                 "increase (previous {}) and stay within last offset delta {}",
-                                 i, record_at, delta, previous_delta, last_offset_delta));
-    }
-    previous_delta = delta;
+  // A compressed batch's records are checked as an uncompressed one's, in their decompressed
+  // bytes (Kafka's LogValidator does the same); positions in messages are then offsets within
+  // those bytes.
+  std::shared_ptr<const capstan::bytes> decompressed;
+  if (*codec != compression::none) {
+    auto inflated =
+        decompress(*codec, batch.subspan(bf::records_at), bf::max_decompressed_records_bytes);
+    if (!inflated) return inflated.err();
+    decompressed = std::make_shared<const capstan::bytes>(std::move(inflated).value());
   }
-  if (pos != size)
-    return corrupt(fmt::format("{} trailing bytes at batch offset {} after the last of {} records",
-                               size - pos, pos, count));
+  const bytes_view area = decompressed ? bytes_view(*decompressed) : batch;
+  const std::string_view offset_in = decompressed ? "decompressed offset" : "batch offset";
+
+  const status records_valid = [&]() -> status {
+    size_t pos = decompressed ? 0 : bf::records_at;
+    int32_t previous_delta = -1;
+    record_view scratch;
+    for (int32_t i = 0; i < count; ++i) {
+      const size_t record_at = pos;
+      if (pos >= area.size())
+        return corrupt(fmt::format("records end at {} {} after {} of its {} records", offset_in,
+                                   area.size(), i, count));
+      record_fault fault;
+      if (!decode_record<false>(area, pos, scratch, fault))
+        return corrupt(describe(fault, i, record_at));
+      if (!log_append_time) {
+        timestamp_ms ts = 0;
+        if (__builtin_add_overflow(base_timestamp, scratch.timestamp_delta, &ts)) {
+          auto message = fmt::format(
+              "record {} at batch offset {}: base timestamp {} (batch offset "
+              "{}) + timestamp delta {} overflows int64",
+              i, record_at, base_timestamp, bf::base_timestamp_at, scratch.timestamp_delta);
+          return produce ? invalid_timestamp(std::move(message)) : corrupt(std::move(message));
+        }
+        if (check_window && ts != no_timestamp && (ts < earliest || ts > latest))
+          return invalid_timestamp(fmt::format(
+              "record {} at batch offset {} has timestamp {}, out of range: it must be within [{}, "
+              "{}] (message.timestamp.before.max.ms {}, message.timestamp.after.max.ms {})",
+              i, record_at, ts, earliest, latest, bounds->before_max_ms, bounds->after_max_ms));
+        max_record_timestamp = std::max(max_record_timestamp, ts);
+      }
+      const int32_t delta = scratch.offset_delta;
+      if (produce) {
+        if (delta != i)
+          return make_error(
+              errc::invalid_record,
+              fmt::format("record {} at batch offset {} has offset delta {}, expected {}", i,
+                          record_at, delta, i));
+      } else if (delta <= previous_delta || delta > last_offset_delta) {
+        return corrupt(fmt::format("record {} at batch offset {} has offset delta {}: deltas must "
+                                   "increase (previous {}) and stay within last offset delta {}",
+                                   i, record_at, delta, previous_delta, last_offset_delta));
+      }
+      previous_delta = delta;
+    }
+    if (pos != area.size())
+      return corrupt(fmt::format("{} trailing bytes at {} {} after the last of {} records",
+                                 area.size() - pos, offset_in, pos, count));
+    return {};
+  }();
+  if (!records_valid) {
+    if (!decompressed) return records_valid.err();
+    auto e = records_valid.err();
+    e.message = fmt::format("in the {} records (a record's batch offset is its offset in the "
+                            "decompressed bytes): {}",
+                            to_string(*codec), e.message);
+    return e;
+  }
   // Retention and time lookups go by the header's max timestamp, so a produced one must be what
   // the records say (Kafka's LogValidator rewrites it; capstan refuses, keeping the producer's
   // bytes and CRC as sent).
@@ -326,7 +341,7 @@ result<record_batch_view> record_batch_view::parse(bytes_view bytes, size_t max_
     return invalid_timestamp(fmt::format("max timestamp {} at batch offset {} is not the largest "
                                          "record timestamp, {}",
                                          header_max, bf::max_timestamp_at, max_record_timestamp));
-  return record_batch_view(batch);
+  return record_batch_view(batch, std::move(decompressed));
 }
 
 offset record_batch_view::base_offset() const {
@@ -360,6 +375,12 @@ int32_t record_batch_view::record_count() const {
   return bf::load_be<int32_t>(data_.data() + bf::records_count_at);
 }
 uint32_t record_batch_view::crc() const { return bf::load_be<uint32_t>(data_.data() + bf::crc_at); }
+compression record_batch_view::codec() const {
+  return static_cast<compression>(attributes() & bf::compression_mask);
+}
+bytes_view record_batch_view::records() const {
+  return decompressed_ ? bytes_view(*decompressed_) : data_.subspan(bf::records_at);
+}
 bool record_batch_view::is_control() const { return (attributes() & bf::control_mask) != 0; }
 bool record_batch_view::is_log_append_time() const {
   return (attributes() & bf::timestamp_type_mask) != 0;
@@ -375,10 +396,11 @@ timestamp_ms record_batch_view::timestamp_of(const record_view& r) const {
 }
 
 bool record_batch_view::next_record(size_t& pos, record_view& out) const {
-  if (pos < bf::records_at) pos = bf::records_at;
-  if (pos >= data_.size()) return false;
+  const bytes_view area = decompressed_ ? bytes_view(*decompressed_) : data_;
+  if (!decompressed_ && pos < bf::records_at) pos = bf::records_at;
+  if (pos >= area.size()) return false;
   record_fault fault;
-  const bool ok = decode_record<true>(data_, pos, out, fault);
+  const bool ok = decode_record<true>(area, pos, out, fault);
   assert(ok && "record_batch_view holds only validated batches");
   return ok;
 }

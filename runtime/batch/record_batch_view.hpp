@@ -2,16 +2,20 @@
 
 // A zero-copy view over one RecordBatch v2 and the validator that makes it. A view exists only
 // for bytes that passed validation: magic, lengths, CRC-32C (unless the caller skips it,
-// crc_check), record count against lastOffsetDelta, and every record's varints in bounds. Nothing
+// crc_check), record count against lastOffsetDelta, and every record's varints in bounds. A
+// compressed batch's records are validated after decompressing them (bounded, compression.hpp);
+// the view keeps the decompressed records, the batch's own bytes stay as they were sent. Nothing
 // here reads past the buffer it was given, and nothing throws.
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "runtime/batch/compression.hpp"
 #include "runtime/result.hpp"
 #include "runtime/types.hpp"
 
@@ -22,7 +26,9 @@ struct record_header {
   std::optional<bytes_view> value;
 };
 
-// One record inside a validated batch. Views point into the batch's bytes.
+// One record inside a validated batch. Views point into the batch's bytes, or for a compressed
+// batch into the decompressed records its record_batch_view holds (valid while that view, or a
+// copy of it, lives).
 struct record_view {
   int8_t attributes = 0;
   int64_t timestamp_delta = 0;
@@ -59,9 +65,11 @@ public:
   // Validates the batch that starts at bytes[0]. `bytes` may extend past the batch; the view
   // covers exactly batch_length + 12 bytes. Errors: CORRUPT_MESSAGE (truncated, bad magic, bad
   // CRC, bad record framing; in stored mode also offset deltas that do not increase or exceed
-  // lastOffsetDelta, and a CreateTime record whose base timestamp + delta overflows int64),
-  // MESSAGE_TOO_LARGE (size above max_batch_bytes), UNSUPPORTED_COMPRESSION_TYPE (any codec but
-  // none), and in produce mode INVALID_RECORD (as Kafka's LogValidator: no records, count !=
+  // lastOffsetDelta, and a CreateTime record whose base timestamp + delta overflows int64;
+  // a compressed records section that does not decompress), MESSAGE_TOO_LARGE (size above
+  // max_batch_bytes, or records that decompress to more than
+  // batch_format::max_decompressed_records_bytes), UNSUPPORTED_COMPRESSION_TYPE (codec bits 5-7),
+  // and in produce mode INVALID_RECORD (as Kafka's LogValidator: no records, count !=
   // lastOffsetDelta + 1, or offset delta != index) and INVALID_TIMESTAMP (the LogAppendTime bit
   // set, a timestamp that overflows, a header max timestamp other than the largest record
   // timestamp, or with `bounds` a record timestamp outside them; bounds are ignored in stored
@@ -93,6 +101,7 @@ public:
   int32_t base_sequence() const;
   int32_t record_count() const;
   uint32_t crc() const;
+  compression codec() const;
   bool is_control() const;
   bool is_log_append_time() const;
 
@@ -100,6 +109,10 @@ public:
   // LogAppendTime batch, else base timestamp + timestamp delta (parse checked that this fits
   // int64). REQUIRES: r came from this view's for_each_record.
   timestamp_ms timestamp_of(const record_view& r) const;
+
+  // The records section as for_each_record reads it: the bytes after the header, or for a
+  // compressed batch the decompressed records.
+  bytes_view records() const;
 
   // Calls fn(const record_view&) for each record in order. The batch was validated, so this
   // cannot fail.
@@ -111,10 +124,13 @@ public:
   }
 
 private:
-  explicit record_batch_view(bytes_view data) : data_(data) {}
+  record_batch_view(bytes_view data, std::shared_ptr<const bytes> decompressed)
+      : data_(data), decompressed_(std::move(decompressed)) {}
   bool next_record(size_t& pos, record_view& out) const;
 
   bytes_view data_;
+  // The decompressed records of a compressed batch, shared by the view's copies; null otherwise.
+  std::shared_ptr<const bytes> decompressed_;
 };
 
 // In-place header patches made by a leader before appending. None of the patched fields is

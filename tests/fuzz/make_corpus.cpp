@@ -68,6 +68,14 @@ bytes compacted_batch() {
   return b.build();
 }
 
+// A batch of `records` whose records section is compressed with `codec`.
+bytes compressed_batch(compression codec, int records) {
+  record_batch_builder b(offset{0}, t0);
+  for (int i = 0; i < records; ++i)
+    b.add("k" + std::to_string(i), std::string(24, static_cast<char>('a' + i)), t0 + i);
+  return b.compress_with(codec).build();
+}
+
 // Batches back to back, each padded to a multiple of 8 (docs/formats.md, "Alignment").
 bytes padded(const std::vector<bytes>& batches) {
   bytes out;
@@ -95,6 +103,11 @@ void record_batch_seeds(const fs::path& dir) {
   auto torn = padded({batch_of(2), batch_of(2, offset{2})});
   torn.resize(torn.size() - 5);
   write(dir, "torn-tail", with_flags(2, torn));
+  for (auto codec : {compression::gzip, compression::snappy, compression::lz4, compression::zstd})
+    write(dir, std::string(to_string(codec)), with_flags(1, compressed_batch(codec, 3)));
+  write(dir, "mixed-codecs", with_flags(0, padded({compressed_batch(compression::zstd, 2),
+                                                    batch_of(2, offset{2}),
+                                                    compressed_batch(compression::lz4, 1)})));
 }
 
 bytes flat(capnp::MessageBuilder& m) {

@@ -160,15 +160,26 @@ TEST_CASE("a batch above max_batch_bytes is MESSAGE_TOO_LARGE", "[batch][view]")
   CHECK(r.code() == errc::message_too_large);
 }
 
-TEST_CASE("compressed batches are UNSUPPORTED_COMPRESSION_TYPE naming the codec", "[batch][view]") {
-  const std::pair<int16_t, std::string> codecs[] = {
-      {1, "gzip"}, {2, "snappy"}, {3, "lz4"}, {4, "zstd"}, {5, "unknown codec"}};
-  for (const auto& [codec, name] : codecs) {
+TEST_CASE("codec bits 5 to 7 are UNSUPPORTED_COMPRESSION_TYPE naming the bits", "[batch][view]") {
+  for (int16_t codec : {5, 6, 7}) {
     bytes batch = sample_batch();
     bf::store_be<int16_t>(batch.data() + bf::attributes_at, codec);
     reseal(batch);
     CHECK(parse_code(batch) == errc::unsupported_compression_type);
-    CHECK_THAT(parse_message(batch), Catch::Contains(name));
+    CHECK_THAT(parse_message(batch), Catch::Contains("codec " + std::to_string(codec)));
+  }
+}
+
+TEST_CASE("plain records under a codec's bits are CORRUPT_MESSAGE naming the codec",
+          "[batch][view]") {
+  for (const auto& [codec, name] : {std::pair<int16_t, std::string>{1, "gzip"}, {2, "snappy"},
+                                    {3, "lz4"}, {4, "zstd"}}) {
+    bytes batch = sample_batch();
+    bf::store_be<int16_t>(batch.data() + bf::attributes_at, codec);
+    reseal(batch);
+    CHECK(parse_code(batch) == errc::corrupt_message);
+    CHECK_THAT(parse_message(batch), Catch::Contains(name + " records section does not "
+                                                            "decompress"));
   }
 }
 
