@@ -27,6 +27,16 @@ void add_idempotence_option(CLI::App* cmd, std::optional<bool>& value) {
       ->type_name("BOOL");
 }
 
+void add_compression_option(CLI::App* cmd, compression& value) {
+  cmd->add_option_function<std::string>(
+         "--compression",
+         [&value](const std::string& text) { value = *compression_from_name(text); },
+         "none, gzip, snappy, lz4 or zstd (default: none): compression.type, the codec of every "
+         "batch sent")
+      ->check(CLI::IsMember({"none", "gzip", "snappy", "lz4", "zstd"}))
+      ->type_name("CODEC");
+}
+
 void apply_idempotence_or_fail(client::client_config& config, std::optional<bool> value) {
   config.enable_idempotence = value;
   if (auto r = client::resolve_idempotence(config); !r)

@@ -28,6 +28,9 @@ void add_client_options(CLI::App* cmd, client_options& options);
 // usage error naming the conflict.
 void add_idempotence_option(CLI::App* cmd, std::optional<bool>& value);
 
+// Adds `--compression none|gzip|snappy|lz4|zstd` (compression.type) to a producing command.
+void add_compression_option(CLI::App* cmd, compression& value);
+
 // Sets config.enable_idempotence to `value` and fails with a usage error (exit 2) when the
 // result conflicts with acks or max in flight.
 void apply_idempotence_or_fail(client::client_config& config, std::optional<bool> value);

@@ -56,12 +56,12 @@ int run_log_dump(const dump_options& options) {
       const auto& v = **b;
       if (v.last_offset().value() < options.from) continue;
       std::printf("baseOffset: %lld lastOffset: %lld count: %d position: %zu size: %zu "
-                  "leaderEpoch: %d maxTimestamp: %lld crc: %u isValid: true\n",
+                  "leaderEpoch: %d maxTimestamp: %lld compresscodec: %s crc: %u isValid: true\n",
                   static_cast<long long>(v.base_offset().value()),
                   static_cast<long long>(v.last_offset().value()), v.record_count(),
                   static_cast<size_t>(v.data().data() - data.data()), v.size_bytes(),
                   v.partition_leader_epoch().value(), static_cast<long long>(v.max_timestamp()),
-                  v.crc());
+                  std::string(to_string(v.codec())).c_str(), v.crc());
       if (options.print_records)
         v.for_each_record([&](const record_view& r) {
           std::printf("| offset: %lld key: %s value: %s\n",

@@ -45,6 +45,7 @@ struct perf_produce_flags {
   std::optional<bool> idempotence;
   int64_t keys = 0;      // distinct keys, in turn; 0: no key (the sticky partitioner)
   int32_t producers = 1; // each with its own connection, sending its share of the records
+  compression codec = compression::none;
 };
 
 struct perf_e2e_flags {
@@ -59,6 +60,7 @@ struct perf_e2e_flags {
   int32_t max_in_flight = 5;
   int64_t timeout_ms = 10000;
   int64_t warmup_records = 0;
+  compression codec = compression::none;
 };
 
 struct perf_consume_flags {
@@ -233,6 +235,7 @@ void run_perf_produce(const perf_produce_flags& f) {
   config.linger_ms = f.linger_ms;
   config.max_in_flight = f.max_in_flight;
   config.buffer_memory = f.buffer_memory;
+  config.compression_type = f.codec;
   apply_idempotence_or_fail(config, f.idempotence);
   auto client = connect_or_fail(config);
   if (auto md = client->metadata({f.topic}); !md) fail(md.err());
@@ -396,6 +399,7 @@ void run_perf_e2e(const perf_e2e_flags& f) {
   config.max_in_flight = f.max_in_flight;
   // A record not even sent within --timeout-ms fails rather than waiting delivery.timeout.ms.
   config.delivery_timeout_ms = f.timeout_ms;
+  config.compression_type = f.codec;
   auto client = connect_or_fail(config);
   client::consumer consumer(*client, config);
   if (auto s = consumer.assign(f.topic); !s) fail(s.err());
@@ -544,6 +548,7 @@ void add_perf_command(CLI::App& app) {
                         ->capture_default_str()
                         ->check(integer_in(1, 64));
   add_idempotence_option(produce, p->idempotence);
+  add_compression_option(produce, p->codec);
   add_client_options(produce, p->client);
   sync->excludes("--throughput")->excludes("--max-in-flight")->excludes(keys)->excludes(producers);
   produce->callback([p] { run_perf_produce(*p); });
@@ -581,6 +586,7 @@ void add_perf_command(CLI::App& app) {
                   "Fail when no record arrives for this long; also each record's delivery timeout")
     ->capture_default_str()
     ->check(integer_in(1));
+  add_compression_option(e2e, e->codec);
   add_client_options(e2e, e->client);
   e2e->callback([e] { run_perf_e2e(*e); });
 

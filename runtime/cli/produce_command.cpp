@@ -28,6 +28,7 @@ struct produce_flags {
   int64_t linger_ms = 5;
   int64_t delivery_timeout_ms = 120000;
   std::optional<bool> idempotence;
+  compression codec = compression::none;
 };
 
 bytes_view as_bytes(std::string_view s) {
@@ -41,6 +42,7 @@ void run_produce(const produce_flags& f) {
   config.acks = *acks;
   config.linger_ms = f.linger_ms;
   config.delivery_timeout_ms = f.delivery_timeout_ms;
+  config.compression_type = f.codec;
   apply_idempotence_or_fail(config, f.idempotence);
   auto client = connect_or_fail(config);
   auto md = client->metadata({f.topic});
@@ -113,6 +115,7 @@ void add_produce_command(CLI::App& app) {
     ->capture_default_str()
     ->check(integer_in(1));
   add_idempotence_option(cmd, f->idempotence);
+  add_compression_option(cmd, f->codec);
   add_client_options(cmd, f->client);
   cmd->callback([f] { run_produce(*f); });
 }

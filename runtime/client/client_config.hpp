@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/batch/compression.hpp"
+
 namespace capstan::client {
 
 // auto.offset.reset: where a consumer goes when its position is out of range (below the log start
@@ -31,6 +33,8 @@ struct client_config {
   int64_t linger_ms = 5;                   // linger.ms
   int32_t max_in_flight = 5;               // max.in.flight.requests.per.connection
   int64_t buffer_memory = 33554432;        // buffer.memory: send() blocks above it
+  // compression.type: the codec of every batch sent; batch.size counts uncompressed bytes.
+  compression compression_type = compression::none;
   // enable.idempotence, as Kafka 3.x: unset means on when acks is all and max_in_flight <= 5,
   // else off; set to true with acks 0/1 or max_in_flight > 5 it is INVALID_CONFIG
   // (resolve_idempotence in producer_sequencer.hpp, docs/idempotence.md).

@@ -28,7 +28,8 @@ namespace capstan::client {
 struct producer::impl {
   impl(cluster_client& c, client_config cfg)
       : client(c), config(std::move(cfg)), idempotence(resolve_idempotence(config)),
-        accumulator(config.batch_size, std::chrono::milliseconds(config.linger_ms)) {
+        accumulator(config.batch_size, std::chrono::milliseconds(config.linger_ms),
+                    config.compression_type) {
     sender = std::thread([this] { run_sender(); });
   }
 

@@ -4,8 +4,9 @@
 
 namespace capstan::client {
 
-record_accumulator::record_accumulator(int32_t batch_size, std::chrono::milliseconds linger)
-    : batch_size_(batch_size), linger_(linger) {}
+record_accumulator::record_accumulator(int32_t batch_size, std::chrono::milliseconds linger,
+                                       compression codec)
+    : batch_size_(batch_size), linger_(linger), codec_(codec) {}
 
 size_t record_accumulator::record_size_upper_bound(size_t key_size, size_t value_size) {
   // length, attributes, timestamp delta, offset delta, key length, value length, header count.
@@ -30,6 +31,7 @@ record_accumulator::append_result record_accumulator::append(
   }
   if (queue.empty() || queue.back().closed) {
     queue.push_back(open_batch{record_batch_builder(offset{0}, timestamp), {}, now, 0, false});
+    queue.back().builder.compress_with(codec_);
     ++batches_;
     out.new_batch = true;
   }

@@ -42,7 +42,9 @@ struct ready_batch {
 
 class record_accumulator {
 public:
-  record_accumulator(int32_t batch_size, std::chrono::milliseconds linger);
+  // Every batch is built compressed with `codec`; batch_size bounds its uncompressed size.
+  record_accumulator(int32_t batch_size, std::chrono::milliseconds linger,
+                     compression codec = compression::none);
   record_accumulator(const record_accumulator&) = delete;
   record_accumulator& operator=(const record_accumulator&) = delete;
 
@@ -91,6 +93,7 @@ private:
 
   int32_t batch_size_;
   std::chrono::milliseconds linger_;
+  compression codec_;
   std::map<topic_partition_key, std::deque<open_batch>> partitions_;
   size_t queued_bytes_ = 0;
   size_t batches_ = 0;

@@ -50,6 +50,26 @@ TEST_CASE("records accumulate into one valid batch per partition until linger pa
   }
 }
 
+TEST_CASE("with a codec every batch is compressed and batch.size counts uncompressed bytes",
+          "[client][accumulator]") {
+  record_accumulator acc(1024, 1000ms, compression::lz4);
+  const auto t0 = clock_type::now();
+  const topic_partition_key tp{"t", 0};
+  const std::string value(100, 'x');
+  for (int i = 0; i < 30; ++i) acc.append(tp, std::nullopt, as_bytes(value), 1000 + i, {}, t0);
+  auto ready = acc.drain(t0, true, all);
+  REQUIRE(ready.size() > 1); // 30 x 100 bytes do not fit one 1024-byte batch before compression
+  int records = 0;
+  for (const auto& b : ready) {
+    auto view = record_batch_view::parse(b.data, 1 << 20, batch_validation::produce);
+    REQUIRE(view);
+    CHECK(view->codec() == compression::lz4);
+    CHECK(b.data.size() < 1024 / 2);
+    records += view->record_count();
+  }
+  CHECK(records == 30);
+}
+
 TEST_CASE("a batch closes before it would pass batch.size and a full batch is ready at once",
           "[client][accumulator]") {
   record_accumulator acc(1024, 1000ms);
