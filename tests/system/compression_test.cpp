@@ -1,12 +1,13 @@
-// Runs the real `capstan` binary against one node: lines produced with each --compression are
-// consumed back in order, and the node stores the batches as the producer compressed them
-// (`capstan log dump` names each batch's codec).
+// Runs the real `capstan` binary: lines produced with each --compression are consumed back in
+// order, and the node stores the batches as the producer compressed them (`capstan log dump`
+// names each batch's codec); on a three-node cluster every replica holds them so.
 
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
 
+#include "tests/support/node_cluster.hpp"
 #include "tests/support/node_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -72,5 +73,43 @@ TEST_CASE("lines produced with each compression are consumed back and stored com
       CHECK_THAT(line, Catch::Contains("compresscodec: " + codec + " "));
     }
     CHECK(batches > 0);
+  }
+}
+
+TEST_CASE("compressed batches replicate to every replica as the producer sent them",
+          "[system][cluster][compression]") {
+  node_cluster c(binary, 0);
+  c.create_topic("zipped", 3, c.node(1));
+  c.await_full_isr("zipped", c.node(1));
+  // The first 100 lines with zstd, the next 100 with snappy.
+  std::vector<std::string> expected;
+  std::string out, err;
+  for (const std::string codec : {"zstd", "snappy"}) {
+    std::string input;
+    for (int i = 0; i < 100; ++i) {
+      expected.push_back(codec + " " + std::to_string(i) + " " + std::string(30, 'y'));
+      input += expected.back() + "\n";
+    }
+    REQUIRE(c.cli(input, {"produce", "zipped", "--compression", codec, "--linger-ms", "100"},
+                  c.node(2), &out, &err) == 0);
+  }
+  CHECK(c.consume("zipped", c.node(3), expected.size()) == expected);
+  c.await_full_isr("zipped", c.node(1));
+  for (auto& n : c.nodes) n->stop();
+
+  for (auto& n : c.nodes) {
+    INFO("node " << n->id());
+    REQUIRE(run_cli(binary, c.dir, "", {"log", "dump", n->partition_dir({"zipped", 0}).string()},
+                    &out, &err) == 0);
+    std::vector<std::string> codecs;
+    for (const auto& line : lines_of(out))
+      if (line.rfind("baseOffset:", 0) == 0)
+        codecs.push_back(line.find("compresscodec: zstd ") != std::string::npos     ? "zstd"
+                         : line.find("compresscodec: snappy ") != std::string::npos ? "snappy"
+                                                                                    : line);
+    REQUIRE_FALSE(codecs.empty());
+    CHECK(codecs.front() == "zstd");
+    CHECK(codecs.back() == "snappy");
+    for (const auto& codec : codecs) CHECK((codec == "zstd" || codec == "snappy"));
   }
 }
