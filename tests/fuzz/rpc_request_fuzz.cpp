@@ -1,6 +1,6 @@
 // libFuzzer target: the Cap'n Proto decoding of every client RPC request (schema/client.capnp)
 // and the checks the gateway runs on it (actors/gateway/request_validation.*), as
-// actors/gateway/capstan_service.cpp reads each request: the same fields, the same validation,
+// actors/gateway/capstan_service*.cpp and its handlers read each request: the same fields, the same validation,
 // and for createTopic and alterConfigs the config check the metadata actor applies next.
 //
 // Input: one flat Cap'n Proto message (segment table, then segments), zero-padded to whole
