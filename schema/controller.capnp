@@ -26,6 +26,10 @@ struct BrokerRegistration {
   # That process stopped cleanly (KIP-966's clean shutdown): its logs were flushed and closed, so
   # they hold every record it acknowledged. After a crash they may lack what the page cache held.
   previousCleanShutdown @9 :Bool;
+  # The node's Kafka listener as clients reach it (advertised.listeners); port 0: none. Added
+  # after the first version; older frames lack it.
+  kafkaHost @10 :Text;
+  kafkaPort @11 :UInt16;
 }
 
 struct BrokerRegistrationResponse {

@@ -36,6 +36,9 @@ struct MetadataRecord {
     # The process started on a data dir that named no earlier incarnation (a new machine or a
     # lost disk under this id): each partition it is a replica of, outside the ISR, marks it wiped.
     newDataDir @9 :Bool;
+    # The node's advertised Kafka listener; port 0: none (and in records older than the field).
+    kafkaHost @10 :Text;
+    kafkaPort @11 :UInt16;
   }
 
   # FenceBroker, UnfenceBroker and UnregisterBroker name the registration they change by its

@@ -40,6 +40,8 @@ struct NodeEndpoint {
   clientPort @2 :UInt16;           # Cap'n Proto RPC for clients
   clusterPort @3 :UInt16;          # the CAF middleman
   rack @4 :Text;
+  kafkaHost @5 :Text;              # the advertised Kafka listener; port 0: none
+  kafkaPort @6 :UInt16;
 }
 
 # Makes the receiving node's replicas of these partitions leaders or followers. Stale

@@ -151,6 +151,8 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
     r.cluster_host = st.opts.cluster_host;
     r.cluster_port = st.opts.cluster_port;
     r.rack = st.opts.rack;
+    r.kafka_host = st.opts.kafka_host;
+    r.kafka_port = st.opts.kafka_port;
     r.previous_incarnation = st.opts.previous_incarnation;
     r.previous_clean_shutdown = st.opts.previous_clean_shutdown;
     frame = encode(r);

@@ -74,6 +74,9 @@ struct broker_lifecycle_options {
   std::string cluster_host;
   uint16_t cluster_port = 0;
   std::string rack;
+  // The node's advertised Kafka listener; port 0: none.
+  std::string kafka_host;
+  uint16_t kafka_port = 0;
   // The controller quorum's voters and where their node endpoints are.
   std::vector<peer_address> voters;
   // Reaches the voters' endpoints (told their addresses at spawn).

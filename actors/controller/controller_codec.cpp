@@ -53,6 +53,8 @@ capnp_frame encode(const controller::broker_registration_request& m) {
   if (m.previous_incarnation != controller::incarnation_id{})
     root.setPreviousIncarnationId(data_of(m.previous_incarnation));
   root.setPreviousCleanShutdown(m.previous_clean_shutdown);
+  root.setKafkaHost(m.kafka_host);
+  root.setKafkaPort(m.kafka_port);
   return capnp_frame::from_builder(b);
 }
 
@@ -175,6 +177,8 @@ decode_broker_registration(const capnp_frame& frame) {
         if (!previous) return previous.err();
         m.previous_incarnation = *previous;
         m.previous_clean_shutdown = r.getPreviousCleanShutdown();
+        m.kafka_host = r.getKafkaHost();
+        m.kafka_port = r.getKafkaPort();
         return m;
       });
 }

@@ -18,6 +18,7 @@
 #include "actors/gateway/accept_loop.hpp"
 #include "actors/gateway/capstan_service.hpp"
 #include "actors/gateway/connection_limiter.hpp"
+#include "actors/gateway/kafka/kafka_connection.hpp"
 #include "runtime/actor/log_throttle.hpp"
 #include "runtime/actor/logging.hpp"
 #include "runtime/metrics/metrics_registry.hpp"
@@ -123,7 +124,11 @@ std::string suppressed_note(uint64_t suppressed) {
                          : " (" + std::to_string(suppressed) + " more since the last such line)";
 }
 
-// The client listener's state on the kj thread: admission, the live connections, and the
+// Which listener a connection came in on.
+enum class front_door { native, kafka };
+
+// The client listeners' state on the kj thread: admission (max.connections counts both front
+// doors together, as Kafka counts every listener of a broker), the live connections, and the
 // throttles of the lines a client could otherwise repeat at will.
 class client_acceptor {
 public:
@@ -134,8 +139,8 @@ public:
 
   // Admits `socket` as a connection, or closes it at once when a limit refuses it. Never throws:
   // a socket that fails here (e.g. already reset by its peer) is closed.
-  void serve(kj::Own<kj::AsyncIoStream> socket) {
-    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { admit(kj::mv(socket)); })) {
+  void serve(kj::Own<kj::AsyncIoStream> socket, front_door door) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { admit(kj::mv(socket), door); })) {
       get_logger("gateway")->debug("client connection dropped at accept: {}",
                                    e->getDescription().cStr());
     }
@@ -150,7 +155,7 @@ public:
   }
 
 private:
-  void admit(kj::Own<kj::AsyncIoStream> socket) {
+  void admit(kj::Own<kj::AsyncIoStream> socket, front_door door) {
     const auto& m = ctx_->metrics;
     auto ip = peer_ip(*socket);
     const auto verdict = limiter_.admit(ip);
@@ -164,10 +169,15 @@ private:
             suppressed_note(*suppressed));
       return;
     }
-    auto conn = kj::heap<connection>(
-        kj::mv(socket), ctx_, kj::heap<admission>(limiter_, std::move(ip), m.open_connections),
-        timer_);
+    auto admitted = kj::heap<admission>(limiter_, std::move(ip), m.open_connections);
     if (m.connections) m.connections->inc();
+    if (door == front_door::kafka) {
+      auto conn = kj::heap<kafka_connection>(kj::mv(socket), ctx_, timer_);
+      auto done = conn->run();
+      connections_.add(done.attach(kj::mv(conn), kj::mv(admitted)));
+      return;
+    }
+    auto conn = kj::heap<connection>(kj::mv(socket), ctx_, kj::mv(admitted), timer_);
     auto done = conn->network.onDisconnect();
     connections_.add(done.attach(kj::mv(conn)));
   }
@@ -184,6 +194,7 @@ private:
 
 struct started_info {
   uint16_t port = 0;
+  uint16_t kafka_port = 0;
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop;
 };
 
@@ -193,6 +204,7 @@ struct rpc_server::impl {
   std::shared_ptr<service_context> ctx;
   std::thread thread;
   uint16_t port = 0;
+  uint16_t kafka_port = 0;
   std::mutex mu; // guards stop_fulfiller and stopped
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop_fulfiller;
   bool stopped = false;
@@ -201,31 +213,47 @@ struct rpc_server::impl {
 
   // The kj thread. Reports the bound port (or why binding failed) through `started`, then serves
   // until the stop fulfiller is fulfilled or dropped.
-  void run(std::string host, uint16_t want_port, std::promise<result<started_info>> started) {
+  void run(std::string host, uint16_t want_port, std::optional<kafka_listen_address> kafka,
+           std::promise<result<started_info>> started) {
     bool reported = false;
+    // The listener being opened, for the error if it cannot be.
+    std::string opening = host + ":" + std::to_string(want_port);
     try {
       auto io = kj::setupAsyncIo();
-      auto address = io.provider->getNetwork().parseAddress(host, want_port).wait(io.waitScope);
-      auto listener = address->listen();
+      auto& network = io.provider->getNetwork();
+      auto listener = network.parseAddress(host, want_port).wait(io.waitScope)->listen();
+      kj::Own<kj::ConnectionReceiver> kafka_listener;
+      if (kafka) {
+        opening = "Kafka listener " + kafka->host + ":" + std::to_string(kafka->port);
+        kafka_listener = network.parseAddress(kafka->host, kafka->port).wait(io.waitScope)->listen();
+      }
       auto stop = kj::newPromiseAndCrossThreadFulfiller<void>();
-      started.set_value(
-          started_info{static_cast<uint16_t>(listener->getPort()), kj::mv(stop.fulfiller)});
+      started_info info;
+      info.port = static_cast<uint16_t>(listener->getPort());
+      if (kafka_listener) info.kafka_port = static_cast<uint16_t>(kafka_listener->getPort());
+      info.stop = kj::mv(stop.fulfiller);
+      started.set_value(kj::mv(info));
       reported = true;
       auto& timer = io.provider->getTimer();
       ctx->timer = &timer;
       KJ_DEFER(ctx->timer = nullptr);
       client_acceptor acceptor{ctx, timer};
-      stop.promise
-          .exclusiveJoin(accept_forever(
-              *listener, timer,
-              [&acceptor](kj::Own<kj::AsyncIoStream> socket) { acceptor.serve(kj::mv(socket)); },
-              [&acceptor](const kj::Exception& e) { acceptor.accept_failed(e); }))
-          .wait(io.waitScope);
+      auto accepting = [&](kj::ConnectionReceiver& from, front_door door) {
+        return accept_forever(
+            from, timer,
+            [&acceptor, door](kj::Own<kj::AsyncIoStream> socket) {
+              acceptor.serve(kj::mv(socket), door);
+            },
+            [&acceptor](const kj::Exception& e) { acceptor.accept_failed(e); });
+      };
+      auto serving = accepting(*listener, front_door::native);
+      if (kafka_listener)
+        serving = serving.exclusiveJoin(accepting(*kafka_listener, front_door::kafka));
+      stop.promise.exclusiveJoin(kj::mv(serving)).wait(io.waitScope);
     } catch (const kj::Exception& e) {
       if (!reported) {
-        started.set_value(make_error(errc::network_exception, "cannot listen on " + host + ":" +
-                                                                  std::to_string(want_port) + ": " +
-                                                                  e.getDescription().cStr()));
+        started.set_value(make_error(errc::network_exception,
+                                     "cannot listen on " + opening + ": " + e.getDescription().cStr()));
         return;
       }
       get_logger("gateway")->error("RPC server stopped: {}", e.getDescription().cStr());
@@ -235,14 +263,16 @@ struct rpc_server::impl {
 
 result<std::unique_ptr<rpc_server>> rpc_server::start(caf::actor_system& sys, rpc_targets targets,
                                                       const std::string& host, uint16_t port,
-                                                      rpc_limits limits) {
+                                                      rpc_limits limits,
+                                                      std::optional<kafka_listen_address> kafka) {
   auto ctx = std::make_shared<service_context>(sys, std::move(targets), limits);
   auto state = std::make_unique<impl>(ctx);
   std::promise<result<started_info>> started;
   auto ready = started.get_future();
-  state->thread = std::thread([raw = state.get(), host, port, p = std::move(started)]() mutable {
-    raw->run(host, port, std::move(p));
-  });
+  state->thread =
+      std::thread([raw = state.get(), host, port, kafka, p = std::move(started)]() mutable {
+        raw->run(host, port, kafka, std::move(p));
+      });
   auto info = ready.get();
   if (!info) {
     state->thread.join();
@@ -250,12 +280,15 @@ result<std::unique_ptr<rpc_server>> rpc_server::start(caf::actor_system& sys, rp
     return info.err();
   }
   state->port = info->port;
+  state->kafka_port = info->kafka_port;
   state->stop_fulfiller = kj::mv(info->stop);
   get_logger("gateway")->info(
       "client RPC listening on {}:{} (max.connections {}, max.connections.per.ip {}, "
       "socket.request.max.bytes {}, fetch.max.parked.per.node {})",
       host, state->port, limits.max_connections, limits.max_connections_per_ip,
       limits.socket_request_max_bytes, limits.fetch_max_parked_per_node);
+  if (kafka)
+    get_logger("gateway")->info("Kafka listener on {}:{}", kafka->host, state->kafka_port);
   return std::unique_ptr<rpc_server>(new rpc_server(std::move(state)));
 }
 
@@ -279,6 +312,10 @@ rpc_server::~rpc_server() {
 
 uint16_t rpc_server::port() const {
   return impl_->port;
+}
+
+uint16_t rpc_server::kafka_port() const {
+  return impl_->kafka_port;
 }
 
 caf::actor rpc_server::bridge() const {

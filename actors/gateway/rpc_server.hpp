@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -60,14 +61,22 @@ struct rpc_targets {
   int16_t offsets_replication_factor = default_offsets_replication_factor;
 };
 
+// Where the Kafka listener binds (docs/kafka.md, "The listener"); port 0: any free port.
+struct kafka_listen_address {
+  std::string host;
+  uint16_t port = 0;
+};
+
 class rpc_server {
 public:
-  // Binds host:port (port 0: any free port) and starts serving. Errors: the address is unusable.
+  // Binds host:port (port 0: any free port), and `kafka` if given, and starts serving both on
+  // one kj thread: the two front doors share the handlers, the bridge, the node's calls in
+  // flight and max.connections. Errors: an address is unusable (NETWORK_EXCEPTION naming it).
   // REQUIRES: limits.socket_request_max_bytes >= min_socket_request_max_bytes, the connection
   // limits >= 1, the parked-fetch caps >= 0 (node_config checks them).
-  static result<std::unique_ptr<rpc_server>> start(caf::actor_system& sys, rpc_targets targets,
-                                                   const std::string& host, uint16_t port,
-                                                   rpc_limits limits = {});
+  static result<std::unique_ptr<rpc_server>> start(
+      caf::actor_system& sys, rpc_targets targets, const std::string& host, uint16_t port,
+      rpc_limits limits = {}, std::optional<kafka_listen_address> kafka = std::nullopt);
   // Stops accepting and fails in-flight calls; joins the kj thread. Idempotent.
   void stop();
   ~rpc_server();
@@ -75,6 +84,8 @@ public:
   rpc_server& operator=(const rpc_server&) = delete;
 
   uint16_t port() const;
+  // The Kafka listener's bound port; 0 when the server has none.
+  uint16_t kafka_port() const;
   // The bridge actor calls go through now (rpc_bridge.hpp); tests kill it to see it replaced.
   caf::actor bridge() const;
 

@@ -104,6 +104,24 @@ private:
   std::optional<error> value_;
 };
 
+// The Kafka listener address the node advertises: written once the listener is bound, read by
+// the metadata actor's snapshots on any thread.
+class advertised_address {
+public:
+  listen_address get() const {
+    std::lock_guard<std::mutex> guard{mu_};
+    return value_;
+  }
+  void set(listen_address a) {
+    std::lock_guard<std::mutex> guard{mu_};
+    value_ = std::move(a);
+  }
+
+private:
+  mutable std::mutex mu_;
+  listen_address value_;
+};
+
 struct node::impl {
   node_config config;
   // fault.injection.enable: the storage env every file operation of the process goes through
@@ -114,6 +132,10 @@ struct node::impl {
   listen_address rpc_address;
   listen_address cluster_address;
   listen_address metrics_address;
+  // The Kafka listener's bind address, if the node has one, and what it advertises (the port
+  // is the bound one when advertised.listeners does not say).
+  std::optional<listen_address> kafka_address;
+  std::shared_ptr<advertised_address> kafka_advertised = std::make_shared<advertised_address>();
   std::optional<data_dir_lock> lock;
   std::unique_ptr<actor_config> actor_cfg;
   std::unique_ptr<caf::actor_system> sys;
@@ -196,6 +218,18 @@ status node::impl::start() {
   auto metrics_addr = parse_listen_address(config.metrics_listen, "metrics listen");
   if (!metrics_addr) return metrics_addr.err();
   metrics_address = *metrics_addr;
+  if (!config.kafka_listen.empty()) {
+    auto kafka_addr = parse_listen_address(config.kafka_listen, "Kafka listen");
+    if (!kafka_addr) return kafka_addr.err();
+    kafka_address = *kafka_addr;
+  }
+  if (!config.kafka_advertised.empty()) {
+    auto advertised = parse_listen_address(config.kafka_advertised, "advertised.listeners");
+    if (!advertised) return advertised.err();
+    if (advertised->port == 0)
+      return make_error(errc::invalid_config, "advertised.listeners: port 0 cannot be reached");
+    kafka_advertised->set(*advertised);
+  }
   if (auto s = check_voter_listener(); !s) return s;
   auto cluster_addr = parse_listen_address(config.cluster_listen, "cluster listen");
   if (!cluster_addr) return cluster_addr.err();
@@ -331,6 +365,9 @@ void node::impl::join_cluster() {
   lo.cluster_id = config.cluster_id;
   lo.client_host = rpc_address.host;
   lo.client_port = rpc->port();
+  const auto kafka_at = kafka_advertised->get();
+  lo.kafka_host = kafka_at.host;
+  lo.kafka_port = kafka_at.port;
   lo.cluster_host = cluster_address.host;
   lo.cluster_port = cluster_port;
   lo.voters = voter_addresses(voters);
@@ -381,8 +418,10 @@ status node::impl::start_actors() {
   mo.node_id = config.node_id;
   mo.log_defaults = config.log_defaults;
   mo.min_insync_replicas = config.min_insync_replicas;
-  mo.live_brokers = [id = config.node_id, host = rpc_address.host, port = advertised_port] {
-    return std::vector<broker_info>{broker_info{id, host, port->load()}};
+  mo.live_brokers = [id = config.node_id, host = rpc_address.host, port = advertised_port,
+                     kafka = kafka_advertised] {
+    const auto at = kafka->get();
+    return std::vector<broker_info>{broker_info{id, host, port->load(), at.host, at.port}};
   };
   auto spawned_metadata = spawn_metadata_actor(*sys, mo);
   if (!spawned_metadata) return spawned_metadata.err();
@@ -444,11 +483,20 @@ status node::impl::start_actors() {
   cc.request_timeout = std::chrono::seconds(25);
   controller_client = spawn_controller_client(*sys, cc);
   targets.controller = controller_client;
-  auto server =
-    rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port, config.client_limits);
-  if (!server) return listen_failure("client listener", rpc_address, server.err().message);
+  std::optional<kafka_listen_address> kafka;
+  if (kafka_address) kafka = kafka_listen_address{kafka_address->host, kafka_address->port};
+  auto server = rpc_server::start(*sys, targets, rpc_address.host, rpc_address.port,
+                                  config.client_limits, kafka);
+  if (!server) {
+    if (kafka_address && kafka_address->port != 0 && address_in_use(*kafka_address))
+      return listen_failure("Kafka listener", *kafka_address, server.err().message);
+    return listen_failure("client listener", rpc_address, server.err().message);
+  }
   rpc = std::move(*server);
   advertised_port->store(rpc->port());
+  // Set before the metadata actor or the registration reads it: both come after the bind.
+  if (kafka_address && kafka_advertised->get().port == 0)
+    kafka_advertised->set(listen_address{kafka_address->host, rpc->kafka_port()});
   join_cluster();
   if (alone()) {
     if (auto s = await_serving(self); !s) return s;
@@ -464,10 +512,13 @@ status node::impl::start_actors() {
   gauges.controller = controller;
   metrics_refresher = spawn_partition_metrics_refresher(
     *sys, targets.routes, metrics, metrics_refresh_interval, gauges);
-  spdlog::info("node {} listening: client RPC on {}:{}, cluster on {}, metrics on http://{}:{}/metrics",
+  spdlog::info("node {} listening: client RPC on {}:{}, cluster on {}, metrics on "
+               "http://{}:{}/metrics, Kafka on {}",
                config.node_id, rpc_address.host, rpc->port(),
                cluster_address.host + ":" + std::to_string(cluster_port),
-               metrics_address.host, metrics_http->port());
+               metrics_address.host, metrics_http->port(),
+               kafka_address ? kafka_address->host + ":" + std::to_string(rpc->kafka_port())
+                             : std::string{"none"});
   return {};
 }
 
@@ -663,6 +714,7 @@ std::optional<error> node::refusal() const { return impl_->refusal->get(); }
 
 std::optional<error> node::failure() const { return impl_->failure->get(); }
 
+uint16_t node::kafka_port() const { return impl_->rpc ? impl_->rpc->kafka_port() : 0; }
 uint16_t node::rpc_port() const { return impl_->rpc ? impl_->rpc->port() : impl_->advertised_port->load(); }
 uint16_t node::metrics_port() const { return impl_->metrics_http ? impl_->metrics_http->port() : 0; }
 uint16_t node::cluster_port() const { return impl_->cluster_port; }

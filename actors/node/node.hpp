@@ -29,6 +29,11 @@ struct node_config {
   std::string listen = "127.0.0.1:9192";          // client RPC
   std::string cluster_listen = "127.0.0.1:9193";  // CAF middleman
   std::string metrics_listen = "127.0.0.1:9194";  // Prometheus text over HTTP
+  // The Kafka wire protocol listener (docs/kafka.md); empty: none.
+  std::string kafka_listen = "127.0.0.1:9092";
+  // host:port Kafka clients are told to reach this node at (advertised.listeners); empty: the
+  // Kafka listener's host and bound port.
+  std::string kafka_advertised;
   // ID@HOST:PORT,... (controller_quorum.hpp); empty, or this node alone: a single-node cluster.
   // Otherwise a node whose id is a voter runs a quorum member and the controller beside its
   // broker; any other node is a broker only.
@@ -116,6 +121,8 @@ public:
   node& operator=(const node&) = delete;
 
   uint16_t rpc_port() const;
+  // The Kafka listener's bound port; 0 without one.
+  uint16_t kafka_port() const;
   uint16_t metrics_port() const;
   uint16_t cluster_port() const;
 

@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include <toml++/toml.h>
 
@@ -215,6 +216,68 @@ key_setter address_key(Get get) {
   };
 }
 
+// A listener entry's name ("PLAINTEXT" of "PLAINTEXT://HOST:PORT"); empty when it has none.
+std::string listener_name(const std::string& entry) {
+  auto scheme = entry.find("://");
+  return scheme == std::string::npos ? std::string{} : entry.substr(0, scheme);
+}
+
+std::vector<std::string> split_listeners(const std::string& text) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (true) {
+    auto comma = text.find(',', from);
+    out.push_back(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
+}
+
+// listeners: Kafka's list of NAME://HOST:PORT. The PLAINTEXT entry is the Kafka listener, the
+// CAPSTAN entry (or one without a name) the client RPC listener. As in Kafka, the list is every
+// listener the node opens: without a PLAINTEXT entry the node has no Kafka listener.
+status set_listeners(node_config& c, const std::string& key, const flat_value& flat) {
+  if (auto s = check_kind(key, flat, {value_kind::string}, "a string \"NAME://HOST:PORT,...\""); !s)
+    return s;
+  std::string native;
+  std::string kafka;
+  for (const auto& entry : split_listeners(flat.text)) {
+    auto parsed = parse_listen_address(entry, key);
+    if (!parsed) return parsed.err();
+    const auto name = listener_name(entry);
+    auto& slot = name == "PLAINTEXT" ? kafka : native;
+    if (name != "PLAINTEXT" && name != "CAPSTAN" && !name.empty())
+      return make_error(errc::invalid_config,
+                        key + ": listener '" + name + "' is neither PLAINTEXT (Kafka) nor CAPSTAN");
+    if (!slot.empty())
+      return make_error(errc::invalid_config, key + ": two " +
+                                                  (name == "PLAINTEXT" ? "PLAINTEXT" : "CAPSTAN") +
+                                                  " listeners in '" + flat.text + "'");
+    slot = entry;
+  }
+  if (!native.empty()) c.listen = native;
+  c.kafka_listen = kafka;
+  return {};
+}
+
+// advertised.listeners: where Kafka clients reach the PLAINTEXT listener, one entry.
+status set_advertised_listeners(node_config& c, const std::string& key, const flat_value& flat) {
+  if (auto s = check_kind(key, flat, {value_kind::string}, "a string \"PLAINTEXT://HOST:PORT\""); !s)
+    return s;
+  if (flat.text.find(',') != std::string::npos)
+    return make_error(errc::invalid_config, key + ": one listener only, not '" + flat.text + "'");
+  const auto name = listener_name(flat.text);
+  if (name != "PLAINTEXT" && !name.empty())
+    return make_error(errc::invalid_config,
+                      key + ": only the PLAINTEXT (Kafka) listener is advertised, not '" + name + "'");
+  auto parsed = parse_listen_address(flat.text, key);
+  if (!parsed) return parsed.err();
+  if (parsed->port == 0)
+    return make_error(errc::invalid_config, key + ": port 0 cannot be reached");
+  c.kafka_advertised = flat.text;
+  return {};
+}
+
 status set_data_dir(node_config& c, const std::string& key, const flat_value& flat) {
   if (auto s = check_kind(key, flat, {value_kind::string, value_kind::string_list}, "a string (a directory)"); !s)
     return s;
@@ -243,7 +306,8 @@ const std::map<std::string, key_setter>& node_keys() {
     {"broker.id", int_key([](node_config& c) -> auto& { return c.node_id; }, 0, int32_max)},
     {"log.dirs", set_data_dir},
     {"log.dir", set_data_dir},
-    {"listeners", address_key([](node_config& c) -> auto& { return c.listen; })},
+    {"listeners", set_listeners},
+    {"advertised.listeners", set_advertised_listeners},
     {"cluster.listeners", address_key([](node_config& c) -> auto& { return c.cluster_listen; })},
     {"metrics.listeners", address_key([](node_config& c) -> auto& { return c.metrics_listen; })},
     {"controller.quorum.voters", text_key([](node_config& c) -> auto& { return c.controller_quorum; },

@@ -104,11 +104,14 @@ void put_endpoint(schema::NodeEndpoint::Builder b, const node_endpoint_msg& e) {
   b.setClientPort(e.client_port);
   b.setClusterPort(e.cluster_port);
   b.setRack(e.rack);
+  b.setKafkaHost(e.kafka_host);
+  b.setKafkaPort(e.kafka_port);
 }
 
 result<node_endpoint_msg> get_endpoint(schema::NodeEndpoint::Reader r) {
   if (r.getNodeId() < 0) return invalid("endpoint of node " + std::to_string(r.getNodeId()));
-  node_endpoint_msg e{node_id{r.getNodeId()}, r.getHost(), r.getClientPort(), r.getClusterPort(), r.getRack()};
+  node_endpoint_msg e{node_id{r.getNodeId()}, r.getHost(), r.getClientPort(), r.getClusterPort(), r.getRack(),
+                      r.getKafkaHost(), r.getKafkaPort()};
   if (e.host.empty() || e.host.size() > 255) return invalid("bad host for node " + std::to_string(e.node.value()));
   return e;
 }

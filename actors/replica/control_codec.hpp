@@ -45,6 +45,9 @@ struct node_endpoint_msg {
   uint16_t client_port = 0;
   uint16_t cluster_port = 0;
   std::string rack;
+  // The Kafka listener clients are sent to (advertised.listeners); port 0: the node has none.
+  std::string kafka_host{};
+  uint16_t kafka_port = 0;
   friend bool operator==(const node_endpoint_msg&, const node_endpoint_msg&) = default;
 };
 

@@ -34,7 +34,7 @@ void metadata_cache::apply(const update_metadata_msg& update) {
   cluster_.cluster_id = update.cluster_id;
   cluster_.controller_id = update.controller_id;
   cluster_.brokers.clear();
-  for (const auto& n : update.nodes) cluster_.brokers.push_back(broker_info{n.node.value(), n.host, n.client_port});
+  for (const auto& n : update.nodes) cluster_.brokers.push_back(broker_info{n.node.value(), n.host, n.client_port, n.kafka_host, n.kafka_port});
   for (const auto& t : update.topics) {
     auto& topic = cluster_.topics[t.name];
     // A topic deleted and created again under its name (a delta names only the new one).

@@ -182,10 +182,12 @@ cluster_start() {
   trap "echo 'start failed; stopping the nodes it started' >&2; cluster_stop $(printf %q "$dir") >&2" EXIT
   local -a config=()
   if [[ -n ${NODE_CONFIG:-} ]]; then config=(--config "$NODE_CONFIG"); fi
+  # No Kafka listener: the nodes share one machine, and each would take Kafka's 127.0.0.1:9092.
   for i in $(seq 1 "$nodes"); do
     mkdir -p "$dir/node-$i"
     "$capstan" node --node-id "$i" --data-dir "$dir/node-$i" --listen "127.0.0.1:${client[i]}" \
       --cluster-listen "127.0.0.1:${cluster[i]}" --metrics-listen "127.0.0.1:${metrics[i]}" \
+      --kafka-listen "" \
       --controller-quorum "$quorum" --cluster-id "$cluster_id" "${config[@]}" \
       </dev/null >"$dir/node-$i.log" 2>&1 &
     echo $! >"$dir/node-$i.pid"

@@ -2,7 +2,7 @@
 //
 //   capstan node [--config FILE] [--node-id N] [--data-dir DIR] [--listen HOST:PORT]
 //                [--cluster-listen HOST:PORT] [--metrics-listen HOST:PORT]
-//                [--controller-quorum ID@HOST:PORT,...] [--log-level LEVEL]
+//                [--kafka-listen HOST:PORT] [--controller-quorum ID@HOST:PORT,...] [--log-level LEVEL]
 //       Runs a node (single-node cluster by default): recovers its topics' logs, serves the client
 //       RPC and the metrics endpoint until SIGINT/SIGTERM, then flushes and writes checkpoints.
 //   capstan log dump DIR [--from OFFSET] [--max-batches N]

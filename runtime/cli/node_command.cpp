@@ -26,6 +26,7 @@ struct node_flags {
   std::string listen;
   std::string cluster_listen;
   std::string metrics_listen;
+  std::string kafka_listen;
   std::string controller_quorum;
   std::string cluster_id;
   std::string log_level = "info";
@@ -34,6 +35,7 @@ struct node_flags {
   CLI::Option* listen_opt = nullptr;
   CLI::Option* cluster_listen_opt = nullptr;
   CLI::Option* metrics_listen_opt = nullptr;
+  CLI::Option* kafka_listen_opt = nullptr;
   CLI::Option* quorum_opt = nullptr;
   CLI::Option* cluster_id_opt = nullptr;
 };
@@ -51,6 +53,7 @@ result<node_config> resolve(const node_flags& f) {
   if (f.listen_opt->count() > 0) c.listen = f.listen;
   if (f.cluster_listen_opt->count() > 0) c.cluster_listen = f.cluster_listen;
   if (f.metrics_listen_opt->count() > 0) c.metrics_listen = f.metrics_listen;
+  if (f.kafka_listen_opt->count() > 0) c.kafka_listen = f.kafka_listen;
   if (f.quorum_opt->count() > 0) c.controller_quorum = f.controller_quorum;
   if (f.cluster_id_opt->count() > 0) c.cluster_id = f.cluster_id;
   return c;
@@ -87,6 +90,17 @@ void add_node_command(CLI::App& app) {
                     "HOST:PORT of the Prometheus metrics endpoint (metrics.listeners)")
       ->default_str(defaults.metrics_listen)
       ->check(listen_address_check());
+  flags->kafka_listen_opt =
+    cmd->add_option("--kafka-listen", flags->kafka_listen,
+                    "HOST:PORT of the Kafka wire protocol listener (listeners' PLAINTEXT entry); "
+                    "\"\" for none")
+      ->default_str(defaults.kafka_listen)
+      ->check(CLI::Validator(
+        [](std::string& text) -> std::string {
+          if (text.empty()) return {};
+          return listen_address_check()(text);
+        },
+        "HOST:PORT or \"\""));
   flags->quorum_opt =
       cmd->add_option("--controller-quorum", flags->controller_quorum,
                       "Controller voters as ID@HOST:PORT,... with each voter's cluster listener "

@@ -24,6 +24,9 @@ struct broker_info {
   int32_t node_id = 0;
   std::string host;
   uint16_t port = 0;
+  // The Kafka listener clients are sent to (advertised.listeners); port 0: the node has none.
+  std::string kafka_host{};
+  uint16_t kafka_port = 0;
 };
 
 struct partition_assignment {

@@ -38,7 +38,7 @@ rpc=$base; cluster=$((base + 1)); metrics=$((base + 2))
 bootstrap="127.0.0.1:$rpc"
 
 "$capstan" node --data-dir "$dir/data" --listen "$bootstrap" --cluster-listen "127.0.0.1:$cluster" \
-  --metrics-listen "127.0.0.1:$metrics" --log-level warn 2>"$dir/node.err" &
+  --metrics-listen "127.0.0.1:$metrics" --kafka-listen "" --log-level warn 2>"$dir/node.err" &
 node_pid=$!
 cleanup() {
   kill -TERM "$node_pid" 2>/dev/null || true

@@ -53,6 +53,7 @@ TEST_CASE("a node's /metrics serves every metric docs/metrics.md lists, and no o
   config.listen = "127.0.0.1:0";
   config.cluster_listen = "127.0.0.1:0";
   config.metrics_listen = "127.0.0.1:0";
+  config.kafka_listen = "127.0.0.1:0";
   auto n = node::start(config);
   INFO((n ? std::string() : n.err().to_string()));
   REQUIRE(n);

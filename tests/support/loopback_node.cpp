@@ -13,6 +13,8 @@ node_config loopback_node_config(const std::filesystem::path& data_dir, int32_t 
   c.listen = "127.0.0.1:0";
   c.cluster_listen = "127.0.0.1:0";
   c.metrics_listen = "127.0.0.1:0";
+  // Tests run in parallel: never Kafka's fixed default port.
+  c.kafka_listen = "127.0.0.1:0";
   return c;
 }
 

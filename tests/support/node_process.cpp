@@ -32,6 +32,8 @@ void node_process::start() {
                                 "--cluster-listen",
                                 opts_.cluster_listen,
                                 "--metrics-listen",
+                                "127.0.0.1:0",
+                                "--kafka-listen",
                                 "127.0.0.1:0"};
   args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
   process_ = std::make_unique<child_process>(
@@ -41,7 +43,7 @@ void node_process::start() {
                   " did not get ready in 30 s: " + tail_of(process_->stderr_text()));
   static const std::regex ports(
       R"(client RPC on 127\.0\.0\.1:(\d+), cluster on 127\.0\.0\.1:(\d+), metrics on )"
-      R"(http://127\.0\.0\.1:(\d+)/metrics)");
+      R"(http://127\.0\.0\.1:(\d+)/metrics, Kafka on 127\.0\.0\.1:(\d+))");
   std::smatch m;
   const auto text = process_->stderr_text();
   require(std::regex_search(text, m, ports),
@@ -49,6 +51,7 @@ void node_process::start() {
   rpc_port_ = static_cast<uint16_t>(std::stoi(m[1]));
   cluster_port_ = static_cast<uint16_t>(std::stoi(m[2]));
   metrics_port_ = static_cast<uint16_t>(std::stoi(m[3]));
+  kafka_port_ = static_cast<uint16_t>(std::stoi(m[4]));
   alive_ = true;
 }
 

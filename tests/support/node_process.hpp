@@ -58,6 +58,8 @@ public:
   uint16_t rpc_port() const { return rpc_port_; }
   uint16_t cluster_port() const { return cluster_port_; }
   uint16_t metrics_port() const { return metrics_port_; }
+  // The Kafka listener's (--kafka-listen, a free port at each start).
+  uint16_t kafka_port() const { return kafka_port_; }
   // 127.0.0.1:<client port>, for --bootstrap.
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(rpc_port_); }
   std::filesystem::path data_dir() const { return data_; }
@@ -78,6 +80,7 @@ private:
   uint16_t rpc_port_ = 0;
   uint16_t cluster_port_ = 0;
   uint16_t metrics_port_ = 0;
+  uint16_t kafka_port_ = 0;
   bool alive_ = false;
 };
 

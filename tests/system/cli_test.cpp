@@ -54,7 +54,7 @@ public:
         std::vector<std::string>{"node", "--data-dir", (dir_ / "data").string(), "--listen",
                                  bootstrap(), "--cluster-listen",
                                  "127.0.0.1:" + std::to_string(cluster_), "--metrics-listen",
-                                 "127.0.0.1:" + std::to_string(metrics_)},
+                                 "127.0.0.1:" + std::to_string(metrics_), "--kafka-listen", ""},
         dir_.path(), "node" + std::to_string(starts_));
     const bool up = child_->wait_for_stderr("ready; stop with", 30s);
     INFO(child_->stderr_text());
@@ -584,7 +584,8 @@ TEST_CASE("a listener that cannot be opened because its port is taken is named",
     INFO(r.flag);
     std::map<std::string, std::string> flags = {{"--listen", "127.0.0.1:0"},
                                                 {"--cluster-listen", "127.0.0.1:0"},
-                                                {"--metrics-listen", "127.0.0.1:0"}};
+                                                {"--metrics-listen", "127.0.0.1:0"},
+                                                {"--kafka-listen", ""}};
     flags[r.flag] = r.taken;
     std::vector<std::string> args = {"node", "--data-dir",
                                      (dir / ("other" + std::to_string(++i))).string()};

@@ -41,7 +41,8 @@ public:
   node_run(const temp_dir& dir, std::vector<std::string> extra = {}) : dir_(dir) {
     std::vector<std::string> args{"node",           "--data-dir",        (dir / "data").string(),
                                   "--listen",       "127.0.0.1:0",       "--cluster-listen",
-                                  "127.0.0.1:0",    "--metrics-listen",  "127.0.0.1:0"};
+                                  "127.0.0.1:0",    "--metrics-listen",  "127.0.0.1:0",
+                                  "--kafka-listen", "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
     child_ = std::make_unique<child_process>(binary, args, dir.path(), "node" + std::to_string(++runs_));
   }

@@ -48,7 +48,8 @@ public:
     command +=
         "exec '" + binary + "' node --config '" + config.string() + "' --data-dir '" +
         (dir / "data").string() + "' --listen 127.0.0.1:" + std::to_string(rpc_) +
-        " --cluster-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:" + std::to_string(metrics_);
+        " --cluster-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:" + std::to_string(metrics_) +
+        " --kafka-listen 127.0.0.1:0";
     child_ = std::make_unique<child_process>("/bin/sh", std::vector<std::string>{"-c", command},
                                              dir.path(), "node");
     const bool up = child_->wait_for_stderr("ready; stop with", 60s);

@@ -23,8 +23,9 @@ namespace {
 const std::string binary = CAPSTAN_BINARY;
 
 // Ports 0: tests may run in parallel, and nothing else may be on the default ports.
-const std::vector<std::string> ephemeral_ports = {"--listen", "127.0.0.1:0", "--cluster-listen",
-                                                  "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"};
+const std::vector<std::string> ephemeral_ports = {
+    "--listen",         "127.0.0.1:0", "--cluster-listen", "127.0.0.1:0",
+    "--metrics-listen", "127.0.0.1:0", "--kafka-listen",   "127.0.0.1:0"};
 
 std::vector<std::string> node_args(std::vector<std::string> args) {
   args.insert(args.begin(), "node");

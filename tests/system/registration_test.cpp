@@ -232,7 +232,7 @@ TEST_CASE("a node whose controller quorum names two voters at one address exits 
       binary,
       {"node", "--node-id", "1", "--data-dir", (dir / "node-1").string(), "--listen",
        "127.0.0.1:0", "--cluster-listen", "127.0.0.1:" + port, "--metrics-listen", "127.0.0.1:0",
-       "--controller-quorum", quorum, "--cluster-id", "quorum-test"},
+       "--kafka-listen", "127.0.0.1:0", "--controller-quorum", quorum, "--cluster-id", "quorum-test"},
       dir.path(), &out, &err, 30s);
   INFO(err);
   CHECK(code == 2);

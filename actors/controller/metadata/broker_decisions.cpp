@@ -194,7 +194,7 @@ result<decision> register_broker(const metadata_image& image,
   out.records.push_back(register_broker_record{
     request.node, request.incarnation, request.cluster_id, request.client_host,
     request.client_port, request.cluster_host, request.cluster_port, request.rack,
-    next(image.max_broker_epoch()), new_data_dir});
+    next(image.max_broker_epoch()), new_data_dir, request.kafka_host, request.kafka_port});
   return out;
 }
 

@@ -29,6 +29,9 @@ struct broker_registration_request {
   incarnation_id previous_incarnation{};
   // That process stopped cleanly: its logs hold every record it acknowledged.
   bool previous_clean_shutdown = false;
+  // The Kafka listener clients are sent to (advertised.listeners); port 0: the node has none.
+  std::string kafka_host{};
+  uint16_t kafka_port = 0;
 };
 
 // Which nodes the active controller has heard from since it became active (a heartbeat or a

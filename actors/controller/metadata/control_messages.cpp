@@ -37,7 +37,8 @@ void add_leaders(const metadata_image& image, node_control& control) {
   for (auto id : leaders)
     if (auto b = image.broker(id))
       control.leaders.push_back(
-        node_endpoint_msg{id, b->cluster_host, b->client_port, b->cluster_port, b->rack});
+        node_endpoint_msg{id, b->cluster_host, b->client_port, b->cluster_port, b->rack,
+                          b->kafka_host, b->kafka_port});
 }
 
 } // namespace
@@ -102,7 +103,8 @@ update_metadata_msg update_metadata_header(const metadata_image& image, controll
   out.cluster_id = image.cluster_id();
   for (const auto& [id, b] : image.brokers())
     if (!b.fenced)
-      out.nodes.push_back(node_endpoint_msg{id, b.client_host, b.client_port, b.cluster_port, b.rack});
+      out.nodes.push_back(node_endpoint_msg{id, b.client_host, b.client_port, b.cluster_port, b.rack,
+                                                b.kafka_host, b.kafka_port});
   return out;
 }
 

@@ -120,7 +120,8 @@ status metadata_image::apply_register(const register_broker_record& r) {
                         std::to_string(it->second.epoch.value()));
   brokers_[r.node] = broker_registration{r.node,        r.incarnation, r.epoch,
                                          r.client_host, r.client_port, r.cluster_host,
-                                         r.cluster_port, r.rack,       true};
+                                         r.cluster_port, r.rack,       true,
+                                         r.kafka_host,   r.kafka_port};
   max_broker_epoch_ = std::max(max_broker_epoch_, r.epoch);
   if (r.new_data_dir)
     for (auto& [id, t] : topics_)
@@ -291,7 +292,7 @@ cluster_metadata metadata_image::to_cluster_metadata(node_id controller) const {
   out.cluster_id = cluster_id_;
   out.controller_id = controller.value();
   for (const auto& [id, b] : brokers_)
-    if (!b.fenced) out.brokers.push_back(broker_info{id.value(), b.client_host, b.client_port});
+    if (!b.fenced) out.brokers.push_back(broker_info{id.value(), b.client_host, b.client_port, b.kafka_host, b.kafka_port});
   auto ints = [](const std::vector<node_id>& nodes) {
     std::vector<int32_t> v;
     v.reserve(nodes.size());
@@ -320,7 +321,7 @@ std::vector<metadata_record> metadata_image::to_records() const {
   for (const auto& [id, b] : brokers_) {
     out.push_back(register_broker_record{id, b.incarnation, cluster_id_, b.client_host,
                                          b.client_port, b.cluster_host, b.cluster_port, b.rack,
-                                         b.epoch});
+                                         b.epoch, false, b.kafka_host, b.kafka_port});
     if (!b.fenced) out.push_back(unfence_broker_record{id, b.epoch});
   }
   for (const auto& [id, t] : topics_) {

@@ -42,6 +42,9 @@ struct broker_registration {
   uint16_t cluster_port = 0;
   std::string rack; // empty: no rack
   bool fenced = true;
+  // The Kafka listener clients are sent to (advertised.listeners); port 0: the node has none.
+  std::string kafka_host{};
+  uint16_t kafka_port = 0;
 
   bool operator==(const broker_registration&) const = default;
 };

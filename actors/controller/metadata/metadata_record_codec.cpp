@@ -57,6 +57,8 @@ struct writer {
     b.setRack(text(r.rack));
     b.setBrokerEpoch(r.epoch.value());
     b.setNewDataDir(r.new_data_dir);
+    b.setKafkaHost(text(r.kafka_host));
+    b.setKafkaPort(r.kafka_port);
   }
   void operator()(const fence_broker_record& r) {
     auto b = out.initFenceBroker();
@@ -233,6 +235,8 @@ result<metadata_record> read_record(wire::Reader r, size_t index) {
     out.rack = str(b.getRack());
     out.epoch = in.broker_epoch_of(b.getBrokerEpoch());
     out.new_data_dir = b.getNewDataDir();
+    out.kafka_host = str(b.getKafkaHost());
+    out.kafka_port = b.getKafkaPort();
     if (in.failed()) return in.failure();
     return metadata_record{std::move(out)};
   }

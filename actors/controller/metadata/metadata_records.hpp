@@ -31,6 +31,9 @@ struct register_broker_record {
   // Its data dir named no earlier incarnation: it marks its replicas outside the ISR wiped
   // (partition_state::wiped).
   bool new_data_dir = false;
+  // The Kafka listener clients are sent to (advertised.listeners); port 0: the node has none.
+  std::string kafka_host{};
+  uint16_t kafka_port = 0;
 
   bool operator==(const register_broker_record&) const = default;
 };

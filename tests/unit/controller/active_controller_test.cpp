@@ -33,8 +33,11 @@ settled_request run(active_controller& c, controller_request request, int64_t no
 
 broker_registration_request registration_of(int32_t node, uint8_t incarnation) {
   auto r = registration(node, broker_epoch{0}, {}, incarnation);
-  return broker_registration_request{r.node,        r.incarnation,  r.cluster_id,   r.client_host,
-                                     r.client_port, r.cluster_host, r.cluster_port, r.rack};
+  broker_registration_request out{r.node,        r.incarnation,  r.cluster_id,   r.client_host,
+                                  r.client_port, r.cluster_host, r.cluster_port, r.rack};
+  out.kafka_host = r.kafka_host;
+  out.kafka_port = r.kafka_port;
+  return out;
 }
 
 std::vector<outgoing_message::kind> kinds_to(const std::vector<outgoing_message>& ms,

@@ -21,6 +21,8 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   reg.cluster_host = "10.0.1.3";
   reg.cluster_port = 9093;
   reg.rack = "r1";
+  reg.kafka_host = "kafka3.example";
+  reg.kafka_port = 19092;
   auto r = decode_broker_registration(encode(reg));
   REQUIRE(r);
   CHECK(r->node == reg.node);
@@ -31,6 +33,8 @@ TEST_CASE("node to controller requests and answers survive a round trip", "[cont
   CHECK(r->cluster_host == "10.0.1.3");
   CHECK(r->cluster_port == 9093);
   CHECK(r->rack == "r1");
+  CHECK(r->kafka_host == "kafka3.example");
+  CHECK(r->kafka_port == 19092);
   CHECK(r->previous_incarnation == controller::incarnation_id{});
   reg.previous_incarnation[3] = 5;
   auto successor = decode_broker_registration(encode(reg));

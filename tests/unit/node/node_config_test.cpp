@@ -35,7 +35,8 @@ TEST_CASE("a TOML config sets node keys and broker log defaults by Kafka's names
   auto c = load(dir, R"(
 node.id = 7
 "log.dirs" = "/var/lib/capstan"
-listeners = "PLAINTEXT://0.0.0.0:19092"
+listeners = "CAPSTAN://0.0.0.0:19092,PLAINTEXT://0.0.0.0:19095"
+advertised.listeners = "PLAINTEXT://broker7.example:9092"
 cluster.listeners = "127.0.0.1:19093"
 metrics.listeners = "127.0.0.1:0"
 controller.quorum.voters = "7@127.0.0.1:19093"
@@ -55,7 +56,9 @@ flush.interval.messages = 1000
   REQUIRE(c);
   CHECK(c->node_id == 7);
   CHECK(c->data_dir == "/var/lib/capstan");
-  CHECK(c->listen == "PLAINTEXT://0.0.0.0:19092");
+  CHECK(c->listen == "CAPSTAN://0.0.0.0:19092");
+  CHECK(c->kafka_listen == "PLAINTEXT://0.0.0.0:19095");
+  CHECK(c->kafka_advertised == "PLAINTEXT://broker7.example:9092");
   CHECK(c->cluster_listen == "127.0.0.1:19093");
   CHECK(c->metrics_listen == "127.0.0.1:0");
   CHECK(c->controller_quorum == "7@127.0.0.1:19093");
@@ -126,6 +129,10 @@ TEST_CASE("bad config files are INVALID_CONFIG naming the key", "[node][config]"
     {"node.id = \"x\"\n", "node.id"},
     {"listeners = \"nohostport\"\n", "listeners"},
     {"listeners = \"127.0.0.1:70000\"\n", "listeners"},
+    {"listeners = \"SSL://127.0.0.1:9093\"\n", "listeners: listener 'SSL'"},
+    {"listeners = \"PLAINTEXT://a:1,PLAINTEXT://b:2\"\n", "two PLAINTEXT listeners"},
+    {"advertised.listeners = \"PLAINTEXT://a:0\"\n", "advertised.listeners: port 0"},
+    {"advertised.listeners = \"CAPSTAN://a:1\"\n", "advertised.listeners: only the PLAINTEXT"},
     {"log.segment.bytes = 3\n", "log.segment.bytes"},
     {"log.cleanup.policy = \"shred\"\n", "log.cleanup.policy"},
     {"min.insync.replicas = 0\n", "min.insync.replicas"},
@@ -451,4 +458,19 @@ TEST_CASE("group membership bounds take Kafka's keys and defaults, and a minimum
     CHECK(b.code() == errc::invalid_config);
     for (const auto& key : named) CHECK(b.err().message.find(key) != std::string::npos);
   }
+}
+
+TEST_CASE("the Kafka listener is on 127.0.0.1:9092 by default and off when listeners has no "
+          "PLAINTEXT entry",
+          "[node][config]") {
+  temp_dir dir;
+  CHECK(node_config{}.kafka_listen == "127.0.0.1:9092");
+  auto native_only = load(dir, "listeners = \"127.0.0.1:19092\"\n");
+  REQUIRE(native_only);
+  CHECK(native_only->listen == "127.0.0.1:19092");
+  CHECK(native_only->kafka_listen.empty());
+  auto kafka_only = load(dir, "listeners = \"PLAINTEXT://127.0.0.1:19095\"\n");
+  REQUIRE(kafka_only);
+  CHECK(kafka_only->listen == node_config{}.listen);
+  CHECK(kafka_only->kafka_listen == "PLAINTEXT://127.0.0.1:19095");
 }

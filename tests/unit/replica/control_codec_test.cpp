@@ -47,7 +47,7 @@ TEST_CASE("LeaderAndIsr, UpdateMetadata and StopReplica decode as they were enco
   CHECK(l->partitions == lai.partitions);
   CHECK(l->leaders == lai.leaders);
 
-  const update_metadata_msg um{7, 3, "cluster-a", {node_endpoint_msg{node_id{1}, "h1", 1, 2, ""}},
+  const update_metadata_msg um{7, 3, "cluster-a", {node_endpoint_msg{node_id{1}, "h1", 1, 2, "", "k1", 9092}},
                                {topic_config_msg{"orders", id_of(1), false, {{"retention.ms", "1000"}}}},
                                {state(0)}};
   auto u = decode_update_metadata(encode(um));

@@ -28,8 +28,11 @@ metadata_image cluster(std::map<std::string, std::string> configs = {}) {
 
 broker_registration_request request(int32_t node, uint8_t incarnation) {
   auto r = registration(node, broker_epoch{0}, {}, incarnation);
-  return broker_registration_request{r.node,         r.incarnation,  r.cluster_id, r.client_host,
-                                     r.client_port,  r.cluster_host, r.cluster_port, r.rack};
+  broker_registration_request out{r.node,         r.incarnation,  r.cluster_id, r.client_host,
+                                  r.client_port,  r.cluster_host, r.cluster_port, r.rack};
+  out.kafka_host = r.kafka_host;
+  out.kafka_port = r.kafka_port;
+  return out;
 }
 
 const partition_state& partition(const metadata_image& image, int32_t p) {

@@ -167,7 +167,8 @@ TEST_CASE("LeaderAndIsr, StopReplica and UpdateMetadata carry the plan to the no
   CHECK(l->partitions[0] == partition_state_msg{topic_partition{"orders", 0}, orders, node_id{2},
                                                 leader_epoch{1}, ids({2, 3}), 1, ids({1, 2, 3}), {}});
   REQUIRE(l->leaders.size() == 1);
-  CHECK(l->leaders[0] == node_endpoint_msg{node_id{2}, "cluster2.example", 9002, 9502, ""});
+  CHECK(l->leaders[0] ==
+        node_endpoint_msg{node_id{2}, "cluster2.example", 9002, 9502, "", "kafka2.example", 9802});
 
   const auto removed = applied(fenced, {remove_topic_record{orders}});
   auto s = decode_stop_replica(
@@ -185,7 +186,8 @@ TEST_CASE("LeaderAndIsr, StopReplica and UpdateMetadata carry the plan to the no
   CHECK(u->controller_epoch == 3);
   CHECK(u->cluster_id == test_cluster_id);
   REQUIRE(u->nodes.size() == 3); // node 1 is fenced
-  CHECK(u->nodes[0] == node_endpoint_msg{node_id{2}, "client2.example", 9002, 9502, ""});
+  CHECK(u->nodes[0] ==
+        node_endpoint_msg{node_id{2}, "client2.example", 9002, 9502, "", "kafka2.example", 9802});
   REQUIRE(u->topics.size() == 1);
   CHECK(u->topics[0].name == "orders");
   CHECK(u->topics[0].id == orders);

@@ -32,7 +32,10 @@ register_broker_record registration(int32_t node, broker_epoch epoch, std::strin
                                 "cluster" + std::to_string(node) + ".example",
                                 static_cast<uint16_t>(9500 + node),
                                 std::move(rack),
-                                epoch};
+                                epoch,
+                                false,
+                                "kafka" + std::to_string(node) + ".example",
+                                static_cast<uint16_t>(9800 + node)};
 }
 
 image_builder& image_builder::apply(const metadata_record& r) {

@@ -183,6 +183,8 @@ broker_registration_request next_process(int32_t node, uint8_t incarnation, uint
   auto r = registration(node, broker_epoch{0}, {}, incarnation);
   broker_registration_request out{r.node,         r.incarnation,  r.cluster_id, r.client_host,
                                   r.client_port,  r.cluster_host, r.cluster_port, r.rack};
+  out.kafka_host = r.kafka_host;
+  out.kafka_port = r.kafka_port;
   if (previous != 0) out.previous_incarnation = make_incarnation(previous);
   out.previous_clean_shutdown = clean;
   return out;

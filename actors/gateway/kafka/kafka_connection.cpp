@@ -1,0 +1,153 @@
+#include "actors/gateway/kafka/kafka_connection.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "actors/gateway/handlers/metadata_handler.hpp"
+#include "actors/gateway/kafka/kafka_metadata_response.hpp"
+#include "actors/gateway/kafka/kafka_request_router.hpp"
+#include "runtime/actor/logging.hpp"
+#include "runtime/kafka/api_schemas.hpp"
+#include "runtime/kafka/frame.hpp"
+
+namespace capstan {
+
+namespace {
+
+// How much a read asks for at most; a frame larger than that is read in several.
+constexpr size_t read_chunk = 64 * 1024;
+// How often a held-back read looks again whether it may go on (as connection_stream).
+constexpr auto hold_poll = 10 * kj::MILLISECONDS;
+
+[[noreturn]] void fail_connection(const std::string& why) {
+  kj::throwFatalException(
+      kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::str(why.c_str())));
+}
+
+// The whole response frame of `body` for `req`.
+bytes response_frame(const kafka::api_schema& api, const kafka::request& req,
+                     const kafka::struct_value& body) {
+  bytes out;
+  const auto start = kafka::begin_frame(out);
+  if (auto s = kafka::encode_response(api, req.header.version, req.header.correlation_id, body, out);
+      !s)
+    fail_connection("cannot encode the " + std::string{api.name} + " response: " +
+                    s.err().to_string());
+  kafka::end_frame(out, start);
+  return out;
+}
+
+} // namespace
+
+kafka_connection::kafka_connection(kj::Own<kj::AsyncIoStream> socket,
+                                   std::shared_ptr<service_context> ctx, kj::Timer& timer)
+    : socket_(kj::mv(socket)), session_(std::move(ctx)), timer_(timer) {}
+
+kj::Promise<void> kafka_connection::run() {
+  return read_loop().exclusiveJoin(write_loop());
+}
+
+bool kafka_connection::backlogged() const {
+  const auto& limits = session_.ctx->limits;
+  return unsent_ >= limits.queued_max_responses_per_connection ||
+         session_.ctx->calls_in_flight >= limits.queued_max_requests;
+}
+
+kj::Promise<void> kafka_connection::read_loop() {
+  if (backlogged()) return timer_.afterDelay(hold_poll).then([this] { return read_loop(); });
+  if (buffer_.size() < filled_ + read_chunk) buffer_.resize(filled_ + read_chunk);
+  return socket_->tryRead(buffer_.data() + filled_, 1, read_chunk)
+      .then([this](size_t n) -> kj::Promise<void> {
+        if (n == 0) return drained();
+        filled_ += n;
+        if (!take_frames()) return kj::READY_NOW;
+        return read_loop();
+      });
+}
+
+bool kafka_connection::take_frames() {
+  const auto max = session_.ctx->limits.socket_request_max_bytes;
+  size_t used = 0;
+  bool open = true;
+  while (open) {
+    auto cut = kafka::next_frame(bytes_view{buffer_.data() + used, filled_ - used}, max);
+    if (!cut) {
+      get_logger("gateway")->debug("Kafka connection closed: {}", cut.err().to_string());
+      open = false;
+      break;
+    }
+    if (cut->consumed == 0) break;
+    auto route = route_request(cut->frame);
+    used += cut->consumed;
+    switch (route.what) {
+    case kafka_route::kind::answer:
+      queue_answer(kj::Promise<bytes>(std::move(route.response)));
+      break;
+    case kafka_route::kind::dispatch:
+      queue_answer(dispatch(std::move(route.request)));
+      break;
+    case kafka_route::kind::close:
+      get_logger("gateway")->debug("Kafka connection closed: {}", route.why);
+      open = false;
+      break;
+    }
+  }
+  std::memmove(buffer_.data(), buffer_.data() + used, filled_ - used);
+  filled_ -= used;
+  // A buffer grown for one large frame shrinks back once that frame is gone.
+  if (buffer_.size() > 4 * read_chunk && filled_ < read_chunk) {
+    buffer_.resize(read_chunk);
+    buffer_.shrink_to_fit();
+  }
+  return open;
+}
+
+void kafka_connection::queue_answer(kj::Promise<bytes> answer) {
+  answers_.push_back(kj::mv(answer));
+  ++unsent_;
+  if (wake_) {
+    wake_->fulfill();
+    wake_ = nullptr;
+  }
+}
+
+kj::Promise<void> kafka_connection::write_loop() {
+  if (answers_.empty()) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    wake_ = kj::mv(paf.fulfiller);
+    return paf.promise.then([this] { return write_loop(); });
+  }
+  auto next = kj::mv(answers_.front());
+  answers_.pop_front();
+  return next
+      .then([this](bytes frame) {
+        auto written = socket_->write(frame.data(), frame.size());
+        return written.attach(kj::mv(frame));
+      })
+      .then([this] {
+        --unsent_;
+        return write_loop();
+      });
+}
+
+kj::Promise<void> kafka_connection::drained() {
+  if (unsent_ == 0) return kj::READY_NOW;
+  return timer_.afterDelay(hold_poll).then([this] { return drained(); });
+}
+
+kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
+  // route_request dispatches only offered APIs, and answers ApiVersions itself.
+  if (req.header.api_key != kafka::api_key::metadata)
+    fail_connection("no handler for API key " + std::to_string(req.header.api_key));
+  return handle_metadata(session_, "metadata")
+      .then([req = std::move(req)](answer<metadata_snapshot>&& a) {
+        // Kafka's Metadata response has no top-level error: a node that cannot say lists no
+        // broker and no topic, and the client asks again.
+        const cluster_metadata none;
+        const auto& md = a.ok() && a.value ? *a.value : none;
+        return response_frame(kafka::metadata_api, req,
+                              metadata_response(req.body, req.header.version, md));
+      });
+}
+
+} // namespace capstan

@@ -1,0 +1,60 @@
+#pragma once
+
+// One Kafka client connection (docs/kafka.md, "The listener"): it cuts size-prefixed request
+// frames off what it reads, routes each (kafka_request_router.hpp), and writes the responses in
+// the order their requests came, as Kafka's clients expect, whatever order the handlers finish in.
+//
+// What a connection can make the node hold is bounded: a frame above socket.request.max.bytes
+// closes the connection as soon as its size is read; reading pauses while the connection has
+// queued.max.responses.per.connection answers unsent, or the node queued.max.requests calls in
+// flight (the native gateway's limits, rpc_limits.hpp).
+//
+// Threads: the gateway's kj thread only.
+
+#include <cstdint>
+#include <deque>
+
+#include <kj/async-io.h>
+#include <kj/timer.h>
+
+#include "actors/gateway/service_context.hpp"
+#include "runtime/kafka/message_header.hpp"
+#include "runtime/types.hpp"
+
+namespace capstan {
+
+class kafka_connection {
+public:
+  // REQUIRES: `timer` outlives the connection.
+  kafka_connection(kj::Own<kj::AsyncIoStream> socket, std::shared_ptr<service_context> ctx,
+                   kj::Timer& timer);
+  kafka_connection(const kafka_connection&) = delete;
+  kafka_connection& operator=(const kafka_connection&) = delete;
+
+  // Serves the connection until the peer closes it (once the answers due are written), a write
+  // fails, or a request is one the listener closes connections for. Destroying the promise ends
+  // the connection and cancels its calls.
+  kj::Promise<void> run();
+
+private:
+  kj::Promise<void> read_loop();
+  kj::Promise<void> write_loop();
+  // Routes every whole frame in the buffer; false: the connection is to be closed.
+  bool take_frames();
+  void queue_answer(kj::Promise<bytes> answer);
+  kj::Promise<bytes> dispatch(kafka::request req);
+  bool backlogged() const;
+  kj::Promise<void> drained();
+
+  kj::Own<kj::AsyncIoStream> socket_;
+  client_session session_;
+  kj::Timer& timer_;
+  bytes buffer_;
+  size_t filled_ = 0;
+  // Answers in request order, and the one being written; the writer waits on wake_ when empty.
+  std::deque<kj::Promise<bytes>> answers_;
+  int64_t unsent_ = 0;
+  kj::Own<kj::PromiseFulfiller<void>> wake_;
+};
+
+} // namespace capstan

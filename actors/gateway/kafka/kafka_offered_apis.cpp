@@ -1,0 +1,48 @@
+#include "actors/gateway/kafka/kafka_offered_apis.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "actors/gateway/kafka/kafka_error_code.hpp"
+#include "runtime/kafka/api_schemas.hpp"
+#include "runtime/kafka/message_codec.hpp"
+
+namespace capstan {
+
+namespace {
+
+constexpr std::array<offered_api, 2> offered{{
+    {kafka::api_key::metadata, 0, 9},
+    {kafka::api_key::api_versions, 0, 3},
+}};
+
+} // namespace
+
+std::span<const offered_api> offered_apis() {
+  return offered;
+}
+
+std::optional<offered_api> find_offered_api(int16_t key) {
+  for (const auto& api : offered)
+    if (api.key == key) return api;
+  return std::nullopt;
+}
+
+kafka::struct_value api_versions_response(errc error) {
+  using kafka::value;
+  auto body = kafka::make_message(kafka::api_versions_api, kafka::message_kind::response);
+  body["ErrorCode"] = value(int64_t{kafka_error_code(error)});
+  const auto& entry_fields = kafka::api_versions_api.response[1].fields;
+  value::array_type keys;
+  for (const auto& api : offered) {
+    kafka::struct_value e(entry_fields);
+    e["ApiKey"] = value(int64_t{api.key});
+    e["MinVersion"] = value(int64_t{api.min_version});
+    e["MaxVersion"] = value(int64_t{api.max_version});
+    keys.emplace_back(std::move(e));
+  }
+  body["ApiKeys"] = value(std::move(keys));
+  return body;
+}
+
+} // namespace capstan
