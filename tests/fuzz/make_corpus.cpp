@@ -20,6 +20,7 @@
 #include "runtime/batch/record_batch_builder.hpp"
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/kafka/api_schemas.hpp"
+#include "runtime/kafka/frame.hpp"
 #include "runtime/kafka/message_header.hpp"
 #include "runtime/messages/capnp_frame.hpp"
 #include "runtime/storage/segment.hpp"
@@ -346,6 +347,32 @@ void kafka_codec_seeds(const fs::path& dir) {
   }
 }
 
+// kafka_listener_fuzz's input: what a client sends on one connection. The requests kcat -L
+// sends (ApiVersions v3, then Metadata), each offered API at its lowest and highest version,
+// ApiVersions at a version it does not know, and pipelined requests.
+void kafka_listener_seeds(const fs::path& dir) {
+  using namespace capstan::kafka;
+  auto framed_request = [](const api_schema& api, api_version version, int32_t id, bytes& out) {
+    const auto at = begin_frame(out);
+    if (!encode_request(request_header{api.key, version, id, "seed", {}},
+                        sample_message(api, message_kind::request, version, 2), out))
+      throw std::runtime_error("cannot encode " + std::string(api.name));
+    end_frame(out, at);
+  };
+  bytes pipelined;
+  for (const api_schema* api : {&api_versions_api, &metadata_api}) {
+    for (api_version version : {api->valid.from, api->valid.to}) {
+      bytes one;
+      framed_request(*api, version, 7, one);
+      write(dir, std::string(api->name) + "-v" + std::to_string(version), one);
+      pipelined.insert(pipelined.end(), one.begin(), one.end());
+    }
+  }
+  write(dir, "pipelined", pipelined);
+  // ApiVersions v9: header v2, null client id, empty tagged fields.
+  write(dir, "ApiVersions-v9", bytes{0, 0, 0, 11, 0, 18, 0, 9, 0, 0, 0, 5, 0xff, 0xff, 0});
+}
+
 } // namespace
 } // namespace capstan::fuzz
 
@@ -363,6 +390,7 @@ int main(int argc, char** argv) {
     segment_recovery_seeds(out / "segment_recovery");
     config_seeds(out / "config");
     kafka_codec_seeds(out / "kafka_codec");
+    kafka_listener_seeds(out / "kafka_listener");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_fuzz_corpus: %s\n", e.what());
     return 1;
