@@ -1,5 +1,6 @@
-// A Kafka client no one here wrote against a real `capstan node`: Debian's kcat (librdkafka)
-// lists the node's brokers and topics through the Kafka listener (docs/kafka.md).
+// A Kafka client no one here wrote against real `capstan node` processes: Debian's kcat
+// (librdkafka) lists the brokers and topics through the Kafka listener (docs/kafka.md), on one
+// node and on a cluster, where any node names every node's own Kafka listener.
 
 #include <filesystem>
 #include <string>
@@ -7,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/eventually.hpp"
+#include "tests/support/node_cluster.hpp"
 #include "tests/support/node_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -40,4 +43,34 @@ TEST_CASE("kcat -L lists the node at its Kafka listener and its topics with thei
                            dir.path(), &out, &err, 30s) == 0);
   CHECK(out.find("Unknown topic or partition") != std::string::npos);
   node.stop();
+}
+
+TEST_CASE("kcat -L through any node of a cluster lists every node at its own Kafka listener",
+          "[system][kafka]") {
+  if (!std::filesystem::exists("/usr/bin/kcat")) {
+    WARN("no /usr/bin/kcat (Debian package kcat): nothing to run");
+    return;
+  }
+  test::node_cluster cluster{CAPSTAN_BINARY, 0};
+  cluster.create_topic("spread", 3, cluster.node(1), 2);
+  std::vector<std::string> listed;
+  for (int id = 1; id <= 3; ++id)
+    listed.push_back("broker " + std::to_string(id) + " at 127.0.0.1:" +
+                     std::to_string(cluster.node(id).kafka_port()));
+  const std::string via = "127.0.0.1:" + std::to_string(cluster.node(3).kafka_port());
+  std::string out, err;
+  // The topic and every registration reach node 3 through UpdateMetadata.
+  const bool complete = test::eventually(
+      [&] {
+        if (test::run_to_end("/usr/bin/kcat", {"-L", "-b", via, "-m", "10"}, cluster.dir.path(),
+                             &out, &err, std::chrono::seconds(30)) != 0)
+          return false;
+        for (const auto& line : listed)
+          if (out.find(line) == std::string::npos) return false;
+        return out.find("topic \"spread\" with 2 partitions:") != std::string::npos;
+      },
+      std::chrono::seconds(60));
+  INFO(out << err);
+  CHECK(complete);
+  CHECK(out.find("(controller)") != std::string::npos);
 }
