@@ -17,6 +17,7 @@
 
 #include "actors/controller/quorum_actor.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -182,6 +183,22 @@ void refused(quorum_ptr self, const error& why) {
     spdlog::error("controller {}: refused a raft message: {}", st.opts.node.value(), text);
 }
 
+// Starts a voter change through `start(token)`; answered like a proposal, once it ends.
+template <class Start>
+caf::result<propose_reply> change_voters(quorum_ptr self, Start&& start) {
+  auto& st = self->state;
+  const auto token = ++st.next_token;
+  auto p = start(token);
+  if (!p.ok())
+    return propose_reply{p.code, 0, p.leader ? p.leader->value() : -1,
+                         std::string("the voter change cannot start: ") +
+                             std::string(to_string(p.code))};
+  auto rp = self->make_response_promise<propose_reply>();
+  st.waiting.emplace(token, rp);
+  drain(self);
+  return rp;
+}
+
 uint32_t ticks(std::chrono::milliseconds d, std::chrono::milliseconds tick) {
   return static_cast<uint32_t>(std::max<int64_t>(1, (d.count() + tick.count() - 1) / tick.count()));
 }
@@ -225,6 +242,19 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
         self->state.member->tick();
         drain(self);
       },
+      [self](add_voter_atom, int32_t id, const std::string& endpoint) {
+        raft::voter v;
+        v.id = node_id{id};
+        v.endpoint = endpoint;
+        return change_voters(self, [&](uint64_t token) {
+          return self->state.member->add_voter(token, std::move(v));
+        });
+      },
+      [self](remove_voter_atom, int32_t id) {
+        return change_voters(self, [&](uint64_t token) {
+          return self->state.member->remove_voter(token, node_id{id});
+        });
+      },
       [self](resign_atom) -> caf::result<int32_t> {
         auto& st = self->state;
         st.member->transfer_leadership();
@@ -239,10 +269,10 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
 } // namespace
 
 result<quorum_actor> spawn_quorum_actor(caf::actor_system& sys, quorum_options options) {
-  const auto& v = options.voters;
-  if (std::count(v.begin(), v.end(), options.node) != 1)
-    return make_error(errc::invalid_request, "controller " + std::to_string(options.node.value()) +
-                                                 " is not among the quorum's voters once");
+  auto v = options.voters;
+  std::sort(v.begin(), v.end());
+  if (v.empty() || std::adjacent_find(v.begin(), v.end()) != v.end())
+    return make_error(errc::invalid_request, "the quorum needs voters, none twice");
   if (options.tick_interval.count() <= 0 || options.election_timeout < options.tick_interval ||
       options.heartbeat_interval >= options.election_timeout)
     return make_error(errc::invalid_request,

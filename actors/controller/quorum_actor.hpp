@@ -35,10 +35,14 @@ using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using image_atom = caf::atom_constant<caf::atom("image")>;
 using qtick_atom = caf::atom_constant<caf::atom("qtick")>;
 using resign_atom = caf::atom_constant<caf::atom("resign")>;
+using add_voter_atom = caf::atom_constant<caf::atom("addvoter")>;
+using remove_voter_atom = caf::atom_constant<caf::atom("rmvoter")>;
 inline constexpr propose_atom propose_atom_v{};
 inline constexpr image_atom image_atom_v{};
 inline constexpr qtick_atom qtick_atom_v{};
 inline constexpr resign_atom resign_atom_v{};
+inline constexpr add_voter_atom add_voter_atom_v{};
+inline constexpr remove_voter_atom remove_voter_atom_v{};
 
 // The answer to a proposal: committed at `index` and applied to this member's image (code
 // none); or NOT_CONTROLLER with the leader this member knows of (-1: none), so the caller can
@@ -64,11 +68,19 @@ using quorum_actor = caf::typed_actor<
     // Hand the quorum's leadership over before a clean stop (quorum_member::transfer_leadership):
     // answered with the voter told to take over once it was told, -1 if this member does not
     // lead, has no other voter, or gave up (after an election timeout).
-    caf::replies_to<resign_atom>::with<int32_t>>;
+    caf::replies_to<resign_atom>::with<int32_t>,
+    // Change the voters (docs/controller.md, "Voter changes"): add node `id`, whose controller
+    // listens at `endpoint`, or remove it. Answered once the voter set entry commits (index set),
+    // or with why not: NOT_CONTROLLER with the leader, DUPLICATE_VOTER, VOTER_NOT_FOUND,
+    // INVALID_REQUEST, or REQUEST_TIMED_OUT (another change is under way, the node did not catch
+    // up, or the set would have no live majority).
+    caf::replies_to<add_voter_atom, int32_t, std::string>::with<propose_reply>,
+    caf::replies_to<remove_voter_atom, int32_t>::with<propose_reply>>;
 
 struct quorum_options {
   node_id node{0};
-  // Every voter, this node included (--controller-quorum's ids).
+  // The bootstrap voters (--controller-quorum's ids). This node need not be one: then it follows
+  // as a learner until a leader adds it.
   std::vector<node_id> voters;
   // This member's Raft files.
   std::filesystem::path dir;

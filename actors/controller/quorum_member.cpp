@@ -7,6 +7,7 @@
 #include "actors/controller/metadata/metadata_image_snapshot.hpp"
 #include "actors/controller/metadata/metadata_record_codec.hpp"
 #include "actors/controller/raft/raft_codec.hpp"
+#include "actors/controller/raft/voter_set.hpp"
 #include "runtime/cluster/metadata_store.hpp"
 
 namespace capstan::controller {
@@ -15,6 +16,12 @@ namespace {
 
 std::string num(uint64_t v) {
   return std::to_string(v);
+}
+
+// The controller's name for "not the leader": callers redirect on it.
+raft::proposal as_controller(raft::proposal p) {
+  if (p.code == errc::not_leader_or_follower) p.code = errc::not_controller;
+  return p;
 }
 
 } // namespace
@@ -85,8 +92,7 @@ status quorum_member::receive(const capnp_frame& frame) {
 
 raft::proposal quorum_member::propose(uint64_t token, const std::vector<metadata_record>& records) {
   if (records.empty()) return raft::proposal{errc::invalid_request, {}, core_.leader()};
-  auto p = core_.propose(encode_batch(records));
-  if (p.code == errc::not_leader_or_follower) p.code = errc::not_controller;
+  auto p = as_controller(core_.propose(encode_batch(records)));
   if (!p.ok()) return p;
   // An index this member proposed at in an older term was truncated away since.
   if (auto it = pending_.find(p.index); it != pending_.end())
@@ -94,6 +100,18 @@ raft::proposal quorum_member::propose(uint64_t token, const std::vector<metadata
         proposal_outcome{it->second.token, errc::not_controller, p.index,
                          "lost leadership before entry " + num(p.index.value()) + " committed"});
   pending_[p.index] = pending{token, core_.term()};
+  return p;
+}
+
+raft::proposal quorum_member::add_voter(uint64_t token, raft::voter v) {
+  auto p = as_controller(core_.add_voter(std::move(v)));
+  if (p.ok()) voter_change_ = token;
+  return p;
+}
+
+raft::proposal quorum_member::remove_voter(uint64_t token, node_id id) {
+  auto p = as_controller(core_.remove_voter(id));
+  if (p.ok()) voter_change_ = token;
   return p;
 }
 
@@ -157,6 +175,21 @@ void quorum_member::apply(const raft::ready& rd, std::vector<proposal_outcome>& 
     }
   }
   for (const auto& e : rd.committed) apply_entry(e, outcomes);
+  if (rd.voter_change && voter_change_) {
+    const auto& end = *rd.voter_change;
+    std::string why;
+    if (end.code == errc::request_timed_out)
+      why = "node " + num(static_cast<uint64_t>(end.node.value())) +
+            " did not catch up with the leader in time";
+    else if (end.code != errc::none)
+      why = "lost leadership before the voter change committed";
+    outcomes.push_back(proposal_outcome{*voter_change_,
+                                        end.code == errc::not_leader_or_follower
+                                            ? errc::not_controller
+                                            : end.code,
+                                        end.index, why});
+    voter_change_.reset();
+  }
 }
 
 void quorum_member::apply_entry(const raft::entry& e, std::vector<proposal_outcome>& outcomes) {
@@ -196,7 +229,8 @@ quorum_status quorum_member::status_now() const {
                        core_.applied_index(),
                        core_.log().snapshot_index(),
                        core_.transferee().has_value(),
-                       core_.catching_up()};
+                       core_.catching_up(),
+                       raft::ids_of(core_.voters())};
 }
 
 } // namespace capstan::controller

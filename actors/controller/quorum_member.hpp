@@ -66,6 +66,8 @@ struct quorum_status {
   bool handing_over = false;
   // Its stored state was lost or damaged (or is new): it does not vote until it caught up.
   bool catching_up = false;
+  // The voters in effect in its log (docs/controller.md, "Voter changes"); it may be none of them.
+  std::vector<node_id> voters;
 };
 
 class quorum_member {
@@ -98,6 +100,12 @@ public:
   // NOT_CONTROLLER with the known leader (if any) unless this member leads; INVALID_REQUEST for
   // no records.
   raft::proposal propose(uint64_t token, const std::vector<metadata_record>& records);
+  // Starts adding `v` to the voters, or removing voter `id` (raft::raft_core::add_voter,
+  // remove_voter); `token` names the change in a later proposal_outcome: NONE once its voter set
+  // entry committed, else why it ended. Refused at once as the core refuses it, with
+  // NOT_CONTROLLER for NOT_LEADER_OR_FOLLOWER.
+  raft::proposal add_voter(uint64_t token, raft::voter v);
+  raft::proposal remove_voter(uint64_t token, node_id id);
   // Hands the quorum's leadership to another voter if this member leads
   // (raft::raft_core::transfer_leadership); a clean stop does, so the others need not wait out
   // an election timeout.
@@ -145,6 +153,8 @@ private:
   raft::raft_core core_;
   metadata_image image_;
   std::map<raft::log_index, pending> pending_;
+  // The voter change this member started as leader, until the core says how it ended.
+  std::optional<uint64_t> voter_change_;
   std::vector<proposal_outcome> settled_; // decided outside drain(), reported by the next one
   drain_observer observer_;
 };

@@ -3,6 +3,8 @@
 // middleman. Proposals are ProducerIds blocks, which apply only in log order (each must start at
 // the image's next id), so an image's next producer id says how much of the log it applied.
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -215,4 +217,111 @@ TEST_CASE("a controller cut off commits nothing and catches up from a snapshot o
   REQUIRE(healed);
   CHECK(healed->snapshot_index > during->last_index);
   CHECK(*h.image(f) == *h.image(a));
+}
+
+namespace {
+
+// Asks the leader for a voter change until it is neither redirected nor told to wait (bounded).
+propose_reply change_voters(quorum_harness& h,
+                            const std::function<caf::expected<propose_reply>(int)>& ask) {
+  propose_reply last;
+  last.message = "no leader";
+  const bool ended = h.eventually(
+      [&] {
+        const int l = h.leader();
+        if (l == 0) return false;
+        auto r = ask(l);
+        if (!r) return false;
+        last = *r;
+        if (r->code == errc::not_controller || r->code == errc::request_timed_out) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(30));
+  INFO(last.message);
+  REQUIRE(ended);
+  return last;
+}
+
+std::vector<node_id> ids(std::initializer_list<int> l) {
+  std::vector<node_id> out;
+  for (int i : l) out.push_back(node_id{i});
+  return out;
+}
+
+bool voters_are(quorum_harness& h, const std::vector<int>& members, std::vector<node_id> want) {
+  for (int id : members) {
+    auto s = h.status(id);
+    if (!s || s->voters != want) return false;
+  }
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("a lost controller is replaced: a learner becomes a voter and the lost one is removed",
+          "[controller][quorum][voters]") {
+  quorum_harness_options o;
+  o.members = 4;
+  o.voters = 3;
+  quorum_harness h(o);
+  const int first = await_leader(h);
+  for (int64_t k = 0; k < 5; ++k) h.commit(block(k));
+  auto s4 = h.status(4);
+  REQUIRE(s4);
+  CHECK(s4->voters == ids({1, 2, 3}));
+  CHECK(s4->role == raft::role::follower);
+
+  // A voter's machine is lost for good; member 4 takes its place.
+  const int lost = first == 1 ? 2 : 1;
+  const int second = 6 - first - lost; // the third bootstrap voter
+  h.stop(lost);
+  auto added = change_voters(h, [&](int at) { return h.add_voter(at, 4); });
+  INFO(added.message);
+  REQUIRE(added.code == errc::none);
+  REQUIRE(h.eventually([&] { return voters_are(h, {first, second, 4}, ids({1, 2, 3, 4})); }));
+  for (int64_t k = 5; k < 10; ++k) h.commit(block(k));
+  REQUIRE(h.eventually([&] { return all_applied(h, {first, second, 4}, 100); }));
+
+  auto removed = change_voters(h, [&](int at) { return h.remove_voter(at, lost); });
+  INFO(removed.message);
+  REQUIRE(removed.code == errc::none);
+  std::vector<node_id> left = ids({first, second, 4});
+  std::sort(left.begin(), left.end());
+  REQUIRE(h.eventually([&] { return voters_are(h, {first, second, 4}, left); }));
+
+  // With {first, second, 4} another voter may fail: the two left commit. Under the bootstrap set
+  // two of {1, 2, 3} would have been gone.
+  h.stop(first);
+  for (int64_t k = 10; k < 15; ++k) h.commit(block(k));
+  REQUIRE(h.eventually([&] { return all_applied(h, {second, 4}, 150); }));
+
+  // Everything restarts from its data dir: the voters are the log's, not the bootstrap ones.
+  h.stop(second);
+  h.stop(4);
+  h.start(first);
+  h.start(second);
+  h.start(4);
+  REQUIRE(h.eventually([&] { return voters_are(h, {first, second, 4}, left); }));
+  h.commit(block(15));
+  REQUIRE(h.eventually([&] { return all_applied(h, {first, second, 4}, 160); }));
+}
+
+TEST_CASE("a voter change is refused with a named error when it cannot be made",
+          "[controller][quorum][voters]") {
+  quorum_harness h({});
+  const int l = await_leader(h);
+  h.commit(block(0));
+  auto dup = h.add_voter(l, other_than(l));
+  REQUIRE(dup);
+  CHECK(dup->code == errc::duplicate_voter);
+  auto missing = h.remove_voter(l, 9);
+  REQUIRE(missing);
+  CHECK(missing->code == errc::voter_not_found);
+  auto at_follower = h.remove_voter(other_than(l), l);
+  REQUIRE(at_follower);
+  CHECK(at_follower->code == errc::not_controller);
+  CHECK(at_follower->leader == l);
 }

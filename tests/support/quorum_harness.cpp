@@ -51,7 +51,8 @@ void quorum_harness::start(int id) {
   m.system->track(m.directory);
   quorum_options qo;
   qo.node = m.id;
-  for (int i = 1; i <= opts_.members; ++i) qo.voters.push_back(node_id{i});
+  const int voters = opts_.voters > 0 ? opts_.voters : opts_.members;
+  for (int i = 1; i <= voters; ++i) qo.voters.push_back(node_id{i});
   qo.dir = m.dir;
   qo.cluster_id = cluster_id;
   qo.peers = m.directory;
@@ -102,6 +103,19 @@ caf::expected<controller::quorum_status> quorum_harness::status(int id) {
 caf::expected<int32_t> quorum_harness::resign(int id) {
   auto& m = member(id);
   return m.system->request<int32_t>(m.quorum, request_timeout, resign_atom_v);
+}
+
+caf::expected<propose_reply> quorum_harness::add_voter(int at, int id) {
+  auto& m = member(at);
+  return m.system->request<propose_reply>(m.quorum, request_timeout, add_voter_atom_v,
+                                          static_cast<int32_t>(id),
+                                          "127.0.0.1:" + std::to_string(member(id).port));
+}
+
+caf::expected<propose_reply> quorum_harness::remove_voter(int at, int id) {
+  auto& m = member(at);
+  return m.system->request<propose_reply>(m.quorum, request_timeout, remove_voter_atom_v,
+                                          static_cast<int32_t>(id));
 }
 
 caf::expected<controller::metadata_image> quorum_harness::image(int id) {

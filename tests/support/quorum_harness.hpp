@@ -21,6 +21,8 @@ namespace capstan::test {
 
 struct quorum_harness_options {
   int members = 3;
+  // The bootstrap voters are members 1..voters (0: all); the others start as learners.
+  int voters = 0;
   // Short, so elections and catch-up take a fraction of a second; the tests never depend on them.
   std::chrono::milliseconds tick_interval{20};
   std::chrono::milliseconds election_timeout{400};
@@ -60,6 +62,9 @@ public:
   caf::expected<controller::metadata_image> image(int id);
   // Asks member `id` to hand the quorum's leadership over (resign_atom): the voter it told.
   caf::expected<int32_t> resign(int id);
+  // Asks member `at` to add member `id` as a voter (with its address) or to remove it.
+  caf::expected<propose_reply> add_voter(int at, int id);
+  caf::expected<propose_reply> remove_voter(int at, int id);
 
   // The member that leads in the highest term among the running ones, 0 if none does.
   int leader();

@@ -142,6 +142,8 @@ void raft_core::tick_leader() {
     peers_.erase(change_->v.id);
     abandon_change(errc::request_timed_out);
   }
+  // The learner may have become whole, or the others live again, without its match growing.
+  if (change_ && !change_->index) maybe_promote(change_->v.id);
   if (++election_elapsed_ >= config_.election_timeout_ticks) {
     election_elapsed_ = 0;
     // Check-quorum: a leader cut off from a majority steps down rather than keep a client
@@ -833,9 +835,14 @@ void raft_core::append_voters(const voter_set& s) {
 }
 
 // Caught up means holding every committed entry (KIP-853 waits for the same): the new voter
-// then cannot hold back the commitment of what the others already agreed on.
+// then cannot hold back the commitment of what the others already agreed on. It must also be
+// whole: a voter that is catching up neither votes nor counts, so adding one would only raise
+// the majority (the cluster test that replaces a lost voter found a quorum stuck for good that
+// way, when the lost one still looked alive).
 void raft_core::maybe_promote(node_id peer) {
-  if (!change_ || !change_->add || change_->index || change_->v.id != peer || transferee_) return;
+  if (!change_ || !change_->add || change_->index || change_->v.id != peer || transferee_ ||
+      !counts(peer))
+    return;
   const auto known = peer_ids_.find(peer);
   if (known == peer_ids_.end() || known->second.directory == directory_id{}) return;
   if (change_->v.directory != directory_id{} && change_->v.directory != known->second.directory)
