@@ -347,8 +347,8 @@ void kafka_codec_seeds(const fs::path& dir) {
   }
 }
 
-// kafka_listener_fuzz's input: what a client sends on one connection. The requests kcat -L
-// sends (ApiVersions v3, then Metadata), each offered API at its lowest and highest version,
+// kafka_listener_fuzz's input: what a client sends on one connection. Each offered API at its
+// lowest and highest version (kcat -L sends ApiVersions v3, then Metadata),
 // ApiVersions at a version it does not know, and pipelined requests.
 void kafka_listener_seeds(const fs::path& dir) {
   using namespace capstan::kafka;
@@ -360,7 +360,8 @@ void kafka_listener_seeds(const fs::path& dir) {
     end_frame(out, at);
   };
   bytes pipelined;
-  for (const api_schema* api : {&api_versions_api, &metadata_api}) {
+  for (const api_schema* api :
+       {&api_versions_api, &metadata_api, &produce_api, &fetch_api, &list_offsets_api}) {
     for (api_version version : {api->valid.from, api->valid.to}) {
       bytes one;
       framed_request(*api, version, 7, one);

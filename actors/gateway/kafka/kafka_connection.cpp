@@ -4,7 +4,11 @@
 #include <cstring>
 
 #include "actors/gateway/handlers/metadata_handler.hpp"
+#include "actors/gateway/kafka/kafka_fetch.hpp"
+#include "actors/gateway/kafka/kafka_list_offsets.hpp"
 #include "actors/gateway/kafka/kafka_metadata_response.hpp"
+#include "actors/gateway/kafka/kafka_produce.hpp"
+#include "actors/gateway/kafka/kafka_response_frame.hpp"
 #include "actors/gateway/kafka/kafka_request_router.hpp"
 #include "runtime/actor/logging.hpp"
 #include "runtime/kafka/api_schemas.hpp"
@@ -22,19 +26,6 @@ constexpr auto hold_poll = 10 * kj::MILLISECONDS;
 [[noreturn]] void fail_connection(const std::string& why) {
   kj::throwFatalException(
       kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::str(why.c_str())));
-}
-
-// The whole response frame of `body` for `req`.
-bytes response_frame(const kafka::api_schema& api, const kafka::request& req,
-                     const kafka::struct_value& body) {
-  bytes out;
-  const auto start = kafka::begin_frame(out);
-  if (auto s = kafka::encode_response(api, req.header.version, req.header.correlation_id, body, out);
-      !s)
-    fail_connection("cannot encode the " + std::string{api.name} + " response: " +
-                    s.err().to_string());
-  kafka::end_frame(out, start);
-  return out;
 }
 
 } // namespace
@@ -120,7 +111,9 @@ kj::Promise<void> kafka_connection::write_loop() {
   auto next = kj::mv(answers_.front());
   answers_.pop_front();
   return next
-      .then([this](bytes frame) {
+      .then([this](bytes frame) -> kj::Promise<void> {
+        // Nothing to send: a produce with acks=0, which Kafka does not answer.
+        if (frame.empty()) return kj::READY_NOW;
         auto written = socket_->write(frame.data(), frame.size());
         return written.attach(kj::mv(frame));
       })
@@ -137,8 +130,18 @@ kj::Promise<void> kafka_connection::drained() {
 
 kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
   // route_request dispatches only offered APIs, and answers ApiVersions itself.
-  if (req.header.api_key != kafka::api_key::metadata)
+  switch (req.header.api_key) {
+  case kafka::api_key::produce:
+    return serve_produce(session_, std::move(req));
+  case kafka::api_key::fetch:
+    return serve_fetch(session_, std::move(req));
+  case kafka::api_key::list_offsets:
+    return serve_list_offsets(session_, std::move(req));
+  case kafka::api_key::metadata:
+    break;
+  default:
     fail_connection("no handler for API key " + std::to_string(req.header.api_key));
+  }
   return handle_metadata(session_, "metadata")
       .then([req = std::move(req)](answer<metadata_snapshot>&& a) {
         // Kafka's Metadata response has no top-level error: a node that cannot say lists no

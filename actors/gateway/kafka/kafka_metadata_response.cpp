@@ -4,6 +4,7 @@
 
 #include "actors/gateway/handlers/metadata_handler.hpp"
 #include "actors/gateway/kafka/kafka_error_code.hpp"
+#include "actors/gateway/kafka/kafka_response_frame.hpp"
 #include "runtime/kafka/api_schemas.hpp"
 #include "runtime/kafka/message_codec.hpp"
 
@@ -17,13 +18,6 @@ using kafka::value;
 // Kafka's LEADER_NOT_AVAILABLE: capstan's errc has no such name, a replica answers
 // NOT_LEADER_OR_FOLLOWER instead.
 constexpr int16_t leader_not_available = 5;
-
-// An empty element of the struct array `name` of `parent`.
-struct_value element_of(const struct_value& parent, std::string_view name) {
-  for (const auto& f : parent.fields())
-    if (f.name == name) return struct_value(f.fields);
-  return struct_value{};
-}
 
 value int_list(const std::vector<int32_t>& ids) {
   value::array_type out;

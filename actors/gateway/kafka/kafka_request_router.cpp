@@ -42,7 +42,7 @@ kafka_route route_request(bytes_view frame) {
     return close_because("API key " + std::to_string(h.api_key) + " version " +
                          std::to_string(h.version) + " is not offered");
   }
-  if (frame.size() > max_kafka_request_bytes)
+  if (frame.size() > max_kafka_request_bytes && h.api_key != kafka::api_key::produce)
     return close_because("a request of " + std::to_string(frame.size()) + " bytes of API key " +
                          std::to_string(h.api_key) + " is above " +
                          std::to_string(max_kafka_request_bytes));

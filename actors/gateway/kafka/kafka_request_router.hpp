@@ -23,17 +23,17 @@ struct kafka_route {
   std::string why;
 };
 
-// Largest request the listener decodes. A decoded request is a tree of values of up to 72 times
-// its wire size (docs/kafka.md, "The decoded value"); no offered API needs more than this, while
-// socket.request.max.bytes (100 MiB by default) is sized for produce batches, which the listener
-// does not take yet.
+// Largest request other than Produce the listener decodes. A decoded request is a tree of values
+// of up to 72 times its wire size (docs/kafka.md, "The decoded value"); no such request needs
+// more than this. A Produce request is bounded by socket.request.max.bytes alone: its bulk is
+// record batches, each decoded as one bytes value.
 inline constexpr size_t max_kafka_request_bytes = size_t{1} << 20;
 
 // REQUIRES: `frame` is one request frame's contents (without its size prefix).
 // - ApiVersions at an offered version: answered with the offered APIs; at a version it does not
 //   know: answered in v0 form with UNSUPPORTED_VERSION and the offered ranges (KIP-511);
 // - another offered API at an offered version whose body decodes: dispatched;
-// - anything else (a request above max_kafka_request_bytes, a header that does not decode, an API not offered, a version not offered, a
+// - anything else (a request other than Produce above max_kafka_request_bytes, a header that does not decode, an API not offered, a version not offered, a
 //   body that does not follow its description): close.
 kafka_route route_request(bytes_view frame);
 
