@@ -3,12 +3,23 @@
 // node and on a cluster, where any node names every node's own Kafka listener; and produces and
 // consumes records that the native CLI reads and writes too.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "runtime/kafka/api_schemas.hpp"
+#include "runtime/kafka/frame.hpp"
+#include "runtime/kafka/message_codec.hpp"
+#include "runtime/kafka/message_header.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/node_cluster.hpp"
@@ -17,6 +28,54 @@
 
 using namespace capstan;
 using namespace std::chrono_literals;
+
+namespace {
+
+// One FindCoordinator v`version` request for `group` on a fresh connection to 127.0.0.1:`port`;
+// the decoded response, nullopt if the connection failed or closed first (each wait bounded).
+std::optional<kafka::response> find_coordinator(uint16_t port, const std::string& group,
+                                                int16_t version) {
+  bytes request;
+  const auto at = kafka::begin_frame(request);
+  auto body = kafka::make_message(kafka::find_coordinator_api, kafka::message_kind::request);
+  body["Key"] = kafka::value(group);
+  if (!kafka::encode_request(
+          kafka::request_header{kafka::api_key::find_coordinator, version, 3, "test", {}}, body,
+          request))
+    return std::nullopt;
+  kafka::end_frame(request, at);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return std::nullopt;
+  timeval bound{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::optional<kafka::response> out;
+  bytes in;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    while (true) {
+      auto cut = kafka::next_frame(in, 1 << 20);
+      if (!cut) break;
+      if (cut->consumed != 0) {
+        auto r = kafka::decode_response(kafka::find_coordinator_api, version, cut->frame);
+        if (r) out = std::move(*r);
+        break;
+      }
+      uint8_t chunk[4096];
+      const auto n = ::recv(fd, chunk, sizeof chunk, 0);
+      if (n <= 0) break;
+      in.insert(in.end(), chunk, chunk + n);
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+} // namespace
 
 TEST_CASE("kcat -L lists the node at its Kafka listener and its topics with their partitions",
           "[system][kafka]") {
@@ -124,5 +183,33 @@ TEST_CASE("records kcat -P produces are read back by kcat -C and by capstan cons
     CHECK(out.find("v" + std::to_string(i) + "\n") != std::string::npos);
   CHECK(out.find("native-1\n") != std::string::npos);
   CHECK(out.find("native-2\n") != std::string::npos);
+  node.stop();
+}
+
+TEST_CASE("FindCoordinator through the Kafka listener names the group's coordinator at its Kafka "
+          "listener once the offsets topic has a leader",
+          "[system][kafka]") {
+  test::temp_dir dir;
+  test::node_process_options options;
+  options.binary = CAPSTAN_BINARY;
+  test::node_process node{dir, 1, options};
+  node.start();
+  for (int16_t version : {int16_t{0}, int16_t{3}}) {
+    INFO("version " << version);
+    std::optional<kafka::response> last;
+    // The group's first call has the controller create __consumer_offsets; until its partition
+    // has a leader the answer is COORDINATOR_NOT_AVAILABLE (15), and the client asks again.
+    const bool found = test::eventually(
+        [&] {
+          last = find_coordinator(node.kafka_port(), "readers", version);
+          return last && last->body["ErrorCode"].as_int() == 0;
+        },
+        60s);
+    REQUIRE(found);
+    CHECK(last->correlation_id == 3);
+    CHECK(last->body["NodeId"].as_int() == 1);
+    CHECK(last->body["Host"].as_string() == "127.0.0.1");
+    CHECK(last->body["Port"].as_int() == node.kafka_port());
+  }
   node.stop();
 }

@@ -25,6 +25,11 @@ kj::Promise<answer<coordinator_address>> handle_find_coordinator(const client_se
     found.node = where.node;
     found.host = where.host;
     found.port = where.port;
+    for (const auto& b : cache->cluster().brokers)
+      if (b.node_id == where.node) {
+        found.kafka_host = b.kafka_host;
+        found.kafka_port = b.kafka_port;
+      }
     return answer<coordinator_address>{std::move(found), {}};
   }
   if (where.partition >= 0)

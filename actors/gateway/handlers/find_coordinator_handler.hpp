@@ -10,10 +10,13 @@
 
 namespace capstan {
 
+// The coordinator's node and where each front door's clients reach it.
 struct coordinator_address {
   int32_t node = -1;
-  std::string host;
+  std::string host; // its client RPC listener
   uint16_t port = 0;
+  std::string kafka_host; // its advertised Kafka listener; port 0: none
+  uint16_t kafka_port = 0;
 };
 
 // INVALID_REQUEST for a bad group id; COORDINATOR_NOT_AVAILABLE before this node has the

@@ -5,6 +5,7 @@
 
 #include "actors/gateway/handlers/metadata_handler.hpp"
 #include "actors/gateway/kafka/kafka_fetch.hpp"
+#include "actors/gateway/kafka/kafka_find_coordinator.hpp"
 #include "actors/gateway/kafka/kafka_list_offsets.hpp"
 #include "actors/gateway/kafka/kafka_metadata_response.hpp"
 #include "actors/gateway/kafka/kafka_produce.hpp"
@@ -137,6 +138,8 @@ kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
     return serve_fetch(session_, std::move(req));
   case kafka::api_key::list_offsets:
     return serve_list_offsets(session_, std::move(req));
+  case kafka::api_key::find_coordinator:
+    return serve_find_coordinator(session_, std::move(req));
   case kafka::api_key::metadata:
     break;
   default:
