@@ -362,7 +362,7 @@ void kafka_listener_seeds(const fs::path& dir) {
   bytes pipelined;
   for (const api_schema* api :
        {&api_versions_api, &metadata_api, &produce_api, &fetch_api, &list_offsets_api,
-        &find_coordinator_api}) {
+        &find_coordinator_api, &init_producer_id_api}) {
     for (api_version version : {api->valid.from, api->valid.to}) {
       bytes one;
       framed_request(*api, version, 7, one);

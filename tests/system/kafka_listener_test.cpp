@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -211,5 +213,39 @@ TEST_CASE("FindCoordinator through the Kafka listener names the group's coordina
     CHECK(last->body["Host"].as_string() == "127.0.0.1");
     CHECK(last->body["Port"].as_int() == node.kafka_port());
   }
+  node.stop();
+}
+
+TEST_CASE("an idempotent kcat producer gets a producer id and each of its records is stored once",
+          "[system][kafka]") {
+  if (!std::filesystem::exists("/usr/bin/kcat")) {
+    WARN("no /usr/bin/kcat (Debian package kcat): nothing to run");
+    return;
+  }
+  test::temp_dir dir;
+  test::node_process_options options;
+  options.binary = CAPSTAN_BINARY;
+  test::node_process node{dir, 1, options};
+  node.start();
+  std::string out, err;
+  REQUIRE(test::run_to_end(CAPSTAN_BINARY,
+                           {"topic", "create", "idem", "--partitions", "2", "--bootstrap",
+                            node.bootstrap()},
+                           dir.path(), &out, &err) == 0);
+  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  REQUIRE(test::run_to_end("/bin/sh",
+                           {"-c", "seq 1 20 | /usr/bin/kcat -P -b " + broker +
+                                      " -t idem -X enable.idempotence=true -d eos"},
+                           dir.path(), &out, &err, 30s) == 0);
+  INFO(err);
+  CHECK(err.find("Acquired PID") != std::string::npos);
+  REQUIRE(test::run_to_end("/usr/bin/kcat",
+                           {"-C", "-b", broker, "-t", "idem", "-o", "beginning", "-e", "-q"},
+                           dir.path(), &out, &err, 30s) == 0);
+  std::multiset<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  CHECK(lines.size() == 20);
+  for (int i = 1; i <= 20; ++i) CHECK(lines.count(std::to_string(i)) == 1);
   node.stop();
 }

@@ -6,6 +6,7 @@
 #include "actors/gateway/handlers/metadata_handler.hpp"
 #include "actors/gateway/kafka/kafka_fetch.hpp"
 #include "actors/gateway/kafka/kafka_find_coordinator.hpp"
+#include "actors/gateway/kafka/kafka_init_producer_id.hpp"
 #include "actors/gateway/kafka/kafka_list_offsets.hpp"
 #include "actors/gateway/kafka/kafka_metadata_response.hpp"
 #include "actors/gateway/kafka/kafka_produce.hpp"
@@ -140,6 +141,8 @@ kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
     return serve_list_offsets(session_, std::move(req));
   case kafka::api_key::find_coordinator:
     return serve_find_coordinator(session_, std::move(req));
+  case kafka::api_key::init_producer_id:
+    return serve_init_producer_id(session_, std::move(req));
   case kafka::api_key::metadata:
     break;
   default:

@@ -11,13 +11,14 @@ namespace capstan {
 
 namespace {
 
-constexpr std::array<offered_api, 6> offered{{
+constexpr std::array<offered_api, 7> offered{{
     {kafka::api_key::produce, 3, 8},
     {kafka::api_key::fetch, 4, 11},
     {kafka::api_key::list_offsets, 1, 5},
     {kafka::api_key::metadata, 0, 9},
     {kafka::api_key::find_coordinator, 0, 3},
     {kafka::api_key::api_versions, 0, 3},
+    {kafka::api_key::init_producer_id, 0, 4},
 }};
 
 } // namespace
