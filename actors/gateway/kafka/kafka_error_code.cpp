@@ -58,6 +58,8 @@ int16_t kafka_error_code(errc code) {
   case errc::inconsistent_topic_id: return 103;
   case errc::inconsistent_cluster_id: return 104;
   case errc::ineligible_replica: return 107;
+  case errc::duplicate_voter: return 126;
+  case errc::voter_not_found: return 127;
   case errc::unknown_server_error: return -1;
   }
   return -1;
