@@ -4,13 +4,22 @@
 #include <cstring>
 
 #include "actors/gateway/handlers/metadata_handler.hpp"
+#include "actors/gateway/kafka/kafka_delete_groups.hpp"
+#include "actors/gateway/kafka/kafka_describe_groups.hpp"
 #include "actors/gateway/kafka/kafka_fetch.hpp"
 #include "actors/gateway/kafka/kafka_find_coordinator.hpp"
+#include "actors/gateway/kafka/kafka_heartbeat.hpp"
 #include "actors/gateway/kafka/kafka_init_producer_id.hpp"
+#include "actors/gateway/kafka/kafka_join_group.hpp"
+#include "actors/gateway/kafka/kafka_leave_group.hpp"
+#include "actors/gateway/kafka/kafka_list_groups.hpp"
 #include "actors/gateway/kafka/kafka_list_offsets.hpp"
 #include "actors/gateway/kafka/kafka_metadata_response.hpp"
+#include "actors/gateway/kafka/kafka_offset_commit.hpp"
+#include "actors/gateway/kafka/kafka_offset_fetch.hpp"
 #include "actors/gateway/kafka/kafka_produce.hpp"
 #include "actors/gateway/kafka/kafka_response_frame.hpp"
+#include "actors/gateway/kafka/kafka_sync_group.hpp"
 #include "actors/gateway/kafka/kafka_request_router.hpp"
 #include "runtime/actor/logging.hpp"
 #include "runtime/kafka/api_schemas.hpp"
@@ -143,6 +152,24 @@ kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
     return serve_find_coordinator(session_, std::move(req));
   case kafka::api_key::init_producer_id:
     return serve_init_producer_id(session_, std::move(req));
+  case kafka::api_key::offset_commit:
+    return serve_kafka_offset_commit(session_, std::move(req));
+  case kafka::api_key::offset_fetch:
+    return serve_kafka_offset_fetch(session_, std::move(req));
+  case kafka::api_key::join_group:
+    return serve_kafka_join_group(session_, std::move(req));
+  case kafka::api_key::heartbeat:
+    return serve_kafka_heartbeat(session_, std::move(req));
+  case kafka::api_key::leave_group:
+    return serve_kafka_leave_group(session_, std::move(req));
+  case kafka::api_key::sync_group:
+    return serve_kafka_sync_group(session_, std::move(req));
+  case kafka::api_key::describe_groups:
+    return serve_kafka_describe_groups(session_, std::move(req));
+  case kafka::api_key::list_groups:
+    return serve_kafka_list_groups(session_, std::move(req));
+  case kafka::api_key::delete_groups:
+    return serve_kafka_delete_groups(session_, std::move(req));
   case kafka::api_key::metadata:
     break;
   default:

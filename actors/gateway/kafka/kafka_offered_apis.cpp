@@ -11,14 +11,23 @@ namespace capstan {
 
 namespace {
 
-constexpr std::array<offered_api, 7> offered{{
+constexpr std::array<offered_api, 16> offered{{
     {kafka::api_key::produce, 3, 8},
     {kafka::api_key::fetch, 4, 11},
     {kafka::api_key::list_offsets, 1, 5},
     {kafka::api_key::metadata, 0, 9},
+    {kafka::api_key::offset_commit, 2, 8},
+    {kafka::api_key::offset_fetch, 1, 7},
     {kafka::api_key::find_coordinator, 0, 3},
+    {kafka::api_key::join_group, 0, 7},
+    {kafka::api_key::heartbeat, 0, 4},
+    {kafka::api_key::leave_group, 0, 4},
+    {kafka::api_key::sync_group, 0, 5},
+    {kafka::api_key::describe_groups, 0, 5},
+    {kafka::api_key::list_groups, 0, 3},
     {kafka::api_key::api_versions, 0, 3},
     {kafka::api_key::init_producer_id, 0, 4},
+    {kafka::api_key::delete_groups, 0, 2},
 }};
 
 } // namespace
