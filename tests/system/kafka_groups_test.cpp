@@ -22,13 +22,15 @@ namespace {
 
 // Modes:
 //   pair BROKER TOPIC GROUP: two members share the topic's 4 partitions, each commits 100 + p
-//     for its partitions and leaves; a third member, alone, gets all 4 and reads those commits.
+//     for its partitions and leaves; a third member, alone, gets all 4, reads those commits and
+//     leaves; the group is then listed Empty (ListGroups and DescribeGroups).
 //   share BROKER TOPIC GROUP: one member joins a group another client's member is in and
 //     prints the partitions it gets once it has some but not all four.
 // Prints "OK ..." and exits 0 when what it checked holds; every wait is bounded.
 constexpr const char* script = R"PY(
 import sys, time
 from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 mode, broker, topic, group = sys.argv[1:5]
 
@@ -76,6 +78,14 @@ if mode == 'pair':
     if offsets != {p: 100 + p for p in range(4)}:
         sys.exit('FAIL committed offsets %s' % offsets)
     print('OK committed %s' % offsets)
+    # librdkafka's list_groups: ListGroups, then DescribeGroups of each group listed.
+    admin = AdminClient({'bootstrap.servers': broker, 'log_level': 3})
+    deadline, state = time.time() + 30, None
+    while time.time() < deadline and state != 'Empty':
+        state = {g.id: g.state for g in admin.list_groups(timeout=10)}.get(group)
+    if state != 'Empty':
+        sys.exit('FAIL group %s listed as %s' % (group, state))
+    print('OK listed %s %s' % (group, state))
 elif mode == 'share':
     c = member(assigned, 's')
     if not poll_until([c], lambda: bool(assigned.get('s')) and assigned['s'] != everything, 90):
@@ -122,6 +132,7 @@ TEST_CASE("confluent-kafka members share a group's partitions and resume from it
   INFO(out << err);
   CHECK(rc == 0);
   CHECK(out.find("OK committed") != std::string::npos);
+  CHECK(out.find("OK listed g Empty") != std::string::npos);
   // The native API reads the commits the Kafka members made.
   REQUIRE(test::run_to_end(CAPSTAN_BINARY,
                            {"groups", "describe", "g", "--bootstrap", node.bootstrap()}, dir.path(),

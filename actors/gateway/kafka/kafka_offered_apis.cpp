@@ -24,7 +24,7 @@ constexpr std::array<offered_api, 16> offered{{
     {kafka::api_key::leave_group, 0, 4},
     {kafka::api_key::sync_group, 0, 5},
     {kafka::api_key::describe_groups, 0, 5},
-    {kafka::api_key::list_groups, 0, 3},
+    {kafka::api_key::list_groups, 0, 4},
     {kafka::api_key::api_versions, 0, 3},
     {kafka::api_key::init_producer_id, 0, 4},
     {kafka::api_key::delete_groups, 0, 2},

@@ -418,14 +418,27 @@ TEST_CASE("DescribeGroups, ListGroups and DeleteGroups answer each group", "[gat
           some_bytes(9));
     CHECK(code_of(groups[1].as_struct()["ErrorCode"]) == 16);
   }
-  for (int16_t version = 0; version <= 3; ++version) {
+  group_summary empty;
+  empty.state = "Empty";
+  for (int16_t version = 0; version <= 4; ++version) {
     INFO("ListGroups version " << version);
-    auto req = sent(kafka::list_groups_api, version, request_body(kafka::list_groups_api));
+    auto body = request_body(kafka::list_groups_api);
+    if (version >= 4) body["StatesFilter"] = value(value::array_type{value("stable")});
+    auto req = sent(kafka::list_groups_api, version, body);
+    std::vector<std::string> states;
+    for (const auto& v : req.body["StatesFilter"].as_array()) states.push_back(v.as_string());
+    CHECK(states.size() == (version >= 4 ? 1u : 0u));
     auto out = received(kafka::list_groups_api, req,
-                        list_groups_response_body(answer<std::vector<std::string>>{{"a", "b"}, {}}));
+                        list_groups_response_body(
+                            answer<std::vector<std::string>>{{"a", "b"}, {}},
+                            {answer<group_summary>{g, {}}, answer<group_summary>{empty, {}}},
+                            states));
     CHECK(code_of(out["ErrorCode"]) == 0);
-    REQUIRE(out["Groups"].as_array().size() == 2);
-    CHECK(out["Groups"].as_array()[1].as_struct()["GroupId"].as_string() == "b");
+    const auto& listed = out["Groups"].as_array();
+    REQUIRE(listed.size() == (version >= 4 ? 1u : 2u));
+    CHECK(listed[0].as_struct()["GroupId"].as_string() == "a");
+    CHECK(listed[0].as_struct()["ProtocolType"].as_string() == "consumer");
+    if (version >= 4) CHECK(listed[0].as_struct()["GroupState"].as_string() == "Stable");
   }
   for (int16_t version = 0; version <= 2; ++version) {
     INFO("DeleteGroups version " << version);
