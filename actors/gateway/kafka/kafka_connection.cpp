@@ -149,7 +149,7 @@ kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
   case kafka::api_key::list_offsets:
     return serve_list_offsets(session_, std::move(req));
   case kafka::api_key::find_coordinator:
-    return serve_find_coordinator(session_, std::move(req));
+    return serve_kafka_find_coordinator(session_, std::move(req));
   case kafka::api_key::init_producer_id:
     return serve_init_producer_id(session_, std::move(req));
   case kafka::api_key::offset_commit:

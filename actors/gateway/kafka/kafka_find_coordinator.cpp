@@ -1,8 +1,7 @@
 #include "actors/gateway/kafka/kafka_find_coordinator.hpp"
 
-#include "actors/gateway/handlers/find_coordinator_handler.hpp"
 #include "actors/gateway/kafka/kafka_error_code.hpp"
-#include "actors/gateway/kafka/kafka_response_frame.hpp"
+#include "actors/gateway/kafka/kafka_response_support.hpp"
 #include "runtime/kafka/api_schemas.hpp"
 #include "runtime/kafka/message_codec.hpp"
 
@@ -10,43 +9,50 @@ namespace capstan {
 
 namespace {
 
-bytes answer_with(const kafka::request& req, const answer<coordinator_address>& a) {
-  using kafka::value;
-  auto out = kafka::make_message(kafka::find_coordinator_api, kafka::message_kind::response);
-  out["ErrorCode"] = value(int64_t{kafka_error_code(a.err.code)});
-  if (a.ok()) {
-    out["NodeId"] = value(int64_t{a.value.node});
-    out["Host"] = value(a.value.kafka_host);
-    out["Port"] = value(int64_t{a.value.kafka_port});
-  } else {
-    out["ErrorMessage"] = value(a.err.message);
-    out["NodeId"] = value(int64_t{-1});
-    out["Host"] = value(std::string{});
-    out["Port"] = value(int64_t{-1});
-  }
-  return response_frame(kafka::find_coordinator_api, req, out);
+kafka::struct_value refusal(const error& e) {
+  auto body = kafka::make_message(kafka::find_coordinator_api, kafka::message_kind::response);
+  body["ErrorCode"] = kafka::value(int64_t{kafka_error_code(e.code)});
+  body["ErrorMessage"] = nullable_string(e.message);
+  body["NodeId"] = kafka::value(int64_t{-1});
+  body["Host"] = kafka::value(std::string{});
+  body["Port"] = kafka::value(int64_t{-1});
+  return body;
 }
 
 } // namespace
 
-kj::Promise<bytes> serve_find_coordinator(const client_session& s, kafka::request req) {
-  if (req.body["KeyType"].as_int() != 0) {
-    static constexpr const char* method = "findCoordinator";
-    s.ctx->metrics.count_request(method);
-    return answer_with(
-        req, refused<coordinator_address>(
-                 *s.ctx, method,
-                 make_error(errc::invalid_request,
-                            "only group coordinators (key type 0): capstan has no transactions")));
+kafka::struct_value find_coordinator_response(const answer<coordinator_address>& a,
+                                              const std::vector<broker_info>& brokers) {
+  if (!a.ok()) return refusal(a.err);
+  for (const auto& b : brokers) {
+    if (b.node_id != a.value.node || b.kafka_port == 0) continue;
+    auto body = kafka::make_message(kafka::find_coordinator_api, kafka::message_kind::response);
+    body["ErrorCode"] = kafka::value(int64_t{0});
+    body["ErrorMessage"] = kafka::value(kafka::null_value{});
+    body["NodeId"] = kafka::value(int64_t{b.node_id});
+    body["Host"] = kafka::value(b.kafka_host);
+    body["Port"] = kafka::value(int64_t{b.kafka_port});
+    return body;
   }
-  return handle_find_coordinator(s, req.body["Key"].as_string())
-      .then([req = std::move(req)](answer<coordinator_address>&& a) {
-        if (a.ok() && a.value.kafka_port == 0)
-          a.err = make_error(errc::coordinator_not_available,
-                             "the coordinator, node " + std::to_string(a.value.node) +
-                                 ", has no Kafka listener");
-        return answer_with(req, a);
-      });
+  return refusal(make_error(errc::coordinator_not_available,
+                            "the coordinator node " + std::to_string(a.value.node) +
+                                " has no Kafka listener this node knows of"));
+}
+
+kj::Promise<bytes> serve_kafka_find_coordinator(const client_session& s, kafka::request req) {
+  if (req.body["KeyType"].as_int() != kafka_coordinator_key_group) {
+    auto body = refusal(make_error(errc::invalid_request, "only consumer groups (key type 0) have "
+                                                          "coordinators here"));
+    return response_frame(kafka::find_coordinator_api, req, body);
+  }
+  const auto group = req.body["Key"].as_string();
+  return handle_find_coordinator(s, group).then([c = s.ctx, req = std::move(req)](
+                                                    answer<coordinator_address>&& a) {
+    auto cache = controller_cache(*c);
+    const std::vector<broker_info> none;
+    const auto& brokers = cache ? cache->cluster().brokers : none;
+    return response_frame(kafka::find_coordinator_api, req, find_coordinator_response(a, brokers));
+  });
 }
 
 } // namespace capstan
