@@ -96,6 +96,16 @@ int run_cli(const std::string& binary, const temp_dir& dir, const std::string& i
   return run_to_end("/bin/sh", {"-c", command}, dir.path(), out, err, 60s);
 }
 
+void create_topic(const node_process& node, const temp_dir& dir, const std::string& name,
+                  int partitions) {
+  std::string out, err;
+  const int rc = run_to_end(node.binary(),
+                            {"topic", "create", name, "--partitions", std::to_string(partitions),
+                             "--bootstrap", node.bootstrap()},
+                            dir.path(), &out, &err);
+  require(rc == 0, "topic create " + name + " failed: " + tail_of(out + err));
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);

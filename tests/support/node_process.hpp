@@ -62,6 +62,10 @@ public:
   uint16_t kafka_port() const { return kafka_port_; }
   // 127.0.0.1:<client port>, for --bootstrap.
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(rpc_port_); }
+  // 127.0.0.1:<Kafka port>, for a Kafka client's bootstrap servers.
+  std::string kafka_bootstrap() const { return "127.0.0.1:" + std::to_string(kafka_port_); }
+  // The binary it runs, for the CLI helpers.
+  const std::string& binary() const { return opts_.binary; }
   std::filesystem::path data_dir() const { return data_; }
   std::filesystem::path partition_dir(const topic_partition& tp) const {
     return data_ / (tp.first + "-" + std::to_string(tp.second));
@@ -90,5 +94,9 @@ int run_cli(const std::string& binary, const temp_dir& dir, const std::string& i
             const std::vector<std::string>& args, std::string* out, std::string* err);
 
 std::vector<std::string> lines_of(const std::string& text);
+
+// `capstan topic create NAME --partitions N` against `node`; test_failure unless it succeeds.
+void create_topic(const node_process& node, const temp_dir& dir, const std::string& name,
+                  int partitions);
 
 } // namespace capstan::test

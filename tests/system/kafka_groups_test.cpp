@@ -121,11 +121,8 @@ TEST_CASE("confluent-kafka members share a group's partitions and resume from it
   test::node_process node{dir, 1, options};
   node.start();
   std::string out, err;
-  REQUIRE(test::run_to_end(CAPSTAN_BINARY,
-                           {"topic", "create", "orders", "--partitions", "4", "--bootstrap",
-                            node.bootstrap()},
-                           dir.path(), &out, &err) == 0);
-  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  test::create_topic(node, dir, "orders", 4);
+  const std::string broker = node.kafka_bootstrap();
   const int rc = test::run_to_end("/usr/bin/python3", {write_script(dir), "pair", broker, "orders",
                                                        "g"},
                                   dir.path(), &out, &err, 240s);
@@ -155,10 +152,7 @@ TEST_CASE("a confluent-kafka member and a capstan consume --group member share a
   test::node_process node{dir, 1, options};
   node.start();
   std::string out, err;
-  REQUIRE(test::run_to_end(CAPSTAN_BINARY,
-                           {"topic", "create", "orders", "--partitions", "4", "--bootstrap",
-                            node.bootstrap()},
-                           dir.path(), &out, &err) == 0);
+  test::create_topic(node, dir, "orders", 4);
   test::child_process native{
       CAPSTAN_BINARY,
       {"consume", "orders", "--group", "mix", "--bootstrap", node.bootstrap(),
@@ -176,7 +170,7 @@ TEST_CASE("a confluent-kafka member and a capstan consume --group member share a
       60s);
   INFO(out << err << native.stderr_text());
   REQUIRE(native_joined);
-  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  const std::string broker = node.kafka_bootstrap();
   const int rc = test::run_to_end("/usr/bin/python3", {write_script(dir), "share", broker, "orders",
                                                        "mix"},
                                   dir.path(), &out, &err, 240s);
@@ -202,11 +196,8 @@ TEST_CASE("kcat -G joins a group through the Kafka listener and is assigned ever
   test::node_process node{dir, 1, options};
   node.start();
   std::string out, err;
-  REQUIRE(test::run_to_end(CAPSTAN_BINARY,
-                           {"topic", "create", "orders", "--partitions", "4", "--bootstrap",
-                            node.bootstrap()},
-                           dir.path(), &out, &err) == 0);
-  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  test::create_topic(node, dir, "orders", 4);
+  const std::string broker = node.kafka_bootstrap();
   test::child_process kcat{"/usr/bin/kcat",
                            {"-b", broker, "-G", "kc", "orders", "-X", "log_level=3"},
                            dir.path(),

@@ -91,11 +91,8 @@ TEST_CASE("kcat -L lists the node at its Kafka listener and its topics with thei
   test::node_process node{dir, 1, options};
   node.start();
   std::string out, err;
-  REQUIRE(test::run_to_end(CAPSTAN_BINARY,
-                           {"topic", "create", "orders", "--partitions", "3", "--bootstrap",
-                            node.bootstrap()},
-                           dir.path(), &out, &err) == 0);
-  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  test::create_topic(node, dir, "orders", 3);
+  const std::string broker = node.kafka_bootstrap();
   REQUIRE(test::run_to_end("/usr/bin/kcat", {"-L", "-b", broker, "-m", "10"}, dir.path(), &out,
                            &err, 30s) == 0);
   INFO(out << err);
@@ -151,11 +148,8 @@ TEST_CASE("records kcat -P produces are read back by kcat -C and by capstan cons
   test::node_process node{dir, 1, options};
   node.start();
   std::string out, err;
-  REQUIRE(test::run_to_end(CAPSTAN_BINARY,
-                           {"topic", "create", "lines", "--partitions", "3", "--bootstrap",
-                            node.bootstrap()},
-                           dir.path(), &out, &err) == 0);
-  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  test::create_topic(node, dir, "lines", 3);
+  const std::string broker = node.kafka_bootstrap();
   const auto input = dir.path() / "keyed.txt";
   {
     std::ofstream f(input);
@@ -228,11 +222,8 @@ TEST_CASE("an idempotent kcat producer gets a producer id and each of its record
   test::node_process node{dir, 1, options};
   node.start();
   std::string out, err;
-  REQUIRE(test::run_to_end(CAPSTAN_BINARY,
-                           {"topic", "create", "idem", "--partitions", "2", "--bootstrap",
-                            node.bootstrap()},
-                           dir.path(), &out, &err) == 0);
-  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  test::create_topic(node, dir, "idem", 2);
+  const std::string broker = node.kafka_bootstrap();
   REQUIRE(test::run_to_end("/bin/sh",
                            {"-c", "seq 1 20 | /usr/bin/kcat -P -b " + broker +
                                       " -t idem -X enable.idempotence=true -d eos"},
