@@ -4,7 +4,11 @@
 #include <cstring>
 
 #include "actors/gateway/handlers/metadata_handler.hpp"
+#include "actors/gateway/kafka/kafka_create_partitions.hpp"
+#include "actors/gateway/kafka/kafka_create_topics.hpp"
 #include "actors/gateway/kafka/kafka_delete_groups.hpp"
+#include "actors/gateway/kafka/kafka_delete_topics.hpp"
+#include "actors/gateway/kafka/kafka_describe_configs.hpp"
 #include "actors/gateway/kafka/kafka_describe_groups.hpp"
 #include "actors/gateway/kafka/kafka_fetch.hpp"
 #include "actors/gateway/kafka/kafka_find_coordinator.hpp"
@@ -170,6 +174,14 @@ kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
     return serve_kafka_list_groups(session_, std::move(req));
   case kafka::api_key::delete_groups:
     return serve_kafka_delete_groups(session_, std::move(req));
+  case kafka::api_key::create_topics:
+    return serve_kafka_create_topics(session_, std::move(req));
+  case kafka::api_key::delete_topics:
+    return serve_kafka_delete_topics(session_, std::move(req));
+  case kafka::api_key::create_partitions:
+    return serve_kafka_create_partitions(session_, std::move(req));
+  case kafka::api_key::describe_configs:
+    return serve_kafka_describe_configs(session_, std::move(req));
   case kafka::api_key::metadata:
     break;
   default:

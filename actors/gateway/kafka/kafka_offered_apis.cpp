@@ -11,7 +11,7 @@ namespace capstan {
 
 namespace {
 
-constexpr std::array<offered_api, 16> offered{{
+constexpr std::array<offered_api, 20> offered{{
     {kafka::api_key::produce, 3, 8},
     {kafka::api_key::fetch, 4, 11},
     {kafka::api_key::list_offsets, 1, 5},
@@ -28,6 +28,10 @@ constexpr std::array<offered_api, 16> offered{{
     {kafka::api_key::api_versions, 0, 3},
     {kafka::api_key::init_producer_id, 0, 4},
     {kafka::api_key::delete_groups, 0, 2},
+    {kafka::api_key::create_topics, 2, 7},
+    {kafka::api_key::delete_topics, 1, 6},
+    {kafka::api_key::create_partitions, 0, 3},
+    {kafka::api_key::describe_configs, 1, 4},
 }};
 
 } // namespace
