@@ -21,6 +21,7 @@
 #include "actors/gateway/kafka/kafka_metadata_response.hpp"
 #include "actors/gateway/kafka/kafka_offset_commit.hpp"
 #include "actors/gateway/kafka/kafka_offset_fetch.hpp"
+#include "actors/gateway/kafka/kafka_offsets_for_leader_epoch.hpp"
 #include "actors/gateway/kafka/kafka_produce.hpp"
 #include "actors/gateway/kafka/kafka_response_frame.hpp"
 #include "actors/gateway/kafka/kafka_sync_group.hpp"
@@ -182,6 +183,8 @@ kj::Promise<bytes> kafka_connection::dispatch(kafka::request req) {
     return serve_kafka_create_partitions(session_, std::move(req));
   case kafka::api_key::describe_configs:
     return serve_kafka_describe_configs(session_, std::move(req));
+  case kafka::api_key::offset_for_leader_epoch:
+    return serve_kafka_offsets_for_leader_epoch(session_, std::move(req));
   case kafka::api_key::metadata:
     break;
   default:

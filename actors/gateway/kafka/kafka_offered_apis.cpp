@@ -11,7 +11,7 @@ namespace capstan {
 
 namespace {
 
-constexpr std::array<offered_api, 20> offered{{
+constexpr std::array<offered_api, 21> offered{{
     {kafka::api_key::produce, 3, 8},
     {kafka::api_key::fetch, 4, 11},
     {kafka::api_key::list_offsets, 1, 5},
@@ -32,6 +32,7 @@ constexpr std::array<offered_api, 20> offered{{
     {kafka::api_key::delete_topics, 1, 6},
     {kafka::api_key::create_partitions, 0, 3},
     {kafka::api_key::describe_configs, 1, 4},
+    {kafka::api_key::offset_for_leader_epoch, 2, 4},
 }};
 
 } // namespace
