@@ -1,0 +1,163 @@
+// Topic administration through the Kafka listener with a client no one here wrote: kafka-python
+// (Debian python3-kafka) creates a topic, describes its configs, adds partitions, produces with
+// acks=all, asks where the leader epoch ends (OffsetForLeaderEpoch, by hand), reads everything
+// back in a consumer group and deletes the topic, against a real `capstan node` (docs/kafka.md).
+
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/node_process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace capstan;
+using namespace std::chrono_literals;
+
+namespace {
+
+// BROKER TOPIC GROUP. Prints "OK ..." after each step that held and exits 0 when all did;
+// every wait is bounded.
+constexpr const char* script = R"PY(
+import socket, struct, sys, time
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
+
+broker, topic, group = sys.argv[1:4]
+
+def fail(why):
+    sys.exit('FAIL ' + why)
+
+def wait_for(check, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return False
+
+def epoch_end(partition, current, requested):
+    # kafka-python 2.0.2 has no OffsetForLeaderEpoch: v2 by hand, one partition.
+    name = topic.encode()
+    body = struct.pack('>ih', 1, len(name)) + name + struct.pack('>iiii', 1, partition, current,
+                                                                requested)
+    header = struct.pack('>hhih', 23, 2, 7, 6) + b'py-ofl'
+    with socket.create_connection((broker.split(':')[0], int(broker.split(':')[1])), 30) as s:
+        s.settimeout(30)
+        s.sendall(struct.pack('>i', len(header) + len(body)) + header + body)
+        data = b''
+        while len(data) < 4 or len(data) < 4 + struct.unpack('>i', data[:4])[0]:
+            chunk = s.recv(65536)
+            if not chunk:
+                fail('OffsetForLeaderEpoch: connection closed')
+            data += chunk
+    at = 4 + 4 + 4 + 4  # size, correlation id, throttle time, topic count
+    at += 2 + struct.unpack('>h', data[at:at + 2])[0] + 4  # topic name, partition count
+    return struct.unpack('>hiiq', data[at:at + 18])  # error, partition, epoch, end offset
+
+admin = KafkaAdminClient(bootstrap_servers=broker, client_id='py-admin')
+created = admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1,
+                                        topic_configs={'retention.ms': '3600000'})])
+for name, code in [(t[0], t[1]) for t in created.topic_errors]:
+    if code != 0:
+        fail('create %s: %d' % (name, code))
+print('OK created %s' % topic)
+
+described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+resource = described[0].resources[0]
+if resource[0] != 0:
+    fail('describe: %s' % (resource,))
+configs = {c[0]: c[1] for c in resource[4]}
+if configs.get('retention.ms') != '3600000':
+    fail('retention.ms is %s' % configs.get('retention.ms'))
+print('OK described retention.ms=%s' % configs['retention.ms'])
+
+grown = admin.create_partitions({topic: NewPartitions(total_count=5)})
+for t in grown.topic_errors:
+    if t[1] != 0:
+        fail('create_partitions: %s' % (t,))
+print('OK grown to 5')
+
+producer = KafkaProducer(bootstrap_servers=broker, acks='all', retries=5)
+if not wait_for(lambda: (producer.partitions_for(topic) or set()) == set(range(5)), 30):
+    fail('partitions %s' % producer.partitions_for(topic))
+sent = [producer.send(topic, key=b'k%d' % i, value=b'v%d' % i) for i in range(100)]
+producer.flush(30)
+where = {f.get(timeout=30).partition for f in sent}
+producer.close()
+print('OK produced 100 to partitions %s' % sorted(where))
+
+# KIP-320. The leader's epoch is the first current epoch not answered FENCED_LEADER_EPOCH (74)
+# (a newer one is UNKNOWN_LEADER_EPOCH, 75); that epoch ends at the log end.
+epoch = next((e for e in range(100) if epoch_end(0, e, e)[0] != 74), None)
+if epoch is None or epoch_end(0, epoch, epoch)[0] != 0:
+    fail('no current leader epoch found: %s' % (epoch,))
+if epoch_end(0, epoch + 1, epoch)[0] != 75:
+    fail('a newer current epoch answered %d' % epoch_end(0, epoch + 1, epoch)[0])
+probe = KafkaConsumer(bootstrap_servers=broker)
+log_end = probe.end_offsets([TopicPartition(topic, 0)])[TopicPartition(topic, 0)]
+probe.close()
+for current in (-1, epoch):
+    answered = epoch_end(0, current, epoch)
+    if answered != (0, 0, epoch, log_end):
+        fail('epoch %d answered %s, log end %d' % (epoch, answered, log_end))
+end = log_end
+print('OK epoch %d ends at %d' % (epoch, end))
+
+consumer = KafkaConsumer(topic, bootstrap_servers=broker, group_id=group,
+                         auto_offset_reset='earliest', enable_auto_commit=False)
+seen = set()
+deadline = time.time() + 90
+while time.time() < deadline and len(seen) < 100:
+    for records in consumer.poll(timeout_ms=500).values():
+        seen.update(r.value for r in records)
+consumer.commit()
+consumer.close()
+if seen != {b'v%d' % i for i in range(100)}:
+    fail('consumed %d of 100' % len(seen))
+print('OK consumed 100')
+
+deleted = admin.delete_topics([topic])
+for t in deleted.topic_error_codes:
+    if t[1] != 0:
+        fail('delete: %s' % (t,))
+if not wait_for(lambda: topic not in admin.list_topics(), 30):
+    fail('%s still listed' % topic)
+admin.close()
+print('OK deleted %s' % topic)
+)PY";
+
+bool have_kafka_python(const test::temp_dir& dir) {
+  std::string out, err;
+  return test::run_to_end("/usr/bin/python3", {"-c", "import kafka"}, dir.path(), &out, &err,
+                          30s) == 0;
+}
+
+} // namespace
+
+TEST_CASE("kafka-python creates, describes, grows, uses and deletes a topic", "[system][kafka]") {
+  test::temp_dir dir;
+  if (!have_kafka_python(dir)) {
+    WARN("no python3 kafka (Debian package python3-kafka): nothing to run");
+    return;
+  }
+  test::node_process_options options;
+  options.binary = CAPSTAN_BINARY;
+  options.settings = "group.initial.rebalance.delay.ms = 0\n";
+  test::node_process node{dir, 1, options};
+  node.start();
+  const auto path = (dir.path() / "admin.py").string();
+  std::ofstream(path) << script;
+  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  std::string out, err;
+  const int rc = test::run_to_end("/usr/bin/python3", {path, broker, "admin-t", "admin-g"},
+                                  dir.path(), &out, &err, 240s);
+  INFO(out << err);
+  CHECK(rc == 0);
+  CHECK(out.find("OK described retention.ms=3600000") != std::string::npos);
+  CHECK(out.find("OK consumed 100") != std::string::npos);
+  CHECK(out.find("OK epoch ") != std::string::npos);
+  CHECK(out.find("OK deleted admin-t") != std::string::npos);
+  node.stop();
+}
