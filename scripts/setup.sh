@@ -9,6 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev catch2 libcli11-dev libtomlplusplus-dev
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev # record batch compression
   clang libclang-rt-14-dev # the fuzz build: clang 14 and its libFuzzer and sanitizer runtimes
+  kcat python3 python3-confluent-kafka python3-kafka # Kafka clients the system tests run
 )
 
 missing=()

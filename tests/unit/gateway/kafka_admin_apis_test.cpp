@@ -13,48 +13,14 @@
 #include "actors/gateway/kafka/kafka_offsets_for_leader_epoch.hpp"
 #include "actors/gateway/kafka/kafka_response_frame.hpp"
 #include "runtime/kafka/api_schemas.hpp"
-#include "runtime/kafka/frame.hpp"
-#include "runtime/kafka/message_codec.hpp"
+#include "tests/support/kafka_round_trip.hpp"
 
 using namespace capstan;
+using namespace capstan::test;
 using kafka::struct_value;
 using kafka::value;
 
 namespace {
-
-kafka::request sent(const kafka::api_schema& api, int16_t version, const struct_value& body) {
-  bytes frame;
-  REQUIRE(kafka::encode_request(kafka::request_header{api.key, version, 9, "cli", {}}, body, frame)
-              .ok());
-  auto decoded = kafka::decode_request(frame);
-  REQUIRE(decoded.ok());
-  return std::move(*decoded);
-}
-
-struct_value received(const kafka::api_schema& api, const kafka::request& req,
-                      const struct_value& body) {
-  const auto frame = response_frame(api, req, body);
-  auto cut = kafka::next_frame(frame, 1 << 20);
-  REQUIRE(cut.ok());
-  REQUIRE(cut->consumed == frame.size());
-  auto r = kafka::decode_response(api, req.header.version, cut->frame);
-  REQUIRE(r.ok());
-  CHECK(r->correlation_id == 9);
-  return std::move(r->body);
-}
-
-struct_value request_body(const kafka::api_schema& api) {
-  return kafka::make_message(api, kafka::message_kind::request);
-}
-
-template <class R>
-answer<R> failed(errc code) {
-  return answer<R>{R{}, make_error(code, "refused")};
-}
-
-int16_t code_of(const value& v) {
-  return static_cast<int16_t>(v.as_int());
-}
 
 // Kafka's error codes these APIs answer.
 constexpr int16_t unknown_topic_or_partition = 3;

@@ -17,54 +17,19 @@
 #include "actors/gateway/kafka/kafka_response_support.hpp"
 #include "actors/gateway/kafka/kafka_sync_group.hpp"
 #include "runtime/kafka/api_schemas.hpp"
-#include "runtime/kafka/frame.hpp"
-#include "runtime/kafka/message_codec.hpp"
+#include "tests/support/kafka_round_trip.hpp"
 
 using namespace capstan;
+using namespace capstan::test;
 using kafka::struct_value;
 using kafka::value;
 
 namespace {
 
-// `body` sent at `version` by client "cli", read back as the listener reads a request frame.
-kafka::request sent(const kafka::api_schema& api, int16_t version, const struct_value& body) {
-  bytes frame;
-  REQUIRE(kafka::encode_request(kafka::request_header{api.key, version, 9, "cli", {}}, body, frame)
-              .ok());
-  auto decoded = kafka::decode_request(frame);
-  REQUIRE(decoded.ok());
-  return std::move(*decoded);
-}
-
-// `body` answering `req`, through its frame and back as a client reads it.
-struct_value received(const kafka::api_schema& api, const kafka::request& req,
-                      const struct_value& body) {
-  const auto frame = response_frame(api, req, body);
-  auto cut = kafka::next_frame(frame, 1 << 20);
-  REQUIRE(cut.ok());
-  REQUIRE(cut->consumed == frame.size());
-  auto r = kafka::decode_response(api, req.header.version, cut->frame);
-  REQUIRE(r.ok());
-  CHECK(r->correlation_id == 9);
-  return std::move(r->body);
-}
-
-struct_value request_body(const kafka::api_schema& api) {
-  return kafka::make_message(api, kafka::message_kind::request);
-}
-
 bytes some_bytes(uint8_t seed) {
   return bytes{0x00, seed, 0xff, static_cast<uint8_t>(seed + 1)};
 }
 
-template <class R>
-answer<R> failed(errc code) {
-  return answer<R>{R{}, make_error(code, "refused")};
-}
-
-int16_t code_of(const value& v) {
-  return static_cast<int16_t>(v.as_int());
-}
 
 } // namespace
 
