@@ -25,10 +25,7 @@ namespace {
 // Kafka's error codes these APIs answer.
 constexpr int16_t unknown_topic_or_partition = 3;
 constexpr int16_t not_leader_or_follower = 6;
-constexpr int16_t invalid_topic_exception = 17;
 constexpr int16_t topic_already_exists = 36;
-constexpr int16_t invalid_partitions = 37;
-constexpr int16_t invalid_replication_factor = 38;
 constexpr int16_t invalid_replica_assignment = 39;
 constexpr int16_t invalid_request = 42;
 constexpr int16_t fenced_leader_epoch = 74;
