@@ -26,6 +26,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/node/listen_address.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/link_faults.hpp"
 
@@ -80,6 +81,8 @@ struct quorum_state {
   std::vector<caf::typed_response_promise<int32_t>> resigning;
   std::string last_refusal;
   std::chrono::steady_clock::time_point last_refusal_logged;
+  // The endpoints of voters this member gave its peer directory, by node.
+  std::map<node_id, std::string> told_endpoints;
 };
 
 using quorum_ptr = quorum_actor::stateful_pointer<quorum_state>;
@@ -144,6 +147,31 @@ void send_frame(quorum_ptr self, node_id to, capnp_frame frame) {
     self->send(link.endpoint, raft_atom_v, std::move(frame));
 }
 
+// Gives the peer directory where the voters in effect listen, as far as their voter set says:
+// the bootstrap voters' addresses come from --controller-quorum, but a voter `cluster
+// add-voter` added is known to the others only by the endpoint its entry holds, and after a
+// restart only the log remembers it. An endpoint that is no HOST:PORT (a damaged entry) is
+// skipped with a warning; the directory can still locate that node through its other peers.
+void tell_directory(quorum_ptr self, const raft::voter_set& voters) {
+  auto& st = self->state;
+  if (!st.opts.peers) return;
+  std::vector<peer_address> changed;
+  for (const auto& v : voters) {
+    if (v.endpoint.empty() || v.id == st.opts.node) continue;
+    auto& told = st.told_endpoints[v.id];
+    if (told == v.endpoint) continue;
+    told = v.endpoint;
+    auto at = parse_listen_address(v.endpoint, "voter " + std::to_string(v.id.value()));
+    if (!at || at->port == 0) {
+      spdlog::warn("controller {}: voter {} has no usable endpoint '{}'", st.opts.node.value(),
+                   v.id.value(), v.endpoint);
+      continue;
+    }
+    changed.push_back(peer_address{v.id, at->host, at->port});
+  }
+  if (!changed.empty()) self->send(st.opts.peers, peers_atom_v, std::move(changed));
+}
+
 // Hands the member's readies to storage, peers and the image; answers settled proposals. A
 // storage failure stops the actor: it may not send what it could not make durable.
 void drain(quorum_ptr self) {
@@ -165,6 +193,7 @@ void drain(quorum_ptr self) {
                                      std::move(o.message)});
     st.waiting.erase(it);
   }
+  tell_directory(self, st.member->core().voters());
   answer_resigning(self);
 }
 
@@ -213,6 +242,7 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
       if (link.endpoint && link.endpoint.address() == msg.source) link.endpoint = nullptr;
   });
   self->spawn<caf::linked>(ticker, caf::actor_cast<quorum_actor>(self), st.opts.tick_interval);
+  tell_directory(self, st.member->core().voters());
   return {
       [self](raft_atom, const capnp_frame& frame) {
         if (auto s = self->state.member->receive(frame); !s) {
@@ -242,12 +272,21 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
         self->state.member->tick();
         drain(self);
       },
-      [self](add_voter_atom, int32_t id, const std::string& endpoint) {
+      [self](add_voter_atom, int32_t id, const std::string& endpoint) -> caf::result<propose_reply> {
+        auto at = parse_listen_address(endpoint, "the endpoint of voter " + std::to_string(id));
+        if (!at || at->port == 0)
+          return propose_reply{errc::invalid_request, 0, -1,
+                               at ? "voter " + std::to_string(id) + " needs a port other than 0"
+                                  : at.err().message};
         raft::voter v;
         v.id = node_id{id};
         v.endpoint = endpoint;
         return change_voters(self, [&](uint64_t token) {
-          return self->state.member->add_voter(token, std::move(v));
+          auto started = self->state.member->add_voter(token, v);
+          // The leader replicates to the learner before any entry names it; the directory
+          // hears of it before the first frame for it is looked up.
+          if (started.ok()) tell_directory(self, raft::voter_set{v});
+          return started;
         });
       },
       [self](remove_voter_atom, int32_t id) {

@@ -51,4 +51,28 @@ result<std::vector<quorum_voter>> parse_controller_quorum(std::string_view text)
   return voters;
 }
 
+result<bool> parse_process_roles(std::string_view text) {
+  const auto bad = [&](const std::string& why) {
+    return make_error(errc::invalid_config, "process.roles '" + std::string(text) + "': " + why);
+  };
+  bool broker = false;
+  bool controller = false;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    auto role = text.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                   : comma - start);
+    start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
+    while (!role.empty() && role.front() == ' ') role.remove_prefix(1);
+    while (!role.empty() && role.back() == ' ') role.remove_suffix(1);
+    bool* seen = role == "broker" ? &broker : role == "controller" ? &controller : nullptr;
+    if (seen == nullptr)
+      return bad("'" + std::string(role) + "' is no role; give broker or broker,controller");
+    if (*seen) return bad("'" + std::string(role) + "' is given twice");
+    *seen = true;
+  }
+  if (!broker) return bad("every capstan node is a broker; give broker or broker,controller");
+  return controller;
+}
+
 } // namespace capstan

@@ -28,4 +28,12 @@ struct quorum_voter {
 // and port.
 result<std::vector<quorum_voter>> parse_controller_quorum(std::string_view text);
 
+// process.roles (Kafka's key): "broker" or "broker,controller", in either order, spaces around
+// the commas allowed. Every capstan node serves partitions, so "broker" must be there;
+// "controller" runs a controller quorum member even on a node --controller-quorum does not name,
+// so that `capstan cluster add-voter` can add it (docs/controller.md, "Voter changes").
+// True when "controller" is given; INVALID_CONFIG for an empty text, an unknown role, a role
+// given twice, or no "broker".
+result<bool> parse_process_roles(std::string_view text);
+
 } // namespace capstan

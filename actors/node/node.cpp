@@ -163,6 +163,9 @@ struct node::impl {
   // given, and whether this node is one.
   std::vector<quorum_voter> voters;
   bool voter = false;
+  // Whether this node runs a quorum member and a controller: every bootstrap voter, and a node
+  // started with process.roles "broker,controller" (one `cluster add-voter` can add).
+  bool controller_role = false;
   // Reaches the voters' endpoints for the quorum member, the controller, the lifecycle and the
   // controller client (other nodes' endpoints for the controller's control messages too).
   peer_directory_actor controller_peers;
@@ -212,6 +215,17 @@ status node::impl::start() {
   }
   if (voters.empty()) voters.push_back(quorum_voter{config.node_id, {}});
   for (const auto& v : voters) voter = voter || v.id == config.node_id;
+  controller_role = voter;
+  if (!config.process_roles.empty()) {
+    auto roles = parse_process_roles(config.process_roles);
+    if (!roles) return roles.err();
+    if (voter && !*roles)
+      return make_error(errc::invalid_config,
+                        "process.roles '" + config.process_roles + "': node " +
+                            std::to_string(config.node_id) + " is a voter of controller quorum '" +
+                            config.controller_quorum + "' and must run the controller");
+    controller_role = *roles;
+  }
   auto rpc_addr = parse_listen_address(config.listen, "listen");
   if (!rpc_addr) return rpc_addr.err();
   rpc_address = *rpc_addr;
@@ -285,6 +299,7 @@ status node::impl::publish_endpoint() {
   eo.control = replicas;
   eo.raft = quorum;
   eo.controller = controller;
+  eo.directory = controller_peers;
   endpoint = spawn_node_endpoint(*sys, eo);
   if (controller) caf::anon_send(controller, endpoint_atom_v, endpoint);
   auto port = sys->middleman().publish(endpoint, cluster_address.port, cluster_address.host.c_str(), true);
@@ -323,7 +338,7 @@ status node::impl::start_controller() {
   for (const auto& p : voter_addresses(voters))
     if (p.node.value() != config.node_id) po.peers.push_back(p);
   controller_peers = spawn_peer_directory(*sys, po);
-  if (!voter) return {};
+  if (!controller_role) return {};
   quorum_options qo;
   qo.node = node_id{config.node_id};
   for (const auto& v : voters) qo.voters.push_back(node_id{v.id});
@@ -372,7 +387,7 @@ void node::impl::join_cluster() {
   lo.cluster_port = cluster_port;
   lo.voters = voter_addresses(voters);
   lo.peers = controller_peers;
-  if (voter) lo.self_endpoint = endpoint;
+  if (controller_role) lo.self_endpoint = endpoint;
   lo.timing.heartbeat_interval = std::chrono::milliseconds(config.broker_heartbeat_interval_ms);
   lo.timing.duplicate_patience = 2 * std::chrono::milliseconds(config.broker_session_timeout_ms);
   lo.offline = offline;
@@ -387,7 +402,8 @@ void node::impl::join_cluster() {
     spdlog::info("node {}: registering with its own controller", config.node_id);
   else
     spdlog::info("node {}: registering with the controller quorum {} as {}", config.node_id,
-                 config.controller_quorum, voter ? "a voter" : "a broker only");
+                 config.controller_quorum,
+                 voter ? "a voter" : controller_role ? "a quorum member that is no voter" : "a broker only");
 }
 
 status node::impl::start_actors() {
@@ -478,7 +494,7 @@ status node::impl::start_actors() {
   cc.node = node_id{config.node_id};
   cc.voters = voter_addresses(voters);
   cc.peers = controller_peers;
-  if (voter) cc.self_endpoint = endpoint;
+  if (controller_role) cc.self_endpoint = endpoint;
   // Within the gateway's own wait for the answer, so the client hears why.
   cc.request_timeout = std::chrono::seconds(25);
   controller_client = spawn_controller_client(*sys, cc);

@@ -38,6 +38,10 @@ struct node_config {
   // Otherwise a node whose id is a voter runs a quorum member and the controller beside its
   // broker; any other node is a broker only.
   std::string controller_quorum;
+  // process.roles (controller_quorum.hpp); empty: "broker,controller" for a node
+  // controller_quorum names, "broker" for any other. "broker,controller" on a node it does not
+  // name runs a quorum member that `cluster add-voter` can make a voter.
+  std::string process_roles;
   // cluster.id the data dir must belong to; empty: whatever its meta.properties says (a new
   // random id on first start of a single-node cluster; a node of a multi-node quorum needs it to
   // create its data dir).

@@ -297,6 +297,16 @@ status set_scheduler_policy(node_config& c, const std::string& key, const flat_v
   return {};
 }
 
+status set_process_roles(node_config& c, const std::string& key, const flat_value& flat) {
+  if (auto s = check_kind(key, flat, {value_kind::string, value_kind::string_list},
+                          "a string (\"broker\" or \"broker,controller\")");
+      !s)
+    return s;
+  if (auto roles = parse_process_roles(flat.text); !roles) return roles.err();
+  c.process_roles = flat.text;
+  return {};
+}
+
 // Every key apply_key takes besides the broker log defaults, with its setter: the one list that
 // both applies keys and names them (node_config::known_keys).
 const std::map<std::string, key_setter>& node_keys() {
@@ -312,6 +322,7 @@ const std::map<std::string, key_setter>& node_keys() {
     {"metrics.listeners", address_key([](node_config& c) -> auto& { return c.metrics_listen; })},
     {"controller.quorum.voters", text_key([](node_config& c) -> auto& { return c.controller_quorum; },
                                           "a string \"ID@HOST:PORT,...\"")},
+    {"process.roles", set_process_roles},
     {"broker.heartbeat.interval.ms",
      int_key([](node_config& c) -> auto& { return c.broker_heartbeat_interval_ms; }, 1, int32_max)},
     {"broker.session.timeout.ms",

@@ -7,6 +7,7 @@
 #include "actors/replica/node_endpoint_actor.hpp"
 
 #include <map>
+#include <optional>
 #include <type_traits>
 
 #include <caf/all.hpp>
@@ -156,6 +157,15 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self,
                          "node " + std::to_string(st.opts.node.value()) + " runs no controller");
         return self->delegate(st.opts.controller, a);
       },
+      [self](locate_atom a, int32_t from, int32_t id) -> caf::result<std::string, uint16_t> {
+        auto& st = self->state;
+        if (cut_off(self, node_id{from}))
+          return self->make_response_promise<std::string, uint16_t>();
+        if (!st.opts.directory)
+          return refusal(errc::network_exception,
+                         "node " + std::to_string(st.opts.node.value()) + " locates no nodes");
+        return self->delegate(st.opts.directory, a, node_id{id});
+      },
   };
 }
 
@@ -170,10 +180,20 @@ struct peer_entry {
   std::vector<endpoint_callback> waiting;
 };
 
+// A node being located: who waits for its endpoint, and how many peers have yet to answer this
+// round.
+struct locate_round {
+  uint64_t round = 0;
+  size_t out = 0;
+  std::vector<endpoint_callback> waiting;
+};
+
 struct directory_state {
   static inline const char* name = "capstan.peer_directory";
   peer_directory_options opts;
   std::map<node_id, peer_entry> peers;
+  std::map<node_id, locate_round> locating;
+  uint64_t next_round = 0;
 };
 
 using directory_ptr = peer_directory_actor::stateful_pointer<directory_state>;
@@ -224,6 +244,8 @@ void connect(directory_ptr self, node_id node) {
           });
 }
 
+void locate(directory_ptr self, node_id node, endpoint_callback f);
+
 // Calls `f` with the endpoint of `node` once it is known (at once if connected).
 void with_endpoint(directory_ptr self, node_id node, endpoint_callback f) {
   auto& st = self->state;
@@ -233,8 +255,7 @@ void with_endpoint(directory_ptr self, node_id node, endpoint_callback f) {
   }
   auto it = st.peers.find(node);
   if (it == st.peers.end()) {
-    f(refusal(errc::network_exception,
-              "no address known for node " + std::to_string(node.value())));
+    locate(self, node, std::move(f));
     return;
   }
   auto& e = it->second;
@@ -244,6 +265,62 @@ void with_endpoint(directory_ptr self, node_id node, endpoint_callback f) {
   }
   e.waiting.push_back(std::move(f));
   if (!e.connecting) connect(self, node);
+}
+
+// One peer's answer to a locate round: the first address named settles it; when every peer
+// has answered without one, the waiting lookups fail.
+void located(directory_ptr self, node_id node, uint64_t round, std::optional<peer_address> at) {
+  auto& st = self->state;
+  auto it = st.locating.find(node);
+  if (it == st.locating.end() || it->second.round != round) return;
+  if (at && at->port != 0) {
+    auto waiting = std::move(it->second.waiting);
+    st.locating.erase(it);
+    // peers_atom may have told the directory meanwhile; what it said wins.
+    if (st.peers.count(node) == 0) {
+      spdlog::info("node {}: located node {} at {}:{}", st.opts.node.value(), node.value(),
+                   at->host, at->port);
+      st.peers[node].address = std::move(*at);
+    }
+    for (auto& f : waiting) with_endpoint(self, node, std::move(f));
+    return;
+  }
+  if (--it->second.out > 0) return;
+  auto waiting = std::move(it->second.waiting);
+  st.locating.erase(it);
+  for (auto& f : waiting)
+    f(refusal(errc::network_exception, "no address known for node " +
+                                           std::to_string(node.value()) +
+                                           ", and no node asked knows one"));
+}
+
+// Asks every peer whose address this directory knows where `node` listens. A voter that
+// `cluster add-voter` added is in no --controller-quorum: the voters know it from their voter
+// set, a new node or a broker knows only the bootstrap voters, and learns it this way.
+void locate(directory_ptr self, node_id node, endpoint_callback f) {
+  auto& st = self->state;
+  auto& l = st.locating[node];
+  l.waiting.push_back(std::move(f));
+  if (l.waiting.size() > 1) return;
+  l.round = ++st.next_round;
+  std::vector<node_id> known;
+  for (const auto& [id, e] : st.peers)
+    if (id != st.opts.node) known.push_back(id);
+  l.out = known.size() + 1;
+  const auto round = l.round;
+  const auto self_id = st.opts.node.value();
+  for (const auto peer : known)
+    with_endpoint(self, peer, [self, node, round, self_id](caf::expected<node_endpoint_actor> ep) {
+      if (!ep) return located(self, node, round, std::nullopt);
+      self->request(*ep, connect_timeout, locate_atom_v, self_id, node.value())
+          .then(
+              [self, node, round](std::string& host, uint16_t port) {
+                located(self, node, round, peer_address{node, std::move(host), port});
+              },
+              [self, node, round](caf::error&) { located(self, node, round, std::nullopt); });
+    });
+  // The round's own share: with no peer known, this alone ends it.
+  located(self, node, round, std::nullopt);
 }
 
 peer_directory_actor::behavior_type directory_behavior(directory_ptr self,
@@ -297,6 +374,15 @@ peer_directory_actor::behavior_type directory_behavior(directory_ptr self,
           if (e.address.host != p.host || e.address.port != p.port) e.endpoint = nullptr;
           e.address = std::move(p);
         }
+      },
+      [self](locate_atom, node_id node) -> caf::result<std::string, uint16_t> {
+        auto& st = self->state;
+        auto it = st.peers.find(node);
+        if (it == st.peers.end() || it->second.address.port == 0)
+          return refusal(errc::network_exception, "node " + std::to_string(st.opts.node.value()) +
+                                                      " knows no address of node " +
+                                                      std::to_string(node.value()));
+        return {it->second.address.host, it->second.address.port};
       },
   };
 }

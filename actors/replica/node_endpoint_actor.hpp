@@ -36,6 +36,7 @@ using mkparts_atom = caf::atom_constant<caf::atom("mkparts")>;
 using elect_atom = caf::atom_constant<caf::atom("elect")>;
 using reassign_atom = caf::atom_constant<caf::atom("reassign")>;
 using unregister_atom = caf::atom_constant<caf::atom("unregister")>;
+using locate_atom = caf::atom_constant<caf::atom("locate")>;
 inline constexpr peers_atom peers_atom_v{};
 inline constexpr endpoint_atom endpoint_atom_v{};
 inline constexpr raft_atom raft_atom_v{};
@@ -50,6 +51,7 @@ inline constexpr mkparts_atom mkparts_atom_v{};
 inline constexpr elect_atom elect_atom_v{};
 inline constexpr reassign_atom reassign_atom_v{};
 inline constexpr unregister_atom unregister_atom_v{};
+inline constexpr locate_atom locate_atom_v{};
 
 // A node's requests to the active controller (schema/controller.capnp): BrokerRegistration,
 // BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions, ElectLeaders,
@@ -93,7 +95,10 @@ using node_endpoint_actor = caf::typed_actor<
     caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
     // DescribeQuorum from node `from` (the frames above name their sender themselves).
-    caf::replies_to<descquorum_atom, int32_t>::with<capnp_frame>>;
+    caf::replies_to<descquorum_atom, int32_t>::with<capnp_frame>,
+    // Node `from` asks where node `id`'s cluster listener is, as this node's directory knows it
+    // (peer_directory_actor below): host and port, or an error when it does not know.
+    caf::replies_to<locate_atom, int32_t, int32_t>::with<std::string, uint16_t>>;
 
 // Where the endpoint hands Raft messages (the node's controller quorum actor).
 using raft_sink = caf::typed_actor<caf::reacts_to<raft_atom, capnp_frame>>;
@@ -103,6 +108,23 @@ using control_sink =
     caf::typed_actor<caf::replies_to<leaderisr_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<metadata_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<stopreplica_atom, capnp_frame>::with<capnp_frame>>;
+
+struct peer_address {
+  node_id node{0};
+  std::string host;
+  uint16_t port = 0; // the peer's cluster port
+};
+
+using peer_directory_actor =
+    caf::typed_actor<caf::replies_to<session_atom, node_id, caf::actor>::with<fetch_session_actor>,
+                     // The peer's node endpoint, connecting first if needed. A node whose
+                     // address the directory does not know is first located: every peer it
+                     // knows is asked (locate_atom) and the first address named is taken.
+                     caf::replies_to<endpoint_atom, node_id>::with<node_endpoint_actor>,
+                     // Where peers are now (replaces what was known for these nodes).
+                     caf::reacts_to<peers_atom, std::vector<peer_address>>,
+                     // Where a node listens, if this directory knows (it asks nobody).
+                     caf::replies_to<locate_atom, node_id>::with<std::string, uint16_t>>;
 
 struct node_endpoint_options {
   node_id node{0};
@@ -114,23 +136,12 @@ struct node_endpoint_options {
   // Empty: nodes' controller requests are refused with NOT_CONTROLLER (a node that is no
   // controller quorum voter).
   controller_request_sink controller;
+  // Answers other nodes' locate requests; empty: they are refused.
+  peer_directory_actor directory;
   int32_t max_fetch_wait_ms = 30000;
 };
 
 node_endpoint_actor spawn_node_endpoint(caf::actor_system& sys, node_endpoint_options options);
-
-struct peer_address {
-  node_id node{0};
-  std::string host;
-  uint16_t port = 0; // the peer's cluster port
-};
-
-using peer_directory_actor =
-    caf::typed_actor<caf::replies_to<session_atom, node_id, caf::actor>::with<fetch_session_actor>,
-                     // The peer's node endpoint, connecting first if needed.
-                     caf::replies_to<endpoint_atom, node_id>::with<node_endpoint_actor>,
-                     // Where peers are now (replaces what was known for these nodes).
-                     caf::reacts_to<peers_atom, std::vector<peer_address>>>;
 
 struct peer_directory_options {
   node_id node{0};

@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "actors/node/controller_quorum.hpp"
 #include "runtime/actor/logging.hpp"
 #include "runtime/cli/exit_codes.hpp"
 #include "runtime/cli/option_checks.hpp"
@@ -28,6 +29,7 @@ struct node_flags {
   std::string metrics_listen;
   std::string kafka_listen;
   std::string controller_quorum;
+  std::string process_roles;
   std::string cluster_id;
   std::string log_level = "info";
   CLI::Option* node_id_opt = nullptr;
@@ -37,6 +39,7 @@ struct node_flags {
   CLI::Option* metrics_listen_opt = nullptr;
   CLI::Option* kafka_listen_opt = nullptr;
   CLI::Option* quorum_opt = nullptr;
+  CLI::Option* roles_opt = nullptr;
   CLI::Option* cluster_id_opt = nullptr;
 };
 
@@ -55,6 +58,7 @@ result<node_config> resolve(const node_flags& f) {
   if (f.metrics_listen_opt->count() > 0) c.metrics_listen = f.metrics_listen;
   if (f.kafka_listen_opt->count() > 0) c.kafka_listen = f.kafka_listen;
   if (f.quorum_opt->count() > 0) c.controller_quorum = f.controller_quorum;
+  if (f.roles_opt->count() > 0) c.process_roles = f.process_roles;
   if (f.cluster_id_opt->count() > 0) c.cluster_id = f.cluster_id;
   return c;
 }
@@ -105,6 +109,18 @@ void add_node_command(CLI::App& app) {
       cmd->add_option("--controller-quorum", flags->controller_quorum,
                       "Controller voters as ID@HOST:PORT,... with each voter's cluster listener "
                       "(controller.quorum.voters); default: this node alone");
+  flags->roles_opt =
+      cmd->add_option("--process-roles", flags->process_roles,
+                      "broker, or broker,controller (process.roles); default: broker,controller "
+                      "for a node --controller-quorum names, broker for any other. "
+                      "broker,controller on another node runs a controller quorum member that "
+                      "`capstan cluster add-voter` can make a voter")
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                auto roles = parse_process_roles(text);
+                return roles ? std::string{} : roles.err().message;
+              },
+              "ROLES"));
   flags->cluster_id_opt = cmd->add_option(
       "--cluster-id", flags->cluster_id,
       "The cluster this node belongs to (cluster.id); needed to create the data dir "

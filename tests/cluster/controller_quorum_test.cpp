@@ -309,6 +309,49 @@ TEST_CASE("a lost controller is replaced: a learner becomes a voter and the lost
   REQUIRE(h.eventually([&] { return all_applied(h, {first, second, 4}, 160); }));
 }
 
+TEST_CASE("voters outside the bootstrap set reach each other and a new learner locates them",
+          "[controller][quorum][voters]") {
+  // Members know the bootstrap voters' addresses alone, as nodes started with one
+  // --controller-quorum do. The quorum moves wholly onto 4 and 5, then 6 joins: its leader is
+  // no bootstrap voter, so 6 answers it only once it located it through 1, 2 or 3.
+  quorum_harness_options o;
+  o.members = 6;
+  o.voters = 3;
+  o.bootstrap_addresses_only = true;
+  quorum_harness h(o);
+  await_leader(h);
+  h.commit(block(0));
+  for (int id : {4, 5}) {
+    auto added = change_voters(h, [&](int at) { return h.add_voter(at, id); });
+    INFO(added.message);
+    REQUIRE(added.code == errc::none);
+  }
+  for (int id : {1, 2, 3}) {
+    auto removed = change_voters(h, [&](int at) { return h.remove_voter(at, id); });
+    INFO(removed.message);
+    REQUIRE(removed.code == errc::none);
+  }
+  REQUIRE(h.eventually([&] { return voters_are(h, {4, 5}, ids({4, 5})); }));
+  // A removed leader hands over once its removal commits; until then it may still lead.
+  REQUIRE(h.eventually([&] {
+    const int l = h.leader();
+    return l == 4 || l == 5;
+  }));
+
+  auto added = change_voters(h, [&](int at) { return h.add_voter(at, 6); });
+  INFO(added.message);
+  REQUIRE(added.code == errc::none);
+  h.commit(block(1));
+  REQUIRE(h.eventually([&] { return all_applied(h, {4, 5, 6}, 20); }));
+
+  // After every member restarts, 4, 5 and 6 find each other from their logs' voter set alone.
+  for (int id = 1; id <= 6; ++id) h.stop(id);
+  for (int id : {4, 5, 6}) h.start(id);
+  REQUIRE(h.eventually([&] { return voters_are(h, {4, 5, 6}, ids({4, 5, 6})); }));
+  h.commit(block(2));
+  REQUIRE(h.eventually([&] { return all_applied(h, {4, 5, 6}, 30); }));
+}
+
 TEST_CASE("a voter change is refused with a named error when it cannot be made",
           "[controller][quorum][voters]") {
   quorum_harness h({});

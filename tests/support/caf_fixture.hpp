@@ -223,9 +223,9 @@ public:
 
   // Publishes `hdl` on 127.0.0.1 at an ephemeral port; returns the port. Tracks `hdl`.
   template <class Handle>
-  caf::expected<uint16_t> publish(const Handle& hdl) {
+  caf::expected<uint16_t> publish(const Handle& hdl, uint16_t port = 0) {
     track(hdl);
-    return sys_.middleman().publish(hdl, 0, "127.0.0.1");
+    return sys_.middleman().publish(hdl, port, "127.0.0.1", true);
   }
 
   // Connects to the actor published on 127.0.0.1:`port` (bounded by the middleman's own

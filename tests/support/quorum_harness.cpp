@@ -44,14 +44,17 @@ void quorum_harness::start(int id) {
   auto& sys = m.system->sys();
   peer_directory_options po;
   po.node = m.id;
+  const int voters = opts_.voters > 0 ? opts_.voters : opts_.members;
+  const auto known = [&](const quorum_member_node& other) {
+    return !opts_.bootstrap_addresses_only || other.id.value() <= voters;
+  };
   for (auto& other : members_)
-    if (other->system && other->id != m.id)
+    if (other->port != 0 && other->id != m.id && known(*other))
       po.peers.push_back(peer_address{other->id, "127.0.0.1", other->port});
   m.directory = spawn_peer_directory(sys, po);
   m.system->track(m.directory);
   quorum_options qo;
   qo.node = m.id;
-  const int voters = opts_.voters > 0 ? opts_.voters : opts_.members;
   for (int i = 1; i <= voters; ++i) qo.voters.push_back(node_id{i});
   qo.dir = m.dir;
   qo.cluster_id = cluster_id;
@@ -67,12 +70,13 @@ void quorum_harness::start(int id) {
   node_endpoint_options eo;
   eo.node = m.id;
   eo.raft = m.quorum;
+  eo.directory = m.directory;
   m.endpoint = spawn_node_endpoint(sys, eo);
-  auto port = m.system->publish(m.endpoint);
+  auto port = m.system->publish(m.endpoint, opts_.bootstrap_addresses_only ? m.port : 0);
   if (!port) FAIL("cannot publish controller " << id << ": " << caf::to_string(port.error()));
   m.port = *port;
   for (auto& other : members_)
-    if (other->system && other->id != m.id)
+    if (other->system && other->id != m.id && known(m))
       caf::anon_send(other->directory, peers_atom_v,
                      std::vector<peer_address>{{m.id, "127.0.0.1", m.port}});
 }

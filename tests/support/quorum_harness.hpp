@@ -28,6 +28,11 @@ struct quorum_harness_options {
   std::chrono::milliseconds election_timeout{400};
   std::chrono::milliseconds heartbeat_interval{100};
   uint64_t snapshot_entries = 1024;
+  // As real nodes: each member knows the addresses of the bootstrap voters alone (its
+  // --controller-quorum) and keeps its port across restarts; anyone else it finds through its
+  // voter set or by locating it through its peers. Otherwise every member is told every
+  // member's address.
+  bool bootstrap_addresses_only = false;
 };
 
 struct quorum_member_node {

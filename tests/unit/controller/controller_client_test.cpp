@@ -57,6 +57,9 @@ peer_directory_actor::behavior_type directory(std::map<int, node_endpoint_actor>
         return endpoints.at(n.value());
       },
       [](peers_atom, const std::vector<peer_address>&) {},
+      [](locate_atom, node_id) -> caf::result<std::string, uint16_t> {
+        return caf::make_error(caf::sec::unexpected_message);
+      },
   };
 }
 

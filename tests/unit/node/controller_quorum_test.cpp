@@ -91,3 +91,30 @@ TEST_CASE("a config file's bad controller quorum or heartbeat longer than the se
   REQUIRE_FALSE(zero);
   CHECK_THAT(zero.err().message, Catch::Contains("controller.quorum.election.timeout.ms"));
 }
+
+TEST_CASE("process.roles takes broker with or without controller and refuses anything else",
+          "[node][config][quorum]") {
+  auto broker = parse_process_roles("broker");
+  REQUIRE(broker);
+  CHECK_FALSE(*broker);
+  for (const char* both : {"broker,controller", "controller,broker", "broker, controller"}) {
+    auto roles = parse_process_roles(both);
+    REQUIRE(roles);
+    CHECK(*roles);
+  }
+  for (const char* bad : {"", "controller", "broker,broker", "broker,", "broker,gateway"}) {
+    auto roles = parse_process_roles(bad);
+    INFO(bad);
+    REQUIRE_FALSE(roles);
+    CHECK(roles.code() == errc::invalid_config);
+    CHECK_THAT(roles.err().message, Catch::Contains("process.roles"));
+  }
+  auto from_file =
+      node_config::from_toml("process.roles = [\"broker\", \"controller\"]\n", "r.toml", {});
+  REQUIRE(from_file);
+  CHECK(from_file->process_roles == "broker,controller");
+  auto no_broker = node_config::from_toml("process.roles = \"controller\"\n", "s.toml", {});
+  REQUIRE_FALSE(no_broker);
+  CHECK_THAT(no_broker.err().message,
+             Catch::Contains("s.toml") && Catch::Contains("every capstan node is a broker"));
+}

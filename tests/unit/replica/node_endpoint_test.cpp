@@ -147,3 +147,41 @@ TEST_CASE("the node endpoint drops every controller request from a node the faul
   link_faults::instance().clear_all();
   CHECK(answered(2) == std::vector<bool>(6, true));
 }
+
+TEST_CASE("the node endpoint tells another node where its directory says a node listens",
+          "[replica][endpoint][directory]") {
+  link_faults::instance().clear_all();
+  caf_fixture fix;
+  peer_directory_options d;
+  d.node = node_id{1};
+  d.peers.push_back(peer_address{node_id{4}, "10.0.0.4", 9193});
+  auto directory = spawn_peer_directory(fix.sys(), d);
+  fix.track(directory);
+  node_endpoint_options o;
+  o.node = node_id{1};
+  o.directory = directory;
+  auto endpoint = spawn_node_endpoint(fix.sys(), o);
+  fix.track(endpoint);
+
+  auto known = fix.request<std::string, uint16_t>(endpoint, locate_atom_v, 2, 4);
+  REQUIRE(known);
+  CHECK(std::get<0>(*known) == "10.0.0.4");
+  CHECK(std::get<1>(*known) == 9193);
+  auto unknown = fix.request<std::string, uint16_t>(endpoint, locate_atom_v, 2, 5);
+  REQUIRE_FALSE(unknown);
+  CHECK(from_caf_error(unknown.error()).code == errc::network_exception);
+
+  // A node the fault switch cuts off is not answered, as for every other request.
+  link_faults::instance().drop(node_id{2}, node_id{1});
+  CHECK_FALSE(fix.request<std::string, uint16_t>(endpoint, locate_atom_v, 2, 4));
+  link_faults::instance().clear_all();
+
+  // An endpoint without a directory locates nobody.
+  node_endpoint_options bare;
+  bare.node = node_id{1};
+  auto lone = spawn_node_endpoint(fix.sys(), bare);
+  fix.track(lone);
+  auto refused = fix.request<std::string, uint16_t>(lone, locate_atom_v, 2, 4);
+  REQUIRE_FALSE(refused);
+  CHECK(from_caf_error(refused.error()).code == errc::network_exception);
+}
