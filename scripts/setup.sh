@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian bookworm packages capstan needs to build and test, only those missing.
+# Installs the Debian bookworm packages capstan needs to build and test, only those missing, and
+# the kafkajs client the system tests run (from the npm registry into tests/kafkajs/node_modules,
+# which git ignores, at the version tests/kafkajs/package-lock.json pins).
 # Idempotent, no prompts; run as root (CI and a fresh machine are root). Usage: scripts/setup.sh
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   g++ cmake make pkg-config ccache
@@ -17,16 +20,21 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if ((${#missing[@]} == 0)); then
-  exit 0
+# npm comes with Node.js on some machines and as Debian's npm package on others.
+command -v npm >/dev/null || missing+=(nodejs npm)
+
+if ((${#missing[@]} > 0)); then
+  if ((EUID != 0)); then
+    echo "setup: missing packages (${missing[*]}); run as root to install them" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ((EUID != 0)); then
-  echo "setup: missing packages (${missing[*]}); run as root to install them" >&2
-  exit 1
+if [[ ! -f tests/kafkajs/node_modules/kafkajs/package.json ]]; then
+  echo "setup: installing kafkajs into tests/kafkajs/node_modules"
+  npm ci --prefix tests/kafkajs --no-audit --no-fund --loglevel=error >/dev/null
 fi
-
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
