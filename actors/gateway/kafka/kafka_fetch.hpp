@@ -1,11 +1,13 @@
 #pragma once
 
 // Kafka Fetch (versions 4-11, no fetch sessions: session id 0) through the shared fetch handler
-// (handlers/fetch_handler.hpp), one call per partition. Each partition's call long-polls on its
-// own within the parked-fetch caps, so the response goes when every partition has answered: a
-// partition with nothing new holds the others up to MaxWaitMs, where Kafka would answer as soon
-// as MinBytes were there in total. Records are the stored batches, copied once into the response
-// without the storage's alignment padding (kafka_record_set.hpp).
+// (handlers/fetch_handler.hpp), one call per partition, in passes (docs/kafka.md, "Fetch"):
+// first every partition answers at once; if that holds less than MinBytes and MaxWaitMs > 0,
+// every partition waits for MinBytes of its own, and as soon as one has them (or an error), every
+// partition answers at once again for the response. Records are the stored batches, copied once
+// into the response without the storage's alignment padding (kafka_record_set.hpp), within the
+// response's MaxBytes: the first batch always goes, as in Kafka, so that a consumer makes
+// progress; partitions past the limit answer with no records.
 
 #include <kj/async.h>
 

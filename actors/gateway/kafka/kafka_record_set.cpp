@@ -4,7 +4,7 @@
 
 namespace capstan {
 
-bytes unpadded_batches(bytes_view padded) {
+bytes unpadded_batches(bytes_view padded, size_t budget, bool at_least_one) {
   namespace fmt = batch_format;
   bytes out;
   out.reserve(padded.size());
@@ -16,6 +16,8 @@ bytes unpadded_batches(bytes_view padded) {
     if (length < 0) break;
     const size_t end = pos + fmt::log_overhead + static_cast<size_t>(length);
     if (end > padded.size()) break;
+    const size_t size = end - pos;
+    if (out.size() + size > budget && !(out.empty() && at_least_one)) break;
     out.insert(out.end(), padded.begin() + static_cast<long>(pos),
                padded.begin() + static_cast<long>(end));
     pos = fmt::align_up(end);

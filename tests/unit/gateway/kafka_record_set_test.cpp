@@ -49,3 +49,21 @@ TEST_CASE("unpadded_batches stops at a batch that runs past the end", "[gateway]
   padded.insert(padded.end(), cut.begin(), cut.begin() + 40);
   CHECK(unpadded_batches(padded) == a);
 }
+
+TEST_CASE("unpadded_batches keeps the whole batches that fit a budget, and the first one always "
+          "when asked",
+          "[gateway][kafka]") {
+  const auto a = batch_of(70, 0xa1);
+  const auto b = batch_of(64, 0xb2);
+  bytes padded = a;
+  padded.resize(batch_format::align_up(padded.size()), 0);
+  padded.insert(padded.end(), b.begin(), b.end());
+  bytes both = a;
+  both.insert(both.end(), b.begin(), b.end());
+  CHECK(unpadded_batches(padded, 134, false) == both);
+  CHECK(unpadded_batches(padded, 133, false) == a);
+  CHECK(unpadded_batches(padded, 69, false).empty());
+  // A batch larger than the budget still goes first, so that a consumer gets past it.
+  CHECK(unpadded_batches(padded, 10, true) == a);
+  CHECK(unpadded_batches(padded, 0, true) == a);
+}
