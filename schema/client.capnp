@@ -1,10 +1,79 @@
 @0xd4a2b6c9e8f01357;
-# The client RPC interface (docs/protocol.md). Every response carries errorCode (a capstan errc
-# value: 0 = none, names in runtime/errc.hpp) and errorMessage. Record bytes are padded batch
+# The client RPC interface (docs/protocol.md). Every response carries errorCode (an ErrorCode
+# below, sent as its UInt8 ordinal: 0 = none) and errorMessage. Record bytes are padded batch
 # sequences (docs/formats.md, "Alignment"); a produce carries exactly one batch.
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("capstan::rpc");
+
+# Kafka's error number for an ErrorCode (Kafka's protocol error codes; -1 is Kafka's
+# UNKNOWN_SERVER_ERROR). The Kafka listener answers with it (docs/kafka.md).
+annotation kafka(enumerant) :Int16;
+
+# Every errorCode a response carries, by the ordinal sent: Kafka's error names in camelCase
+# (NOT_LEADER_OR_FOLLOWER is notLeaderOrFollower), each with Kafka's number for it. New codes are
+# appended; a client that gets an ordinal past the last it knows reads it as
+# unknownServerError, as Kafka's clients treat a code they do not know. docs/protocol.md says
+# which check answers which code.
+enum ErrorCode {
+  none @0 $kafka(0);
+  notLeaderOrFollower @1 $kafka(6);
+  unknownTopicOrPartition @2 $kafka(3);
+  offsetOutOfRange @3 $kafka(1);
+  corruptMessage @4 $kafka(2);
+  messageTooLarge @5 $kafka(10);
+  notEnoughReplicas @6 $kafka(19);
+  notEnoughReplicasAfterAppend @7 $kafka(20);
+  requestTimedOut @8 $kafka(7);
+  fencedLeaderEpoch @9 $kafka(74);
+  unknownLeaderEpoch @10 $kafka(75);
+  staleControllerEpoch @11 $kafka(11);
+  inconsistentTopicId @12 $kafka(103);
+  kafkaStorageError @13 $kafka(56);
+  invalidTopicException @14 $kafka(17);
+  topicAlreadyExists @15 $kafka(36);
+  invalidReplicationFactor @16 $kafka(38);
+  policyViolation @17 $kafka(44);
+  unsupportedCompressionType @18 $kafka(76);
+  invalidRecord @19 $kafka(87);
+  invalidConfig @20 $kafka(40);
+  unknownServerError @21 $kafka(-1);
+  networkException @22 $kafka(13);
+  invalidRequest @23 $kafka(42);
+  invalidRequiredAcks @24 $kafka(21);
+  invalidPartitions @25 $kafka(37);
+  invalidTimestamp @26 $kafka(32);
+  notController @27 $kafka(41);
+  invalidUpdateVersion @28 $kafka(95);
+  ineligibleReplica @29 $kafka(107);
+  duplicateBrokerRegistration @30 $kafka(101);
+  inconsistentClusterId @31 $kafka(104);
+  staleBrokerEpoch @32 $kafka(77);
+  electionNotNeeded @33 $kafka(84);
+  preferredLeaderNotAvailable @34 $kafka(80);
+  outOfOrderSequenceNumber @35 $kafka(45);
+  invalidProducerEpoch @36 $kafka(47);
+  inconsistentVoterSet @37 $kafka(94);
+  invalidReplicaAssignment @38 $kafka(39);
+  noReassignmentInProgress @39 $kafka(85);
+  brokerIdNotRegistered @40 $kafka(102);
+  coordinatorLoadInProgress @41 $kafka(14);
+  coordinatorNotAvailable @42 $kafka(15);
+  notCoordinator @43 $kafka(16);
+  illegalGeneration @44 $kafka(22);
+  inconsistentGroupProtocol @45 $kafka(23);
+  unknownMemberId @46 $kafka(25);
+  invalidSessionTimeout @47 $kafka(26);
+  rebalanceInProgress @48 $kafka(27);
+  memberIdRequired @49 $kafka(79);
+  groupMaxSizeReached @50 $kafka(81);
+  fencedInstanceId @51 $kafka(82);
+  groupNotEmpty @52 $kafka(68);
+  groupIdNotFound @53 $kafka(69);
+  unsupportedVersion @54 $kafka(35);
+  duplicateVoter @55 $kafka(126);
+  voterNotFound @56 $kafka(127);
+}
 
 struct BrokerInfo {
   nodeId @0 :Int32;
