@@ -1,7 +1,8 @@
 // Kafka Fetch across several partitions against a real `capstan node` (docs/kafka.md, "Fetch"),
 // with Fetch v4 requests that kafka-python's protocol classes write: a fetch whose MaxWaitMs is
 // two minutes is answered as soon as one of its partitions has a record (at once when one has
-// it already, or when one arrives while it waits), not when the others' waits run out; and the
+// it already, or when one arrives while it waits), not when the others' waits run out; one whose
+// wait runs out with nothing is answered empty on a connection that goes on; and the
 // response's MaxBytes bounds the records across partitions, the first batch always going.
 
 #include <filesystem>
@@ -48,9 +49,9 @@ if node is None:
 while not client.ready(node) and time.time() < deadline:
     client.poll(timeout_ms=100)
 
-def fetch(offsets, max_bytes=52428800):
+def fetch(offsets, max_bytes=52428800, max_wait=120000):
     parts = [(p, offsets[p], 1048576) for p in sorted(offsets)]
-    request = FetchRequest[4](-1, 120000, 1, max_bytes, 0, [(topic, parts)])
+    request = FetchRequest[4](-1, max_wait, 1, max_bytes, 0, [(topic, parts)])
     future = client.send(node, request)
     client.poll(future=future, timeout_ms=60000)
     if not future.is_done:
@@ -65,6 +66,13 @@ def fetch(offsets, max_bytes=52428800):
                 fail('partition %d: error %d' % (partition, error))
             got[partition] = records
     return got
+
+# Nothing anywhere and nothing arrives: answered empty once MaxWaitMs ran out, and the
+# connection goes on.
+got = fetch({0: 0, 1: 0}, max_wait=300)
+if got[0] or got[1]:
+    fail('empty fetch: %s' % got)
+print('OK answered empty when nothing came')
 
 # Partition 1 holds a record, partition 0 nothing: answered with it, not after 120 s.
 produce(1, 'one')
@@ -127,6 +135,7 @@ TEST_CASE("a Kafka fetch of several partitions is answered once one has records,
                                   dir.path(), &out, &err, 240s);
   INFO(out << err);
   CHECK(rc == 0);
+  CHECK(out.find("OK answered empty when nothing came") != std::string::npos);
   CHECK(out.find("OK answered with the partition that had a record") != std::string::npos);
   CHECK(out.find("OK woken by a record") != std::string::npos);
   CHECK(out.find("OK MaxBytes bounds the response") != std::string::npos);

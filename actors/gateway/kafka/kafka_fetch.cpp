@@ -80,7 +80,9 @@ kj::Promise<void> wait_for_any(const client_session& s, const kafka::request& re
     waits.add(call.then([first](partition_answer&& a) {
       if (answers_now(a.result) && (*first)->isWaiting()) (*first)->fulfill();
     }).eagerlyEvaluate(nullptr));
-  return paf.promise.exclusiveJoin(kj::joinPromises(waits.releaseAsArray()));
+  // The fulfiller lives until the race is decided: dropped unfulfilled when every wait ended
+  // without records, it would reject the promise the race still holds.
+  return paf.promise.exclusiveJoin(kj::joinPromises(waits.releaseAsArray())).attach(kj::mv(first));
 }
 
 bytes respond(const kafka::request& req, const answers& got) {
