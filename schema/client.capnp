@@ -214,10 +214,13 @@ interface Capstan {
 
   # The controller quorum as the answering node finds it by asking every voter (each within a
   # bounded time). activeControllerId -1: no voter reported an active controller. nodesKnown
-  # false: no active controller answered, `nodes` is empty. No members: the cluster runs no
+  # false: no active controller answered, `nodes` is empty. `voters`: the voters in effect,
+  # ascending, as the active controller's quorum member has them (else the reachable member of the
+  # highest term and commit index; empty when none answered). No members: the cluster runs no
   # controller quorum (a single node).
   describeCluster @11 () -> (errorCode :UInt8, errorMessage :Text, activeControllerId :Int32,
-      members :List(QuorumMember), nodesKnown :Bool, nodes :List(RegisteredNode));
+      members :List(QuorumMember), nodesKnown :Bool, nodes :List(RegisteredNode),
+      voters :List(Int32));
 
   # Kafka's InitProducerId for an idempotent producer (docs/idempotence.md): a producer id that
   # no other initProducerId got, on any node of the cluster, and epoch 0. transactionalId must be
@@ -326,6 +329,22 @@ interface Capstan {
   # removed (tombstones in __consumer_offsets). GROUP_NOT_EMPTY while it has members,
   # GROUP_ID_NOT_FOUND when it has neither members nor commits.
   deleteGroup @25 (group :Text) -> (errorCode :UInt8, errorMessage :Text);
+
+  # KIP-853's AddRaftVoter (Kafka: kafka-metadata-quorum add-controller): node `nodeId` becomes a
+  # controller quorum voter (docs/operations.md, "Replacing a controller"). It must already run a
+  # quorum member (started with the cluster's --controller-quorum, which names it) whose cluster
+  # listener is `endpoint` (HOST:PORT). Answered once the new voter set committed, which waits for the node to
+  # catch up with the quorum's log (up to 15 s). INVALID_REQUEST for a negative id or an endpoint
+  # that is not HOST:PORT with a port in [1, 65535]; DUPLICATE_VOTER when the node is a voter
+  # already; REQUEST_TIMED_OUT when another voter change is under way or the node did not catch
+  # up; NOT_CONTROLLER when no active controller was found.
+  addVoter @26 (nodeId :Int32, endpoint :Text) -> (errorCode :UInt8, errorMessage :Text);
+
+  # KIP-853's RemoveRaftVoter (Kafka: kafka-metadata-quorum remove-controller): node `nodeId`
+  # stops being a controller quorum voter. INVALID_REQUEST for a negative id or the last voter;
+  # VOTER_NOT_FOUND when the node is no voter; REQUEST_TIMED_OUT when another voter change is
+  # under way or the remaining voters have no live majority.
+  removeVoter @27 (nodeId :Int32) -> (errorCode :UInt8, errorMessage :Text);
 }
 
 struct GroupMemberSummary {

@@ -167,7 +167,27 @@ struct UnregisterBroker {
   nodeId @1 :Int32 = -1;    # the sending node, as in CreateTopic
 }
 
-# The answer to CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions and UnregisterBroker.
+# KIP-853's AddRaftVoter: node `voterId`, which already runs a quorum member whose controller
+# listens at `endpoint` (HOST:PORT, its cluster listener), becomes a voter (docs/controller.md,
+# "Voter changes"). The active controller hands it to its quorum member. Answered by a
+# TopicResponse with an empty topic id once the new voter set committed: DUPLICATE_VOTER,
+# INVALID_REQUEST, REQUEST_TIMED_OUT (another change under way, the node did not catch up).
+struct AddVoter {
+  voterId @0 :Int32;
+  endpoint @1 :Text;
+  nodeId @2 :Int32 = -1;    # the sending node, as in CreateTopic
+}
+
+# KIP-853's RemoveRaftVoter: node `voterId` stops being a voter. Answered like AddVoter:
+# VOTER_NOT_FOUND, INVALID_REQUEST (the last voter), REQUEST_TIMED_OUT (another change under way,
+# no live majority in the new set).
+struct RemoveVoter {
+  voterId @0 :Int32;
+  nodeId @1 :Int32 = -1;    # the sending node
+}
+
+# The answer to CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions, UnregisterBroker,
+# AddVoter and RemoveVoter.
 struct TopicResponse {
   errorCode @0 :UInt8;
   errorMessage @1 :Text;
@@ -200,6 +220,7 @@ struct VoterState {
   leaderId @4 :Int32;       # the leader the member knows of; -1: none
   active @5 :Bool;          # this voter's controller is the active controller
   nodes @6 :List(RegisteredNode);   # empty unless active
+  voters @7 :List(Int32);   # the voters in effect in the member's log, ascending
 
   struct RegisteredNode {
     nodeId @0 :Int32;

@@ -446,6 +446,7 @@ voter_state describe_voter(const quorum_status& member, const active_controller&
   out.commit_index = static_cast<int64_t>(member.commit_index.value());
   out.leader = member.leader ? member.leader->value() : -1;
   out.active = controller.active();
+  for (auto v : member.voters) out.voters.push_back(v.value());
   if (!out.active) return out;
   for (const auto& [id, b] : controller.image().brokers())
     out.nodes.push_back(registered_node{id.value(), b.fenced, b.epoch.value(), b.incarnation});

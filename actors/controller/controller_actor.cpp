@@ -226,6 +226,79 @@ void actor_io::send(node_id to, uint64_t generation, sendable m) {
             });
 }
 
+// The quorum member's answer to a voter change, as the TopicResponse the node's controller client
+// reads: NOT_CONTROLLER keeps the leader as its hint, so the client asks that voter next.
+topic_response_msg voter_change_answer(const propose_reply& r, int32_t voter, bool adding) {
+  topic_response_msg out;
+  out.error = r.code;
+  out.leader_hint = r.leader;
+  const std::string node = "node " + std::to_string(voter);
+  switch (r.code) {
+  case errc::none:
+    break;
+  case errc::not_controller:
+    out.message = "this controller does not lead the quorum";
+    break;
+  case errc::duplicate_voter:
+    out.message = node + " is a voter already";
+    break;
+  case errc::voter_not_found:
+    out.message = node + " is no voter";
+    break;
+  case errc::invalid_request:
+    out.message = adding ? node + " cannot be added: " + r.message
+                         : node + " is the last voter, or the change is refused: " + r.message;
+    break;
+  case errc::request_timed_out:
+    out.message = adding ? "adding " + node +
+                               " did not complete: another voter change is under way, or the node "
+                               "did not catch up with the quorum's log (does it run a quorum "
+                               "member?): " + r.message
+                         : "removing " + node +
+                               " did not complete: another voter change is under way, or the "
+                               "remaining voters have no live majority: " + r.message;
+    break;
+  default:
+    out.message = r.message;
+  }
+  return out;
+}
+
+template <class Atom, class... Ts>
+caf::result<capnp_frame> change_voters(controller_ptr self, int32_t voter, bool adding, Atom atom,
+                                       Ts&&... args) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise<capnp_frame>();
+  spdlog::info("controller {}: {} voter {}", st.opts.node.value(),
+               adding ? "adding" : "removing", voter);
+  self->request(st.opts.quorum, st.opts.voter_change_timeout, atom, std::forward<Ts>(args)...)
+      .then(
+          [self, rp, voter, adding](const propose_reply& r) mutable {
+            if (r.code == errc::none)
+              spdlog::info("controller {}: {} voter {} committed at index {}",
+                           self->state.opts.node.value(), adding ? "adding" : "removing", voter,
+                           r.index);
+            rp.deliver(encode(voter_change_answer(r, voter, adding)));
+          },
+          [rp](caf::error& err) mutable {
+            topic_response_msg out;
+            out.error = errc::request_timed_out;
+            out.message = "the quorum member did not answer the voter change: " +
+                          caf::to_string(err);
+            rp.deliver(encode(out));
+          });
+  return rp;
+}
+
+// A frame that does not decode is answered with its error, as the driver answers other requests.
+template <class T>
+capnp_frame refused(const result<T>& r) {
+  topic_response_msg out;
+  out.error = r.err().code;
+  out.message = r.err().message;
+  return encode(out);
+}
+
 caf::result<capnp_frame> enqueue(controller_ptr self, result<controller_request> request,
                                  const controller_request& shape) {
   auto& st = self->state;
@@ -305,6 +378,17 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
       },
       [self](unregister_atom, const capnp_frame& f) {
         return enqueue(self, widen(decode_unregister_broker(f)), unregister_broker_msg{});
+      },
+      [self](add_voter_atom a, const capnp_frame& f) -> caf::result<capnp_frame> {
+        auto m = decode_add_voter(f);
+        if (!m) return refused(m);
+        return change_voters(self, m->voter.value(), true, a, m->voter.value(),
+                             std::move(m->endpoint));
+      },
+      [self](remove_voter_atom a, const capnp_frame& f) -> caf::result<capnp_frame> {
+        auto m = decode_remove_voter(f);
+        if (!m) return refused(m);
+        return change_voters(self, m->voter.value(), false, a, m->voter.value());
       },
       [self](import_atom, controller::import_topics_msg& m) {
         return enqueue(self, controller_request{std::move(m)}, controller::import_topics_msg{});

@@ -9,7 +9,8 @@
 // AlterPartition, each by proposing a decision's records (active_controller.hpp) and, once they
 // committed, sending the control messages the change calls for to the nodes' endpoints, stamped
 // with its Raft term as controller epoch. While not active it refuses every request with
-// NOT_CONTROLLER and the leader its member knows of.
+// NOT_CONTROLLER and the leader its member knows of. Voter changes (AddVoter, RemoveVoter) go
+// straight to its quorum member, which refuses them the same way unless it leads the quorum.
 //
 // Requests are decided one at a time, in arrival order (a queue); see active_controller.hpp.
 
@@ -59,6 +60,10 @@ using controller_actor = caf::typed_actor<
     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
+    // AddVoter and RemoveVoter, answered with a TopicResponse once the quorum member's voter set
+    // entry committed, or with why not (voter_change_answer).
+    caf::replies_to<add_voter_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<remove_voter_atom, capnp_frame>::with<capnp_frame>,
     // A single node's topics from before it ran a quorum (local; answered as a CreateTopic).
     caf::replies_to<import_atom, controller::import_topics_msg>::with<capnp_frame>,
     // A node's DescribeQuorum: this voter's VoterState (describe_voter), active or not.
@@ -93,6 +98,9 @@ struct controller_options {
   // Bounds a proposal's wait for its commit; after it the outcome is unknown
   // (REQUEST_TIMED_OUT) and the actor starts afresh from the committed image.
   std::chrono::milliseconds propose_timeout{10000};
+  // Bounds a voter change's wait for its quorum member: above the member's own bound on an added
+  // voter's catch-up (15 s), so the member's answer, not this timeout, says why a change failed.
+  std::chrono::milliseconds voter_change_timeout{20000};
   // auto.leader.rebalance.enable with leader.imbalance.check.interval.seconds: while active, the
   // actor queues a preferred leader election of the imbalanced partitions (imbalanced_partitions,
   // with leader.imbalance.per.broker.percentage) this often. None: never.

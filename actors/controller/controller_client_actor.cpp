@@ -28,6 +28,8 @@ struct pending_request {
     elect,
     reassign,
     unregister,
+    add_voter,
+    remove_voter,
     allocate_producer_ids
   };
   kind what = kind::create;
@@ -41,7 +43,7 @@ struct pending_request {
   bool redirected = false;
   std::string last_refusal = "no voter asked yet";
   caf::typed_response_promise<topic_metadata> created;
-  // Answers a delete, an alter, a grow or an unregister.
+  // Answers a delete, an alter, a grow, an unregister or a voter change.
   caf::typed_response_promise<bool> done;
   // Answers an election or a reassignment.
   caf::typed_response_promise<election_outcomes> elected;
@@ -216,6 +218,16 @@ void ask_endpoint(client_ptr self, uint64_t id, node_id target, const node_endpo
     break;
   case pending_request::kind::unregister:
     self->request(ep, wait, unregister_atom_v, p.frame).then(ok, failed);
+    break;
+  // The active controller answers a voter change only once it committed, which waits for an
+  // added node to catch up: longer than other requests take.
+  case pending_request::kind::add_voter:
+    self->request(ep, self->state.opts.voter_change_timeout, add_voter_atom_v, p.frame)
+        .then(ok, failed);
+    break;
+  case pending_request::kind::remove_voter:
+    self->request(ep, self->state.opts.voter_change_timeout, remove_voter_atom_v, p.frame)
+        .then(ok, failed);
     break;
   case pending_request::kind::elect:
   case pending_request::kind::reassign:
@@ -416,6 +428,24 @@ controller_client_actor::behavior_type client_behavior(client_ptr self,
         pending_request p;
         p.what = pending_request::kind::unregister;
         p.frame = encode(unregister_broker_msg{node_id{node}}, self->state.opts.node);
+        p.done = self->make_response_promise<bool>();
+        auto rp = p.done;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](add_voter_atom, int32_t voter, std::string& endpoint) -> caf::result<bool> {
+        pending_request p;
+        p.what = pending_request::kind::add_voter;
+        p.frame = encode(add_voter_msg{node_id{voter}, std::move(endpoint)}, self->state.opts.node);
+        p.done = self->make_response_promise<bool>();
+        auto rp = p.done;
+        add(self, std::move(p));
+        return rp;
+      },
+      [self](remove_voter_atom, int32_t voter) -> caf::result<bool> {
+        pending_request p;
+        p.what = pending_request::kind::remove_voter;
+        p.frame = encode(remove_voter_msg{node_id{voter}}, self->state.opts.node);
         p.done = self->make_response_promise<bool>();
         auto rp = p.done;
         add(self, std::move(p));

@@ -2,10 +2,10 @@
 
 // A node's way to the active controller for clients' topic changes and producer ids: the
 // gateway's createTopic, deleteTopic, alterConfigs, createPartitions, electLeaders,
-// reassignPartitions, unregisterNode and initProducerId on any node come here and go on, as
-// CreateTopic / DeleteTopic / AlterConfigs / CreatePartitions / ElectLeaders /
-// AlterPartitionReassignments / UnregisterBroker / AllocateProducerIds frames
-// (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time: first
+// reassignPartitions, unregisterNode, addVoter, removeVoter and initProducerId on any node come
+// here and go on, as CreateTopic / DeleteTopic / AlterConfigs / CreatePartitions / ElectLeaders /
+// AlterPartitionReassignments / UnregisterBroker / AddVoter / RemoveVoter / AllocateProducerIds
+// frames (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time: first
 // the one that last answered as the active controller (or that a refusal named), then the leader
 // hint of a NOT_CONTROLLER answer (at once the first time, after retry_backoff after that), and
 // the voters in turn when there is none (an election is under way, or the voter is down), until
@@ -62,6 +62,11 @@ using controller_client_actor = caf::typed_actor<
     caf::replies_to<reassign_atom, reassignment_items>::with<election_outcomes>,
     // Unregisters the node with this id (UnregisterBroker).
     caf::replies_to<unregister_atom, int32_t>::with<bool>,
+    // Adds node `id`, whose controller listens at the endpoint (HOST:PORT), to the controller
+    // quorum's voters, or removes it (AddVoter, RemoveVoter); answered once the new voter set
+    // committed. DUPLICATE_VOTER, VOTER_NOT_FOUND, INVALID_REQUEST, REQUEST_TIMED_OUT.
+    caf::replies_to<add_voter_atom, int32_t, std::string>::with<bool>,
+    caf::replies_to<remove_voter_atom, int32_t>::with<bool>,
     // initProducerId: the next id of the block this node holds; when it is used up, the node
     // asks the active controller for the next block (AllocateProducerIds) first, once for all
     // the requests waiting meanwhile.
@@ -83,6 +88,9 @@ struct controller_client_options {
   std::chrono::milliseconds request_timeout{30000};
   // One attempt at one voter.
   std::chrono::milliseconds attempt_timeout{5000};
+  // One attempt of a voter change, which the active controller answers only once it committed:
+  // above its own bound (controller_options::voter_change_timeout), within request_timeout.
+  std::chrono::milliseconds voter_change_timeout{22000};
   // The pause before the next attempt after a refusal or a failure.
   std::chrono::milliseconds retry_backoff{100};
 };

@@ -5,6 +5,8 @@
 
 #include <capnp/message.h>
 
+#include "actors/controller/raft/voter_set.hpp"
+#include "actors/controller/voter_validation.hpp"
 #include "schema/controller.capnp.h"
 
 namespace capstan {
@@ -304,6 +306,8 @@ capnp_frame encode(const voter_state& m) {
     n.setBrokerEpoch(m.nodes[i].broker_epoch);
     n.setIncarnationId(data_of(m.nodes[i].incarnation));
   }
+  auto voters = root.initVoters(static_cast<unsigned>(m.voters.size()));
+  for (unsigned i = 0; i < voters.size(); ++i) voters.set(i, m.voters[i]);
   return capnp_frame::from_builder(b);
 }
 
@@ -321,6 +325,10 @@ result<voter_state> decode_voter_state(const capnp_frame& frame) {
       if (!id) return id.err();
       m.nodes.push_back(registered_node{n.getNodeId(), n.getFenced(), n.getBrokerEpoch(), *id});
     }
+    if (r.getVoters().size() > raft::max_voters)
+      return invalid("a voter state lists " + std::to_string(r.getVoters().size()) +
+                     " voters, more than " + std::to_string(raft::max_voters));
+    for (auto v : r.getVoters()) m.voters.push_back(v);
     return m;
   });
 }
@@ -337,6 +345,40 @@ result<unregister_broker_msg> decode_unregister_broker(const capnp_frame& frame)
   return decode<schema::UnregisterBroker>(
       frame, [](schema::UnregisterBroker::Reader r) -> result<unregister_broker_msg> {
         return unregister_broker_msg{node_id{r.getBrokerId()}};
+      });
+}
+
+capnp_frame encode(const add_voter_msg& m, node_id from) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::AddVoter>();
+  root.setVoterId(m.voter.value());
+  root.setEndpoint(m.endpoint);
+  root.setNodeId(from.value());
+  return capnp_frame::from_builder(b);
+}
+
+result<add_voter_msg> decode_add_voter(const capnp_frame& frame) {
+  return decode<schema::AddVoter>(frame, [](schema::AddVoter::Reader r) -> result<add_voter_msg> {
+    if (auto s = validate_voter_id(r.getVoterId()); !s) return s.err();
+    std::string endpoint = r.getEndpoint();
+    if (auto s = validate_voter_endpoint(endpoint); !s) return s.err();
+    return add_voter_msg{node_id{r.getVoterId()}, std::move(endpoint)};
+  });
+}
+
+capnp_frame encode(const remove_voter_msg& m, node_id from) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<schema::RemoveVoter>();
+  root.setVoterId(m.voter.value());
+  root.setNodeId(from.value());
+  return capnp_frame::from_builder(b);
+}
+
+result<remove_voter_msg> decode_remove_voter(const capnp_frame& frame) {
+  return decode<schema::RemoveVoter>(
+      frame, [](schema::RemoveVoter::Reader r) -> result<remove_voter_msg> {
+        if (auto s = validate_voter_id(r.getVoterId()); !s) return s.err();
+        return remove_voter_msg{node_id{r.getVoterId()}};
       });
 }
 

@@ -2,8 +2,8 @@
 
 // Node -> controller requests and their answers (schema/controller.capnp) to and from plain
 // values: BrokerRegistration, BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs,
-// CreatePartitions, ElectLeaders, AlterPartitionReassignments, UnregisterBroker,
-// AllocateProducerIds. A node's
+// CreatePartitions, ElectLeaders, AlterPartitionReassignments, UnregisterBroker, AddVoter,
+// RemoveVoter, AllocateProducerIds. A node's
 // broker_lifecycle and controller client encode the requests and decode the answers; the
 // controller actor the other way round.
 // Decoding checks what a peer could get wrong and returns CORRUPT_MESSAGE (a frame that does not
@@ -99,6 +99,18 @@ struct unregister_broker_msg {
   node_id node;
 };
 
+// AddVoter: node `voter`, whose controller listens at `endpoint` (HOST:PORT), becomes a voter;
+// answered by a topic_response_msg.
+struct add_voter_msg {
+  node_id voter;
+  std::string endpoint;
+};
+
+// RemoveVoter: node `voter` stops being a voter; answered by a topic_response_msg.
+struct remove_voter_msg {
+  node_id voter;
+};
+
 // One partition's outcome of an election or a reassignment: none when its preferred replica was
 // elected, or its reassignment started.
 struct election_outcome {
@@ -117,7 +129,8 @@ struct elect_leaders_response_msg {
   std::vector<election_outcome> results;
 };
 
-// The answer to CreateTopic, DeleteTopic, AlterConfigs and CreatePartitions (id: the topic's).
+// The answer to CreateTopic, DeleteTopic, AlterConfigs and CreatePartitions (id: the topic's),
+// and to UnregisterBroker, AddVoter and RemoveVoter (id all zeros).
 struct topic_response_msg {
   errc error = errc::none;
   std::string message;
@@ -152,6 +165,8 @@ capnp_frame encode(const create_partitions_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const elect_leaders_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const reassign_partitions_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const unregister_broker_msg& m, node_id from = node_id{-1});
+capnp_frame encode(const add_voter_msg& m, node_id from = node_id{-1});
+capnp_frame encode(const remove_voter_msg& m, node_id from = node_id{-1});
 capnp_frame encode(const elect_leaders_response_msg& m);
 capnp_frame encode(const topic_response_msg& m);
 capnp_frame encode(const voter_state& m);
@@ -182,9 +197,15 @@ result<elect_leaders_response_msg> decode_elect_leaders_response(const capnp_fra
 result<reassign_partitions_msg> decode_reassign_partitions(const capnp_frame& frame);
 // (A node that is not registered, negative ids too, is the decision's to answer.)
 result<unregister_broker_msg> decode_unregister_broker(const capnp_frame& frame);
+// INVALID_REQUEST: a negative voter id, an endpoint that is not HOST:PORT with a port in
+// [1, 65535] (validate_voter_endpoint).
+result<add_voter_msg> decode_add_voter(const capnp_frame& frame);
+// INVALID_REQUEST: a negative voter id.
+result<remove_voter_msg> decode_remove_voter(const capnp_frame& frame);
 // INVALID_REQUEST: a topic id that is neither empty nor 16 bytes.
 result<topic_response_msg> decode_topic_response(const capnp_frame& frame);
-// INVALID_REQUEST: an incarnation id that is neither empty nor 16 bytes.
+// INVALID_REQUEST: an incarnation id that is neither empty nor 16 bytes, more voters than
+// raft::max_voters.
 result<voter_state> decode_voter_state(const capnp_frame& frame);
 
 // INVALID_REQUEST: a negative node id.

@@ -35,14 +35,10 @@ using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using image_atom = caf::atom_constant<caf::atom("image")>;
 using qtick_atom = caf::atom_constant<caf::atom("qtick")>;
 using resign_atom = caf::atom_constant<caf::atom("resign")>;
-using add_voter_atom = caf::atom_constant<caf::atom("addvoter")>;
-using remove_voter_atom = caf::atom_constant<caf::atom("rmvoter")>;
 inline constexpr propose_atom propose_atom_v{};
 inline constexpr image_atom image_atom_v{};
 inline constexpr qtick_atom qtick_atom_v{};
 inline constexpr resign_atom resign_atom_v{};
-inline constexpr add_voter_atom add_voter_atom_v{};
-inline constexpr remove_voter_atom remove_voter_atom_v{};
 
 // The answer to a proposal: committed at `index` and applied to this member's image (code
 // none); or NOT_CONTROLLER with the leader this member knows of (-1: none), so the caller can

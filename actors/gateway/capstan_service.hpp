@@ -40,6 +40,8 @@ public:
   kj::Promise<void> electLeaders(ElectLeadersContext call) override;
   kj::Promise<void> reassignPartitions(ReassignPartitionsContext call) override;
   kj::Promise<void> unregisterNode(UnregisterNodeContext call) override;
+  kj::Promise<void> addVoter(AddVoterContext call) override;
+  kj::Promise<void> removeVoter(RemoveVoterContext call) override;
   kj::Promise<void> findCoordinator(FindCoordinatorContext call) override;
   kj::Promise<void> listGroups(ListGroupsContext call) override;
   kj::Promise<void> joinGroup(JoinGroupContext call) override;

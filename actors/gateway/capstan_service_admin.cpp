@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/controller/voter_validation.hpp"
 #include "actors/gateway/capnp_answers.hpp"
 #include "actors/gateway/handlers/handler_support.hpp"
 #include "actors/gateway/request_validation.hpp"
@@ -39,6 +40,8 @@ void fill_description(rpc::Capstan::DescribeClusterResults::Builder results,
     b.setBrokerEpoch(n.broker_epoch);
     b.setIncarnationId(capnp::Data::Reader(n.incarnation.data(), n.incarnation.size()));
   }
+  auto voters = results.initVoters(static_cast<unsigned>(d.voters.size()));
+  for (unsigned i = 0; i < voters.size(); ++i) voters.set(i, d.voters[i]);
 }
 
 // Per-partition outcomes (of electLeaders or reassignPartitions) into the call's results.
@@ -132,6 +135,48 @@ kj::Promise<void> capstan_service::unregisterNode(UnregisterNodeContext call) {
   call.releaseParams();
   return session_.answered_later(
       ask<bool>(ctx, ctx.targets.controller, ctx.admin_timeout, unregister_atom_v, node)
+          .then([call, c = session_.ctx](answer<bool>&& a) mutable {
+            a = counted(*c, method, std::move(a));
+            if (!a.ok()) set_error(call.getResults(results_size_hint), a.err);
+          }));
+}
+
+kj::Promise<void> capstan_service::addVoter(AddVoterContext call) {
+  static constexpr const char* method = "addVoter";
+  const auto& ctx = *session_.ctx;
+  ctx.metrics.count_request(method);
+  const int32_t node = call.getParams().getNodeId();
+  std::string endpoint = call.getParams().getEndpoint();
+  call.releaseParams();
+  status valid = validate_voter_id(node);
+  if (valid) valid = validate_voter_endpoint(endpoint);
+  if (!valid) {
+    ctx.metrics.count_error(method, valid.code());
+    set_error(call.getResults(results_size_hint), valid.err());
+    return kj::READY_NOW;
+  }
+  return session_.answered_later(
+      ask<bool>(ctx, ctx.targets.controller, ctx.admin_timeout, add_voter_atom_v, node,
+                std::move(endpoint))
+          .then([call, c = session_.ctx](answer<bool>&& a) mutable {
+            a = counted(*c, method, std::move(a));
+            if (!a.ok()) set_error(call.getResults(results_size_hint), a.err);
+          }));
+}
+
+kj::Promise<void> capstan_service::removeVoter(RemoveVoterContext call) {
+  static constexpr const char* method = "removeVoter";
+  const auto& ctx = *session_.ctx;
+  ctx.metrics.count_request(method);
+  const int32_t node = call.getParams().getNodeId();
+  call.releaseParams();
+  if (auto valid = validate_voter_id(node); !valid) {
+    ctx.metrics.count_error(method, valid.code());
+    set_error(call.getResults(results_size_hint), valid.err());
+    return kj::READY_NOW;
+  }
+  return session_.answered_later(
+      ask<bool>(ctx, ctx.targets.controller, ctx.admin_timeout, remove_voter_atom_v, node)
           .then([call, c = session_.ctx](answer<bool>&& a) mutable {
             a = counted(*c, method, std::move(a));
             if (!a.ok()) set_error(call.getResults(results_size_hint), a.err);

@@ -41,7 +41,7 @@ gateway_metrics::gateway_metrics(std::shared_ptr<metrics_registry> r) : registry
         "produce", "fetch", "listOffsets", "commitOffsets", "fetchOffsets", "describeCluster",
         "initProducerId", "createPartitions", "electLeaders", "injectFault", "reassignPartitions",
         "unregisterNode", "findCoordinator", "listGroups", "joinGroup", "syncGroup", "heartbeat",
-        "leaveGroup", "describeGroup", "deleteGroup"})
+        "leaveGroup", "describeGroup", "deleteGroup", "addVoter", "removeVoter"})
     requests.emplace_back(method,
                           &registry->counter("capstan_rpc_requests_total",
                                              "Client RPC requests received", {{"method", method}}));

@@ -101,6 +101,10 @@ caf::result<capnp_frame> to_controller(endpoint_ptr self, Atom atom, const capnp
     from = sender_of<schema::AlterPartitionReassignments>(frame);
   else if constexpr (std::is_same_v<Atom, unregister_atom>)
     from = sender_of<schema::UnregisterBroker>(frame);
+  else if constexpr (std::is_same_v<Atom, add_voter_atom>)
+    from = sender_of<schema::AddVoter>(frame);
+  else if constexpr (std::is_same_v<Atom, remove_voter_atom>)
+    from = sender_of<schema::RemoveVoter>(frame);
   else
     from = sender_of<schema::ElectLeaders>(frame);
   if (cut_off(self, from)) return self->make_response_promise<capnp_frame>();
@@ -149,6 +153,8 @@ node_endpoint_actor::behavior_type endpoint_behavior(endpoint_ptr self,
       [self](elect_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](reassign_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](unregister_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](add_voter_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
+      [self](remove_voter_atom a, const capnp_frame& f) { return to_controller(self, a, f); },
       [self](descquorum_atom a, int32_t from) -> caf::result<capnp_frame> {
         auto& st = self->state;
         if (cut_off(self, node_id{from})) return self->make_response_promise<capnp_frame>();

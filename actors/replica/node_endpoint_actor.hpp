@@ -37,6 +37,10 @@ using elect_atom = caf::atom_constant<caf::atom("elect")>;
 using reassign_atom = caf::atom_constant<caf::atom("reassign")>;
 using unregister_atom = caf::atom_constant<caf::atom("unregister")>;
 using locate_atom = caf::atom_constant<caf::atom("locate")>;
+// Voter changes: a node's AddVoter / RemoveVoter frame here, and the controller's own request to
+// its quorum member (quorum_actor.hpp).
+using add_voter_atom = caf::atom_constant<caf::atom("addvoter")>;
+using remove_voter_atom = caf::atom_constant<caf::atom("rmvoter")>;
 inline constexpr peers_atom peers_atom_v{};
 inline constexpr endpoint_atom endpoint_atom_v{};
 inline constexpr raft_atom raft_atom_v{};
@@ -52,10 +56,13 @@ inline constexpr elect_atom elect_atom_v{};
 inline constexpr reassign_atom reassign_atom_v{};
 inline constexpr unregister_atom unregister_atom_v{};
 inline constexpr locate_atom locate_atom_v{};
+inline constexpr add_voter_atom add_voter_atom_v{};
+inline constexpr remove_voter_atom remove_voter_atom_v{};
 
 // A node's requests to the active controller (schema/controller.capnp): BrokerRegistration,
 // BrokerHeartbeat, CreateTopic, DeleteTopic, AlterConfigs, CreatePartitions, ElectLeaders,
-// AlterPartitionReassignments, UnregisterBroker, AllocateProducerIds, each answered with its
+// AlterPartitionReassignments, UnregisterBroker, AddVoter, RemoveVoter, AllocateProducerIds, each
+// answered with its
 // response frame; and DescribeQuorum, answered with the voter's VoterState.
 using controller_request_sink =
     caf::typed_actor<caf::replies_to<brokerreg_atom, capnp_frame>::with<capnp_frame>,
@@ -68,6 +75,8 @@ using controller_request_sink =
                      caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<add_voter_atom, capnp_frame>::with<capnp_frame>,
+                     caf::replies_to<remove_voter_atom, capnp_frame>::with<capnp_frame>,
                      caf::replies_to<descquorum_atom>::with<capnp_frame>>;
 
 using node_endpoint_actor = caf::typed_actor<
@@ -94,6 +103,8 @@ using node_endpoint_actor = caf::typed_actor<
     caf::replies_to<elect_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<reassign_atom, capnp_frame>::with<capnp_frame>,
     caf::replies_to<unregister_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<add_voter_atom, capnp_frame>::with<capnp_frame>,
+    caf::replies_to<remove_voter_atom, capnp_frame>::with<capnp_frame>,
     // DescribeQuorum from node `from` (the frames above name their sender themselves).
     caf::replies_to<descquorum_atom, int32_t>::with<capnp_frame>,
     // Node `from` asks where node `id`'s cluster listener is, as this node's directory knows it

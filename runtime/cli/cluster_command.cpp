@@ -103,13 +103,37 @@ void run_unregister(const unregister_flags& f) {
   std::cout.flush();
 }
 
+struct voter_flags {
+  client_options client;
+  int32_t node = -1;
+  std::string endpoint;
+};
+
+// KIP-853's add-controller: returns once the new voter set committed.
+void run_add_voter(const voter_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  if (auto s = client->add_voter(f.node, f.endpoint); !s) fail(s.err());
+  std::cout << "Added node " << f.node << " (" << f.endpoint
+            << ") to the controller quorum's voters\n";
+  std::cout.flush();
+}
+
+// KIP-853's remove-controller: returns once the new voter set committed.
+void run_remove_voter(const voter_flags& f) {
+  auto client = connect_or_fail(make_client_config(f.client));
+  if (auto s = client->remove_voter(f.node); !s) fail(s.err());
+  std::cout << "Removed node " << f.node << " from the controller quorum's voters\n";
+  std::cout.flush();
+}
+
 } // namespace
 
 void add_cluster_command(CLI::App& app) {
   auto options = std::make_shared<client_options>();
   auto* cluster =
-      app.add_subcommand("cluster", "Inspect the cluster, move leaders to preferred replicas and "
-                                    "unregister nodes gone for good");
+      app.add_subcommand("cluster", "Inspect the cluster, move leaders to preferred replicas, "
+                                    "unregister nodes gone for good and change the controller "
+                                    "quorum's voters");
   cluster->require_subcommand(1);
   auto* describe = cluster->add_subcommand(
       "describe", "Nodes, the controller quorum and its members' Raft state, registered nodes and "
@@ -139,6 +163,44 @@ void add_cluster_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   add_client_options(unregister_cmd, unregister->client);
   unregister_cmd->callback([unregister] { run_unregister(*unregister); });
+
+  auto add_voter = std::make_shared<voter_flags>();
+  auto* add_voter_cmd = cluster->add_subcommand(
+      "add-voter",
+      "Make a node a controller quorum voter (Kafka: kafka-metadata-quorum add-controller). The "
+      "node must already run a quorum member: it is started with the cluster's same "
+      "--controller-quorum, which names it. Returns once the new voter set committed, which "
+      "waits for the node to catch up with the quorum's log (up to 15 s). One voter change at a "
+      "time; to replace a "
+      "controller, add the new one first, then remove the old one. Errors: DUPLICATE_VOTER (the "
+      "node is a voter already), INVALID_REQUEST (a bad --endpoint), REQUEST_TIMED_OUT (another "
+      "voter change is under way, or the node did not catch up: is it running a quorum member?), "
+      "NOT_CONTROLLER (no active controller was found)");
+  add_voter_cmd->add_option("--id,--node-id", add_voter->node, "The node's id")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  add_voter_cmd
+      ->add_option("--endpoint", add_voter->endpoint,
+                   "The node's cluster listener, HOST:PORT (what --controller-quorum names after "
+                   "the node's 'ID@')")
+      ->required();
+  add_client_options(add_voter_cmd, add_voter->client);
+  add_voter_cmd->callback([add_voter] { run_add_voter(*add_voter); });
+
+  auto remove_voter = std::make_shared<voter_flags>();
+  auto* remove_voter_cmd = cluster->add_subcommand(
+      "remove-voter",
+      "Remove a node from the controller quorum's voters (Kafka: kafka-metadata-quorum "
+      "remove-controller); the node may be stopped. Returns once the new voter set committed. "
+      "One voter change at a time. Errors: VOTER_NOT_FOUND (the node is no voter), "
+      "INVALID_REQUEST (it is the last voter), REQUEST_TIMED_OUT (another voter change is under "
+      "way, or the remaining voters have no live majority), NOT_CONTROLLER (no active controller "
+      "was found)");
+  remove_voter_cmd->add_option("--id,--node-id", remove_voter->node, "The node's id")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  add_client_options(remove_voter_cmd, remove_voter->client);
+  remove_voter_cmd->callback([remove_voter] { run_remove_voter(*remove_voter); });
 }
 
 } // namespace capstan::cli

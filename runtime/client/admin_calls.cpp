@@ -190,6 +190,23 @@ status rpc_cluster_client::unregister_node(int32_t node) {
   });
 }
 
+status rpc_cluster_client::add_voter(int32_t node, const std::string& endpoint) {
+  return run_status([this, node, endpoint] {
+    auto req = admin_cap().addVoterRequest();
+    req.setNodeId(node);
+    req.setEndpoint(endpoint);
+    return req;
+  });
+}
+
+status rpc_cluster_client::remove_voter(int32_t node) {
+  return run_status([this, node] {
+    auto req = admin_cap().removeVoterRequest();
+    req.setNodeId(node);
+    return req;
+  });
+}
+
 result<producer_identity> rpc_cluster_client::init_producer_id() {
   return run_sync<producer_identity>([this] {
     return with_timeout(admin_cap().initProducerIdRequest().send().then(
@@ -221,6 +238,7 @@ result<cluster_description> rpc_cluster_client::describe_cluster() {
                         r.incarnation.begin());
             d.nodes.push_back(r);
           }
+          for (auto v : response.getVoters()) d.voters.push_back(v);
           return d;
         }));
   });

@@ -125,6 +125,12 @@ public:
   // Kafka's UnregisterBroker (schema/client.capnp, unregisterNode): a fenced node gone for good
   // leaves the cluster's metadata.
   virtual status unregister_node(int32_t node) = 0;
+  // KIP-853's AddRaftVoter (schema/client.capnp, addVoter): node `node`, which runs a quorum
+  // member whose cluster listener is `endpoint` (HOST:PORT), becomes a controller quorum voter.
+  // Returns once the new voter set committed.
+  virtual status add_voter(int32_t node, const std::string& endpoint) = 0;
+  // KIP-853's RemoveRaftVoter (schema/client.capnp, removeVoter): node `node` stops being a voter.
+  virtual status remove_voter(int32_t node) = 0;
   // The controller quorum as the connected node finds it (schema/client.capnp, describeCluster).
   virtual result<cluster_description> describe_cluster() = 0;
   // Sets the fault switch of the node this client bootstrapped from (the admin node).

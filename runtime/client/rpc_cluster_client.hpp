@@ -67,6 +67,8 @@ public:
   result<std::vector<election_result>>
   reassign_partitions(const std::vector<reassignment_request>& partitions) override;
   status unregister_node(int32_t node) override;
+  status add_voter(int32_t node, const std::string& endpoint) override;
+  status remove_voter(int32_t node) override;
   result<producer_identity> init_producer_id() override;
   result<cluster_description> describe_cluster() override;
   status inject_fault(const fault_request& fault) override;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <tuple>
 
 namespace capstan {
 
@@ -24,6 +25,7 @@ cluster_description merge_voter_answers(std::vector<voter_answer> answers) {
             [](const voter_answer& a, const voter_answer& b) { return a.node < b.node; });
   cluster_description out;
   const voter_state* active = nullptr;
+  const voter_state* latest = nullptr;
   for (const auto& a : answers) {
     quorum_member_state m;
     m.node = a.node;
@@ -40,6 +42,13 @@ cluster_description merge_voter_answers(std::vector<voter_answer> answers) {
     m.leader = s.leader;
     out.members.push_back(std::move(m));
     if (s.active && (active == nullptr || s.term > active->term)) active = &s;
+    if (latest == nullptr ||
+        std::tie(s.term, s.commit_index) > std::tie(latest->term, latest->commit_index))
+      latest = &s;
+  }
+  if (const auto* view = active != nullptr ? active : latest) {
+    out.voters = view->voters;
+    std::sort(out.voters.begin(), out.voters.end());
   }
   if (active != nullptr) {
     out.active_controller = active->node;
@@ -60,6 +69,10 @@ std::string format_cluster_description(const cluster_description& d) {
   out << "Active controller: "
       << (d.active_controller < 0 ? std::string("none") : std::to_string(d.active_controller))
       << "\n";
+  out << "Voters: ";
+  if (d.voters.empty()) out << "unknown (no quorum member answered)";
+  for (size_t i = 0; i < d.voters.size(); ++i) out << (i ? ", " : "") << d.voters[i];
+  out << "\n";
   out << "Quorum members:\n";
   for (const auto& m : d.members) {
     if (!m.reachable) {

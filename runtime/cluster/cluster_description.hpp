@@ -37,6 +37,8 @@ struct voter_state {
   int32_t leader = -1;
   bool active = false;
   std::vector<registered_node> nodes;
+  // The voters in effect in the member's log (docs/controller.md, "Voter changes"), ascending.
+  std::vector<int32_t> voters{};
 };
 
 // A voter asked: its report, or why none came (it did not answer in time, is unreachable...).
@@ -66,6 +68,9 @@ struct cluster_description {
   bool nodes_known = false;
   // By node id.
   std::vector<registered_node> nodes;
+  // The voters in effect, ascending: the active controller's member's, else those of the
+  // reachable member with the highest term and commit index; empty when no member answered.
+  std::vector<int32_t> voters{};
 };
 
 // Immutable once built; shared between threads (the gateway's kj thread reads what an actor built).
@@ -73,7 +78,9 @@ using cluster_description_ptr = std::shared_ptr<const cluster_description>;
 
 // Members ordered by node id, unreachable where the answer has no state. The active controller is
 // the reporting-active voter with the highest term (after a partition heals an old leader may
-// still believe itself active for a moment; the newer term wins), and the nodes are its report.
+// still believe itself active for a moment; the newer term wins), and the nodes and voters are
+// its report. Without an active controller, the voters are those of the reachable member with the
+// highest term, then commit index (the one most likely to hold the latest voter set).
 cluster_description merge_voter_answers(std::vector<voter_answer> answers);
 
 // The quorum part of `cluster describe`'s output, one line per member and per node, tab

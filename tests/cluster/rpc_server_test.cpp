@@ -298,6 +298,15 @@ stub_controller(controller_client_actor::stateful_pointer<stub_controller_state>
       [](unregister_atom, int32_t) -> caf::result<bool> {
         return to_caf_error_of(errc::invalid_request, "not in this stub");
       },
+      // Node 1 is the one voter.
+      [](add_voter_atom, int32_t node, const std::string&) -> caf::result<bool> {
+        if (node == 1) return to_caf_error_of(errc::duplicate_voter, "node 1 is a voter already");
+        return true;
+      },
+      [](remove_voter_atom, int32_t node) -> caf::result<bool> {
+        if (node != 1) return to_caf_error_of(errc::voter_not_found, "no voter");
+        return true;
+      },
       [c](initpid_atom) -> int64_t {
         std::lock_guard lock(c->mu);
         return c->next_producer_id++;
@@ -706,6 +715,42 @@ TEST_CASE("rpc server: createPartitions grows a single node's topic and electLea
   CHECK(answer.getResults()[0].getPartition() == 2);
   CHECK(code_of(answer.getResults()[0].getErrorCode()) == errc::election_not_needed);
   CHECK(code_of(answer.getResults()[1].getErrorCode()) == errc::unknown_topic_or_partition);
+}
+
+TEST_CASE("rpc server: addVoter and removeVoter refuse a bad id or endpoint with INVALID_REQUEST "
+          "and pass the controller's answer on",
+          "[gateway][rpc][voters]") {
+  rpc_fixture f;
+  capnp::EzRpcClient client("127.0.0.1", f.port(), client_options());
+  auto& ws = client.getWaitScope();
+  auto cap = client.getMain<rpc::Capstan>();
+  auto add = [&](int32_t node, const char* endpoint) {
+    auto req = cap.addVoterRequest();
+    req.setNodeId(node);
+    req.setEndpoint(endpoint);
+    auto r = req.send().wait(ws);
+    return std::make_pair(code_of(r.getErrorCode()), std::string(r.getErrorMessage().cStr()));
+  };
+  for (const char* bad : {"", "localhost", "localhost:", ":9093", "localhost:0", "localhost:65536",
+                          "localhost:x", "PLAINTEXT://localhost:9093"}) {
+    INFO(bad);
+    auto [code, message] = add(2, bad);
+    CHECK(code == errc::invalid_request);
+    CHECK(message.find("voter endpoint") != std::string::npos);
+  }
+  CHECK(add(-1, "localhost:9093").first == errc::invalid_request);
+  CHECK(add(2, "localhost:9093").first == errc::none);
+  CHECK(add(2, "[::1]:9093").first == errc::none);
+  CHECK(add(1, "localhost:9093").first == errc::duplicate_voter);
+
+  auto remove = [&](int32_t node) {
+    auto req = cap.removeVoterRequest();
+    req.setNodeId(node);
+    return code_of(req.send().wait(ws).getErrorCode());
+  };
+  CHECK(remove(-1) == errc::invalid_request);
+  CHECK(remove(7) == errc::voter_not_found);
+  CHECK(remove(1) == errc::none);
 }
 
 TEST_CASE("rpc server: initProducerId answers the controller client's id with epoch 0 and refuses "

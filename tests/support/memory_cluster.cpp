@@ -133,6 +133,12 @@ memory_cluster::reassign_partitions(const std::vector<client::reassignment_reque
 status memory_cluster::unregister_node(int32_t) {
   return unsupported();
 }
+status memory_cluster::add_voter(int32_t, const std::string&) {
+  return unsupported();
+}
+status memory_cluster::remove_voter(int32_t) {
+  return unsupported();
+}
 result<cluster_description> memory_cluster::describe_cluster() {
   return unsupported();
 }

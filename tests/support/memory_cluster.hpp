@@ -69,6 +69,8 @@ public:
   result<std::vector<client::election_result>>
   reassign_partitions(const std::vector<client::reassignment_request>&) override;
   status unregister_node(int32_t) override;
+  status add_voter(int32_t, const std::string&) override;
+  status remove_voter(int32_t) override;
   result<cluster_description> describe_cluster() override;
   status inject_fault(const client::fault_request&) override;
   result<int64_t> list_offsets(const std::string&, int32_t, int64_t) override;

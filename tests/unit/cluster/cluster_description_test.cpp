@@ -10,7 +10,7 @@ using namespace capstan;
 namespace {
 
 voter_state voter(int32_t node, const char* role, int64_t term, bool active,
-                  std::vector<registered_node> nodes = {}) {
+                  std::vector<registered_node> nodes = {}, std::vector<int32_t> voters = {}) {
   voter_state s;
   s.node = node;
   s.role = role;
@@ -19,6 +19,7 @@ voter_state voter(int32_t node, const char* role, int64_t term, bool active,
   s.leader = active ? node : -1;
   s.active = active;
   s.nodes = std::move(nodes);
+  s.voters = std::move(voters);
   return s;
 }
 
@@ -76,12 +77,34 @@ TEST_CASE("the description's text has one line per member and per registered nod
   registered_node n{4, false, 9, {}};
   n.incarnation[0] = 0xab;
   n.incarnation[15] = 0x01;
-  auto d = merge_voter_answers({{1, voter(1, "leader", 2, true, {n}), {}}});
+  auto d = merge_voter_answers({{1, voter(1, "leader", 2, true, {n}, {1, 2, 4}), {}}});
   CHECK(format_cluster_description(d) ==
         "Active controller: 1\n"
+        "Voters: 1, 2, 4\n"
         "Quorum members:\n"
         "\t1\tleader\tTerm: 2\tCommit index: 20\tLeader: 1\n"
         "Registered nodes:\n"
         "\t4\tunfenced\tBroker epoch: 9\tIncarnation: ab000000000000000000000000000001\n");
   CHECK(format_cluster_description(cluster_description{}).rfind("Quorum: none", 0) == 0);
+}
+
+TEST_CASE("the voters are the active controller's, else those of the member of the highest term "
+          "and commit index",
+          "[cluster][describe]") {
+  auto active = merge_voter_answers({
+      {1, voter(1, "follower", 6, false, {}, {1, 2, 3}), {}},
+      {2, voter(2, "leader", 5, true, {}, {4, 2, 1}), {}},
+  });
+  CHECK(active.voters == std::vector<int32_t>{1, 2, 4});
+
+  auto behind = voter(3, "follower", 6, false, {}, {1, 2, 3});
+  behind.commit_index = 50;
+  auto ahead = voter(1, "follower", 6, false, {}, {1, 2});
+  ahead.commit_index = 70;
+  auto none_active = merge_voter_answers({{3, behind, {}}, {1, ahead, {}}, {2, std::nullopt, ""}});
+  CHECK(none_active.voters == std::vector<int32_t>{1, 2});
+
+  auto unanswered = merge_voter_answers({{1, std::nullopt, "refused"}});
+  CHECK(unanswered.voters.empty());
+  CHECK(format_cluster_description(unanswered).find("Voters: unknown") != std::string::npos);
 }

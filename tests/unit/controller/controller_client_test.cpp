@@ -44,6 +44,8 @@ controller_request_sink::behavior_type voter(int32_t node,
       [refuse](elect_atom, const capnp_frame& f) { return refuse(f); },
       [refuse](reassign_atom, const capnp_frame& f) { return refuse(f); },
       [refuse](unregister_atom, const capnp_frame& f) { return refuse(f); },
+      [answer](add_voter_atom, const capnp_frame&) { return answer(); },
+      [answer](remove_voter_atom, const capnp_frame&) { return answer(); },
       [](descquorum_atom) { return capnp_frame{}; },
   };
 }
@@ -100,4 +102,35 @@ TEST_CASE("a controller client asks the known active controller first and follow
     CHECK(*next);
   }
   CHECK(*asked == std::map<int, int>{{1, 1}, {2, 3}});
+}
+
+TEST_CASE("a controller client sends voter changes to the active controller, following its "
+          "refusals",
+          "[controller][client][voters]") {
+  link_faults::instance().clear_all();
+  caf_fixture fix;
+  auto asked = std::make_shared<std::map<int, int>>();
+  std::map<int, node_endpoint_actor> endpoints;
+  controller_client_options o;
+  o.node = node_id{4};
+  for (int n : {1, 2, 3}) {
+    node_endpoint_options e;
+    e.node = node_id{n};
+    e.controller = fix.spawn(voter, n, asked);
+    endpoints[n] = spawn_node_endpoint(fix.sys(), e);
+    fix.track(endpoints[n]);
+    o.voters.push_back(peer_address{node_id{n}, "127.0.0.1", static_cast<uint16_t>(9000 + n)});
+  }
+  o.peers = fix.spawn(directory, endpoints);
+  auto client = spawn_controller_client(fix.sys(), o);
+  fix.track(client);
+
+  auto added = fix.request<bool>(client, add_voter_atom_v, int32_t{5}, std::string{"h:9005"});
+  REQUIRE(added);
+  CHECK(*added);
+  CHECK(*asked == std::map<int, int>{{1, 1}, {2, 1}});
+  auto removed = fix.request<bool>(client, remove_voter_atom_v, int32_t{3});
+  REQUIRE(removed);
+  CHECK(*removed);
+  CHECK(*asked == std::map<int, int>{{1, 1}, {2, 2}});
 }

@@ -126,6 +126,7 @@ TEST_CASE("AlterConfigs and a voter's state survive a round trip", "[controller]
   registered_node n{4, true, 12, {}};
   n.incarnation[15] = 3;
   v.nodes.push_back(n);
+  v.voters = {1, 2, 4};
   auto d = decode_voter_state(encode(v));
   REQUIRE(d);
   CHECK(d->node == 2);
@@ -139,6 +140,7 @@ TEST_CASE("AlterConfigs and a voter's state survive a round trip", "[controller]
   CHECK(d->nodes[0].fenced);
   CHECK(d->nodes[0].broker_epoch == 12);
   CHECK(d->nodes[0].incarnation == n.incarnation);
+  CHECK(d->voters == std::vector<int32_t>{1, 2, 4});
 }
 
 TEST_CASE("a malformed or out-of-range node request decodes to an error value",
@@ -263,4 +265,56 @@ TEST_CASE("a registration of a node that names no previous incarnation decodes w
   const std::array<uint8_t, 3> short_id{1, 2, 3};
   root.setPreviousIncarnationId(capnp::Data::Reader(short_id.data(), short_id.size()));
   CHECK(decode_broker_registration(capnp_frame::from_builder(b)).code() == errc::invalid_request);
+}
+
+TEST_CASE("AddVoter and RemoveVoter survive a round trip", "[controller][codec][voters]") {
+  auto add = decode_add_voter(encode(add_voter_msg{node_id{4}, "10.0.1.4:9093"}, node_id{2}));
+  REQUIRE(add);
+  CHECK(add->voter == node_id{4});
+  CHECK(add->endpoint == "10.0.1.4:9093");
+  auto v6 = decode_add_voter(encode(add_voter_msg{node_id{0}, "[::1]:1"}));
+  REQUIRE(v6);
+  CHECK(v6->endpoint == "[::1]:1");
+  auto remove = decode_remove_voter(encode(remove_voter_msg{node_id{3}}, node_id{2}));
+  REQUIRE(remove);
+  CHECK(remove->voter == node_id{3});
+
+  topic_response_msg answer;
+  answer.error = errc::duplicate_voter;
+  answer.message = "node 4 is a voter already";
+  answer.leader_hint = 2;
+  auto a = decode_topic_response(encode(answer));
+  REQUIRE(a);
+  CHECK(a->error == errc::duplicate_voter);
+  CHECK(a->message == answer.message);
+  CHECK(a->leader_hint == 2);
+}
+
+TEST_CASE("a malformed or out-of-range voter change or voter state decodes to an error value",
+          "[controller][codec][voters]") {
+  // A frame of another type whose first pointer is a struct, where AddVoter holds a Text.
+  capnp::MallocMessageBuilder other;
+  other.initRoot<schema::PartitionState>().initTopicPartition().setTopic("orders");
+  CHECK(decode_add_voter(capnp_frame::from_builder(other)).code() == errc::corrupt_message);
+
+  CHECK(decode_add_voter(encode(add_voter_msg{node_id{-1}, "h:9093"})).code() ==
+        errc::invalid_request);
+  CHECK(decode_remove_voter(encode(remove_voter_msg{node_id{-2}})).code() ==
+        errc::invalid_request);
+  for (const char* bad : {"", "h", "h:", ":9093", "h:0", "h:65536", "h:-1", "h:x",
+                          "PLAINTEXT://h:9093"}) {
+    INFO(bad);
+    CHECK(decode_add_voter(encode(add_voter_msg{node_id{4}, bad})).code() ==
+          errc::invalid_request);
+  }
+  CHECK(decode_add_voter(encode(add_voter_msg{node_id{4}, std::string(300, 'h') + ":9093"}))
+            .code() == errc::invalid_request);
+  // The empty frame is a voter change of node 0 without an endpoint.
+  CHECK(decode_add_voter(capnp_frame{}).code() == errc::invalid_request);
+  CHECK(decode_remove_voter(capnp_frame{}));
+
+  capnp::MallocMessageBuilder many;
+  auto vs = many.initRoot<schema::VoterState>();
+  vs.initVoters(256);
+  CHECK(decode_voter_state(capnp_frame::from_builder(many)).code() == errc::invalid_request);
 }

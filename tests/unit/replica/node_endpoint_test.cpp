@@ -37,6 +37,8 @@ controller_request_sink::behavior_type echo_controller() {
       [](elect_atom, const capnp_frame& f) { return f; },
       [](reassign_atom, const capnp_frame& f) { return f; },
       [](unregister_atom, const capnp_frame& f) { return f; },
+      [](add_voter_atom, const capnp_frame& f) { return f; },
+      [](remove_voter_atom, const capnp_frame& f) { return f; },
       [](descquorum_atom) { return capnp_frame{}; },
   };
 }
