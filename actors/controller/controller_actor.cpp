@@ -246,17 +246,19 @@ topic_response_msg voter_change_answer(const propose_reply& r, int32_t voter, bo
     out.message = node + " is no voter";
     break;
   case errc::invalid_request:
-    out.message = adding ? node + " cannot be added: " + r.message
-                         : node + " is the last voter, or the change is refused: " + r.message;
+    // The gateway and the codec checked the id and endpoint: what is left is the set's size.
+    out.message = adding ? node + " cannot be added: the quorum has the most voters it can hold"
+                         : node + " is the last voter";
     break;
   case errc::request_timed_out:
-    out.message = adding ? "adding " + node +
-                               " did not complete: another voter change is under way, or the node "
-                               "did not catch up with the quorum's log (does it run a quorum "
-                               "member?): " + r.message
-                         : "removing " + node +
-                               " did not complete: another voter change is under way, or the "
-                               "remaining voters have no live majority: " + r.message;
+    out.message = (adding ? "adding " + node +
+                                " did not complete (another voter change is under way, or the "
+                                "node did not catch up with the quorum's log: does it run a "
+                                "quorum member?): "
+                          : "removing " + node +
+                                " did not complete (another voter change is under way, or the "
+                                "voters left have no live majority): ") +
+                  r.message;
     break;
   default:
     out.message = r.message;
