@@ -1,10 +1,11 @@
 // libFuzzer target: the Cap'n Proto decoding of every client RPC request (schema/client.capnp)
-// and the checks the gateway runs on it (actors/gateway/request_validation.*), as
+// and the checks the gateway runs on it (actors/gateway/request_validation.*,
+// actors/controller/voter_validation.* for addVoter and removeVoter), as
 // actors/gateway/capstan_service*.cpp and its handlers read each request: the same fields, the same validation,
 // and for createTopic and alterConfigs the config check the metadata actor applies next.
 //
 // Input: one flat Cap'n Proto message (segment table, then segments), zero-padded to whole
-// words. It is decoded as the params struct of each of the 13 methods it lists in turn, with the
+// words. It is decoded as the params struct of each method it lists in turn, with the
 // server's reader limits. A Cap'n Proto exception is what the RPC system turns into an error for
 // the one call, so it is caught here; a crash, a sanitizer report or a failed FUZZ_CHECK is a bug.
 // Run: build-fuzz/tests/fuzz/rpc_request_fuzz tests/fuzz/corpus/rpc_request, or
@@ -22,6 +23,7 @@
 #include <kj/array.h>
 #include <kj/exception.h>
 
+#include "actors/controller/voter_validation.hpp"
 #include "actors/gateway/request_validation.hpp"
 #include "actors/gateway/rpc_limits.hpp"
 #include "runtime/batch/record_batch_view.hpp"
@@ -184,6 +186,12 @@ void leave_group(service::LeaveGroupParams::Reader p) {
     (void)validate_member_field(p.getGroupInstanceId(), "group instance id");
 }
 
+void add_voter(service::AddVoterParams::Reader p) {
+  if (validate_voter_id(p.getNodeId())) (void)validate_voter_endpoint(p.getEndpoint().cStr());
+}
+
+void remove_voter(service::RemoveVoterParams::Reader p) { (void)validate_voter_id(p.getNodeId()); }
+
 template <class Params, class Fn>
 void decode(kj::ArrayPtr<const capnp::word> words, Fn&& fn) {
   capnp::ReaderOptions options;
@@ -224,5 +232,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decode<service::LeaveGroupParams>(in, leave_group);
   decode<service::DescribeGroupParams>(in, describe_group);
   decode<service::DeleteGroupParams>(in, delete_group);
+  decode<service::AddVoterParams>(in, add_voter);
+  decode<service::RemoveVoterParams>(in, remove_voter);
   return 0;
 }
