@@ -5,12 +5,12 @@
 // reassignPartitions, unregisterNode, addVoter, removeVoter and initProducerId on any node come
 // here and go on, as CreateTopic / DeleteTopic / AlterConfigs / CreatePartitions / ElectLeaders /
 // AlterPartitionReassignments / UnregisterBroker / AddVoter / RemoveVoter / AllocateProducerIds
-// frames (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time: first
-// the one that last answered as the active controller (or that a refusal named), then the leader
-// hint of a NOT_CONTROLLER answer (at once the first time, after retry_backoff after that), and
-// the voters in turn when there is none (an election is under way, or the voter is down), until
-// one answers otherwise or the request's time is up. Requests are independent: several may be
-// out at once.
+// frames (schema/controller.capnp), to the voters' node endpoints. It asks one voter at a time:
+// first the one that last answered as the active controller (or that a refusal named), then the
+// leader hint of a NOT_CONTROLLER answer (at once the first time, after retry_backoff after
+// that), and the voters in turn when there is none (an election is under way, or the voter is
+// down), until one answers otherwise or the request's time is up. Requests are independent:
+// several may be out at once.
 //
 // It also describes the quorum for `cluster describe`: it asks every voter for its VoterState at
 // once, each within attempt_timeout to find the voter's endpoint plus attempt_timeout for its
