@@ -1,8 +1,9 @@
 // Controller quorum voter changes on a cluster of real `capstan node` processes (three voters,
 // tests/support/node_cluster), through the real CLI: `cluster remove-voter` of a stopped voter
-// leaves two voters, which `cluster describe` shows and which still commit a topic; the node,
-// started again, is added back with `cluster add-voter`. The refusals (a voter removed that is
-// none, a voter added that is one already, a bad endpoint) change nothing.
+// leaves two voters, which `cluster describe` shows and which still commit a topic; adding it
+// while it is down ends REQUEST_TIMED_OUT once the quorum gave up waiting for it to catch up; the
+// node, started again, is added back with `cluster add-voter`. The refusals (a voter removed that
+// is none, a voter added that is one already, a bad endpoint) change nothing.
 
 #include <catch2/catch.hpp>
 
@@ -82,6 +83,15 @@ TEST_CASE("a stopped voter is removed with cluster remove-voter and added back w
   }
   CHECK(eventually([&] { return voters(c, c.node(2)) == "1, 2"; }, 30s));
   c.create_topic("after", 2, c.node(2));
+
+  // Adding it while it is down waits for it to catch up and then gives up: the quorum's own
+  // answer, which no shorter timeout on the way cuts off.
+  code = c.cli("", {"cluster", "add-voter", "--id", "3", "--endpoint", endpoint3}, c.node(1), &out,
+               &err);
+  CHECK(code == 1);
+  CHECK(err.find("REQUEST_TIMED_OUT") != std::string::npos);
+  CHECK(err.find("node 3 did not catch up") != std::string::npos);
+  CHECK(voters(c, c.node(2)) == "1, 2");
 
   // Node 3 comes back with its quorum member (it is still in --controller-quorum) and is added
   // back once it has caught up.
