@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -262,13 +263,35 @@ struct describe_round {
   caf::typed_response_promise<cluster_description_ptr> promise;
   std::vector<voter_answer> answers;
   size_t waiting = 0;
+  std::set<int32_t> asked;
+  // Whether the voters in effect that the bootstrap voters named were asked too.
+  bool widened = false;
 };
 
-void voter_answered(const std::shared_ptr<describe_round>& round, voter_answer answer) {
+void ask_voter(client_ptr self, const std::shared_ptr<describe_round>& round, node_id voter);
+
+// Once every voter asked has answered: the voters in effect that no --controller-quorum names
+// (added by `cluster add-voter`) are asked in a second round, so that an active controller among
+// them is heard; then the answers are merged.
+void voter_answered(client_ptr self, const std::shared_ptr<describe_round>& round,
+                    voter_answer answer) {
   round->answers.push_back(std::move(answer));
-  if (--round->waiting == 0)
-    round->promise.deliver(std::make_shared<const cluster_description>(
-        merge_voter_answers(std::move(round->answers))));
+  if (--round->waiting > 0) return;
+  if (!round->widened) {
+    round->widened = true;
+    std::set<int32_t> more;
+    for (const auto& a : round->answers)
+      if (a.state)
+        for (auto v : a.state->voters)
+          if (round->asked.count(v) == 0) more.insert(v);
+    if (!more.empty()) {
+      round->waiting = more.size();
+      for (auto v : more) ask_voter(self, round, node_id{v});
+      return;
+    }
+  }
+  round->promise.deliver(std::make_shared<const cluster_description>(
+      merge_voter_answers(std::move(round->answers))));
 }
 
 void ask_voter_state(client_ptr self, const std::shared_ptr<describe_round>& round, node_id voter,
@@ -276,15 +299,33 @@ void ask_voter_state(client_ptr self, const std::shared_ptr<describe_round>& rou
   self->request(ep, self->state.opts.attempt_timeout, descquorum_atom_v,
                 self->state.opts.node.value())
       .then(
-          [round, voter](const capnp_frame& f) {
+          [self, round, voter](const capnp_frame& f) {
             auto s = decode_voter_state(f);
             if (!s)
-              return voter_answered(round, {voter.value(), std::nullopt, s.err().to_string()});
-            voter_answered(round, {voter.value(), std::move(*s), {}});
+              return voter_answered(self, round,
+                                    {voter.value(), std::nullopt, s.err().to_string()});
+            voter_answered(self, round, {voter.value(), std::move(*s), {}});
           },
-          [round, voter](caf::error& err) {
-            voter_answered(round, {voter.value(), std::nullopt, from_caf_error(err).to_string()});
+          [self, round, voter](caf::error& err) {
+            voter_answered(self, round,
+                           {voter.value(), std::nullopt, from_caf_error(err).to_string()});
           });
+}
+
+void ask_voter(client_ptr self, const std::shared_ptr<describe_round>& round, node_id voter) {
+  auto& st = self->state;
+  round->asked.insert(voter.value());
+  if (voter == st.opts.node && st.opts.self_endpoint)
+    return ask_voter_state(self, round, voter, st.opts.self_endpoint);
+  if (link_faults::instance().dropped(st.opts.node, voter))
+    return voter_answered(self, round,
+                          {voter.value(), std::nullopt, "the fault switch cuts the link"});
+  self->request(st.opts.peers, st.opts.attempt_timeout, endpoint_atom_v, voter)
+      .then([self, round, voter](node_endpoint_actor& ep) { ask_voter_state(self, round, voter, ep); },
+            [self, round, voter](caf::error& err) {
+              voter_answered(self, round,
+                             {voter.value(), std::nullopt, from_caf_error(err).to_string()});
+            });
 }
 
 caf::result<cluster_description_ptr> describe_quorum(client_ptr self) {
@@ -293,25 +334,7 @@ caf::result<cluster_description_ptr> describe_quorum(client_ptr self) {
   round->promise = self->make_response_promise<cluster_description_ptr>();
   round->waiting = st.opts.voters.size();
   auto rp = round->promise;
-  for (const auto& v : st.opts.voters) {
-    const auto voter = v.node;
-    if (voter == st.opts.node && st.opts.self_endpoint) {
-      ask_voter_state(self, round, voter, st.opts.self_endpoint);
-      continue;
-    }
-    if (link_faults::instance().dropped(st.opts.node, voter)) {
-      voter_answered(round, {voter.value(), std::nullopt, "the fault switch cuts the link"});
-      continue;
-    }
-    self->request(st.opts.peers, st.opts.attempt_timeout, endpoint_atom_v, voter)
-        .then(
-            [self, round, voter](node_endpoint_actor& ep) {
-              ask_voter_state(self, round, voter, ep);
-            },
-            [round, voter](caf::error& err) {
-              voter_answered(round, {voter.value(), std::nullopt, from_caf_error(err).to_string()});
-            });
-  }
+  for (const auto& v : st.opts.voters) ask_voter(self, round, v.node);
   return rp;
 }
 
