@@ -96,4 +96,10 @@ int run_to_end(const std::string& program, const std::vector<std::string>& args,
   return code.value_or(-1);
 }
 
+bool python_module_present(const std::string& module, const std::filesystem::path& out_dir) {
+  std::string out, err;
+  return run_to_end("/usr/bin/python3", {"-c", "import " + module}, out_dir, &out, &err,
+                    std::chrono::seconds(30)) == 0;
+}
+
 } // namespace capstan::test

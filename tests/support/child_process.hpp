@@ -44,4 +44,8 @@ int run_to_end(const std::string& program, const std::vector<std::string>& args,
                const std::filesystem::path& out_dir, std::string* out, std::string* err,
                std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+// Whether the system python3 (/usr/bin/python3) imports `module`, e.g. "kafka" or
+// "confluent_kafka" (the Kafka clients scripts/setup.sh installs); its output goes to `out_dir`.
+bool python_module_present(const std::string& module, const std::filesystem::path& out_dir);
+
 } // namespace capstan::test

@@ -128,19 +128,13 @@ admin.close()
 print('OK deleted %s' % topic)
 )PY";
 
-bool have_kafka_python(const test::temp_dir& dir) {
-  std::string out, err;
-  return test::run_to_end("/usr/bin/python3", {"-c", "import kafka"}, dir.path(), &out, &err,
-                          30s) == 0;
-}
-
 } // namespace
 
 TEST_CASE("kafka-python creates, describes, grows, uses and deletes a topic", "[system][kafka]") {
   test::temp_dir dir;
   // scripts/setup.sh installs it.
   INFO("python3 kafka (Debian package python3-kafka) is missing: run scripts/setup.sh");
-  REQUIRE(have_kafka_python(dir));
+  REQUIRE(test::python_module_present("kafka", dir.path()));
   test::node_process_options options;
   options.binary = CAPSTAN_BINARY;
   options.settings = "group.initial.rebalance.delay.ms = 0\n";

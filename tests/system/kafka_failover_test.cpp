@@ -61,6 +61,9 @@ TEST_CASE("librdkafka's idempotent producer loses, repeats and reorders nothing 
           "partition leader is killed",
           "[system][kafka][failover]") {
   node_cluster c(binary, 0);
+  INFO("python3 confluent_kafka (Debian package python3-confluent-kafka) is missing: "
+       "run scripts/setup.sh");
+  REQUIRE(python_module_present("confluent_kafka", c.dir.path()));
   c.create_topic("idem", 3, c.node(1));
   const int leader = c.await_full_isr("idem", c.node(1)).leader;
   REQUIRE(leader >= 1);

@@ -107,12 +107,6 @@ print('OK MaxBytes bounds the response, the first batch always goes')
 client.close()
 )PY";
 
-bool have_kafka_python(const test::temp_dir& dir) {
-  std::string out, err;
-  return test::run_to_end("/usr/bin/python3", {"-c", "import kafka"}, dir.path(), &out, &err,
-                          30s) == 0;
-}
-
 } // namespace
 
 TEST_CASE("a Kafka fetch of several partitions is answered once one has records, within its "
@@ -120,7 +114,7 @@ TEST_CASE("a Kafka fetch of several partitions is answered once one has records,
           "[system][kafka]") {
   test::temp_dir dir;
   INFO("python3 kafka (Debian package python3-kafka) is missing: run scripts/setup.sh");
-  REQUIRE(have_kafka_python(dir));
+  REQUIRE(test::python_module_present("kafka", dir.path()));
   test::node_process_options options;
   options.binary = CAPSTAN_BINARY;
   test::node_process node{dir, 1, options};

@@ -94,12 +94,6 @@ elif mode == 'share':
     c.close()
 )PY";
 
-bool have_confluent_kafka(const test::temp_dir& dir) {
-  std::string out, err;
-  return test::run_to_end("/usr/bin/python3", {"-c", "import confluent_kafka"}, dir.path(), &out,
-                          &err, 30s) == 0;
-}
-
 std::string write_script(const test::temp_dir& dir) {
   const auto path = (dir.path() / "group_member.py").string();
   std::ofstream(path) << script;
@@ -114,7 +108,7 @@ TEST_CASE("confluent-kafka members share a group's partitions and resume from it
   // scripts/setup.sh installs it.
   INFO("python3 confluent_kafka (Debian package python3-confluent-kafka) is missing: "
        "run scripts/setup.sh");
-  REQUIRE(have_confluent_kafka(dir));
+  REQUIRE(test::python_module_present("confluent_kafka", dir.path()));
   test::node_process_options options;
   options.binary = CAPSTAN_BINARY;
   options.settings = "group.initial.rebalance.delay.ms = 0\n";
@@ -145,7 +139,7 @@ TEST_CASE("a confluent-kafka member and a capstan consume --group member share a
   // scripts/setup.sh installs it.
   INFO("python3 confluent_kafka (Debian package python3-confluent-kafka) is missing: "
        "run scripts/setup.sh");
-  REQUIRE(have_confluent_kafka(dir));
+  REQUIRE(test::python_module_present("confluent_kafka", dir.path()));
   test::node_process_options options;
   options.binary = CAPSTAN_BINARY;
   options.settings = "group.initial.rebalance.delay.ms = 0\n";
