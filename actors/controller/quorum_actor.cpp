@@ -26,6 +26,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/controller/voter_validation.hpp"
 #include "actors/node/listen_address.hpp"
 #include "runtime/actor/caf_error.hpp"
 #include "runtime/cluster/link_faults.hpp"
@@ -273,11 +274,8 @@ quorum_actor::behavior_type quorum_behavior(quorum_ptr self, quorum_options opts
         drain(self);
       },
       [self](add_voter_atom, int32_t id, const std::string& endpoint) -> caf::result<propose_reply> {
-        auto at = parse_listen_address(endpoint, "the endpoint of voter " + std::to_string(id));
-        if (!at || at->port == 0)
-          return propose_reply{errc::invalid_request, 0, -1,
-                               at ? "voter " + std::to_string(id) + " needs a port other than 0"
-                                  : at.err().message};
+        if (auto valid = validate_voter_endpoint(endpoint); !valid)
+          return propose_reply{errc::invalid_request, 0, -1, valid.err().message};
         raft::voter v;
         v.id = node_id{id};
         v.endpoint = endpoint;
