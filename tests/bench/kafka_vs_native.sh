@@ -9,13 +9,14 @@
 # writes RECORDS (default 1,000,000) 100-byte records with acks=all to a fresh single-partition
 # topic through each front door, then reads them all back through the same door:
 #   kafka:  `kcat -P -l FILE` (one record per line of a file made once, in the page cache),
-#           linger.ms 5, batch.num.messages 10000, acks all; `kcat -C -e` from the beginning.
-#           Each is timed from start to exit: kcat exits once every record was acknowledged,
-#           or read;
+#           linger.ms 5, batch.num.messages 10000, acks all, timed from start to exit (kcat exits
+#           once every record was acknowledged); then tests/bench/kafka_consume.c, librdkafka's
+#           consumer counting records without printing them, from the first record to the last
+#           (`kcat -C -e` would add its output and the fetch long poll that tells it the end);
 #   native: `capstan perf produce --batch-size 65536 --linger-ms 5 --acks all`; `capstan perf
 #           consume`. Their own reports say records/s.
 # It prints a line per run with records/s, and the Kafka/native ratio per round. Needs the
-# `capstan` target built and Debian's kcat. Each run is bounded by RUN_TIMEOUT seconds (default
+# `capstan` target built, Debian's kcat, a C compiler and librdkafka-dev (with pkg-config). Each run is bounded by RUN_TIMEOUT seconds (default
 # 600); the node is stopped by pid. tests/bench/README.md says how to quote a figure.
 set -euo pipefail
 
@@ -26,6 +27,8 @@ run_timeout=${RUN_TIMEOUT:-600}
 capstan="$build/runtime/capstan"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
 command -v kcat >/dev/null || { echo "kcat is missing (Debian package kcat)" >&2; exit 2; }
+pkg-config --exists rdkafka 2>/dev/null ||
+  { echo "librdkafka's headers are missing (Debian packages librdkafka-dev, pkg-config)" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be an integer >= 1, not '$rounds'" >&2; exit 2; }
 
 dir=$(mktemp -d /tmp/capstan-bench-kafka.XXXXXX)
@@ -41,6 +44,8 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -O2 -o "$dir/kafka_consume" "$(dirname "$0")/kafka_consume.c" $(pkg-config --cflags --libs rdkafka)
 
 for _ in $(seq 1 100); do
   "$capstan" topic list --bootstrap "$bootstrap" >/dev/null 2>&1 && break
@@ -71,10 +76,7 @@ for round in $(seq 1 "$rounds"); do
   timeout "$run_timeout" kcat -b "$kafka" -P -t "$topic" -l "$dir/records" -X acks=all -X linger.ms=5 \
     -X batch.num.messages=10000 -X queue.buffering.max.messages=1000000
   kafka_produce=$(rate_since "$t0")
-  t0=$(date +%s.%N)
-  got=$(timeout "$run_timeout" kcat -b "$kafka" -C -t "$topic" -o beginning -e -q | wc -l)
-  kafka_consume=$(rate_since "$t0")
-  [[ $got == "$records" ]] || { echo "kcat read $got records of $records" >&2; exit 1; }
+  kafka_consume=$(timeout "$run_timeout" "$dir/kafka_consume" "$kafka" "$topic" "$records" | perf_rate)
 
   topic="native-$round"
   create "$topic"
