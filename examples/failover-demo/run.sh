@@ -19,8 +19,8 @@ gap. Exit code 0 when so, 1 otherwise or on an error. Stops the cluster with
 examples/three-node/stop.sh at the end.
 
 Reads the variables of examples/three-node/start.sh (CAPSTAN, CLIENT_PORTS, CLUSTER_PORTS,
-METRICS_PORTS, CLUSTER_ID, START_TIMEOUT_S), with EXAMPLE_DIR defaulting to ./example-failover
-and CLUSTER_ID to capstan-example-failover.
+METRICS_PORTS, KAFKA_PORTS, CLUSTER_ID, START_TIMEOUT_S), with EXAMPLE_DIR defaulting to
+./example-failover and CLUSTER_ID to capstan-example-failover.
 Unless NODE_CONFIG names a config file, the nodes get one with short heartbeats and sessions
 (broker.session.timeout.ms = 3000), so that the controller fences the killed node within seconds.
 Also: RECORDS_BEFORE / RECORDS_AFTER, how many acknowledged records to wait for before the kill

@@ -20,6 +20,7 @@ and three replicas in sync. Environment:
   CLIENT_PORTS     client ports of nodes 1-5        (default 19092,19192,...,19492)
   CLUSTER_PORTS    cluster ports of nodes 1-5       (default 19093,19193,...,19493)
   METRICS_PORTS    metrics ports of nodes 1-5       (default 19094,19194,...,19494)
+  KAFKA_PORTS      Kafka ports of nodes 1-5         (default 19095,19195,...,19495)
   CLUSTER_ID       --cluster-id of every node       (default capstan-example-5node)
   TOPIC            topic to create                  (default example)
   PARTITIONS       its partitions                   (default 3)

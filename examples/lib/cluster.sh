@@ -5,6 +5,7 @@
 #   node-I/        node I's data dir          node-I.log   its log (stderr)
 #   node-I.pid     its pid                    node-I.addr  its client address (HOST:PORT)
 #   bootstrap      every client address, comma-separated, for --bootstrap
+#   kafka-bootstrap  every Kafka listener address, comma-separated, for a Kafka client's -b
 # Every wait is bounded; see examples/README.md for the variables the scripts read.
 
 die() {
@@ -149,14 +150,15 @@ cluster_start() {
       die "node $i of $dir is running already (pid $(<"$dir/node-$i.pid")); stop it with $script_dir/stop.sh"
   done
 
-  local -a client cluster metrics
+  local -a client cluster metrics kafka
   local list port
   for i in $(seq 1 "$nodes"); do
     client[i]=$((19092 + 100 * (i - 1)))
     cluster[i]=$((19093 + 100 * (i - 1)))
     metrics[i]=$((19094 + 100 * (i - 1)))
+    kafka[i]=$((19095 + 100 * (i - 1)))
   done
-  for list in CLIENT_PORTS CLUSTER_PORTS METRICS_PORTS; do
+  for list in CLIENT_PORTS CLUSTER_PORTS METRICS_PORTS KAFKA_PORTS; do
     [[ -n ${!list:-} ]] || continue
     (($(count "${!list}") == nodes)) || die "$list must list $nodes ports, not '${!list}'"
     for i in $(seq 1 "$nodes"); do
@@ -168,26 +170,32 @@ cluster_start() {
         CLIENT_PORTS) client[i]=$port ;;
         CLUSTER_PORTS) cluster[i]=$port ;;
         METRICS_PORTS) metrics[i]=$port ;;
+        KAFKA_PORTS) kafka[i]=$port ;;
       esac
     done
   done
 
-  local quorum="" bootstrap=""
+  local quorum="" bootstrap="" kafka_bootstrap=""
   for i in $(seq 1 "$voters"); do quorum+="${quorum:+,}$i@127.0.0.1:${cluster[i]}"; done
-  for i in $(seq 1 "$nodes"); do bootstrap+="${bootstrap:+,}127.0.0.1:${client[i]}"; done
+  for i in $(seq 1 "$nodes"); do
+    bootstrap+="${bootstrap:+,}127.0.0.1:${client[i]}"
+    kafka_bootstrap+="${kafka_bootstrap:+,}127.0.0.1:${kafka[i]}"
+  done
   echo "$bootstrap" >"$dir/bootstrap"
+  echo "$kafka_bootstrap" >"$dir/kafka-bootstrap"
 
   # From here on an exit before the end stops what was started.
   # shellcheck disable=SC2064 # the directory is fixed now
   trap "echo 'start failed; stopping the nodes it started' >&2; cluster_stop $(printf %q "$dir") >&2" EXIT
   local -a config=()
   if [[ -n ${NODE_CONFIG:-} ]]; then config=(--config "$NODE_CONFIG"); fi
-  # No Kafka listener: the nodes share one machine, and each would take Kafka's 127.0.0.1:9092.
+  # Each node's Kafka listener on a port of its own: they share one machine, and each would
+  # take Kafka's 127.0.0.1:9092 by default.
   for i in $(seq 1 "$nodes"); do
     mkdir -p "$dir/node-$i"
     "$capstan" node --node-id "$i" --data-dir "$dir/node-$i" --listen "127.0.0.1:${client[i]}" \
       --cluster-listen "127.0.0.1:${cluster[i]}" --metrics-listen "127.0.0.1:${metrics[i]}" \
-      --kafka-listen "" \
+      --kafka-listen "127.0.0.1:${kafka[i]}" \
       --controller-quorum "$quorum" --cluster-id "$cluster_id" "${config[@]}" \
       </dev/null >"$dir/node-$i.log" 2>&1 &
     echo $! >"$dir/node-$i.pid"
@@ -231,7 +239,8 @@ $out"
     local role="broker"
     if ((i <= voters)); then role="voter and broker"; fi
     echo "  node $i ($role): pid $(<"$dir/node-$i.pid"), client 127.0.0.1:${client[i]}," \
-      "metrics http://127.0.0.1:${metrics[i]}/metrics, log $dir/node-$i.log"
+      "Kafka 127.0.0.1:${kafka[i]}, metrics http://127.0.0.1:${metrics[i]}/metrics," \
+      "log $dir/node-$i.log"
   done
   echo
   echo "Topic '$topic': $partitions partition(s), replication factor 3, min.insync.replicas=2:"
@@ -241,6 +250,9 @@ $out"
   printf '  printf %s | %s\n' "'one\ntwo\n'" "$capstan produce $topic --acks all --bootstrap $bootstrap"
   echo "Consume:"
   echo "  $capstan consume $topic --from-beginning --timeout-ms 5000 --bootstrap $bootstrap"
+  echo "Or with a Kafka client (kcat):"
+  echo "  printf 'three\\n' | kcat -b $kafka_bootstrap -P -t $topic -X acks=all"
+  echo "  kcat -b $kafka_bootstrap -C -t $topic -o beginning -e"
   echo "Describe:"
   echo "  $capstan topic describe $topic --bootstrap $bootstrap"
   echo "Stop:"

@@ -19,6 +19,7 @@ and three replicas in sync. Environment:
   CLIENT_PORTS     client ports of nodes 1-3        (default 19092,19192,19292)
   CLUSTER_PORTS    cluster ports of nodes 1-3       (default 19093,19193,19293)
   METRICS_PORTS    metrics ports of nodes 1-3       (default 19094,19194,19294)
+  KAFKA_PORTS      Kafka ports of nodes 1-3         (default 19095,19195,19295)
   CLUSTER_ID       --cluster-id of every node       (default capstan-example-3node)
   TOPIC            topic to create                  (default example)
   PARTITIONS       its partitions                   (default 1)
