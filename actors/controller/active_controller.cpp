@@ -76,6 +76,8 @@ void active_controller::deactivate() {
 void active_controller::heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms) {
   const broker_epoch epoch{heartbeat.broker_epoch};
   if (!check_broker_epoch(image_, heartbeat.node, epoch)) return;
+  // It arrived after any loss of the node's connection seen so far: the node is there.
+  sessions_.heard_again(heartbeat.node);
   sessions_.heartbeat(heartbeat.node, now_ms);
   for (auto it = reports_.begin(); it != reports_.end();) {
     it->second.erase(heartbeat.node);
@@ -106,6 +108,9 @@ prepared_request active_controller::prepare(controller_request request, int64_t 
               p.refused = s.err();
               return;
             }
+            // Arrived before the node's connection closed, decided after: the dead process's
+            // last word, which must neither keep nor unfence it.
+            if (sessions_.lost(h.node)) return;
             sessions_.heartbeat(h.node, now_ms);
             if (h.want_shut_down) {
               // KRaft's controlled shutdown, in one step: the node's leaderships and ISR
@@ -211,7 +216,9 @@ settled_request active_controller::commit(const prepared_request& prepared,
   if (committed) {
     if (auto r = std::get_if<broker_registration_request>(&prepared.request);
         r != nullptr && applied.code == errc::none && prepared.refused.code == errc::none) {
-      // The new registration's session starts now; the node needs everything it hosts.
+      // The new registration's session starts now (a new process, on a new connection); the node
+      // needs everything it hosts.
+      sessions_.heard_again(r->node);
       sessions_.heartbeat(r->node, now_ms);
       registered = r->node;
     }

@@ -140,6 +140,10 @@ public:
   // reports). REQUIRES: active().
   void heartbeat_arrived(const broker_heartbeat_msg& heartbeat, int64_t now_ms);
 
+  // `node`'s connection to this controller closed (broker_sessions::connection_lost): its session
+  // ends now. REQUIRES: active().
+  void connection_lost(node_id node) { sessions_.connection_lost(node); }
+
   // True iff some leaderless partition can be recovered now (a leader_recovery request would
   // elect a leader for it). REQUIRES: active().
   bool recovery_due() const;

@@ -63,6 +63,8 @@ public:
 
 private:
   void send_one(node_id to, const node_endpoint_actor& ep, uint64_t generation, sendable m);
+  // Monitors `ep` as `to`'s endpoint unless it is already.
+  void watch(node_id to, const node_endpoint_actor& ep);
 
   controller_ptr self_;
 };
@@ -73,6 +75,10 @@ struct controller_state {
   std::unique_ptr<actor_io> io;
   std::unique_ptr<controller::controller_driver> driver;
   node_endpoint_actor own_endpoint;
+  // The endpoint last used for each other node, monitored: its DOWN is that node's connection
+  // closing (a killed process), which ends the node's session at once. A DOWN of an endpoint
+  // replaced since (the node came back on a new connection) is not.
+  std::map<node_id, caf::actor_addr> endpoints;
   bool polling = false;
   uint64_t next_reply = 0;
   std::map<uint64_t, caf::typed_response_promise<capnp_frame>> replies;
@@ -208,6 +214,13 @@ void actor_io::send_one(node_id to, const node_endpoint_actor& ep, uint64_t gene
   }
 }
 
+void actor_io::watch(node_id to, const node_endpoint_actor& ep) {
+  auto& known = self_->state.endpoints[to];
+  if (known == ep.address()) return;
+  known = ep.address();
+  self_->monitor(ep);
+}
+
 void actor_io::send(node_id to, uint64_t generation, sendable m) {
   auto self = self_;
   auto& st = self->state;
@@ -218,7 +231,10 @@ void actor_io::send(node_id to, uint64_t generation, sendable m) {
   auto shared = std::make_shared<sendable>(std::move(m));
   self->request(st.opts.peers, st.opts.request_timeout, endpoint_atom_v, to)
       .then([this, to, generation,
-             shared](node_endpoint_actor& ep) { send_one(to, ep, generation, std::move(*shared)); },
+             shared](node_endpoint_actor& ep) {
+              watch(to, ep);
+              send_one(to, ep, generation, std::move(*shared));
+            },
             [self, to, generation](caf::error& err) {
               spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
                            to.value(), caf::to_string(err));
@@ -346,6 +362,16 @@ controller_actor::behavior_type controller_behavior(controller_ptr self, control
   co.imbalance_percentage = st.opts.imbalance_percentage;
   st.io = std::make_unique<actor_io>(self);
   st.driver = std::make_unique<controller::controller_driver>(co, *st.io);
+  self->set_down_handler([self](const caf::down_msg& msg) {
+    auto& endpoints = self->state.endpoints;
+    for (auto it = endpoints.begin(); it != endpoints.end(); ++it)
+      if (it->second == msg.source) {
+        const auto node = it->first;
+        endpoints.erase(it);
+        self->state.driver->connection_lost(node, now_ms());
+        return;
+      }
+  });
   self->send(self, ctick_atom_v);
   if (st.opts.rebalance_interval)
     self->delayed_send(self, *st.opts.rebalance_interval, rebalance_atom_v);

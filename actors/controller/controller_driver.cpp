@@ -169,14 +169,28 @@ void controller_driver::status(const quorum_status& s, int64_t now_ms) {
     return;
   }
   if (!core_.active()) return;
+  queue_expiries(now_ms);
+  if (core_.recovery_due()) queue_once(leader_recovery{});
+  pump(now_ms);
+}
+
+void controller_driver::connection_lost(node_id node, int64_t now_ms) {
+  if (!core_.active()) return;
+  if (core_.image().is_unfenced(node))
+    spdlog::info("controller {}: the connection to node {} closed", opts_.node.value(),
+                 node.value());
+  core_.connection_lost(node);
+  queue_expiries(now_ms);
+  pump(now_ms);
+}
+
+void controller_driver::queue_expiries(int64_t now_ms) {
   auto expired = core_.expired_sessions(now_ms);
   for (auto e = expired.rbegin(); e != expired.rend(); ++e) {
     spdlog::info("controller {}: the session of node {} expired", opts_.node.value(),
                  e->node.value());
     queue_.push_front(queued_request{*e, 0});
   }
-  if (core_.recovery_due()) queue_once(leader_recovery{});
-  pump(now_ms);
 }
 
 void controller_driver::activate(metadata_image image, int64_t now_ms) {

@@ -68,6 +68,9 @@ public:
   // while a request is being decided: under a steady load of requests a dead node's leaderships
   // would otherwise wait behind them) and queues a leader recovery when one is due.
   void status(const quorum_status& s, int64_t now_ms);
+  // The connection to node `node` closed: while active, its session ends now and its fencing goes
+  // ahead of the queue (broker_sessions::connection_lost).
+  void connection_lost(node_id node, int64_t now_ms);
   // The image read_image() asked for: becomes the active controller of the term the member led
   // when it was asked for (a later status() stops that if the member no longer leads it).
   void activate(metadata_image image, int64_t now_ms);
@@ -122,6 +125,8 @@ private:
   void settle(const queued_request& q, const prepared_request& p,
               std::optional<metadata_image> image, const error& applied, int64_t now_ms);
   void pump(int64_t now_ms);
+  // Puts a fence of every node whose session expired by `now_ms` ahead of the queue.
+  void queue_expiries(int64_t now_ms);
   // Queues the driver's own request of `Request`'s kind unless one is queued already.
   template <class Request>
   void queue_once(Request r);

@@ -279,6 +279,52 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a node killed with SIGKILL while another is paused is fenced as soon as its connections "
+          "close, long before its session would run out, and the paused node is not",
+          "[system][failover]") {
+  // Sessions far longer than any wait below: only its closed connection can fence the victim.
+  node_cluster c(binary, 0, "broker.session.timeout.ms = 120000\n");
+  c.create_topic("orders", 3, c.node(1), partitions);
+  const auto leaders = await_full_isr(c, "orders", partitions, c.node(1));
+  int controller = 0;
+  REQUIRE(eventually([&] { return (controller = c.active_controller()) != 0; }, 30s));
+  // The victim leads a partition unless the controller leads them all; the third node is paused.
+  int victim_id = controller % 3 + 1;
+  for (int l : leaders)
+    if (l != controller) victim_id = l;
+  const int paused_id = 6 - controller - victim_id;
+  INFO("controller " << controller << ", victim " << victim_id << ", paused " << paused_id);
+
+  busy_producer producer(c, partitions_of("orders", partitions));
+  REQUIRE(producer.await_acks(std::vector<size_t>(partitions, 0), 100));
+  c.node(paused_id).signal(SIGSTOP);
+  c.node(victim_id).kill();
+  std::this_thread::sleep_for(2s);
+  c.node(paused_id).signal(SIGCONT);
+
+  std::vector<int> survivors{controller, paused_id};
+  std::sort(survivors.begin(), survivors.end());
+  for (int p = 0; p < partitions; ++p) c.await_isr("orders", c.node(controller), survivors, p);
+  const auto nodes = c.registered_nodes(c.node(controller));
+  INFO(untabbed(nodes));
+  CHECK(nodes.find("\t" + std::to_string(victim_id) + "\tfenced") != std::string::npos);
+  CHECK(nodes.find("\t" + std::to_string(paused_id) + "\tunfenced") != std::string::npos);
+
+  REQUIRE(producer.await_acks(producer.counts(), 100));
+  producer.stop();
+  {
+    const auto failures = producer.failures();
+    INFO((failures.empty() ? std::string() : failures.front()));
+    CHECK(failures.empty());
+  }
+  for (int p = 0; p < partitions; ++p) {
+    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
+    check_history("orders", p, producer,
+                  records_of_lines(c.consume("orders", c.node(controller), count,
+                                             {"--partition", std::to_string(p), "--print-offset"})));
+  }
+}
+
 TEST_CASE("after every node of the cluster is stopped (SIGTERM, one SIGKILL) and started again, "
           "every topic, its configs and every committed record are there",
           "[system][failover]") {

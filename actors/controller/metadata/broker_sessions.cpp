@@ -7,6 +7,7 @@ namespace capstan::controller {
 broker_sessions::broker_sessions(int64_t session_timeout_ms) : timeout_ms_(session_timeout_ms) {}
 
 void broker_sessions::heartbeat(node_id node, int64_t now_ms) {
+  if (lost(node)) return;
   auto [it, inserted] = sessions_.emplace(node, session{now_ms, true});
   if (inserted) return;
   it->second.last_heartbeat_ms = std::max(it->second.last_heartbeat_ms, now_ms);
@@ -20,11 +21,15 @@ void broker_sessions::start_all(const std::vector<node_id>& nodes, int64_t now_m
   }
 }
 
+void broker_sessions::connection_lost(node_id node) { lost_.insert(node); }
+
+void broker_sessions::heard_again(node_id node) { lost_.erase(node); }
+
 void broker_sessions::remove(node_id node) { sessions_.erase(node); }
 
 bool broker_sessions::alive(node_id node, int64_t now_ms) const {
   auto it = sessions_.find(node);
-  return it != sessions_.end() && now_ms - it->second.last_heartbeat_ms < timeout_ms_;
+  return it != sessions_.end() && !lost(node) && now_ms - it->second.last_heartbeat_ms < timeout_ms_;
 }
 
 bool broker_sessions::heard_from(node_id node) const {
@@ -35,7 +40,7 @@ bool broker_sessions::heard_from(node_id node) const {
 std::vector<node_id> broker_sessions::expired(int64_t now_ms) const {
   std::vector<node_id> out;
   for (const auto& [node, s] : sessions_)
-    if (now_ms - s.last_heartbeat_ms >= timeout_ms_) out.push_back(node);
+    if (lost(node) || now_ms - s.last_heartbeat_ms >= timeout_ms_) out.push_back(node);
   return out;
 }
 

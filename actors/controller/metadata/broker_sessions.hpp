@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "runtime/types.hpp"
@@ -43,18 +44,28 @@ public:
   // heartbeat(): the process may be alive, or may have died while no controller was active.
   void start_all(const std::vector<node_id>& nodes, int64_t now_ms);
 
+  // `node`'s connection to the controller closed: its session counts as expired from now on, and
+  // heartbeat() no longer renews it until heard_again(). A heartbeat that arrived before the loss
+  // and is decided after it is the dead process's and must not keep it.
+  void connection_lost(node_id node);
+  // `node` was heard from after connection_lost(): a heartbeat or a registration arrived on a new
+  // connection. heartbeat() renews its session again.
+  void heard_again(node_id node);
+  bool lost(node_id node) const { return lost_.count(node) != 0; }
+
   // Forgets `node` (it registered anew with another incarnation, or was fenced and should not be
   // reported again).
   void remove(node_id node);
 
-  // True iff `node` has a session whose last heartbeat is less than the timeout before `now_ms`.
+  // True iff `node` has a session whose last heartbeat is less than the timeout before `now_ms`,
+  // and its connection was not lost since.
   bool alive(node_id node, int64_t now_ms) const;
 
   // True iff `node` has a session that heartbeat() started or renewed (not only start_all).
   bool heard_from(node_id node) const;
 
-  // Nodes with a session that expired by `now_ms`, ascending. They stay until heartbeat() or
-  // remove().
+  // Nodes with a session that expired by `now_ms` or whose connection was lost, ascending. They
+  // stay until heartbeat() or remove().
   std::vector<node_id> expired(int64_t now_ms) const;
 
   int64_t session_timeout_ms() const { return timeout_ms_; }
@@ -67,6 +78,9 @@ private:
 
   int64_t timeout_ms_;
   std::map<node_id, session> sessions_;
+  // Kept apart from the sessions: remove() at an expiry must not forget that a late heartbeat of
+  // the dead process is no sign of life.
+  std::set<node_id> lost_;
 };
 
 } // namespace capstan::controller

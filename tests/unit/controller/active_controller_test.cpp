@@ -196,6 +196,41 @@ TEST_CASE("an expired session fences the node and its partitions get new leaders
   }
 }
 
+TEST_CASE("a node whose connection closed is fenced at once, a heartbeat it sent before is no "
+          "sign of life, and one on a new connection unfences it",
+          "[controller][active]") {
+  auto c = make_controller();
+  auto image = image_builder().nodes({1, 2, 3}).topic("orders", 1, {ids({1, 2, 3})}).image();
+  (void)c.activate(image, 2, 0);
+  const auto epoch_of = [&](int32_t n) { return c.image().broker(node_id{n})->epoch.value(); };
+  const broker_heartbeat_msg last_word{node_id{1}, epoch_of(1), false, {}};
+  c.heartbeat_arrived(last_word, 100);
+
+  c.connection_lost(node_id{1});
+  CHECK_FALSE(c.session_alive(node_id{1}, 101));
+  auto expired = c.expired_sessions(101);
+  REQUIRE(expired.size() == 1);
+  CHECK(expired[0].node == node_id{1});
+  auto fenced = run(c, expired[0], 102);
+  CHECK_FALSE(c.image().is_unfenced(node_id{1}));
+  CHECK(leader_and_isr_to(fenced.messages, 2).partitions[0].isr == ids({2, 3}));
+
+  // The heartbeat that arrived before the loss, decided after the fencing: it neither renews the
+  // session nor unfences the node.
+  auto stale = run(c, last_word, 103);
+  CHECK(std::get<broker_heartbeat_response_msg>(stale.answer).is_fenced);
+  CHECK_FALSE(c.image().is_unfenced(node_id{1}));
+  CHECK_FALSE(c.session_alive(node_id{1}, 103));
+
+  // The node was alive after all: its next heartbeat comes on a new connection.
+  const broker_heartbeat_msg again{node_id{1}, epoch_of(1), false, {}};
+  c.heartbeat_arrived(again, 2000);
+  auto back = run(c, again, 2000);
+  CHECK_FALSE(std::get<broker_heartbeat_response_msg>(back.answer).is_fenced);
+  CHECK(c.image().is_unfenced(node_id{1}));
+  CHECK(c.session_alive(node_id{1}, 2001));
+}
+
 TEST_CASE("a created topic reaches every replica after its configs, and a deleted one is stopped",
           "[controller][active]") {
   auto c = make_controller();

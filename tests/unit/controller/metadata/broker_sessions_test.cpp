@@ -59,3 +59,27 @@ TEST_CASE("a node is heard from once it heartbeats, not when activation presumes
   sessions.remove(node_id{1});
   CHECK_FALSE(sessions.heard_from(node_id{1}));
 }
+
+TEST_CASE("a lost connection ends a session at once, and only a node heard again renews it",
+          "[controller][sessions]") {
+  broker_sessions sessions(9000);
+  sessions.heartbeat(node_id{1}, 1000);
+  sessions.heartbeat(node_id{2}, 1000);
+  sessions.connection_lost(node_id{1});
+  CHECK(sessions.lost(node_id{1}));
+  CHECK_FALSE(sessions.alive(node_id{1}, 1001));
+  CHECK(sessions.alive(node_id{2}, 1001));
+  CHECK(sessions.expired(1001) == ids({1}));
+  // A heartbeat decided after the loss renews nothing, even once the expiry was reported.
+  sessions.heartbeat(node_id{1}, 1002);
+  CHECK(sessions.expired(1002) == ids({1}));
+  sessions.remove(node_id{1});
+  sessions.heartbeat(node_id{1}, 1003);
+  CHECK_FALSE(sessions.alive(node_id{1}, 1003));
+
+  sessions.heard_again(node_id{1});
+  CHECK_FALSE(sessions.lost(node_id{1}));
+  sessions.heartbeat(node_id{1}, 1004);
+  CHECK(sessions.alive(node_id{1}, 1004));
+  CHECK(sessions.expired(1004).empty());
+}
