@@ -48,6 +48,7 @@ base=$((20000 + RANDOM % 400 * 100))
 export CLIENT_PORTS="$base,$((base + 10)),$((base + 20))"
 export CLUSTER_PORTS="$((base + 1)),$((base + 11)),$((base + 21))"
 export METRICS_PORTS="$((base + 2)),$((base + 12)),$((base + 22))"
+export KAFKA_PORTS="$((base + 3)),$((base + 13)),$((base + 23))"
 
 producer_pid=""
 cleanup() {

@@ -59,6 +59,7 @@ echo "group.initial.rebalance.delay.ms = 0" >"$dir/groups.toml"
   CLIENT_PORTS="$base,$((base + 100)),$((base + 200))" \
   CLUSTER_PORTS="$((base + 1)),$((base + 101)),$((base + 201))" \
   METRICS_PORTS="$((base + 2)),$((base + 102)),$((base + 202))" \
+  KAFKA_PORTS="$((base + 3)),$((base + 103)),$((base + 203))" \
   cluster_start 3 3 "$dir" 6 "$here") >"$dir/start.out" 2>&1 || { cat "$dir/start.out" >&2; exit 1; }
 bootstrap=$(<"$dir/bootstrap")
 
