@@ -403,7 +403,8 @@ TEST_CASE("a leader's ISR shrink goes to the active controller as AlterPartition
     if (n != leader && n != controller) follower = n;
   REQUIRE(follower != 0);
 
-  h.stop(follower);
+  // Alive but cut off from the leader: a stopped node's closed connection would fence it at once.
+  link_faults::instance().cut(node_id{leader}, node_id{follower});
   REQUIRE(h.produce(leader, tp, batch_of(0), 1));
   auto shrunk = h.await_image(
       [&](const auto& i) { return !partition_of(i, "orders", 0)->in_isr(node_id{follower}); });
@@ -417,6 +418,7 @@ TEST_CASE("a leader's ISR shrink goes to the active controller as AlterPartition
     auto s = h.status(leader, tp);
     return s && s->isr == 2 && s->partition_epoch == after.partition_epoch.value();
   }));
+  link_faults::instance().clear_all();
 }
 
 TEST_CASE("partitions added through the active controller are hosted by their replicas and take "
