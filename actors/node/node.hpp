@@ -12,10 +12,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "actors/gateway/rpc_limits.hpp"
 #include "actors/group/group_membership.hpp"
 #include "actors/replica/replica_fetcher_config.hpp"
+#include "runtime/cluster/broker_config_entry.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 #include "runtime/result.hpp"
 #include "runtime/storage/log_config.hpp"
@@ -91,6 +93,9 @@ struct node_config {
   // disk through the storage env the node then installs (docs/operations.md). Off: it is
   // refused, and no storage env is installed.
   bool fault_injection_enable = false;
+  // The keys given in the config file or by a command-line flag (from_toml and the node command
+  // record them): DescribeConfigs shows them, and their synonyms, as STATIC_BROKER_CONFIG.
+  std::set<std::string> given_keys;
 
   // Applies a TOML file's keys (Kafka names, e.g. node.id, log.dirs, listeners ...); unknown keys
   // are INVALID_CONFIG naming the key (docs/configuration.md lists them).
@@ -101,6 +106,11 @@ struct node_config {
   // Every TOML key the two above take (each synonym and coarser unit on its own), as
   // docs/configuration.md must list them.
   static std::set<std::string> known_keys();
+  // Every key known_keys names with its value as Kafka shows it (numbers and booleans printed,
+  // lists comma-joined) and its source: STATIC_BROKER_CONFIG where given_keys holds the key or a
+  // synonym of it (broker.id for node.id, log.retention.hours for log.retention.ms ...),
+  // DEFAULT_CONFIG otherwise. Sorted by name. What a Kafka DescribeConfigs of this node answers.
+  std::vector<broker_config_entry> broker_configs() const;
 };
 
 class node {

@@ -7,11 +7,14 @@
 
 #include "actors/node/node.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 #include <toml++/toml.h>
@@ -170,11 +173,33 @@ status check_log_default_kind(const std::string& key, const std::string& topic_k
 
 // Applies one key's value to a config; `key` is the name it was given under (error messages).
 using key_setter = std::function<status(node_config&, const std::string& key, const flat_value&)>;
+// A key's value in a config as Kafka's DescribeConfigs shows it; nullopt: none of its own.
+using key_shower = std::function<std::optional<std::string>(const node_config&)>;
 
-// A setter of the integer field `get(c)` in [min, max].
+// A key of the table below: how it is applied and how it is shown.
+struct node_key {
+  key_setter set;
+  key_shower show;
+};
+
+// The field `get(c)` printed; `get` takes a const or a mutable config.
 template <class Get>
-key_setter int_key(Get get, int64_t min, int64_t max) {
-  return [get, min, max](node_config& c, const std::string& key, const flat_value& flat) -> status {
+key_shower printed(Get get) {
+  return [get](const node_config& c) -> std::optional<std::string> {
+    const auto& field = get(c);
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>)
+      return std::string(field ? "true" : "false");
+    else if constexpr (std::is_arithmetic_v<std::decay_t<decltype(field)>>)
+      return std::to_string(field);
+    else
+      return std::string(field);
+  };
+}
+
+// The integer field `get(c)` in [min, max].
+template <class Get>
+node_key int_key(Get get, int64_t min, int64_t max) {
+  auto set = [get, min, max](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::integer}, "an integer"); !s) return s;
     auto v = parse_int(key, flat.text, min, max);
     if (!v) return v.err();
@@ -182,30 +207,33 @@ key_setter int_key(Get get, int64_t min, int64_t max) {
     field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
     return {};
   };
+  return {set, printed(get)};
 }
 
-// A setter of the boolean field `get(c)`.
+// The boolean field `get(c)`.
 template <class Get>
-key_setter bool_key(Get get) {
-  return [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
+node_key bool_key(Get get) {
+  auto set = [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::boolean}, "a boolean"); !s) return s;
     get(c) = flat.text == "true";
     return {};
   };
+  return {set, printed(get)};
 }
 
 template <class Get>
-key_setter text_key(Get get, std::string expected) {
-  return [get, expected](node_config& c, const std::string& key, const flat_value& flat) -> status {
+node_key text_key(Get get, std::string expected) {
+  auto set = [get, expected](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::string}, expected); !s) return s;
     get(c) = flat.text;
     return {};
   };
+  return {set, printed(get)};
 }
 
 template <class Get>
-key_setter address_key(Get get) {
-  return [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
+node_key address_key(Get get) {
+  auto set = [get](node_config& c, const std::string& key, const flat_value& flat) -> status {
     if (auto s = check_kind(key, flat, {value_kind::string}, "a string \"HOST:PORT\""); !s) return s;
     if (flat.text.find(',') != std::string::npos)
       return make_error(errc::invalid_config, key + ": one listener only, not '" + flat.text + "'");
@@ -214,6 +242,7 @@ key_setter address_key(Get get) {
     get(c) = flat.text;
     return {};
   };
+  return {set, printed(get)};
 }
 
 // A listener entry's name ("PLAINTEXT" of "PLAINTEXT://HOST:PORT"); empty when it has none.
@@ -307,119 +336,147 @@ status set_process_roles(node_config& c, const std::string& key, const flat_valu
   return {};
 }
 
-// Every key apply_key takes besides the broker log defaults, with its setter: the one list that
-// both applies keys and names them (node_config::known_keys).
-const std::map<std::string, key_setter>& node_keys() {
+// A listener address without its "NAME://", if it has one.
+std::string without_listener_name(const std::string& entry) {
+  auto scheme = entry.find("://");
+  return scheme == std::string::npos ? entry : entry.substr(scheme + 3);
+}
+
+// listeners as Kafka shows it: the Kafka listener (if any) and the client RPC listener.
+std::optional<std::string> show_listeners(const node_config& c) {
+  std::string out;
+  if (!c.kafka_listen.empty()) out = "PLAINTEXT://" + without_listener_name(c.kafka_listen) + ",";
+  return out + "CAPSTAN://" + without_listener_name(c.listen);
+}
+
+// advertised.listeners: null when not set, as Kafka shows it (clients are then told the
+// listener's own address).
+std::optional<std::string> show_advertised_listeners(const node_config& c) {
+  if (c.kafka_advertised.empty()) return std::nullopt;
+  return "PLAINTEXT://" + without_listener_name(c.kafka_advertised);
+}
+
+std::optional<std::string> show_data_dir(const node_config& c) { return c.data_dir.string(); }
+
+std::optional<std::string> show_scheduler_policy(const node_config& c) {
+  return std::string(c.scheduler_sharing ? "sharing" : "work-stealing");
+}
+
+std::optional<std::string> show_process_roles(const node_config& c) { return c.process_roles; }
+
+// Every key apply_key takes besides the broker log defaults, with its setter and shower: the one
+// list that applies keys, names them and shows them (node_config::broker_configs) (node_config::known_keys).
+const std::map<std::string, node_key>& node_keys() {
   constexpr int64_t int32_max = std::numeric_limits<int32_t>::max();
-  static const std::map<std::string, key_setter> keys = {
-    {"node.id", int_key([](node_config& c) -> auto& { return c.node_id; }, 0, int32_max)},
-    {"broker.id", int_key([](node_config& c) -> auto& { return c.node_id; }, 0, int32_max)},
-    {"log.dirs", set_data_dir},
-    {"log.dir", set_data_dir},
-    {"listeners", set_listeners},
-    {"advertised.listeners", set_advertised_listeners},
-    {"cluster.listeners", address_key([](node_config& c) -> auto& { return c.cluster_listen; })},
-    {"metrics.listeners", address_key([](node_config& c) -> auto& { return c.metrics_listen; })},
-    {"controller.quorum.voters", text_key([](node_config& c) -> auto& { return c.controller_quorum; },
+  static const std::map<std::string, node_key> keys = {
+    {"node.id", int_key([](auto& c) -> auto& { return c.node_id; }, 0, int32_max)},
+    {"broker.id", int_key([](auto& c) -> auto& { return c.node_id; }, 0, int32_max)},
+    {"log.dirs", {set_data_dir, show_data_dir}},
+    {"log.dir", {set_data_dir, show_data_dir}},
+    {"listeners", {set_listeners, show_listeners}},
+    {"advertised.listeners", {set_advertised_listeners, show_advertised_listeners}},
+    {"cluster.listeners", address_key([](auto& c) -> auto& { return c.cluster_listen; })},
+    {"metrics.listeners", address_key([](auto& c) -> auto& { return c.metrics_listen; })},
+    {"controller.quorum.voters", text_key([](auto& c) -> auto& { return c.controller_quorum; },
                                           "a string \"ID@HOST:PORT,...\"")},
-    {"process.roles", set_process_roles},
+    {"process.roles", {set_process_roles, show_process_roles}},
     {"broker.heartbeat.interval.ms",
-     int_key([](node_config& c) -> auto& { return c.broker_heartbeat_interval_ms; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.broker_heartbeat_interval_ms; }, 1, int32_max)},
     {"broker.session.timeout.ms",
-     int_key([](node_config& c) -> auto& { return c.broker_session_timeout_ms; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.broker_session_timeout_ms; }, 1, int32_max)},
     {"controller.quorum.election.timeout.ms",
-     int_key([](node_config& c) -> auto& { return c.controller_quorum_election_timeout_ms; }, 1,
+     int_key([](auto& c) -> auto& { return c.controller_quorum_election_timeout_ms; }, 1,
              int32_max)},
     {"auto.leader.rebalance.enable",
-     bool_key([](node_config& c) -> auto& { return c.auto_leader_rebalance_enable; })},
+     bool_key([](auto& c) -> auto& { return c.auto_leader_rebalance_enable; })},
     {"leader.imbalance.check.interval.seconds",
-     int_key([](node_config& c) -> auto& { return c.leader_imbalance_check_interval_seconds; }, 1,
+     int_key([](auto& c) -> auto& { return c.leader_imbalance_check_interval_seconds; }, 1,
              int32_max)},
     {"leader.imbalance.per.broker.percentage",
-     int_key([](node_config& c) -> auto& { return c.leader_imbalance_per_broker_percentage; }, 0,
+     int_key([](auto& c) -> auto& { return c.leader_imbalance_per_broker_percentage; }, 0,
              100)},
     {"fault.injection.enable",
-     bool_key([](node_config& c) -> auto& { return c.fault_injection_enable; })},
-    {"cluster.id", text_key([](node_config& c) -> auto& { return c.cluster_id; }, "a string")},
+     bool_key([](auto& c) -> auto& { return c.fault_injection_enable; })},
+    {"cluster.id", text_key([](auto& c) -> auto& { return c.cluster_id; }, "a string")},
     {min_insync_replicas_key,
-     int_key([](node_config& c) -> auto& { return c.min_insync_replicas; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.min_insync_replicas; }, 1, int32_max)},
     {"num.partitions",
-     int_key([](node_config& c) -> auto& { return c.default_partitions; }, 1, max_topic_partitions)},
-    {"default.replication.factor", int_key([](node_config& c) -> auto& { return c.default_replication_factor; },
+     int_key([](auto& c) -> auto& { return c.default_partitions; }, 1, max_topic_partitions)},
+    {"default.replication.factor", int_key([](auto& c) -> auto& { return c.default_replication_factor; },
                                            1, std::numeric_limits<int16_t>::max())},
     {"offsets.topic.num.partitions",
-     int_key([](node_config& c) -> auto& { return c.offsets_topic_partitions; }, 1, max_topic_partitions)},
+     int_key([](auto& c) -> auto& { return c.offsets_topic_partitions; }, 1, max_topic_partitions)},
     {"offsets.topic.replication.factor",
-     int_key([](node_config& c) -> auto& { return c.offsets_topic_replication_factor; }, 1,
+     int_key([](auto& c) -> auto& { return c.offsets_topic_replication_factor; }, 1,
              std::numeric_limits<int16_t>::max())},
     {"group.min.session.timeout.ms",
-     int_key([](node_config& c) -> auto& { return c.group_membership_limits.min_session_timeout_ms; }, 1,
+     int_key([](auto& c) -> auto& { return c.group_membership_limits.min_session_timeout_ms; }, 1,
              int32_max)},
     {"group.max.session.timeout.ms",
-     int_key([](node_config& c) -> auto& { return c.group_membership_limits.max_session_timeout_ms; }, 1,
+     int_key([](auto& c) -> auto& { return c.group_membership_limits.max_session_timeout_ms; }, 1,
              int32_max)},
     {"group.initial.rebalance.delay.ms",
-     int_key([](node_config& c) -> auto& { return c.group_membership_limits.initial_rebalance_delay_ms; }, 0,
+     int_key([](auto& c) -> auto& { return c.group_membership_limits.initial_rebalance_delay_ms; }, 0,
              int32_max)},
     {"group.max.size",
-     int_key([](node_config& c) -> auto& { return c.group_membership_limits.max_size; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.group_membership_limits.max_size; }, 1, int32_max)},
     {"offsets.retention.minutes",
-     int_key([](node_config& c) -> auto& { return c.offsets_retention_minutes; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.offsets_retention_minutes; }, 1, int32_max)},
     {"offsets.retention.check.interval.ms",
-     int_key([](node_config& c) -> auto& { return c.offsets_retention_check_interval_ms; }, 1, int32_max)},
-    {"num.io.threads", int_key([](node_config& c) -> auto& { return c.scheduler_threads; }, 1, 256)},
-    {"actor.scheduler.policy", set_scheduler_policy},
-    {"num.log.io.workers", int_key([](node_config& c) -> auto& { return c.io_workers; }, 1, 256)},
+     int_key([](auto& c) -> auto& { return c.offsets_retention_check_interval_ms; }, 1, int32_max)},
+    {"num.io.threads", int_key([](auto& c) -> auto& { return c.scheduler_threads; }, 1, 256)},
+    {"actor.scheduler.policy", {set_scheduler_policy, show_scheduler_policy}},
+    {"num.log.io.workers", int_key([](auto& c) -> auto& { return c.io_workers; }, 1, 256)},
     {max_broker_partitions_key,
-     int_key([](node_config& c) -> auto& { return c.max_broker_partitions; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.max_broker_partitions; }, 1, int32_max)},
     {"log.flush.offset.checkpoint.interval.ms",
-     int_key([](node_config& c) -> auto& { return c.checkpoint_interval_ms; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.checkpoint_interval_ms; }, 1, int32_max)},
     {"max.connections",
-     int_key([](node_config& c) -> auto& { return c.client_limits.max_connections; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.client_limits.max_connections; }, 1, int32_max)},
     {"max.connections.per.ip",
-     int_key([](node_config& c) -> auto& { return c.client_limits.max_connections_per_ip; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.client_limits.max_connections_per_ip; }, 1, int32_max)},
     {"socket.request.max.bytes",
-     int_key([](node_config& c) -> auto& { return c.client_limits.socket_request_max_bytes; },
+     int_key([](auto& c) -> auto& { return c.client_limits.socket_request_max_bytes; },
              min_socket_request_max_bytes, int32_max)},
     {"queued.max.request.bytes.per.connection",
-     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_request_bytes_per_connection; }, 1,
+     int_key([](auto& c) -> auto& { return c.client_limits.queued_max_request_bytes_per_connection; }, 1,
              int32_max)},
     {"queued.max.response.bytes.per.connection",
-     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_response_bytes_per_connection; },
+     int_key([](auto& c) -> auto& { return c.client_limits.queued_max_response_bytes_per_connection; },
              1, int32_max)},
     {"queued.max.responses.per.connection",
-     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_responses_per_connection; }, 1,
+     int_key([](auto& c) -> auto& { return c.client_limits.queued_max_responses_per_connection; }, 1,
              int32_max)},
     {"queued.max.requests",
-     int_key([](node_config& c) -> auto& { return c.client_limits.queued_max_requests; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.client_limits.queued_max_requests; }, 1, int32_max)},
     {"fetch.max.parked.per.connection",
-     int_key([](node_config& c) -> auto& { return c.client_limits.fetch_max_parked_per_connection; }, 0,
+     int_key([](auto& c) -> auto& { return c.client_limits.fetch_max_parked_per_connection; }, 0,
              int32_max)},
     {"fetch.max.parked.per.node",
-     int_key([](node_config& c) -> auto& { return c.client_limits.fetch_max_parked_per_node; }, 0, int32_max)},
+     int_key([](auto& c) -> auto& { return c.client_limits.fetch_max_parked_per_node; }, 0, int32_max)},
     // Kafka's lower bounds where it has them (atLeast(0)); where Kafka takes any int, the
     // smallest value that means something here.
-    {"replica.lag.time.max.ms", int_key([](node_config& c) -> auto& { return c.replica_lag_time_max_ms; }, 1,
+    {"replica.lag.time.max.ms", int_key([](auto& c) -> auto& { return c.replica_lag_time_max_ms; }, 1,
                                         std::numeric_limits<int64_t>::max())},
-    {"num.replica.fetchers", int_key([](node_config& c) -> auto& { return c.num_replica_fetchers; }, 1, int32_max)},
+    {"num.replica.fetchers", int_key([](auto& c) -> auto& { return c.num_replica_fetchers; }, 1, int32_max)},
     {"replica.fetch.max.bytes",
-     int_key([](node_config& c) -> auto& { return c.replica_fetcher.partition_max_bytes; }, 0, int32_max)},
+     int_key([](auto& c) -> auto& { return c.replica_fetcher.partition_max_bytes; }, 0, int32_max)},
     {"replica.fetch.min.bytes",
-     int_key([](node_config& c) -> auto& { return c.replica_fetcher.min_bytes; }, 0, int32_max)},
+     int_key([](auto& c) -> auto& { return c.replica_fetcher.min_bytes; }, 0, int32_max)},
     {"replica.fetch.wait.max.ms",
-     int_key([](node_config& c) -> auto& { return c.replica_fetcher.max_wait_ms; }, 0, int32_max)},
+     int_key([](auto& c) -> auto& { return c.replica_fetcher.max_wait_ms; }, 0, int32_max)},
     {"replica.fetch.response.max.bytes",
-     int_key([](node_config& c) -> auto& { return c.replica_fetcher.response_max_bytes; }, 0, int32_max)},
+     int_key([](auto& c) -> auto& { return c.replica_fetcher.response_max_bytes; }, 0, int32_max)},
     {"replica.fetch.backoff.ms",
-     int_key([](node_config& c) -> auto& { return c.replica_fetcher.backoff_ms; }, 0, int32_max)},
+     int_key([](auto& c) -> auto& { return c.replica_fetcher.backoff_ms; }, 0, int32_max)},
     {"replica.socket.timeout.ms",
-     int_key([](node_config& c) -> auto& { return c.replica_fetcher.request_timeout_ms; }, 1, int32_max)},
+     int_key([](auto& c) -> auto& { return c.replica_fetcher.request_timeout_ms; }, 1, int32_max)},
   };
   return keys;
 }
 
 status apply_key(node_config& c, const std::string& key, const flat_value& flat) {
-  if (auto it = node_keys().find(key); it != node_keys().end()) return it->second(c, key, flat);
+  if (auto it = node_keys().find(key); it != node_keys().end()) return it->second.set(c, key, flat);
   if (auto it = log_default_keys().find(key); it != log_default_keys().end()) {
     if (auto s = check_log_default_kind(key, it->second, flat); !s) return s;
     return apply_log_default(c, key, it->second, flat.text);
@@ -433,10 +490,12 @@ status apply_key(node_config& c, const std::string& key, const flat_value& flat)
   return make_error(errc::invalid_config, "unknown config '" + key + "'");
 }
 
+// Kafka's synonyms among node_keys: two names of one setting, the first the one it goes by.
+constexpr std::pair<const char*, const char*> aliases[] = {{"node.id", "broker.id"}, {"log.dirs", "log.dir"}};
+
 // Two names of one setting (Kafka's synonyms) given different values: refused rather than one
 // silently winning.
 status check_aliases(const std::map<std::string, flat_value>& flat) {
-  static const std::pair<const char*, const char*> aliases[] = {{"node.id", "broker.id"}, {"log.dirs", "log.dir"}};
   for (const auto& [a, b] : aliases) {
     auto x = flat.find(a);
     auto y = flat.find(b);
@@ -503,6 +562,7 @@ result<node_config> apply_table(const toml::table& root, const std::string& sour
   for (const auto& [key, value] : ordered) {
     if (auto s = apply_key(c, key, value); !s)
       return make_error(errc::invalid_config, source + ": " + s.err().message);
+    c.given_keys.insert(key);
   }
   if (auto s = check_replication(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
   if (auto s = check_heartbeats(c); !s) return make_error(errc::invalid_config, source + ": " + s.err().message);
@@ -511,6 +571,38 @@ result<node_config> apply_table(const toml::table& root, const std::string& sour
     if (auto voters = parse_controller_quorum(c.controller_quorum); !voters)
       return make_error(errc::invalid_config, source + ": controller.quorum.voters: " + voters.err().message);
   return c;
+}
+
+// The setting a key names: a synonym or a coarser unit names the one its main name does
+// (broker.id: node.id, log.retention.hours: retention.ms), any other key itself.
+std::string setting_of(const std::string& key) {
+  for (const auto& [name, synonym] : aliases)
+    if (key == synonym) return name;
+  if (auto it = log_scaled_keys().find(key); it != log_scaled_keys().end()) return it->second.first;
+  if (auto it = log_default_keys().find(key); it != log_default_keys().end()) return it->second;
+  return key;
+}
+
+// The broker log default that sets topic config `topic_key`, as Kafka prints it.
+std::string log_default_text(const log_config& d, const std::string& topic_key) {
+  if (topic_key == "log.retention.check.interval.ms") return std::to_string(d.retention_check_interval_ms);
+  if (topic_key == "log.cleaner.backoff.ms") return std::to_string(d.cleaner_backoff_ms);
+  if (topic_key == "producer.id.expiration.ms") return std::to_string(d.producer_id_expiration_ms);
+  if (topic_key == "min.cleanable.dirty.ratio") {
+    // As Java prints a double ("0.5"), not std::to_string's "0.500000".
+    std::ostringstream out;
+    out.precision(std::numeric_limits<double>::max_digits10);
+    out << d.min_cleanable_dirty_ratio;
+    return out.str();
+  }
+  return d.to_map().at(topic_key);
+}
+
+// A coarser unit of a millisecond setting: its value in that unit when a whole number of them.
+std::optional<std::string> scaled_text(const log_config& d, const std::string& topic_key, int64_t factor) {
+  const auto ms = std::stoll(log_default_text(d, topic_key));
+  if (ms < 0 || ms % factor != 0) return std::nullopt;
+  return std::to_string(ms / factor);
 }
 
 error parse_failure(const toml::parse_error& e, const std::string& source) {
@@ -548,6 +640,26 @@ std::set<std::string> node_config::known_keys() {
   for (const auto& [key, setter] : node_keys()) out.insert(key);
   for (const auto& [key, topic_key] : log_default_keys()) out.insert(key);
   for (const auto& [key, scaled] : log_scaled_keys()) out.insert(key);
+  return out;
+}
+
+std::vector<broker_config_entry> node_config::broker_configs() const {
+  std::set<std::string> given_settings;
+  for (const auto& key : given_keys) given_settings.insert(setting_of(key));
+  auto entry = [&](const std::string& key, std::optional<std::string> value) {
+    return broker_config_entry{key, std::move(value),
+                               given_settings.contains(setting_of(key))
+                                   ? broker_config_source::static_broker_config
+                                   : broker_config_source::default_config};
+  };
+  std::vector<broker_config_entry> out;
+  for (const auto& [key, k] : node_keys()) out.push_back(entry(key, k.show(*this)));
+  for (const auto& [key, topic_key] : log_default_keys())
+    out.push_back(entry(key, log_default_text(log_defaults, topic_key)));
+  for (const auto& [key, scaled] : log_scaled_keys())
+    out.push_back(entry(key, scaled_text(log_defaults, scaled.first, scaled.second)));
+  std::sort(out.begin(), out.end(),
+            [](const broker_config_entry& a, const broker_config_entry& b) { return a.name < b.name; });
   return out;
 }
 

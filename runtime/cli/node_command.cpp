@@ -51,15 +51,21 @@ result<node_config> resolve(const node_flags& f) {
     if (!from_file) return from_file.err();
     c = std::move(*from_file);
   }
-  if (f.node_id_opt->count() > 0) c.node_id = f.node_id;
-  if (f.data_dir_opt->count() > 0) c.data_dir = f.data_dir;
-  if (f.listen_opt->count() > 0) c.listen = f.listen;
-  if (f.cluster_listen_opt->count() > 0) c.cluster_listen = f.cluster_listen;
-  if (f.metrics_listen_opt->count() > 0) c.metrics_listen = f.metrics_listen;
-  if (f.kafka_listen_opt->count() > 0) c.kafka_listen = f.kafka_listen;
-  if (f.quorum_opt->count() > 0) c.controller_quorum = f.controller_quorum;
-  if (f.roles_opt->count() > 0) c.process_roles = f.process_roles;
-  if (f.cluster_id_opt->count() > 0) c.cluster_id = f.cluster_id;
+  // Each flag given sets its config key: DescribeConfigs shows it as STATIC_BROKER_CONFIG.
+  auto given = [&c](const CLI::Option* opt, const char* key) {
+    if (opt->count() == 0) return false;
+    c.given_keys.insert(key);
+    return true;
+  };
+  if (given(f.node_id_opt, "node.id")) c.node_id = f.node_id;
+  if (given(f.data_dir_opt, "log.dirs")) c.data_dir = f.data_dir;
+  if (given(f.listen_opt, "listeners")) c.listen = f.listen;
+  if (given(f.cluster_listen_opt, "cluster.listeners")) c.cluster_listen = f.cluster_listen;
+  if (given(f.metrics_listen_opt, "metrics.listeners")) c.metrics_listen = f.metrics_listen;
+  if (given(f.kafka_listen_opt, "listeners")) c.kafka_listen = f.kafka_listen;
+  if (given(f.quorum_opt, "controller.quorum.voters")) c.controller_quorum = f.controller_quorum;
+  if (given(f.roles_opt, "process.roles")) c.process_roles = f.process_roles;
+  if (given(f.cluster_id_opt, "cluster.id")) c.cluster_id = f.cluster_id;
   return c;
 }
 
