@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/fwd.hpp>
 
@@ -26,6 +27,7 @@
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/replica/metadata_cache.hpp"
 #include "actors/replica/replica_messages.hpp"
+#include "runtime/cluster/broker_config_entry.hpp"
 #include "runtime/cluster/node_fault_switch.hpp"
 #include "runtime/result.hpp"
 
@@ -59,6 +61,9 @@ struct rpc_targets {
   // the controller create __consumer_offsets with on a group's first call.
   int32_t offsets_partitions = 1;
   int16_t offsets_replication_factor = default_offsets_replication_factor;
+  // This node's configuration as a Kafka DescribeConfigs of a broker resource naming `node`
+  // answers it (node_config::broker_configs, rendered once at start); empty: no configs.
+  std::vector<broker_config_entry> broker_configs;
 };
 
 // Where the Kafka listener binds (docs/kafka.md, "The listener"); port 0: any free port.

@@ -482,6 +482,7 @@ status node::impl::start_actors() {
   targets.node = config.node_id;
   targets.offsets_partitions = config.offsets_topic_partitions;
   targets.offsets_replication_factor = config.offsets_topic_replication_factor;
+  targets.broker_configs = config.broker_configs();
   if (config.fault_injection_enable) {
     faults = std::make_shared<node_fault_switch>(node_id{config.node_id}, *storage_faults,
                                                  config.data_dir.string());

@@ -239,11 +239,9 @@ TEST_CASE("DescribeConfigs answers a topic's configs with their source and narro
     const std::map<std::string, std::string> effective{{"cleanup.policy", "delete"},
                                                        {"retention.ms", "1000"}};
     const std::map<std::string, std::string> overrides{{"retention.ms", "1000"}};
-    kafka_config_resource topic;
-    topic.configs.value = effective;
-    topic.overrides = overrides;
-    kafka_config_resource refused;
-    refused.configs = failed<std::map<std::string, std::string>>(errc::invalid_request);
+    auto topic = topic_config_resource({effective, {}}, overrides);
+    auto refused = topic_config_resource(
+        failed<std::map<std::string, std::string>>(errc::invalid_request), {});
     std::vector<kafka_config_resource> results{topic, topic, refused};
     auto out =
         received(kafka::describe_configs_api, req, describe_configs_response_body(results, req));
@@ -264,6 +262,82 @@ TEST_CASE("DescribeConfigs answers a topic's configs with their source and narro
     CHECK(narrowed[0].as_struct()["Name"].as_string() == "retention.ms");
     CHECK(code_of(answered[2].as_struct()["ErrorCode"]) == invalid_request);
     CHECK(answered[2].as_struct()["Configs"].as_array().empty());
+  }
+}
+
+TEST_CASE("DescribeConfigs answers a broker resource naming this node with its configs, read-only",
+          "[gateway][kafka]") {
+  const std::vector<broker_config_entry> node_configs{
+      {"advertised.listeners", std::nullopt, broker_config_source::default_config},
+      {"min.insync.replicas", "2", broker_config_source::static_broker_config},
+      {"num.partitions", "1", broker_config_source::default_config}};
+  for (int16_t version = 1; version <= 4; ++version) {
+    INFO("version " << version);
+    auto body = request_body(kafka::describe_configs_api);
+    value::array_type resources;
+    auto add = [&](const std::string& name, value keys) {
+      auto r = element_of(body, "Resources");
+      r["ResourceType"] = value(int64_t{kafka_broker_resource});
+      r["ResourceName"] = value(name);
+      r["ConfigurationKeys"] = std::move(keys);
+      resources.emplace_back(std::move(r));
+    };
+    add("3", value(kafka::null_value{}));
+    add("3", value(value::array_type{value("num.partitions"), value("no.such.key")}));
+    add("", value(kafka::null_value{}));
+    add("4", value(kafka::null_value{}));
+    add("three", value(kafka::null_value{}));
+    body["Resources"] = value(std::move(resources));
+    auto req = sent(kafka::describe_configs_api, version, body);
+
+    std::vector<kafka_config_resource> results;
+    for (const auto& r : req.body["Resources"].as_array())
+      results.push_back(broker_config_resource(r.as_struct()["ResourceName"].as_string(), 3,
+                                               node_configs));
+    auto out =
+        received(kafka::describe_configs_api, req, describe_configs_response_body(results, req));
+    const auto& answered = out["Results"].as_array();
+    REQUIRE(answered.size() == 5);
+    const auto& all = answered[0].as_struct();
+    CHECK(code_of(all["ErrorCode"]) == 0);
+    CHECK(all["ResourceType"].as_int() == kafka_broker_resource);
+    CHECK(all["ResourceName"].as_string() == "3");
+    const auto& configs = all["Configs"].as_array();
+    REQUIRE(configs.size() == 3);
+    CHECK(configs[0].as_struct()["Name"].as_string() == "advertised.listeners");
+    CHECK(configs[0].as_struct()["Value"].is_null());
+    CHECK(configs[0].as_struct()["ConfigSource"].as_int() == 5);
+    CHECK(configs[1].as_struct()["Value"].as_string() == "2");
+    CHECK(configs[1].as_struct()["ConfigSource"].as_int() == 4);
+    for (const auto& c : configs) {
+      CHECK(c.as_struct()["ReadOnly"].as_bool());
+      CHECK_FALSE(c.as_struct()["IsSensitive"].as_bool());
+    }
+    const auto& narrowed = answered[1].as_struct()["Configs"].as_array();
+    REQUIRE(narrowed.size() == 1);
+    CHECK(narrowed[0].as_struct()["Name"].as_string() == "num.partitions");
+    // An empty name asks for the cluster-wide dynamic defaults: there are none.
+    CHECK(code_of(answered[2].as_struct()["ErrorCode"]) == 0);
+    CHECK(answered[2].as_struct()["Configs"].as_array().empty());
+    for (size_t i = 3; i < 5; ++i) {
+      INFO("resource " << i);
+      CHECK(code_of(answered[i].as_struct()["ErrorCode"]) == invalid_request);
+      CHECK_FALSE(answered[i].as_struct()["ErrorMessage"].is_null());
+      CHECK(answered[i].as_struct()["Configs"].as_array().empty());
+    }
+  }
+}
+
+TEST_CASE("a broker resource's name is read as Kafka reads a broker id", "[gateway][kafka]") {
+  const std::vector<broker_config_entry> node_configs{
+      {"num.partitions", "1", broker_config_source::default_config}};
+  for (const auto* name : {"3", "+3", "03"}) {
+    INFO(name);
+    CHECK(broker_config_resource(name, 3, node_configs).ok());
+  }
+  for (const auto* name : {"3 ", "-3", "+", "+-3", "3x", "99999999999"}) {
+    INFO(name);
+    CHECK(broker_config_resource(name, 3, node_configs).err.code == errc::invalid_request);
   }
 }
 
