@@ -1,7 +1,8 @@
 // Topic administration through the Kafka listener with a client no one here wrote: kafka-python
 // (Debian python3-kafka) creates a topic, describes its configs, adds partitions, produces with
 // acks=all, asks where the leader epoch ends (OffsetForLeaderEpoch, by hand), reads everything
-// back in a consumer group and deletes the topic, against a real `capstan node` (docs/kafka.md).
+// back in a consumer group and deletes the topic, and describes a broker's configs, against a
+// real `capstan node` (docs/kafka.md).
 
 #include <fstream>
 #include <string>
@@ -128,7 +129,100 @@ admin.close()
 print('OK deleted %s' % topic)
 )PY";
 
+// BROKER. Describes the configs of broker 1 (the node, started with num.partitions = 3 in its
+// config file) with kafka-python's admin client, then asks node 1 by hand about broker
+// resources it does not describe. Prints "OK ..." after each step that held.
+constexpr const char* broker_configs_script = R"PY(
+import sys, time
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.client_async import KafkaClient
+from kafka.protocol.admin import DescribeConfigsRequest
+
+broker = sys.argv[1]
+
+def fail(why):
+    sys.exit('FAIL ' + why)
+
+admin = KafkaAdminClient(bootstrap_servers=broker, client_id='py-broker-configs')
+described = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, '1')])
+error, message, kind, name, entries = described[0].resources[0][:5]
+if error != 0 or kind != 4 or name != '1':
+    fail('describe broker 1: %s' % (described[0].resources[0],))
+# name, value, read_only, source, is_sensitive, synonyms
+configs = {e[0]: e for e in entries}
+for key, value, source in [('num.partitions', '3', 4), ('node.id', '1', 4),
+                           ('min.insync.replicas', '1', 5),
+                           ('log.retention.hours', '168', 5)]:
+    if key not in configs or configs[key][1] != value or configs[key][3] != source:
+        fail('%s: %s' % (key, configs.get(key)))
+if 'queued.max.request.bytes.per.connection' not in configs:
+    fail('queued.max.request.bytes.per.connection missing')
+if any(not e[2] or e[4] for e in entries):
+    fail('an entry not read-only or sensitive: %s' % [e for e in entries if not e[2] or e[4]])
+print('OK broker 1 has %d configs, num.partitions=%s' % (len(configs),
+                                                       configs['num.partitions'][1]))
+
+narrowed = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, '1',
+    configs={'min.insync.replicas': None, 'no.such.key': None})])
+keys = [e[0] for e in narrowed[0].resources[0][4]]
+if keys != ['min.insync.replicas']:
+    fail('narrowed to %s' % keys)
+admin.close()
+print('OK narrowed to min.insync.replicas')
+
+# Resources kafka-python would not send to node 1 (another broker's id goes to that broker; an
+# empty or non-numeric name is refused by the client): asked by hand.
+client = KafkaClient(bootstrap_servers=broker, client_id='py-broker-configs-raw')
+deadline = time.time() + 30
+while not client.ready(1) and time.time() < deadline:
+    client.poll(timeout_ms=100)
+if not client.ready(1):
+    fail('node 1 not ready in 30 s')
+
+def ask(kind, name):
+    future = client.send(1, DescribeConfigsRequest[2](resources=[(kind, name, None)],
+                                                      include_synonyms=False))
+    client.poll(future=future, timeout_ms=30000)
+    if not future.is_done or future.failed():
+        fail('no DescribeConfigs answer for (%d, %r)' % (kind, name))
+    return future.value.resources[0]
+
+for kind, name in [(4, '2'), (4, 'one'), (8, '1')]:
+    answered = ask(kind, name)
+    if answered[0] != 42 or not answered[1] or answered[4]:
+        fail('(%d, %r) answered %s' % (kind, name, answered))
+empty = ask(4, '')
+if empty[0] != 0 or empty[4]:
+    fail('empty name answered %s' % (empty,))
+client.close()
+print('OK other brokers, names and loggers refused')
+)PY";
+
 } // namespace
+
+TEST_CASE("kafka-python describes a broker's configs by its id", "[system][kafka]") {
+  test::temp_dir dir;
+  INFO("python3 kafka (Debian package python3-kafka) is missing: run scripts/setup.sh");
+  REQUIRE(test::python_module_present("kafka", dir.path()));
+  test::node_process_options options;
+  options.binary = CAPSTAN_BINARY;
+  options.settings = "num.partitions = 3\n";
+  test::node_process node{dir, 1, options};
+  node.start();
+  const auto path = (dir.path() / "broker_configs.py").string();
+  std::ofstream(path) << broker_configs_script;
+  const std::string broker = "127.0.0.1:" + std::to_string(node.kafka_port());
+  std::string out, err;
+  const int rc =
+      test::run_to_end("/usr/bin/python3", {path, broker}, dir.path(), &out, &err, 120s);
+  INFO(out << err);
+  CHECK(rc == 0);
+  CHECK(out.find("OK broker 1 has ") != std::string::npos);
+  CHECK(out.find("OK narrowed to min.insync.replicas") != std::string::npos);
+  CHECK(out.find("OK other brokers, names and loggers refused") != std::string::npos);
+  node.stop();
+}
 
 TEST_CASE("kafka-python creates, describes, grows, uses and deletes a topic", "[system][kafka]") {
   test::temp_dir dir;
