@@ -7,7 +7,6 @@
 
 #include "actors/node/node.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <initializer_list>
@@ -21,6 +20,7 @@
 
 #include "actors/node/controller_quorum.hpp"
 #include "actors/node/listen_address.hpp"
+#include "actors/node/node_config_keys.hpp"
 #include "runtime/cluster/topic_validation.hpp"
 
 namespace capstan {
@@ -573,38 +573,6 @@ result<node_config> apply_table(const toml::table& root, const std::string& sour
   return c;
 }
 
-// The setting a key names: a synonym or a coarser unit names the one its main name does
-// (broker.id: node.id, log.retention.hours: retention.ms), any other key itself.
-std::string setting_of(const std::string& key) {
-  for (const auto& [name, synonym] : aliases)
-    if (key == synonym) return name;
-  if (auto it = log_scaled_keys().find(key); it != log_scaled_keys().end()) return it->second.first;
-  if (auto it = log_default_keys().find(key); it != log_default_keys().end()) return it->second;
-  return key;
-}
-
-// The broker log default that sets topic config `topic_key`, as Kafka prints it.
-std::string log_default_text(const log_config& d, const std::string& topic_key) {
-  if (topic_key == "log.retention.check.interval.ms") return std::to_string(d.retention_check_interval_ms);
-  if (topic_key == "log.cleaner.backoff.ms") return std::to_string(d.cleaner_backoff_ms);
-  if (topic_key == "producer.id.expiration.ms") return std::to_string(d.producer_id_expiration_ms);
-  if (topic_key == "min.cleanable.dirty.ratio") {
-    // As Java prints a double ("0.5"), not std::to_string's "0.500000".
-    std::ostringstream out;
-    out.precision(std::numeric_limits<double>::max_digits10);
-    out << d.min_cleanable_dirty_ratio;
-    return out.str();
-  }
-  return d.to_map().at(topic_key);
-}
-
-// A coarser unit of a millisecond setting: its value in that unit when a whole number of them.
-std::optional<std::string> scaled_text(const log_config& d, const std::string& topic_key, int64_t factor) {
-  const auto ms = std::stoll(log_default_text(d, topic_key));
-  if (ms < 0 || ms % factor != 0) return std::nullopt;
-  return std::to_string(ms / factor);
-}
-
 error parse_failure(const toml::parse_error& e, const std::string& source) {
   std::ostringstream where;
   where << e.source().begin;
@@ -643,24 +611,26 @@ std::set<std::string> node_config::known_keys() {
   return out;
 }
 
-std::vector<broker_config_entry> node_config::broker_configs() const {
-  std::set<std::string> given_settings;
-  for (const auto& key : given_keys) given_settings.insert(setting_of(key));
-  auto entry = [&](const std::string& key, std::optional<std::string> value) {
-    return broker_config_entry{key, std::move(value),
-                               given_settings.contains(setting_of(key))
-                                   ? broker_config_source::static_broker_config
-                                   : broker_config_source::default_config};
-  };
-  std::vector<broker_config_entry> out;
-  for (const auto& [key, k] : node_keys()) out.push_back(entry(key, k.show(*this)));
-  for (const auto& [key, topic_key] : log_default_keys())
-    out.push_back(entry(key, log_default_text(log_defaults, topic_key)));
-  for (const auto& [key, scaled] : log_scaled_keys())
-    out.push_back(entry(key, scaled_text(log_defaults, scaled.first, scaled.second)));
-  std::sort(out.begin(), out.end(),
-            [](const broker_config_entry& a, const broker_config_entry& b) { return a.name < b.name; });
+namespace node_config_keys {
+
+const std::map<std::string, std::string>& log_defaults() { return log_default_keys(); }
+
+const std::map<std::string, std::pair<std::string, int64_t>>& log_scaled() {
+  return log_scaled_keys();
+}
+
+std::vector<std::pair<std::string, std::string>> synonyms() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, synonym] : aliases) out.emplace_back(name, synonym);
   return out;
 }
+
+std::map<std::string, std::optional<std::string>> shown(const node_config& c) {
+  std::map<std::string, std::optional<std::string>> out;
+  for (const auto& [key, k] : node_keys()) out.emplace(key, k.show(c));
+  return out;
+}
+
+} // namespace node_config_keys
 
 } // namespace capstan
