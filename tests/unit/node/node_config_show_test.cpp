@@ -57,6 +57,7 @@ TEST_CASE("keys given in the config file, and their synonyms, are STATIC_BROKER_
 broker.id = 7
 min.insync.replicas = 2
 log.retention.hours = 1
+log.cleaner.min.cleanable.ratio = 0.1
 listeners = "CAPSTAN://127.0.0.1:19092"
 )",
                                        "test.toml", node_config{});
@@ -72,6 +73,7 @@ listeners = "CAPSTAN://127.0.0.1:19092"
   CHECK(c.at("log.retention.ms").value == "3600000");
   CHECK(c.at("log.retention.minutes").value == "60");
   CHECK(c.at("listeners").value == "CAPSTAN://127.0.0.1:19092");
+  CHECK(c.at("log.cleaner.min.cleanable.ratio").value == "0.1");
   CHECK(c.at("num.partitions").source == broker_config_source::default_config);
   CHECK(c.at("log.segment.bytes").source == broker_config_source::default_config);
 }
