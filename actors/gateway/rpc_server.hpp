@@ -63,7 +63,7 @@ struct rpc_targets {
   int16_t offsets_replication_factor = default_offsets_replication_factor;
   // This node's configuration as a Kafka DescribeConfigs of a broker resource naming `node`
   // answers it (node_config::broker_configs, rendered once at start); empty: no configs.
-  std::vector<broker_config_entry> broker_configs;
+  std::vector<broker_config_entry> broker_configs{};
 };
 
 // Where the Kafka listener binds (docs/kafka.md, "The listener"); port 0: any free port.
