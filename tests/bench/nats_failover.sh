@@ -6,7 +6,9 @@
 # ack: one in flight, acked by a raft quorum of 2, the analogue of acks=all with
 # min.insync.replicas=2). TRIALS times: the stream leader (stream info) is killed with kill -9 and
 # the failover is measured from the kill to the first positive ack after it (the client prints
-# every pause over GAP_MS, default 200, between two acks). The killed server is then restarted
+# every pause over GAP_MS, default 200, between two acks), and to the new leader's "new stream
+# leader" log line (elected). The meta leader (the analogue of capstan's active controller) is
+# shown, as is the server the client was connected to. The killed server is then restarted
 # with its own command line and config, and the next trial waits (bounded) until its /healthz is
 # ok and the stream has 3 current replicas again. Prints every trial, min / median / max, and the
 # load average at the start and the end. Stops every server and the client by pid.
@@ -123,6 +125,23 @@ restart_server() {
   wait_until "$wait_s" 0.2 "the stream's 3 replicas current again" stream_whole
 }
 
+meta_leader() { # the JetStream meta leader (the analogue of the active controller), per server 1
+  curl -fsS --max-time 2 "http://127.0.0.1:$NATS_BENCH_HPORT/jsz" 2>/dev/null |
+    sed -n 's/.*"leader": *"\([^"]*\)".*/\1/p' | head -1
+}
+# The time in ms of the first "new stream leader" line in any server's log at or after $1 (ms),
+# or nothing. Log lines start "[PID] YYYY/MM/DD HH:MM:SS.micro" in local time.
+elected_after() {
+  local after=$1 day time t
+  while read -r _ day time _; do
+    t=$(date -d "$day $time" +%s%3N 2>/dev/null) || continue
+    if ((t >= after)); then
+      echo "$t"
+      return 0
+    fi
+  done < <(grep -hF "new stream leader for '\$G > FAILOVER'" "$base_dir"/n*.log | sort -k2,3)
+}
+
 # min median max of the numbers on stdin (median of an even count: mean of the middle two).
 stats() {
   sort -n | awk '{ v[NR] = $1 } END {
@@ -143,7 +162,7 @@ wait_until "$wait_s" 0.1 "the client's first ack" has_first
 results=$dir/results
 : >"$results"
 echo "== stream leader failover: $trials trials"
-printf '%-6s %-7s %-11s %9s %9s %10s\n' trial leader client_on timeouts no_resp failover_ms
+printf '%-6s %-7s %-5s %-10s %9s %9s %11s %12s\n' trial leader meta client_on timeouts no_resp elected_ms failover_ms
 for t in $(seq 1 "$trials"); do
   sleep 1 # acks flow before the kill
   wait_until "$wait_s" 0.2 "trial $t: a stream leader" stream_leader >/dev/null
@@ -154,6 +173,8 @@ for t in $(seq 1 "$trials"); do
   mapfile -d '' -t victim_cmd <"/proc/$pid/cmdline"
   # The server the client is connected to: the last "conn" line (a reconnect prints one).
   on=$(name_of_url "$(awk '$1 == "conn" { u = $3 } END { print u }' "$out")")
+  # When the stream leader is the meta leader too, the meta group elects one as well.
+  meta=$(meta_leader)
   t0=$(date +%s%3N)
   kill -KILL "$pid"
   gap_after_kill() { awk -v t0="$t0" '$1 == "gap" && $3 > t0 { print; exit }' "$out"; }
@@ -161,16 +182,24 @@ for t in $(seq 1 "$trials"); do
   wait_until "$wait_s" 0.05 "trial $t: an ack after the kill (a pause over GAP_MS)" acked
   read -r _ _ t_ack timeouts no_resp _ <<<"$(gap_after_kill)"
   failover=$((t_ack - t0))
-  printf '%-6s %-7s %-11s %9s %9s %10s\n' "$t" "$leader" "$on" "$timeouts" "$no_resp" "$failover"
-  echo "$failover $([[ $on == "$leader" ]] && echo on-leader || echo elsewhere)" >>"$results"
+  t_elected=$(elected_after "$t0")
+  elected=$([[ -n $t_elected ]] && echo $((t_elected - t0)) || echo NA)
+  printf '%-6s %-7s %-5s %-10s %9s %9s %11s %12s\n' "$t" "$leader" "${meta:-?}" "$on" "$timeouts" \
+    "$no_resp" "$elected" "$failover"
+  echo "$failover $([[ $on == "$leader" ]] && echo on-leader || echo elsewhere) $elected" \
+    "$([[ $meta == "$leader" ]] && echo both || echo stream-only)" >>"$results"
   restart_server "$i" "$pid"
 done
 
 echo "== summary (kill -9 of the stream leader -> first ack after it), load at end:" \
   "$(uptime | sed 's/.*load average/load average/')"
-printf '%-46s ' "all trials"
+printf '%-46s ' "new stream leader logs it (elected)"
+awk '$3 != "NA" { print $3 }' "$results" | stats
+printf '%-46s ' "first ack after the kill: all trials"
 awk '{ print $1 }' "$results" | stats
 printf '%-46s ' "client connected to the killed leader"
 awk '$2 == "on-leader" { print $1 }' "$results" | stats
 printf '%-46s ' "client connected to a surviving server"
 awk '$2 == "elsewhere" { print $1 }' "$results" | stats
+printf '%-46s ' "stream leader not the meta leader"
+awk '$4 == "stream-only" { print $1 }' "$results" | stats
