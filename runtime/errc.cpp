@@ -61,6 +61,7 @@ std::string_view to_string(errc code) {
     case errc::unsupported_version: return "UNSUPPORTED_VERSION";
     case errc::duplicate_voter: return "DUPLICATE_VOTER";
     case errc::voter_not_found: return "VOTER_NOT_FOUND";
+    case errc::unknown_topic_id: return "UNKNOWN_TOPIC_ID";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

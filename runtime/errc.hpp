@@ -75,11 +75,13 @@ enum class errc : uint8_t {
   // Changing the controller quorum's voters (docs/controller.md, "Voter changes").
   duplicate_voter,
   voter_not_found,
+  // The Kafka listener's: a DeleteTopics v6 topic id no topic has (docs/kafka.md).
+  unknown_topic_id,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::voter_not_found;
+inline constexpr errc last_errc = errc::unknown_topic_id;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

@@ -73,6 +73,7 @@ enum ErrorCode {
   unsupportedVersion @54 $kafka(35);
   duplicateVoter @55 $kafka(126);
   voterNotFound @56 $kafka(127);
+  unknownTopicId @57 $kafka(100);
 }
 
 struct BrokerInfo {
