@@ -62,6 +62,7 @@ std::string_view to_string(errc code) {
     case errc::duplicate_voter: return "DUPLICATE_VOTER";
     case errc::voter_not_found: return "VOTER_NOT_FOUND";
     case errc::unknown_topic_id: return "UNKNOWN_TOPIC_ID";
+    case errc::broker_not_available: return "BROKER_NOT_AVAILABLE";
   }
   return "UNKNOWN_SERVER_ERROR";
 }

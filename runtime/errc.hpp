@@ -77,11 +77,14 @@ enum class errc : uint8_t {
   voter_not_found,
   // The Kafka listener's: a DeleteTopics v6 topic id no topic has (docs/kafka.md).
   unknown_topic_id,
+  // Between nodes: a node's cluster address refused the connection, so no process listens there
+  // (docs/controller.md, "Broker sessions").
+  broker_not_available,
 };
 
 // The last value above: append new codes after it and move this along, so a receiver can tell a
 // code it knows from one a newer peer sent.
-inline constexpr errc last_errc = errc::unknown_topic_id;
+inline constexpr errc last_errc = errc::broker_not_available;
 
 // Kafka's upper-case name, e.g. "CORRUPT_MESSAGE".
 std::string_view to_string(errc code);

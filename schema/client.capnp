@@ -74,6 +74,7 @@ enum ErrorCode {
   duplicateVoter @55 $kafka(126);
   voterNotFound @56 $kafka(127);
   unknownTopicId @57 $kafka(100);
+  brokerNotAvailable @58 $kafka(8);
 }
 
 struct BrokerInfo {

@@ -238,6 +238,11 @@ void actor_io::send(node_id to, uint64_t generation, sendable m) {
             [self, to, generation](caf::error& err) {
               spdlog::warn("controller {}: cannot reach node {}: {}", self->state.opts.node.value(),
                            to.value(), caf::to_string(err));
+              // Its address refused the connection: its process is gone, as when a connection
+              // closes. This is how a newly active controller learns of a node that died with
+              // the previous one, whose connections it never had.
+              if (from_caf_error(err).code == errc::broker_not_available)
+                self->state.driver->connection_lost(to, now_ms());
               self->state.driver->answered(to, generation, false);
             });
 }

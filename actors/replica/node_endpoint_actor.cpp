@@ -243,8 +243,12 @@ void connect(directory_ptr self, node_id node) {
             finish_connect(self, node, caf::actor_cast<node_endpoint_actor>(ptr));
           },
           [self, node, where](caf::error& err) {
+            // Refused: nothing listens there, the node's process is gone (a cut link times out
+            // instead). The active controller fences such a node at once.
+            const auto code = err == caf::sec::cannot_connect_to_node ? errc::broker_not_available
+                                                                      : errc::network_exception;
             finish_connect(self, node,
-                           refusal(errc::network_exception,
+                           refusal(code,
                                    "cannot reach node " + std::to_string(node.value()) + " at " +
                                        where + ": " + caf::to_string(err)));
           });

@@ -325,6 +325,48 @@ TEST_CASE("a node killed with SIGKILL while another is paused is fenced as soon 
   }
 }
 
+TEST_CASE("the active controller killed with SIGKILL with the partitions it leads is fenced by "
+          "the next controller as soon as its address refuses a connection, long before its "
+          "session would run out",
+          "[system][failover]") {
+  // Sessions far longer than any wait below: the new controller never had the victim's
+  // connections, and only the refused one can tell it the victim is gone.
+  node_cluster c(binary, 0, "broker.session.timeout.ms = 120000\n");
+  c.create_topic("orders", 3, c.node(1), partitions);
+  const auto leaders = await_full_isr(c, "orders", partitions, c.node(1));
+  int victim_id = 0;
+  REQUIRE(eventually([&] { return (victim_id = c.active_controller()) != 0; }, 30s));
+  INFO("leaders " << leaders[0] << "," << leaders[1] << "," << leaders[2] << ", controller "
+                  << victim_id);
+
+  busy_producer producer(c, partitions_of("orders", partitions));
+  REQUIRE(producer.await_acks(std::vector<size_t>(partitions, 0), 100));
+  c.node(victim_id).kill();
+
+  std::vector<int> survivors;
+  for (int id = 1; id <= 3; ++id)
+    if (id != victim_id) survivors.push_back(id);
+  auto& via = c.node(survivors.front());
+  for (int p = 0; p < partitions; ++p) c.await_isr("orders", via, survivors, p);
+  const auto nodes = c.registered_nodes(via);
+  INFO(untabbed(nodes));
+  CHECK(nodes.find("\t" + std::to_string(victim_id) + "\tfenced") != std::string::npos);
+
+  REQUIRE(producer.await_acks(producer.counts(), 100));
+  producer.stop();
+  {
+    const auto failures = producer.failures();
+    INFO((failures.empty() ? std::string() : failures.front()));
+    CHECK(failures.empty());
+  }
+  for (int p = 0; p < partitions; ++p) {
+    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
+    check_history("orders", p, producer,
+                  records_of_lines(c.consume("orders", via, count,
+                                             {"--partition", std::to_string(p), "--print-offset"})));
+  }
+}
+
 TEST_CASE("after every node of the cluster is stopped (SIGTERM, one SIGKILL) and started again, "
           "every topic, its configs and every committed record are there",
           "[system][failover]") {

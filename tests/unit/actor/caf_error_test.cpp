@@ -41,7 +41,7 @@ constexpr errc all_codes[] = {
   errc::rebalance_in_progress, errc::member_id_required, errc::group_max_size_reached,
   errc::fenced_instance_id, errc::group_not_empty, errc::group_id_not_found,
   errc::unsupported_version, errc::duplicate_voter, errc::voter_not_found,
-  errc::unknown_topic_id,
+  errc::unknown_topic_id, errc::broker_not_available,
 };
 
 } // namespace
@@ -53,11 +53,12 @@ TEST_CASE("a wire code maps to its errc, one past the last is UNKNOWN_SERVER_ERR
     CHECK(errc_from_code(static_cast<uint8_t>(code)) == code);
     CHECK((to_string(code) != "UNKNOWN_SERVER_ERROR" || code == errc::unknown_server_error));
   }
-  CHECK(last_errc == errc::unknown_topic_id);
+  CHECK(last_errc == errc::broker_not_available);
   CHECK(to_string(errc::unsupported_version) == "UNSUPPORTED_VERSION");
   CHECK(to_string(errc::duplicate_voter) == "DUPLICATE_VOTER");
   CHECK(to_string(errc::voter_not_found) == "VOTER_NOT_FOUND");
   CHECK(to_string(errc::unknown_topic_id) == "UNKNOWN_TOPIC_ID");
+  CHECK(to_string(errc::broker_not_available) == "BROKER_NOT_AVAILABLE");
   CHECK(to_string(errc::not_coordinator) == "NOT_COORDINATOR");
   CHECK(to_string(errc::invalid_timestamp) == "INVALID_TIMESTAMP");
   CHECK(to_string(errc::preferred_leader_not_available) == "PREFERRED_LEADER_NOT_AVAILABLE");

@@ -56,6 +56,7 @@ TEST_CASE("the Kafka numbers of the schema's error codes are Kafka's", "[gateway
   CHECK(kafka_error_code(errc::ineligible_replica) == 107);
   CHECK(kafka_error_code(errc::voter_not_found) == 127);
   CHECK(kafka_error_code(errc::unknown_topic_id) == 100);
+  CHECK(kafka_error_code(errc::broker_not_available) == 8);
   CHECK(kafka_error_code(errc::unknown_server_error) == -1);
   // Every code has a number of its own: two errcs never answer as one Kafka error.
   std::set<int16_t> seen;
