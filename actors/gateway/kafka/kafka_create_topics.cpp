@@ -71,6 +71,18 @@ error validate_create_topic(const topic_spec& spec, const cluster_metadata& md) 
   return error{};
 }
 
+void complete_created_topics(std::vector<answer<topic_metadata>>& results,
+                             const cluster_metadata& md) {
+  for (auto& a : results) {
+    if (!a.ok() || !a.value.partitions.empty()) continue;
+    auto it = md.topics.find(a.value.name);
+    // The same name with another id is a later topic: this one was deleted meanwhile.
+    if (it == md.topics.end() || it->second.id != a.value.id) continue;
+    a.value.partitions = it->second.partitions;
+    a.value.configs = it->second.configs;
+  }
+}
+
 kafka::struct_value create_topics_response_body(const std::vector<answer<topic_metadata>>& results,
                                                 const kafka::request& req) {
   auto body = kafka::make_message(kafka::create_topics_api, kafka::message_kind::response);
@@ -83,8 +95,8 @@ kafka::struct_value create_topics_response_body(const std::vector<answer<topic_m
     t["Name"] = value(topics[i].as_struct()["Name"].as_string());
     t["ErrorCode"] = value(int64_t{kafka_error_code(a.err.code)});
     t["ErrorMessage"] = nullable_string(a.err.message);
+    if (a.ok()) t["TopicId"] = value(kafka::uuid_bytes(a.value.id));
     if (a.ok() && !a.value.partitions.empty()) {
-      t["TopicId"] = value(kafka::uuid_bytes(a.value.id));
       t["NumPartitions"] = value(static_cast<int64_t>(a.value.partitions.size()));
       t["ReplicationFactor"] =
           value(static_cast<int64_t>(a.value.partitions.front().replicas.size()));
@@ -124,11 +136,20 @@ kj::Promise<bytes> serve_kafka_create_topics(const client_session& s, kafka::req
       pending.add(handle_create_topic(s, std::move(c.spec)));
   }
   return kj::joinPromises(pending.releaseAsArray())
-      .then([req = std::move(req)](kj::Array<answer<topic_metadata>>&& answers) {
+      .then([s, req = std::move(req)](
+                kj::Array<answer<topic_metadata>>&& answers) mutable -> kj::Promise<bytes> {
         std::vector<answer<topic_metadata>> results(std::make_move_iterator(answers.begin()),
                                                     std::make_move_iterator(answers.end()));
-        return response_frame(kafka::create_topics_api, req,
-                              create_topics_response_body(results, req));
+        if (req.header.version < 5)
+          return response_frame(kafka::create_topics_api, req,
+                                create_topics_response_body(results, req));
+        return handle_metadata(s, "metadata")
+            .then([req = std::move(req),
+                   results = std::move(results)](answer<metadata_snapshot>&& md) mutable {
+              if (md.ok() && md.value) complete_created_topics(results, *md.value);
+              return response_frame(kafka::create_topics_api, req,
+                                    create_topics_response_body(results, req));
+            });
       });
 }
 

@@ -28,7 +28,15 @@ std::vector<kafka_create_topic_call> create_topics_calls(const kafka::struct_val
 // the defaults are the controller's to apply.
 error validate_create_topic(const topic_spec& spec, const cluster_metadata& md);
 
-// REQUIRES: `results` holds one answer per topic of `req`, in order.
+// The controller answers a creation with the topic's name and id alone; from v5 Kafka's answer
+// also carries its partition count, replication factor and overrides. Fills those of each
+// created topic in `results` from `md`, this node's metadata after the creation caught up
+// (handlers/metadata_catch_up.hpp); a topic `md` does not show with the same id keeps none.
+void complete_created_topics(std::vector<answer<topic_metadata>>& results,
+                             const cluster_metadata& md);
+
+// REQUIRES: `results` holds one answer per topic of `req`, in order. A created topic is answered
+// with its id from every version that has TopicId (v7).
 kafka::struct_value create_topics_response_body(const std::vector<answer<topic_metadata>>& results,
                                                 const kafka::request& req);
 

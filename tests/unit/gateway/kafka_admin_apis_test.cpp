@@ -117,6 +117,52 @@ TEST_CASE("CreateTopics passes counts and configs and answers each topic with it
   }
 }
 
+TEST_CASE("CreateTopics answers a created topic with the id the controller gave it and the "
+          "partitions this node's metadata shows",
+          "[gateway][kafka]") {
+  auto md = one_topic_cluster("made", 4);
+  md.topics["made"].id = topic_id{5, 6};
+  md.topics["made"].configs = {{"cleanup.policy", "compact"}};
+  // As the controller answers: name and id alone.
+  topic_metadata made;
+  made.name = "made";
+  made.id = topic_id{5, 6};
+  topic_metadata replaced = made;
+  replaced.name = "gone";
+  md.topics["gone"] = md.topics["made"];
+  md.topics["gone"].name = "gone";
+  md.topics["gone"].id = topic_id{8};
+  std::vector<answer<topic_metadata>> results{answer<topic_metadata>{made, {}},
+                                              answer<topic_metadata>{replaced, {}}};
+  complete_created_topics(results, md);
+  CHECK(results[0].value.partitions.size() == 4);
+  CHECK(results[0].value.configs == md.topics["made"].configs);
+  // The name now belongs to a topic with another id: nothing of it is taken.
+  CHECK(results[1].value.partitions.empty());
+
+  for (int16_t version = 5; version <= 7; ++version) {
+    INFO("version " << version);
+    auto body = request_body(kafka::create_topics_api);
+    value::array_type topics;
+    for (auto name : {"made", "gone"}) {
+      auto t = element_of(body, "Topics");
+      t["Name"] = value(name);
+      topics.emplace_back(std::move(t));
+    }
+    body["Topics"] = value(std::move(topics));
+    auto req = sent(kafka::create_topics_api, version, body);
+    auto out = received(kafka::create_topics_api, req, create_topics_response_body(results, req));
+    const auto& answered = out["Topics"].as_array();
+    REQUIRE(answered.size() == 2);
+    CHECK(answered[0].as_struct()["NumPartitions"].as_int() == 4);
+    CHECK(answered[1].as_struct()["NumPartitions"].as_int() == -1);
+    if (version >= 7) {
+      CHECK(answered[0].as_struct()["TopicId"] == value(kafka::uuid_bytes{5, 6}));
+      CHECK(answered[1].as_struct()["TopicId"] == value(kafka::uuid_bytes{5, 6}));
+    }
+  }
+}
+
 TEST_CASE("CreateTopics validateOnly refuses what creating would refuse", "[gateway][kafka]") {
   const auto md = one_topic_cluster("taken", 1);
   topic_spec spec;
