@@ -30,6 +30,7 @@ constexpr int16_t invalid_replica_assignment = 39;
 constexpr int16_t invalid_request = 42;
 constexpr int16_t fenced_leader_epoch = 74;
 constexpr int16_t unknown_leader_epoch = 75;
+constexpr int16_t unknown_topic_id = 100;
 
 cluster_metadata one_topic_cluster(const std::string& name, size_t partitions) {
   cluster_metadata md;
@@ -196,34 +197,87 @@ TEST_CASE("DeleteTopics deletes by name and answers each name with its code", "[
         t["Name"] = value(name);
         topics.emplace_back(std::move(t));
       }
-      auto by_id = element_of(body, "Topics");
-      by_id["Name"] = value(kafka::null_value{});
-      topics.emplace_back(std::move(by_id));
       body["Topics"] = value(std::move(topics));
     } else {
       body["TopicNames"] = value(value::array_type{value("a"), value("b")});
     }
     auto req = sent(kafka::delete_topics_api, version, body);
-    auto names = delete_topics_names(req);
-    const std::vector<std::string> expected =
-        version >= 6 ? std::vector<std::string>{"a", "b", ""} : std::vector<std::string>{"a", "b"};
-    CHECK(names == expected);
+    auto md = one_topic_cluster("a", 1);
+    md.topics["a"].id = topic_id{7};
+    const auto calls = delete_topics_calls(req, &md);
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].name == "a");
+    CHECK(calls[1].name == "b");
+    CHECK(calls[0].refused.code == errc::none);
+    CHECK(calls[1].refused.code == errc::none);
 
     std::vector<answer<bool>> results{answer<bool>{true, {}},
                                       failed<bool>(errc::unknown_topic_or_partition)};
-    if (version >= 6) results.push_back(failed<bool>(errc::invalid_request));
-    auto out = received(kafka::delete_topics_api, req, delete_topics_response_body(results, req));
+    auto out =
+        received(kafka::delete_topics_api, req, delete_topics_response_body(calls, results, req));
     const auto& answered = out["Responses"].as_array();
-    REQUIRE(answered.size() == expected.size());
+    REQUIRE(answered.size() == 2);
     CHECK(answered[0].as_struct()["Name"].as_string() == "a");
     CHECK(code_of(answered[0].as_struct()["ErrorCode"]) == 0);
     CHECK(answered[1].as_struct()["Name"].as_string() == "b");
     CHECK(code_of(answered[1].as_struct()["ErrorCode"]) == unknown_topic_or_partition);
     if (version >= 6) {
-      CHECK(answered[2].as_struct()["Name"].is_null());
-      CHECK(code_of(answered[2].as_struct()["ErrorCode"]) == invalid_request);
+      // A topic deleted by name is answered with its id, as Kafka's controller answers.
+      CHECK(answered[0].as_struct()["TopicId"] == value(kafka::uuid_bytes{7}));
+      CHECK(answered[1].as_struct()["TopicId"] == value(kafka::uuid_bytes{}));
     }
   }
+}
+
+TEST_CASE("DeleteTopics v6 deletes a topic named by its id alone by the name this node knows",
+          "[gateway][kafka]") {
+  auto md = one_topic_cluster("known", 1);
+  md.topics["known"].id = topic_id{1, 2, 3};
+  auto body = request_body(kafka::delete_topics_api);
+  value::array_type topics;
+  auto entry = [&](kafka::value name, topic_id id) {
+    auto t = element_of(body, "Topics");
+    t["Name"] = std::move(name);
+    t["TopicId"] = value(kafka::uuid_bytes(id));
+    topics.emplace_back(std::move(t));
+  };
+  entry(value(kafka::null_value{}), topic_id{1, 2, 3}); // known id
+  entry(value(kafka::null_value{}), topic_id{9});       // unknown id
+  entry(value("known"), topic_id{1, 2, 3});             // both: refused as Kafka does
+  entry(value(kafka::null_value{}), topic_id{});        // neither
+  body["Topics"] = value(std::move(topics));
+  auto req = sent(kafka::delete_topics_api, 6, body);
+
+  const auto calls = delete_topics_calls(req, &md);
+  REQUIRE(calls.size() == 4);
+  CHECK(calls[0].name == "known");
+  CHECK(calls[0].refused.code == errc::none);
+  CHECK(!calls[1].name);
+  CHECK(calls[1].refused.code == errc::unknown_topic_id);
+  CHECK(calls[2].refused.code == errc::invalid_request);
+  CHECK(calls[3].refused.code == errc::invalid_request);
+  // This node could not read its metadata: an id alone is answered with why.
+  const auto blind = delete_topics_calls(req, nullptr, make_error(errc::request_timed_out, "x"));
+  CHECK(blind[0].refused.code == errc::request_timed_out);
+  CHECK(blind[2].refused.code == errc::invalid_request);
+
+  std::vector<answer<bool>> results{answer<bool>{true, {}}};
+  for (size_t i = 1; i < calls.size(); ++i) results.push_back({false, calls[i].refused});
+  auto out =
+      received(kafka::delete_topics_api, req, delete_topics_response_body(calls, results, req));
+  const auto& answered = out["Responses"].as_array();
+  REQUIRE(answered.size() == 4);
+  CHECK(answered[0].as_struct()["Name"].as_string() == "known");
+  CHECK(answered[0].as_struct()["TopicId"] == value(kafka::uuid_bytes{1, 2, 3}));
+  CHECK(code_of(answered[0].as_struct()["ErrorCode"]) == 0);
+  CHECK(answered[1].as_struct()["Name"].is_null());
+  CHECK(answered[1].as_struct()["TopicId"] == value(kafka::uuid_bytes{9}));
+  CHECK(code_of(answered[1].as_struct()["ErrorCode"]) == unknown_topic_id);
+  CHECK(answered[2].as_struct()["Name"].as_string() == "known");
+  CHECK(answered[2].as_struct()["TopicId"] == value(kafka::uuid_bytes{1, 2, 3}));
+  CHECK(code_of(answered[2].as_struct()["ErrorCode"]) == invalid_request);
+  CHECK(answered[3].as_struct()["Name"].is_null());
+  CHECK(code_of(answered[3].as_struct()["ErrorCode"]) == invalid_request);
 }
 
 TEST_CASE("CreatePartitions answers each topic and validates only growth", "[gateway][kafka]") {
