@@ -25,7 +25,8 @@ struct rpc_limits {
   int32_t socket_request_max_bytes = 104857600;
   // queued.max.request.bytes.per.connection: request bytes a connection may have in flight
   // (received, not yet answered) before the node stops reading from it until some are answered
-  // (Cap'n Proto's flow limit). One request past the limit is still read.
+  // (Cap'n Proto's flow limit; on a Kafka connection, kafka_connection's request frames). One
+  // request past the limit is still read.
   int32_t queued_max_request_bytes_per_connection = int32_t{64} << 20;
   // queued.max.response.bytes.per.connection and queued.max.responses.per.connection: what a
   // connection may have owed or waiting to be sent (its client does not read its answers) before

@@ -1,7 +1,8 @@
 // The client RPC server against stub actors (a partition replica, the metadata actor and the
 // group coordinator written below): every method over a real Cap'n Proto connection on
 // 127.0.0.1, the named error for each bad input, zero-copy fetch pins, and a server that keeps
-// serving after garbage and truncated frames on its port.
+// serving after garbage and truncated frames on its port; the connection limits on both front
+// doors (the Kafka listener's through raw Kafka frames).
 
 #include "actors/gateway/rpc_server.hpp"
 
@@ -17,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,7 @@
 #include <capnp/ez-rpc.h>
 #include <catch2/catch.hpp>
 
+#include "actors/gateway/kafka/kafka_response_frame.hpp"
 #include "actors/gateway/metrics_refresher.hpp"
 #include "actors/gateway/metrics_server.hpp"
 #include "actors/gateway/request_validation.hpp"
@@ -37,6 +40,7 @@
 #include "runtime/storage/file_handle.hpp"
 #include "schema/client.capnp.h"
 #include "tests/support/caf_fixture.hpp"
+#include "tests/support/raw_kafka_client.hpp"
 #include "tests/support/raw_rpc_client.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -387,7 +391,9 @@ struct rpc_fixture {
   std::shared_ptr<const routing_table> table;
   std::unique_ptr<rpc_server> server;
 
-  explicit rpc_fixture(rpc_limits limits = {}, std::shared_ptr<node_fault_switch> faults = {}) {
+  // `kafka`: also a Kafka listener on a free port of 127.0.0.1 (kafka_port()).
+  explicit rpc_fixture(rpc_limits limits = {}, std::shared_ptr<node_fault_switch> faults = {},
+                       bool kafka = false) {
     replica = ts.spawn(stub_replica, probe);
     table = std::make_shared<const routing_table>(routing_table{{{"t", 0}, replica}});
     metadata = ts.spawn(stub_metadata, cluster);
@@ -398,7 +404,10 @@ struct rpc_fixture {
                         {},
                         ts.spawn(stub_controller, cluster),
                         std::move(faults)};
-    auto started = rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0, limits);
+    std::optional<kafka_listen_address> kafka_at;
+    if (kafka) kafka_at = kafka_listen_address{"127.0.0.1", 0};
+    auto started =
+        rpc_server::start(ts.sys(), std::move(targets), "127.0.0.1", 0, limits, kafka_at);
     REQUIRE(started.ok());
     server = std::move(*started);
   }
@@ -407,6 +416,7 @@ struct rpc_fixture {
   }
 
   uint16_t port() const { return server->port(); }
+  uint16_t kafka_port() const { return server->kafka_port(); }
 
   // The value of the series `series` (name and labels as rendered), -1 if absent.
   int64_t metric(const std::string& series) const {
@@ -1308,6 +1318,93 @@ TEST_CASE("rpc server: a client pipelining produces without reading replies is n
   while (f.probe->produces <= before && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
   CHECK(f.probe->produces > before);
+}
+
+// A Kafka Produce v3 of `batch` to topic/partition with acks=1.
+kafka::struct_value kafka_produce_body(const std::string& topic, int32_t partition,
+                                       const bytes& batch) {
+  auto body = kafka::make_message(kafka::produce_api, kafka::message_kind::request);
+  body["Acks"] = kafka::value(int64_t{1});
+  body["TimeoutMs"] = kafka::value(int64_t{30000});
+  auto t = element_of(body, "TopicData");
+  t["Name"] = kafka::value(topic);
+  auto p = element_of(t, "PartitionData");
+  p["Index"] = kafka::value(int64_t{partition});
+  p["Records"] = kafka::value(batch);
+  t["PartitionData"] = kafka::value(kafka::value::array_type{kafka::value(std::move(p))});
+  body["TopicData"] = kafka::value(kafka::value::array_type{kafka::value(std::move(t))});
+  return body;
+}
+
+TEST_CASE("rpc server: a Kafka client pipelining produces without reading replies is not read "
+          "past queued.max.request.bytes.per.connection",
+          "[gateway][kafka][limits]") {
+  rpc_limits limits;
+  limits.queued_max_request_bytes_per_connection = 1 << 20;
+  rpc_fixture f(limits, {}, true);
+  f.probe->hold_produces = true;
+  const auto body = kafka_produce_body("t", 0, make_batch(1, 256 << 10));
+  test::raw_kafka_client flood(f.kafka_port(), 2s, 10s);
+  REQUIRE(flood.connected());
+  // 50 MiB of requests are far more than the limit plus the sockets' buffers, so the writes
+  // stall once the server stops reading; below queued.max.requests and
+  // queued.max.responses.per.connection, which would stop it too.
+  int sent = 0;
+  while (sent < 200 && flood.send(kafka::produce_api, 3, sent, body)) ++sent;
+  CHECK(sent < 200);
+  // Four frames of 256 KiB and their framing pass 1 MiB: at most those reached the replica.
+  CHECK(f.probe->produces <= 5);
+  CHECK(f.probe->produces >= 1);
+
+  // Another Kafka client is served meanwhile.
+  test::raw_kafka_client other(f.kafka_port(), 2s, 10s);
+  REQUIRE(other.send(kafka::api_versions_api, 0, 7,
+                     kafka::make_message(kafka::api_versions_api, kafka::message_kind::request)));
+  auto versions = other.receive(kafka::api_versions_api, 0);
+  REQUIRE(versions.ok());
+  CHECK(versions->correlation_id == 7);
+
+  // Once the held produces are answered, the server reads the flood again.
+  const int before = f.probe->produces;
+  f.probe->hold_produces = false;
+  caf::anon_send(f.replica, tick_atom_v);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (f.probe->produces <= before && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  CHECK(f.probe->produces > before);
+}
+
+TEST_CASE("rpc server: a Kafka request larger than queued.max.request.bytes.per.connection is "
+          "served, alone",
+          "[gateway][kafka][limits]") {
+  rpc_limits limits;
+  limits.queued_max_request_bytes_per_connection = 64 << 10;
+  rpc_fixture f(limits, {}, true);
+  f.probe->hold_produces = true;
+  test::raw_kafka_client client(f.kafka_port(), 10s, 10s);
+  // Two produces of 256 KiB each, sent at once: the first is read though it is above the limit
+  // on its own, the second only once the first is answered.
+  const auto body = kafka_produce_body("t", 0, make_batch(1, 256 << 10));
+  REQUIRE(client.send(kafka::produce_api, 3, 1, body));
+  REQUIRE(client.send(kafka::produce_api, 3, 2, body));
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (f.probe->produces < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(200ms);
+  CHECK(f.probe->produces == 1);
+
+  f.probe->hold_produces = false;
+  caf::anon_send(f.replica, tick_atom_v);
+  for (int32_t correlation : {1, 2}) {
+    auto r = client.receive(kafka::produce_api, 3);
+    REQUIRE(r.ok());
+    CHECK(r->correlation_id == correlation);
+    const auto& partition = r->body["Responses"].as_array()[0].as_struct()["PartitionResponses"]
+                                .as_array()[0]
+                                .as_struct();
+    CHECK(partition["ErrorCode"].as_int() == 0);
+  }
+  CHECK(f.probe->produces == 2);
 }
 
 TEST_CASE("rpc server: connections within their own limits are not read past queued.max.requests "

@@ -54,6 +54,10 @@ kj::Promise<void> kafka_connection::run() {
   return read_loop().exclusiveJoin(write_loop());
 }
 
+bool kafka_connection::requests_over_limit() const {
+  return request_bytes_ > session_.ctx->limits.queued_max_request_bytes_per_connection;
+}
+
 bool kafka_connection::backlogged() const {
   const auto& limits = session_.ctx->limits;
   return unsent_ >= limits.queued_max_responses_per_connection ||
@@ -61,13 +65,23 @@ bool kafka_connection::backlogged() const {
 }
 
 kj::Promise<void> kafka_connection::read_loop() {
+  // Over the request-bytes limit only this connection's own answers make room: the writer wakes
+  // the reader when one is written.
+  if (requests_over_limit()) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    room_ = kj::mv(paf.fulfiller);
+    return paf.promise.then([this] { return read_loop(); });
+  }
   if (backlogged()) return timer_.afterDelay(hold_poll).then([this] { return read_loop(); });
+  // Whole frames already read go first (take_frames leaves them while over the limit); the socket
+  // is read only once none is left, so a peer that sent everything and waits is still served.
+  if (!take_frames()) return kj::READY_NOW;
+  if (requests_over_limit()) return read_loop();
   if (buffer_.size() < filled_ + read_chunk) buffer_.resize(filled_ + read_chunk);
   return socket_->tryRead(buffer_.data() + filled_, 1, read_chunk)
       .then([this](size_t n) -> kj::Promise<void> {
         if (n == 0) return drained();
         filled_ += n;
-        if (!take_frames()) return kj::READY_NOW;
         return read_loop();
       });
 }
@@ -76,7 +90,7 @@ bool kafka_connection::take_frames() {
   const auto max = session_.ctx->limits.socket_request_max_bytes;
   size_t used = 0;
   bool open = true;
-  while (open) {
+  while (open && !requests_over_limit()) {
     auto cut = kafka::next_frame(bytes_view{buffer_.data() + used, filled_ - used}, max);
     if (!cut) {
       get_logger("gateway")->debug("Kafka connection closed: {}", cut.err().to_string());
@@ -88,10 +102,10 @@ bool kafka_connection::take_frames() {
     used += cut->consumed;
     switch (route.what) {
     case kafka_route::kind::answer:
-      queue_answer(kj::Promise<bytes>(std::move(route.response)));
+      queue_answer(kj::Promise<bytes>(std::move(route.response)), cut->consumed);
       break;
     case kafka_route::kind::dispatch:
-      queue_answer(dispatch(std::move(route.request)));
+      queue_answer(dispatch(std::move(route.request)), cut->consumed);
       break;
     case kafka_route::kind::close:
       get_logger("gateway")->debug("Kafka connection closed: {}", route.why);
@@ -109,9 +123,10 @@ bool kafka_connection::take_frames() {
   return open;
 }
 
-void kafka_connection::queue_answer(kj::Promise<bytes> answer) {
-  answers_.push_back(kj::mv(answer));
+void kafka_connection::queue_answer(kj::Promise<bytes> answer, size_t request_bytes) {
+  answers_.push_back(pending_answer{kj::mv(answer), static_cast<int64_t>(request_bytes)});
   ++unsent_;
+  request_bytes_ += static_cast<int64_t>(request_bytes);
   if (wake_) {
     wake_->fulfill();
     wake_ = nullptr;
@@ -126,15 +141,20 @@ kj::Promise<void> kafka_connection::write_loop() {
   }
   auto next = kj::mv(answers_.front());
   answers_.pop_front();
-  return next
+  return next.answer
       .then([this](bytes frame) -> kj::Promise<void> {
         // Nothing to send: a produce with acks=0, which Kafka does not answer.
         if (frame.empty()) return kj::READY_NOW;
         auto written = socket_->write(frame.data(), frame.size());
         return written.attach(kj::mv(frame));
       })
-      .then([this] {
+      .then([this, request_bytes = next.request_bytes] {
         --unsent_;
+        request_bytes_ -= request_bytes;
+        if (room_ && !requests_over_limit()) {
+          room_->fulfill();
+          room_ = nullptr;
+        }
         return write_loop();
       });
 }

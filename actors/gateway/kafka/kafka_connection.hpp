@@ -5,9 +5,11 @@
 // the order their requests came, as Kafka's clients expect, whatever order the handlers finish in.
 //
 // What a connection can make the node hold is bounded: a frame above socket.request.max.bytes
-// closes the connection as soon as its size is read; reading pauses while the connection has
-// queued.max.responses.per.connection answers unsent, or the node queued.max.requests calls in
-// flight (the native gateway's limits, rpc_limits.hpp).
+// closes the connection as soon as its size is read; reading pauses while the bytes of its
+// requests read but not yet answered are above queued.max.request.bytes.per.connection (so it
+// holds at most that plus one request, as Cap'n Proto's flow limit on the native side), while it
+// has queued.max.responses.per.connection answers unsent, or while the node has
+// queued.max.requests calls in flight (the native gateway's limits, rpc_limits.hpp).
 //
 // Threads: the gateway's kj thread only.
 
@@ -41,10 +43,18 @@ private:
   kj::Promise<void> write_loop();
   // Routes every whole frame in the buffer; false: the connection is to be closed.
   bool take_frames();
-  void queue_answer(kj::Promise<bytes> answer);
+  // `request_bytes`: the size of the request frame `answer` answers, held until it is written.
+  void queue_answer(kj::Promise<bytes> answer, size_t request_bytes);
   kj::Promise<bytes> dispatch(kafka::request req);
+  bool requests_over_limit() const;
   bool backlogged() const;
   kj::Promise<void> drained();
+
+  // An answer in request order, and the wire size of the request it answers.
+  struct pending_answer {
+    kj::Promise<bytes> answer;
+    int64_t request_bytes = 0;
+  };
 
   kj::Own<kj::AsyncIoStream> socket_;
   client_session session_;
@@ -52,9 +62,13 @@ private:
   bytes buffer_;
   size_t filled_ = 0;
   // Answers in request order, and the one being written; the writer waits on wake_ when empty.
-  std::deque<kj::Promise<bytes>> answers_;
+  std::deque<pending_answer> answers_;
   int64_t unsent_ = 0;
   kj::Own<kj::PromiseFulfiller<void>> wake_;
+  // The bytes of the requests read whose answers are not written yet (queued.max.request.bytes.
+  // per.connection); the reader waits on room_ while they are over the limit.
+  int64_t request_bytes_ = 0;
+  kj::Own<kj::PromiseFulfiller<void>> room_;
 };
 
 } // namespace capstan
