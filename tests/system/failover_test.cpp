@@ -67,6 +67,25 @@ void check_history(const std::string& topic, int p, busy_producer& producer,
   CHECK(found.empty());
 }
 
+// After a failover: `producer` gets more acknowledgements in every partition of "orders", and
+// once stopped it saw no failure, and every record it had acknowledged is read back through `via`
+// in the order it was sent.
+void writes_go_on_and_read_back(node_cluster& c, busy_producer& producer, const node_process& via) {
+  REQUIRE(producer.await_acks(producer.counts(), 100));
+  producer.stop();
+  {
+    const auto failures = producer.failures();
+    INFO((failures.empty() ? std::string() : failures.front()));
+    CHECK(failures.empty());
+  }
+  for (int p = 0; p < partitions; ++p) {
+    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
+    check_history("orders", p, producer,
+                  records_of_lines(c.consume("orders", via, count,
+                                             {"--partition", std::to_string(p), "--print-offset"})));
+  }
+}
+
 // The "Topic: ..." line of `topic describe`: name, id, partition count, replication factor and
 // configs, without the partitions' leaders and ISRs.
 std::string topic_line(node_cluster& c, const std::string& topic, const node_process& via) {
@@ -310,19 +329,7 @@ TEST_CASE("a node killed with SIGKILL while another is paused is fenced as soon 
   CHECK(nodes.find("\t" + std::to_string(victim_id) + "\tfenced") != std::string::npos);
   CHECK(nodes.find("\t" + std::to_string(paused_id) + "\tunfenced") != std::string::npos);
 
-  REQUIRE(producer.await_acks(producer.counts(), 100));
-  producer.stop();
-  {
-    const auto failures = producer.failures();
-    INFO((failures.empty() ? std::string() : failures.front()));
-    CHECK(failures.empty());
-  }
-  for (int p = 0; p < partitions; ++p) {
-    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
-    check_history("orders", p, producer,
-                  records_of_lines(c.consume("orders", c.node(controller), count,
-                                             {"--partition", std::to_string(p), "--print-offset"})));
-  }
+  writes_go_on_and_read_back(c, producer, c.node(controller));
 }
 
 TEST_CASE("the active controller killed with SIGKILL with the partitions it leads is fenced by "
@@ -352,19 +359,7 @@ TEST_CASE("the active controller killed with SIGKILL with the partitions it lead
   INFO(untabbed(nodes));
   CHECK(nodes.find("\t" + std::to_string(victim_id) + "\tfenced") != std::string::npos);
 
-  REQUIRE(producer.await_acks(producer.counts(), 100));
-  producer.stop();
-  {
-    const auto failures = producer.failures();
-    INFO((failures.empty() ? std::string() : failures.front()));
-    CHECK(failures.empty());
-  }
-  for (int p = 0; p < partitions; ++p) {
-    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
-    check_history("orders", p, producer,
-                  records_of_lines(c.consume("orders", via, count,
-                                             {"--partition", std::to_string(p), "--print-offset"})));
-  }
+  writes_go_on_and_read_back(c, producer, via);
 }
 
 TEST_CASE("after every node of the cluster is stopped (SIGTERM, one SIGKILL) and started again, "
