@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Failover time of NATS JetStream, measured as tests/bench/failover.sh measures capstan's partition
 # leader failover, for a figure beside it from the same machine and run: a 3-node JetStream
-# cluster on 127.0.0.1 (the NATS peer harness's start-cluster.sh), a stream of 3 replicas, and
+# cluster on 127.0.0.1 (started here, each server with a config file of its own), a stream of 3
+# replicas, and
 # nats_failover.c publishing one 100-byte message at a time with js_Publish (the next after the
 # ack: one in flight, acked by a raft quorum of 2, the analogue of acks=all with
 # min.insync.replicas=2). TRIALS times: the stream leader (stream info) is killed with kill -9 and
@@ -13,9 +14,7 @@
 # ok and the stream has 3 current replicas again. Prints every trial, min / median / max, and the
 # load average at the start and the end. Stops every server and the client by pid.
 # Usage: tests/bench/nats_failover.sh [TRIALS]        (needs nats-server, libnats-dev, cc, curl)
-# Environment: TRIALS (default 20; the argument wins), NATS_PEER_DIR (the NATS peer harness, with
-# start-cluster.sh and stop-cluster.sh; default ../shared/bench/peers/nats from the repository
-# root), GAP_MS (default 200), PUB_TIMEOUT_MS (how long js_Publish waits for an ack before it
+# Environment: TRIALS (default 20; the argument wins), GAP_MS (default 200), PUB_TIMEOUT_MS (how long js_Publish waits for an ack before it
 # sends again, default 500: a message sent to the leader as it dies gets no answer), WAIT_S (bound
 # on every wait, default 60), BENCH_DIR (default a fresh temporary dir, removed at the end unless
 # KEEP=1).
@@ -23,7 +22,6 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 trials=${1:-${TRIALS:-20}}
-peer=${NATS_PEER_DIR:-$root/../shared/bench/peers/nats}
 gap_ms=${GAP_MS:-200}
 pub_timeout_ms=${PUB_TIMEOUT_MS:-500}
 wait_s=${WAIT_S:-60}
@@ -33,17 +31,81 @@ source "$root/examples/lib/cluster.sh" # die, wait_until
 source "$here/ports.sh" # free_port_base
 
 [[ $trials =~ ^[1-9][0-9]*$ ]] || die "TRIALS must be a positive number, not '$trials'"
-[[ -x $peer/start-cluster.sh && -x $peer/stop-cluster.sh ]] ||
-  die "no start-cluster.sh / stop-cluster.sh in $peer: set NATS_PEER_DIR"
 command -v nats-server >/dev/null || die "no nats-server (apt-get install -y nats-server)"
 command -v curl >/dev/null || die "no curl"
 
 dir=${BENCH_DIR:-$(mktemp -d /tmp/capstan-nats-failover.XXXXXX)}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-base_dir=$dir/nats # the peer harness's BASEDIR: configs, logs, stores, pids, servers
+base_dir=$dir/nats # configs, logs, stores, pids, servers
 client_bin=$dir/nats_failover
 cc -O2 -Wall -o "$client_bin" "$here/nats_failover.c" -lnats || die "cannot build nats_failover.c (libnats-dev)"
+
+# Starts servers n1..n3 (config BASE/nI.conf, store BASE/nI, log BASE/nI.log), one JetStream
+# cluster over their routes; line I of BASE/servers ("NAME URL") and of BASE/pids are server I.
+# Waits (at most WAIT_S) until each one's /healthz is ok.
+start_servers() {
+  local i routes=""
+  mkdir -p "$base_dir"
+  : >"$base_dir/pids"
+  : >"$base_dir/servers"
+  for i in 1 2 3; do routes+="    nats-route://127.0.0.1:$((NATS_BENCH_RPORT + i - 1))"$'\n'; done
+  for i in 1 2 3; do
+    mkdir -p "$base_dir/n$i"
+    cat >"$base_dir/n$i.conf" <<CONF
+server_name: n$i
+listen: 127.0.0.1:$((NATS_BENCH_CPORT + i - 1))
+http: 127.0.0.1:$((NATS_BENCH_HPORT + i - 1))
+jetstream {
+  store_dir: "$base_dir/n$i"
+}
+cluster {
+  name: failover-bench
+  listen: 127.0.0.1:$((NATS_BENCH_RPORT + i - 1))
+  routes: [
+$routes  ]
+}
+CONF
+    nats-server -c "$base_dir/n$i.conf" </dev/null >"$base_dir/n$i.log" 2>&1 &
+    echo $! >>"$base_dir/pids"
+    disown # killed by pid on purpose: no job notice
+    echo "n$i nats://127.0.0.1:$((NATS_BENCH_CPORT + i - 1))" >>"$base_dir/servers"
+  done
+  for i in 1 2 3; do
+    wait_until "$wait_s" 0.2 "server n$i healthy" curl -fsS --max-time 2 \
+      "http://127.0.0.1:$((NATS_BENCH_HPORT + i - 1))/healthz" -o /dev/null
+  done
+}
+
+# SIGTERM to every server in BASE/pids that still runs its config, SIGKILL after 10 s.
+stop_servers() {
+  [[ -f $base_dir/pids ]] || return 0
+  local i pid
+  for i in 1 2 3; do
+    pid=$(sed -n "${i}p" "$base_dir/pids")
+    [[ -n $pid ]] && runs_server "$pid" "$i" && kill -TERM "$pid" 2>/dev/null
+  done
+  for _ in $(seq 1 100); do
+    local left=0
+    for i in 1 2 3; do
+      pid=$(sed -n "${i}p" "$base_dir/pids")
+      [[ -n $pid ]] && runs_server "$pid" "$i" && left=1
+    done
+    ((left)) || return 0
+    sleep 0.1
+  done
+  for i in 1 2 3; do
+    pid=$(sed -n "${i}p" "$base_dir/pids")
+    [[ -n $pid ]] && runs_server "$pid" "$i" && kill -KILL "$pid" 2>/dev/null
+  done
+  return 0
+}
+
+cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null; }
+runs_server() { # PID I: is PID alive and the nats-server of server I (not a reused pid)?
+  [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) =~ ^[^Z]$ ]] &&
+    [[ $(cmdline_of "$1") == *nats-server*" $base_dir/n$2.conf"* ]]
+}
 
 client_pid=""
 cleanup() {
@@ -54,9 +116,7 @@ cleanup() {
     kill -TERM "$client_pid" 2>/dev/null || true
     wait "$client_pid" 2>/dev/null || true
   fi
-  # stop-cluster.sh reads /proc/PID/cmdline until the server is gone; drop its complaint that it
-  # is gone (a stopped server), keep any other.
-  "$peer/stop-cluster.sh" --clean "$base_dir" 2>&1 >/dev/null | grep -v '/cmdline: No such file' >&2 || true
+  stop_servers
   if [[ ${KEEP:-0} == 1 ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
@@ -66,21 +126,15 @@ trap "exit 143" TERM
 # Client, route and monitoring ports of node I: base+I-1, base+100+I-1, base+200+I-1.
 port_base=$(free_port_base)
 export NATS_BENCH_CPORT=$port_base NATS_BENCH_RPORT=$((port_base + 100))
-export NATS_BENCH_HPORT=$((port_base + 200)) NATS_BENCH_READY_TIMEOUT=$wait_s
-load_start=$(uptime | sed 's/.*load average/load average/')
-"$peer/start-cluster.sh" -n 3 "$base_dir" >/dev/null
+export NATS_BENCH_HPORT=$((port_base + 200))
 
-# The harness writes line I of `servers` ("NAME URL") and line I of `pids` for the same server;
-# check it (each pid runs the config named after its server) rather than trust it.
+load_start=$(uptime | sed 's/.*load average/load average/')
+start_servers
+
 mapfile -t names < <(awk '{ print $1 }' "$base_dir/servers")
 mapfile -t urls < <(awk '{ print $2 }' "$base_dir/servers")
 ((${#names[@]} == 3)) || die "expected 3 servers in $base_dir/servers"
 server_pid() { sed -n "$1p" "$base_dir/pids"; } # the pid of server I (1-based)
-cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null; }
-runs_server() { # PID I: is PID alive and the nats-server of server I (not a reused pid)?
-  [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) =~ ^[^Z]$ ]] &&
-    [[ $(cmdline_of "$1") == *nats-server*" $base_dir/${names[$2 - 1]}.conf"* ]]
-}
 for i in 1 2 3; do
   runs_server "$(server_pid "$i")" "$i" || die "pid $(server_pid "$i") is not ${names[$i - 1]}'s server"
 done
@@ -107,9 +161,8 @@ healthy() { # I: server I's /healthz is ok (2.9 also checks its streams are curr
     grep -q '"status": *"ok"'
 }
 
-# Restarts server I with the command line it ran with (`nats-server -c BASEDIR/nI.conf`: the same
-# ports and store dir) and records the new pid in the harness's pids file, so that
-# stop-cluster.sh stops it too.
+# Restarts server I with the command line it ran with (`nats-server -c BASE/nI.conf`: the same
+# ports and store dir) and records the new pid in BASE/pids, so that stop_servers stops it too.
 declare -a victim_cmd
 restart_server() {
   local i=$1 old=$2 pid
