@@ -3,9 +3,7 @@
 // (node_config_keys.hpp) and the keys the config file and flags gave (node_config::given_keys).
 
 #include <algorithm>
-#include <charconv>
 #include <set>
-#include <system_error>
 
 #include "actors/node/node.hpp"
 #include "actors/node/node_config_keys.hpp"
@@ -31,15 +29,6 @@ std::string log_default_text(const log_config& d, const std::string& topic_key) 
   if (topic_key == "log.retention.check.interval.ms") return std::to_string(d.retention_check_interval_ms);
   if (topic_key == "log.cleaner.backoff.ms") return std::to_string(d.cleaner_backoff_ms);
   if (topic_key == "producer.id.expiration.ms") return std::to_string(d.producer_id_expiration_ms);
-  if (topic_key == "min.cleanable.dirty.ratio") {
-    // As Java prints a double: the shortest digits that read back ("0.1", not std::to_string's
-    // "0.100000"), with ".0" on a whole number.
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d.min_cleanable_dirty_ratio);
-    std::string text(buf, ec == std::errc{} ? end : buf);
-    if (text.find_first_of(".e") == std::string::npos) text += ".0";
-    return text;
-  }
   return d.to_map().at(topic_key);
 }
 

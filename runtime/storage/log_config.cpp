@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <system_error>
 
 namespace capstan {
 
@@ -111,6 +112,16 @@ std::map<std::string, setter> setters_for(log_config& c, config_scope scope) {
   return setters;
 }
 
+// A ratio as Kafka (Java) prints a double: the shortest digits that read back ("0.5", not
+// std::to_string's "0.500000"), with ".0" on a whole number.
+std::string java_double_text(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  std::string text(buf, ec == std::errc{} ? end : buf);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
 } // namespace
 
 result<log_config> log_config::from_map(const std::map<std::string, std::string>& values,
@@ -146,7 +157,7 @@ std::map<std::string, std::string> log_config::to_map() const {
                        : cleanup == cleanup_policy::compact_delete ? "compact,delete"
                                                                    : "delete"},
     {"delete.retention.ms", std::to_string(delete_retention_ms)},
-    {"min.cleanable.dirty.ratio", std::to_string(min_cleanable_dirty_ratio)},
+    {"min.cleanable.dirty.ratio", java_double_text(min_cleanable_dirty_ratio)},
     {"message.timestamp.before.max.ms", std::to_string(timestamp_before_max_ms)},
     {"message.timestamp.after.max.ms", std::to_string(timestamp_after_max_ms)},
   };

@@ -115,6 +115,9 @@ TEST_CASE("log configs parse Kafka names and refuse bad values by name", "[log][
   CHECK(c->cleanup == cleanup_policy::compact);
   CHECK(c->retention_ms == -1);
   CHECK(c->min_cleanable_dirty_ratio == 0.25);
+  // Shown as Kafka shows a double, the same in a topic's configs and a broker's.
+  CHECK(c->to_map().at("min.cleanable.dirty.ratio") == "0.25");
+  CHECK(log_config{}.to_map().at("min.cleanable.dirty.ratio") == "0.5");
   CHECK(c->timestamp_before_max_ms == 86400000);
   CHECK(c->timestamp_after_max_ms == 0);
 
