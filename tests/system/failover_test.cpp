@@ -68,9 +68,10 @@ void check_history(const std::string& topic, int p, busy_producer& producer,
 }
 
 // After a failover: `producer` gets more acknowledgements in every partition of "orders", and
-// once stopped it saw no failure, and every record it had acknowledged is read back through `via`
-// in the order it was sent.
-void writes_go_on_and_read_back(node_cluster& c, busy_producer& producer, const node_process& via) {
+// once stopped it saw no failure, and every record it had acknowledged is read back through each
+// node of `through` in the order it was sent.
+void writes_go_on_and_read_back(node_cluster& c, busy_producer& producer,
+                                const std::vector<const node_process*>& through) {
   REQUIRE(producer.await_acks(producer.counts(), 100));
   producer.stop();
   {
@@ -80,9 +81,13 @@ void writes_go_on_and_read_back(node_cluster& c, busy_producer& producer, const 
   }
   for (int p = 0; p < partitions; ++p) {
     const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
-    check_history("orders", p, producer,
-                  records_of_lines(c.consume("orders", via, count,
-                                             {"--partition", std::to_string(p), "--print-offset"})));
+    for (const auto* via : through) {
+      INFO("partition " << p << " through node " << via->id());
+      check_history(
+          "orders", p, producer,
+          records_of_lines(c.consume("orders", *via, count,
+                                     {"--partition", std::to_string(p), "--print-offset"})));
+    }
   }
 }
 
@@ -153,25 +158,10 @@ TEST_CASE(
       },
       60s));
   for (auto& n : c.nodes) await_full_isr(c, "orders", partitions, *n);
-  REQUIRE(producer.await_acks(producer.counts(), 100));
-  producer.stop();
-  {
-    const auto failures = producer.failures();
-    INFO((failures.empty() ? std::string() : failures.front()));
-    CHECK(failures.empty());
-  }
-
   // Read back through every node: every acknowledged record, in the order it was sent.
-  for (int p = 0; p < partitions; ++p) {
-    const auto count = static_cast<size_t>(last_offset(producer.acknowledged()[{"orders", p}]) + 1);
-    for (auto& n : c.nodes) {
-      INFO("partition " << p << " through node " << n->id());
-      check_history(
-          "orders", p, producer,
-          records_of_lines(c.consume("orders", *n, count,
-                                     {"--partition", std::to_string(p), "--print-offset"})));
-    }
-  }
+  std::vector<const node_process*> every;
+  for (auto& n : c.nodes) every.push_back(n.get());
+  writes_go_on_and_read_back(c, producer, every);
 
   // Every replica holds every acknowledged record at its offset, the restarted one included, and
   // no replica kept a tail of its own: after a clean stop the three logs of a partition are equal.
@@ -329,7 +319,7 @@ TEST_CASE("a node killed with SIGKILL while another is paused is fenced as soon 
   CHECK(nodes.find("\t" + std::to_string(victim_id) + "\tfenced") != std::string::npos);
   CHECK(nodes.find("\t" + std::to_string(paused_id) + "\tunfenced") != std::string::npos);
 
-  writes_go_on_and_read_back(c, producer, c.node(controller));
+  writes_go_on_and_read_back(c, producer, {&c.node(controller)});
 }
 
 TEST_CASE("the active controller killed with SIGKILL with the partitions it leads is fenced by "
@@ -359,7 +349,7 @@ TEST_CASE("the active controller killed with SIGKILL with the partitions it lead
   INFO(untabbed(nodes));
   CHECK(nodes.find("\t" + std::to_string(victim_id) + "\tfenced") != std::string::npos);
 
-  writes_go_on_and_read_back(c, producer, via);
+  writes_go_on_and_read_back(c, producer, {&via});
 }
 
 TEST_CASE("after every node of the cluster is stopped (SIGTERM, one SIGKILL) and started again, "
