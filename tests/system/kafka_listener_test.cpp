@@ -3,12 +3,6 @@
 // node and on a cluster, where any node names every node's own Kafka listener; and produces and
 // consumes records that the native CLI reads and writes too.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -19,13 +13,12 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/kafka/api_schemas.hpp"
-#include "runtime/kafka/frame.hpp"
 #include "runtime/kafka/message_codec.hpp"
-#include "runtime/kafka/message_header.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/node_cluster.hpp"
 #include "tests/support/node_process.hpp"
+#include "tests/support/raw_kafka_client.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
@@ -37,44 +30,14 @@ namespace {
 // the decoded response, nullopt if the connection failed or closed first (each wait bounded).
 std::optional<kafka::response> find_coordinator(uint16_t port, const std::string& group,
                                                 int16_t version) {
-  bytes request;
-  const auto at = kafka::begin_frame(request);
+  test::raw_kafka_client client(port, 10s, 10s);
+  if (!client.connected()) return std::nullopt;
   auto body = kafka::make_message(kafka::find_coordinator_api, kafka::message_kind::request);
   body["Key"] = kafka::value(group);
-  if (!kafka::encode_request(
-          kafka::request_header{kafka::api_key::find_coordinator, version, 3, "test", {}}, body,
-          request))
-    return std::nullopt;
-  kafka::end_frame(request, at);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return std::nullopt;
-  timeval bound{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::optional<kafka::response> out;
-  bytes in;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-          static_cast<ssize_t>(request.size())) {
-    while (true) {
-      auto cut = kafka::next_frame(in, 1 << 20);
-      if (!cut) break;
-      if (cut->consumed != 0) {
-        auto r = kafka::decode_response(kafka::find_coordinator_api, version, cut->frame);
-        if (r) out = std::move(*r);
-        break;
-      }
-      uint8_t chunk[4096];
-      const auto n = ::recv(fd, chunk, sizeof chunk, 0);
-      if (n <= 0) break;
-      in.insert(in.end(), chunk, chunk + n);
-    }
-  }
-  ::close(fd);
-  return out;
+  if (!client.send(kafka::find_coordinator_api, version, 3, body)) return std::nullopt;
+  auto r = client.receive(kafka::find_coordinator_api, version);
+  if (!r) return std::nullopt;
+  return std::move(*r);
 }
 
 } // namespace
