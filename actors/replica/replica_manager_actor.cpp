@@ -372,7 +372,6 @@ void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::fu
   }
   auto entry = it->second;
   st.replicas.erase(it);
-  publish_routes(self);
   if (remove) {
     forget(st, tp);
     st.unrecorded_deletions.insert(tp);

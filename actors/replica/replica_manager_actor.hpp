@@ -39,10 +39,17 @@ public:
   // Never null.
   routing_table_ptr current() const { return std::atomic_load(&table_); }
   // Only the replica manager publishes.
-  void publish(routing_table_ptr table) { std::atomic_store(&table_, std::move(table)); }
+  void publish(routing_table_ptr table) {
+    std::atomic_store(&table_, std::move(table));
+    publications_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // How many tables were published: each copies every route, so a batch of control changes
+  // publishes once, not once per partition.
+  uint64_t publications() const { return publications_.load(std::memory_order_relaxed); }
 
 private:
   routing_table_ptr table_ = std::make_shared<const routing_table>();
+  std::atomic<uint64_t> publications_{0};
 };
 
 // Splits min.insync.replicas (an integer >= 1) from the log configs. Errors: INVALID_CONFIG

@@ -239,8 +239,12 @@ void make_followers(self_ptr self, std::vector<partition_state_msg> followers,
   auto& st = self->state;
   auto assignments = std::make_shared<std::map<int32_t, std::vector<fetch_assignment>>>();
   auto pending = std::make_shared<countdown>(countdown{followers.size() + 1, nullptr});
-  pending->done = [self, assignments, done] {
+  // Routes are published once for the whole batch: a publication copies every route, so one per
+  // leaderless partition made a state of 10,000 of them quadratic.
+  auto leaderless_found = std::make_shared<bool>(false);
+  pending->done = [self, assignments, leaderless_found, done] {
     auto& st = self->state;
+    if (*leaderless_found) publish_routes(self);
     // A later LeaderAndIsr for a partition (applied while this one waited for its replicas)
     // names the leadership to follow; this one's assignment of it would be stale.
     for (auto& [leader, list] : *assignments)
@@ -259,21 +263,21 @@ void make_followers(self_ptr self, std::vector<partition_state_msg> followers,
     auto replica = st.replicas.at(p.tp).actor;
     self->request(replica, caf::infinite, become_atom_v, role_of(p))
       .then(
-        [self, replica, p, assignments, errors, pending](bool) {
+        [self, replica, p, assignments, errors, pending, leaderless_found](bool) {
           if (p.leader.value() < 0) {
             // No leader (offline partition): nothing to fetch from. Its log goes into the node's
             // heartbeats, for the controller to elect the most up-to-date replica once enough
             // are back (docs/controller.md, "Last replica standing").
             self->request(replica, caf::infinite, info_atom_v)
               .then(
-                [self, replica, p, pending](const log_info& info) {
+                [self, replica, p, pending, leaderless_found](const log_info& info) {
                   auto it = self->state.replicas.find(p.tp);
                   if (it != self->state.replicas.end() && it->second.actor == replica &&
                       it->second.epoch == p.epoch) {
                     it->second.leaderless = replica_log_info{
                         p.id, p.tp.second, info.last_written_epoch.value(), info.log_end.value(),
                         p.epoch.value()};
-                    publish_routes(self);
+                    *leaderless_found = true;
                   }
                   pending->arrive();
                 },
@@ -408,6 +412,7 @@ void drop_strays(self_ptr self, const update_metadata_msg& full) {
       auto pending = std::make_shared<countdown>(countdown{strays.size() + 1, nullptr});
       pending->done = [self] { write_checkpoints_on_worker(self, [](status) {}); };
       for (const auto& tp : strays) drop_replica(self, tp, true, [pending] { pending->arrive(); });
+      publish_routes(self);
       pending->arrive();
     }, [](caf::error&) {});
 }
@@ -543,6 +548,7 @@ caf::result<capnp_frame> stop_replica(self_ptr self, const capnp_frame& frame) {
             answer({});
         };
         for (const auto& tp : stopping) drop_replica(self, tp, remove, [pending] { pending->arrive(); });
+        publish_routes(self);
         pending->arrive();
       },
       [rp](caf::error& e) mutable {

@@ -148,7 +148,8 @@ std::optional<replica_entry> finish_open(self_ptr self, open_plan& plan, bool& c
 void reconfigure_replicas(self_ptr self, bool from_controller, const std::string& name,
                           const topic_id& id, const std::map<std::string, std::string>& configs);
 // Closes the replica of `tp` (and with `remove` deletes its directory, out of the checkpoints
-// first); `done` runs afterwards.
+// first); `done` runs afterwards. The caller publishes the routes once its whole batch is
+// dropped (a publication copies every route).
 void drop_replica(self_ptr self, const topic_partition& tp, bool remove, std::function<void()> done);
 
 // replica_manager_control.cpp

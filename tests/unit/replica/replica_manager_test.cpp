@@ -745,3 +745,45 @@ TEST_CASE("a directory on disk of an older topic of the same name is not deleted
                                       encode(full_with(new_id, {node_id{2}, node_id{3}}, 6))));
   CHECK(std::filesystem::exists(f.dir / "moved-0"));
 }
+
+TEST_CASE("a LeaderAndIsr or StopReplica of many partitions publishes the routes once, not once "
+          "per partition",
+          "[replica][manager]") {
+  // Each publication copies every route: one per partition made a whole-cluster restart with
+  // 10,000 leaderless partitions per node take minutes.
+  manager_fixture f;
+  f.stop();
+  auto leaderless = std::make_shared<leaderless_replica_registry>();
+  f.opts.leaderless_registry = leaderless;
+  f.start();
+  topic_id id{};
+  id.fill(9);
+  constexpr int partitions = 40;
+  leader_and_isr_msg m;
+  m.controller_id = 0;
+  m.controller_epoch = 1;
+  // No leader yet (the last replica in their ISR is not back): each reports its log instead.
+  for (int p = 0; p < partitions; ++p)
+    m.partitions.push_back(partition_state_msg{{"many", p}, id, node_id{-1}, leader_epoch{3},
+                                               {node_id{2}}, 5, {f.opts.node, node_id{2}}, {}});
+  const auto before = f.routes->publications();
+  auto reply = f.sys->request<capnp_frame>(f.manager, timeout, leaderisr_atom_v, encode(m));
+  REQUIRE(reply);
+  REQUIRE(decode_control_response(*reply, false)->error == errc::none);
+  CHECK(f.routes->current()->size() == partitions);
+  CHECK(leaderless->current()->size() == partitions);
+  CHECK(f.routes->publications() - before <= 2);
+
+  stop_replica_msg stop;
+  stop.controller_id = 0;
+  stop.controller_epoch = 1;
+  stop.delete_partitions = true;
+  stop.sequence = 0;
+  for (int p = 0; p < partitions; ++p) stop.partitions.push_back(stop_partition_msg{{"many", p}, id});
+  const auto before_stop = f.routes->publications();
+  reply = f.sys->request<capnp_frame>(f.manager, timeout, stopreplica_atom_v, encode(stop));
+  REQUIRE(reply);
+  REQUIRE(decode_control_response(*reply, true)->error == errc::none);
+  CHECK(f.routes->current()->empty());
+  CHECK(f.routes->publications() - before_stop == 1);
+}
