@@ -1,5 +1,11 @@
 #include "actors/controller/active_controller.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
+#include <type_traits>
+
 #include "actors/controller/metadata/partition_decisions.hpp"
 #include "actors/controller/metadata/producer_id_decisions.hpp"
 #include "actors/controller/metadata/topic_decisions.hpp"
@@ -428,10 +434,93 @@ bool outgoing_message::starts_full_state() const {
   return u != nullptr && u->full;
 }
 
+size_t outgoing_message::partitions() const {
+  return std::visit([](const auto& m) { return m.partitions.size(); }, message);
+}
+
+namespace {
+
+bool same_sender_and_target(const auto& a, const auto& b) {
+  return a.target == b.target && a.controller_id == b.controller_id &&
+         a.controller_epoch == b.controller_epoch;
+}
+
+bool absorb_states(leader_and_isr_msg& mine, leader_and_isr_msg& later) {
+  if (!same_sender_and_target(mine, later)) return false;
+  std::move(later.partitions.begin(), later.partitions.end(), std::back_inserter(mine.partitions));
+  for (auto& e : later.leaders) {
+    auto same = std::find_if(mine.leaders.begin(), mine.leaders.end(),
+                             [&](const node_endpoint_msg& m) { return m.node == e.node; });
+    if (same == mine.leaders.end())
+      mine.leaders.push_back(std::move(e));
+    else
+      *same = std::move(e);
+  }
+  return true;
+}
+
+// Two deltas as one: `later`'s removals drop what `mine` says of those topics, a topic `later`
+// names (perhaps created again under its name) replaces `mine`'s, and the node list is the
+// latest.
+bool absorb_delta(update_metadata_msg& mine, update_metadata_msg& later) {
+  if (mine.full || later.full || !same_sender_and_target(mine, later)) return false;
+  std::set<topic_id> removed(later.removed_topics.begin(), later.removed_topics.end());
+  std::map<std::string, topic_id> renamed;
+  for (const auto& t : later.topics) renamed[t.name] = t.id;
+  auto superseded = [&](const std::string& name, const topic_id& id) {
+    if (removed.count(id) != 0) return true;
+    auto it = renamed.find(name);
+    return it != renamed.end() && it->second != id;
+  };
+  std::erase_if(mine.topics, [&](const topic_config_msg& t) {
+    return superseded(t.name, t.id) || renamed.count(t.name) != 0;
+  });
+  std::erase_if(mine.partitions,
+                [&](const partition_state_msg& p) { return superseded(p.tp.first, p.id); });
+  mine.removed_topics.insert(mine.removed_topics.end(), later.removed_topics.begin(),
+                             later.removed_topics.end());
+  std::move(later.topics.begin(), later.topics.end(), std::back_inserter(mine.topics));
+  std::move(later.partitions.begin(), later.partitions.end(), std::back_inserter(mine.partitions));
+  mine.nodes = std::move(later.nodes);
+  mine.cluster_id = std::move(later.cluster_id);
+  return true;
+}
+
+} // namespace
+
+bool outgoing_message::absorb(outgoing_message& later) {
+  if (to != later.to || what != later.what) return false;
+  if (auto mine = std::get_if<leader_and_isr_msg>(&message))
+    return absorb_states(*mine, std::get<leader_and_isr_msg>(later.message));
+  if (auto mine = std::get_if<update_metadata_msg>(&message))
+    return absorb_delta(*mine, std::get<update_metadata_msg>(later.message));
+  return false;
+}
+
+bool outgoing_message::may_follow(const outgoing_message& later) const {
+  return what == kind::leader_and_isr && later.what == kind::update_metadata &&
+         !later.starts_full_state();
+}
+
+namespace {
+
+// The last state of each partition, in the order of their last mention (absorb appends).
+void keep_last_states(std::vector<partition_state_msg>& states) {
+  std::set<topic_partition> seen;
+  std::vector<partition_state_msg> kept;
+  for (auto p = states.rbegin(); p != states.rend(); ++p)
+    if (seen.insert(p->tp).second) kept.push_back(std::move(*p));
+  std::reverse(kept.begin(), kept.end());
+  states = std::move(kept);
+}
+
+} // namespace
+
 capnp_frame outgoing_message::encode_as(int64_t sequence) const {
   return std::visit(
       [sequence](auto m) {
         m.sequence = sequence;
+        if constexpr (!std::is_same_v<decltype(m), stop_replica_msg>) keep_last_states(m.partitions);
         return encode(m);
       },
       message);

@@ -13,6 +13,7 @@
 //
 // Plain and synchronous; the controller actor drives it. Not thread-safe.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -34,8 +35,10 @@ public:
   void reset();
 
   // Numbers and queues `messages`, per node in the order given. A node that needs its full state
-  // takes only messages from one that starts it on (a full UpdateMetadata); a node's queue that
-  // would pass max_queued is dropped and the node needs its full state.
+  // takes only messages from one that starts it on (a full UpdateMetadata); a LeaderAndIsr or
+  // UpdateMetadata delta joins a queued one of its kind when it may go before what follows that
+  // one (outgoing_message::absorb, may_follow); a node's queue that would pass max_queued is
+  // dropped and the node needs its full state.
   void queue(std::vector<outgoing_message> messages);
 
   // The next message for `node`, numbered and encoded, unless one is out to it already or none
@@ -43,6 +46,13 @@ public:
   struct sendable {
     outgoing_message::kind what;
     capnp_frame frame;
+    size_t partitions = 0;
+    // How long the node may take to answer, `base` plus 1 ms per partition named: a node that
+    // opens 10,000 replicas for one LeaderAndIsr takes seconds, and a message that timed out costs
+    // the node its whole state again.
+    std::chrono::milliseconds timeout(std::chrono::milliseconds base) const {
+      return base + std::chrono::milliseconds(static_cast<int64_t>(partitions));
+    }
   };
   std::optional<sendable> next(node_id node);
 
@@ -70,6 +80,7 @@ private:
   };
 
   void drop(stream& s);
+  bool joined(stream& s, outgoing_message& m);
 
   size_t max_queued_;
   std::map<node_id, stream> streams_;

@@ -160,7 +160,7 @@ void actor_io::send_one(node_id to, const node_endpoint_actor& ep, uint64_t gene
                         sendable m) {
   auto self = self_;
   auto& st = self->state;
-  auto timeout = st.opts.request_timeout;
+  auto timeout = m.timeout(st.opts.request_timeout);
   auto failed = [self, to, generation](caf::error& err) {
     spdlog::warn("controller {}: a control message to node {} failed: {}; the node gets its full "
                  "state once it heartbeats",

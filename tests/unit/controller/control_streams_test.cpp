@@ -84,7 +84,8 @@ TEST_CASE("a node's queue is bounded: past it the queue gives way to the node's 
   control_streams s(4);
   s.queue({full(two)});
   REQUIRE(s.next(two));
-  for (int i = 0; i < 10; ++i) s.queue({delta(two)});
+  // StopReplica never joins another message (deltas would join into one).
+  for (int i = 0; i < 10; ++i) s.queue({outgoing_message(two, stop_replica_msg{})});
   CHECK(s.queued(two) == 0);
   // The message out is answered; the node then wants its full state.
   s.answered(two, true);
@@ -134,4 +135,135 @@ TEST_CASE("a controller active again within its epoch is not taken for duplicate
   auto next = s.next(two);
   REQUIRE(next);
   CHECK(admit(*next) == control_sequence::verdict::apply);
+}
+
+TEST_CASE("a control message's answer may take longer the more partitions it names",
+          "[controller][streams]") {
+  // A node opening 10,000 replicas for one LeaderAndIsr answers after seconds; timing it out
+  // would cost the node its whole state again, and the same work.
+  using std::chrono::milliseconds;
+  control_streams s;
+  leader_and_isr_msg many;
+  many.partitions.resize(10000);
+  stop_replica_msg few;
+  few.partitions.resize(3);
+  s.queue({outgoing_message(two, many), outgoing_message(three, few)});
+  auto big = s.next(two);
+  REQUIRE(big);
+  CHECK(big->timeout(milliseconds(5000)) == milliseconds(15000));
+  auto small = s.next(three);
+  REQUIRE(small);
+  CHECK(small->timeout(milliseconds(5000)) == milliseconds(5003));
+}
+
+TEST_CASE("a LeaderAndIsr queued right behind another one joins it, a partition's later state "
+          "winning",
+          "[controller][streams]") {
+  // A restart's 20,000 ISR changes would queue past the bound, and the node get its whole state
+  // again, if each went as a message of its own.
+  auto state = [](int32_t partition, int32_t epoch) {
+    partition_state_msg p;
+    p.tp = {"t", partition};
+    p.leader = two;
+    p.epoch = leader_epoch{epoch};
+    return p;
+  };
+  auto with = [&](std::vector<partition_state_msg> states) {
+    leader_and_isr_msg m;
+    m.partitions = std::move(states);
+    return outgoing_message(two, m);
+  };
+  control_streams s;
+  s.queue({with({state(0, 1)})});
+  auto out = s.next(two); // out: nothing joins it
+  REQUIRE(out);
+  s.queue({with({state(1, 1), state(2, 1)}), with({state(1, 2)}), delta(two), with({state(3, 1)})});
+  CHECK(s.queued(two) == 3);
+  s.answered(two, true);
+  auto joined = s.next(two);
+  REQUIRE(joined);
+  auto m = decode_leader_and_isr(joined->frame);
+  REQUIRE(m);
+  CHECK(m->sequence == sequence_of(*out) + 1);
+  REQUIRE(m->partitions.size() == 2);
+  CHECK(m->partitions[0].tp.second == 2);
+  CHECK(m->partitions[1].tp.second == 1);
+  CHECK(m->partitions[1].epoch == leader_epoch{2});
+  s.answered(two, true);
+  // The UpdateMetadata between keeps the last LeaderAndIsr apart, numbered right after it.
+  auto between = s.next(two);
+  REQUIRE(between);
+  CHECK(between->what == outgoing_message::kind::update_metadata);
+  CHECK(sequence_of(*between) == m->sequence + 1);
+  s.answered(two, true);
+  auto last = s.next(two);
+  REQUIRE(last);
+  CHECK(sequence_of(*last) == m->sequence + 2);
+  CHECK(decode_leader_and_isr(last->frame)->partitions.size() == 1);
+}
+
+TEST_CASE("each commit's UpdateMetadata delta and LeaderAndIsr join the queued pair before them, "
+          "and a StopReplica or a full state is never passed",
+          "[controller][streams]") {
+  auto topic = [](const std::string& name, uint8_t id, std::string retention) {
+    topic_config_msg t;
+    t.name = name;
+    t.id.fill(id);
+    t.configs["retention.ms"] = std::move(retention);
+    return t;
+  };
+  auto pair = [&](int32_t partition, topic_config_msg t) {
+    update_metadata_msg d;
+    d.full = false;
+    d.topics.push_back(t);
+    partition_state_msg p;
+    p.tp = {t.name, partition};
+    p.id = t.id;
+    d.partitions.push_back(p);
+    leader_and_isr_msg l;
+    l.partitions.push_back(p);
+    return std::vector<outgoing_message>{outgoing_message(two, d), outgoing_message(two, l)};
+  };
+  control_streams s;
+  s.queue({full(two)});
+  auto first = s.next(two);
+  REQUIRE(first);
+  for (int i = 0; i < 300; ++i) s.queue(pair(i, topic("t", 1, std::to_string(i))));
+  // Past max_queued one at a time; two when they join.
+  CHECK(s.queued(two) == 2);
+  // The topic is deleted, then created again under its name: the old one's states are gone.
+  update_metadata_msg removal;
+  removal.full = false;
+  removal.removed_topics.push_back(topic("t", 1, "").id);
+  s.queue({outgoing_message(two, removal)});
+  s.queue(pair(0, topic("t", 2, "new")));
+  s.queue({outgoing_message(two, stop_replica_msg{})});
+  s.queue(pair(1, topic("t", 2, "newer")));
+  CHECK(s.queued(two) == 5);
+
+  s.answered(two, true);
+  auto um = s.next(two);
+  REQUIRE(um);
+  auto delta = decode_update_metadata(um->frame);
+  REQUIRE(delta);
+  CHECK(delta->sequence == sequence_of(*first) + 1);
+  REQUIRE(delta->topics.size() == 1);
+  CHECK(delta->topics[0].id == topic("t", 2, "").id);
+  CHECK(delta->topics[0].configs.at("retention.ms") == "new");
+  CHECK(delta->removed_topics.size() == 1);
+  REQUIRE(delta->partitions.size() == 1);
+  CHECK(delta->partitions[0].id == topic("t", 2, "").id);
+  s.answered(two, true);
+  auto lai = s.next(two);
+  REQUIRE(lai);
+  // One state per partition, the last: the new topic's t-0 replaced the old one's.
+  CHECK(decode_leader_and_isr(lai->frame)->partitions.size() == 300);
+  s.answered(two, true);
+  auto stop = s.next(two);
+  REQUIRE(stop);
+  CHECK(stop->what == outgoing_message::kind::stop_replica);
+  s.answered(two, true);
+  auto after_stop = s.next(two);
+  REQUIRE(after_stop);
+  CHECK(decode_update_metadata(after_stop->frame)->topics[0].configs.at("retention.ms") == "newer");
 }
