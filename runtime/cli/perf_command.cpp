@@ -36,7 +36,7 @@ struct perf_produce_flags {
   std::string acks = "all";
   int64_t throughput = -1;
   int32_t batch_size = 16384;
-  int64_t linger_ms = 5;
+  int64_t linger_ms = 0;
   int32_t max_in_flight = 5;
   int64_t buffer_memory = 33554432;
   int64_t report_interval_ms = 5000;

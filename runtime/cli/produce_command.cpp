@@ -25,7 +25,7 @@ struct produce_flags {
   std::optional<int32_t> partition;
   std::string acks = "all";
   std::string key_separator;
-  int64_t linger_ms = 5;
+  int64_t linger_ms = 0;
   int64_t delivery_timeout_ms = 120000;
   std::optional<bool> idempotence;
   compression codec = compression::none;

@@ -30,7 +30,7 @@ struct client_config {
   // producer
   int16_t acks = -1;                       // acks: 0, 1, -1 (all)
   int32_t batch_size = 16384;              // batch.size
-  int64_t linger_ms = 5;                   // linger.ms
+  int64_t linger_ms = 0;                   // linger.ms (docs/architecture.md: not Kafka 4.0's 5)
   int32_t max_in_flight = 5;               // max.in.flight.requests.per.connection
   int64_t buffer_memory = 33554432;        // buffer.memory: send() blocks above it
   // compression.type: the codec of every batch sent; batch.size counts uncompressed bytes.

@@ -12,7 +12,8 @@
 # finds each leader through Metadata), the MODES asked for (default all four), ROUNDS times
 # (default 1), each with acks=all:
 #   throughput: `capstan perf produce` for 100-byte records (RECORDS, default 1,000,000) and 1 KiB
-#               records (RECORDS / 4);
+#               records (RECORDS / 4), with THROUGHPUT_ARGS (default "--batch-size 65536
+#               --linger-ms 5"; set it empty for the client's defaults);
 #   sync:       `capstan perf produce --sync`, SYNC_RECORDS (default 20,000) 100-byte records one
 #               in flight, after WARMUP (default 2,000, as the NATS peer's sync run) records
 #               left out;
@@ -35,6 +36,7 @@ build=${1:-build}
 records=${2:-1000000}
 modes=${MODES:-throughput sync e2e keyed}
 rounds=${ROUNDS:-1}
+throughput_args=${THROUGHPUT_ARGS---batch-size 65536 --linger-ms 5}
 sync_records=${SYNC_RECORDS:-20000}
 e2e_records=${E2E_RECORDS:-100000}
 e2e_rate=${E2E_RATE:-10000}
@@ -114,8 +116,9 @@ for round in $(seq 1 "$rounds"); do
           n=$records
           ((size >= 1024)) && n=$((records / 4))
           echo "== perf produce: $n records of $size bytes, acks=all, RF=3, min.insync.replicas=2"
+          # shellcheck disable=SC2086 # THROUGHPUT_ARGS is a list of options
           timeout "$run_timeout" "$capstan" perf produce "perf-rf3-$size" --records "$n" --record-size "$size" \
-            --acks all --batch-size 65536 --linger-ms 5 --bootstrap "$bootstrap"
+            --acks all $throughput_args --bootstrap "$bootstrap"
         done
         ;;
       sync)
