@@ -664,6 +664,7 @@ void node::impl::stop() {
       self->request(replicas, request_timeout, stop_atom_v)
         .receive(
             [&](bool) {
+              spdlog::info("node {}: every replica closed, checkpoints written", config.node_id);
               // Every log flushed and closed, the checkpoints written: the next process may
               // say so when it registers. Not after a storage failure, which Kafka's broker
               // answers with a halt: what the failed writes left is for recovery to judge.
