@@ -53,6 +53,12 @@ std::chrono::milliseconds broker_lifecycle::failed() {
   return next_voter();
 }
 
+bool broker_lifecycle::majority_gone(const std::set<node_id>& gone) const {
+  const auto count = std::count_if(voters_.begin(), voters_.end(),
+                                   [&](node_id v) { return gone.count(v) != 0; });
+  return static_cast<size_t>(count) > voters_.size() / 2;
+}
+
 std::chrono::milliseconds broker_lifecycle::refused(errc code, int32_t leader_hint) {
   if (code == errc::not_controller) {
     if (leader_hint >= 0 && node_id{leader_hint} != target_) {

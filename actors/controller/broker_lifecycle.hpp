@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "actors/controller/controller_codec.hpp"
@@ -69,6 +70,9 @@ public:
   std::chrono::milliseconds heartbeated(const broker_heartbeat_response_msg& answer);
   // No answer: a timeout, an unreachable voter, a voter without a controller.
   std::chrono::milliseconds failed();
+  // Whether no controller can answer any more: more than half of the voters refused a connection
+  // (their processes are gone), so none is left to elect or keep one.
+  bool majority_gone(const std::set<node_id>& gone) const;
 
 private:
   std::chrono::milliseconds refused(errc code, int32_t leader_hint);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <random>
+#include <set>
 #include <utility>
 
 #include <caf/all.hpp>
@@ -35,6 +36,8 @@ struct pending_shutdown {
   // Asked where a NOT_CONTROLLER pointed without waiting; the next time waits the back-off, so
   // two voters pointing at each other during an election are not asked in a tight loop.
   bool followed_hint = false;
+  // Voters whose address refused the connection meanwhile: their processes are gone.
+  std::set<node_id> gone{};
 };
 
 struct lifecycle_state {
@@ -176,15 +179,17 @@ void step(lifecycle_ptr self, const node_endpoint_actor& ep) {
 // `failed`; the lookup waits at most `timeout`.
 void with_target(lifecycle_ptr self, std::chrono::milliseconds timeout,
                  std::function<void(const node_endpoint_actor&)> then,
-                 std::function<void(const std::string&)> failed) {
+                 std::function<void(const caf::error&)> failed) {
   auto& st = self->state;
   const auto target = st.core->target();
   if (target == st.opts.node && st.opts.self_endpoint) return then(st.opts.self_endpoint);
   if (link_faults::instance().dropped(st.opts.node, target))
-    return failed("the fault switch cuts the link");
+    return failed(to_caf_error(
+        make_error(errc::request_timed_out, "the fault switch cuts the link to node " +
+                                                std::to_string(target.value()))));
   self->request(st.opts.peers, timeout, endpoint_atom_v, target)
       .then([then](node_endpoint_actor& ep) { then(ep); },
-            [failed](caf::error& err) { failed(caf::to_string(err)); });
+            [failed](caf::error& err) { failed(err); });
 }
 
 void finish_shutdown(lifecycle_ptr self, bool done, const std::string& why) {
@@ -238,6 +243,20 @@ void shutdown_answered(lifecycle_ptr self, const capnp_frame& f) {
   finish_shutdown(self, true, {});
 }
 
+// No answer from the voter asked. Once most voters refused connections no controller is left to
+// confirm anything (the whole cluster is stopping): the node stops at once instead of asking
+// until the window closes.
+void shutdown_unreachable(lifecycle_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  if (!st.shutdown) return;
+  if (from_caf_error(err).code == errc::broker_not_available) {
+    st.shutdown->gone.insert(st.core->target());
+    if (st.core->majority_gone(st.shutdown->gone))
+      return finish_shutdown(self, false, "most controller voters are gone: " + caf::to_string(err));
+  }
+  shutdown_refused(self, st.core->failed(), caf::to_string(err));
+}
+
 void ask_to_shut_down(lifecycle_ptr self) {
   auto& st = self->state;
   if (!st.shutdown) return;
@@ -253,11 +272,9 @@ void ask_to_shut_down(lifecycle_ptr self) {
           return finish_shutdown(self, false, "no controller confirmed it in time");
         self->request(ep, left, brokerhb_atom_v, st.shutdown->frame)
             .then([self](const capnp_frame& f) { shutdown_answered(self, f); },
-                  [self](caf::error& err) {
-                    shutdown_refused(self, self->state.core->failed(), caf::to_string(err));
-                  });
+                  [self](caf::error& err) { shutdown_unreachable(self, err); });
       },
-      [self](const std::string& why) { shutdown_refused(self, self->state.core->failed(), why); });
+      [self](const caf::error& err) { shutdown_unreachable(self, err); });
 }
 
 // KRaft's controlled shutdown: a heartbeat asking to shut down, to the voter that answered last
@@ -304,7 +321,7 @@ broker_lifecycle_actor::behavior_type lifecycle_behavior(lifecycle_ptr self,
         }
         with_target(
             self, wait_for_answer(st), [self](const node_endpoint_actor& ep) { step(self, ep); },
-            [self](const std::string& why) { no_answer(self, why); });
+            [self](const caf::error& err) { no_answer(self, caf::to_string(err)); });
       },
       [self](stop_atom) { return shut_down(self); },
   };

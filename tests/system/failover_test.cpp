@@ -438,3 +438,26 @@ TEST_CASE("after every node of the cluster is stopped (SIGTERM, one SIGKILL) and
 
   for (auto& n : c.nodes) n->stop();
 }
+
+TEST_CASE("the last node of a whole-cluster stop stops at once when the other voters are gone",
+          "[system][failover]") {
+  // It asked the stopped voters for its controlled shutdown until the shutdown's window closed,
+  // seconds a whole-cluster stop spent for nothing.
+  node_cluster c(binary, 0);
+  // Every node registered: a full ISR on each.
+  c.create_topic("t", 3, c.node(1));
+  await_full_isr(c, "t", 1, c.node(1));
+  int controller = 0;
+  REQUIRE(eventually([&] { return (controller = c.active_controller()) != 0; }, 30s));
+  c.node(controller).stop();
+  int next = 0;
+  REQUIRE(eventually([&] { return (next = c.active_controller()) != 0; }, 30s));
+  const int last = 6 - controller - next;
+  // The last two voters: no controller can be elected once `next` is gone.
+  c.node(next).stop();
+  c.node(last).stop();
+  const auto log = c.node(last).log();
+  INFO(log.substr(log.size() > 4000 ? log.size() - 4000 : 0));
+  CHECK(log.find("controlled shutdown not confirmed: most controller voters are gone") !=
+        std::string::npos);
+}

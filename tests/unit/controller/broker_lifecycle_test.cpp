@@ -109,3 +109,17 @@ TEST_CASE("a refusal for good: another cluster at once, a duplicate node id once
     CHECK_FALSE(l.refusal());
   }
 }
+
+TEST_CASE("no controller can confirm anything once more than half of the voters are gone",
+          "[controller][lifecycle]") {
+  // A node stopping last in a whole-cluster stop asked the gone voters until its controlled
+  // shutdown's window closed.
+  broker_lifecycle three({node_id{1}, node_id{2}, node_id{3}}, broker_lifecycle_timing{});
+  CHECK_FALSE(three.majority_gone({}));
+  CHECK_FALSE(three.majority_gone({node_id{2}}));
+  CHECK_FALSE(three.majority_gone({node_id{2}, node_id{7}}));
+  CHECK(three.majority_gone({node_id{1}, node_id{2}}));
+  broker_lifecycle four({node_id{1}, node_id{2}, node_id{3}, node_id{4}}, broker_lifecycle_timing{});
+  CHECK_FALSE(four.majority_gone({node_id{1}, node_id{2}}));
+  CHECK(four.majority_gone({node_id{1}, node_id{2}, node_id{4}}));
+}
