@@ -31,6 +31,14 @@ int64_t sequence_of(const control_streams::sendable& m) {
   return decode_update_metadata(m.frame)->sequence;
 }
 
+// Answers the message out to `node` as applied; the next one, which must be there.
+control_streams::sendable answer_and_next(control_streams& s, node_id node) {
+  s.answered(node, true);
+  auto next = s.next(node);
+  REQUIRE(next);
+  return std::move(*next);
+}
+
 } // namespace
 
 TEST_CASE("a node's control messages go out one at a time, numbered in the order decided",
@@ -179,27 +187,20 @@ TEST_CASE("a LeaderAndIsr queued right behind another one joins it, a partition'
   REQUIRE(out);
   s.queue({with({state(1, 1), state(2, 1)}), with({state(1, 2)}), delta(two), with({state(3, 1)})});
   CHECK(s.queued(two) == 3);
-  s.answered(two, true);
-  auto joined = s.next(two);
-  REQUIRE(joined);
-  auto m = decode_leader_and_isr(joined->frame);
+  auto m = decode_leader_and_isr(answer_and_next(s, two).frame);
   REQUIRE(m);
   CHECK(m->sequence == sequence_of(*out) + 1);
   REQUIRE(m->partitions.size() == 2);
   CHECK(m->partitions[0].tp.second == 2);
   CHECK(m->partitions[1].tp.second == 1);
   CHECK(m->partitions[1].epoch == leader_epoch{2});
-  s.answered(two, true);
   // The UpdateMetadata between keeps the last LeaderAndIsr apart, numbered right after it.
-  auto between = s.next(two);
-  REQUIRE(between);
-  CHECK(between->what == outgoing_message::kind::update_metadata);
-  CHECK(sequence_of(*between) == m->sequence + 1);
-  s.answered(two, true);
-  auto last = s.next(two);
-  REQUIRE(last);
-  CHECK(sequence_of(*last) == m->sequence + 2);
-  CHECK(decode_leader_and_isr(last->frame)->partitions.size() == 1);
+  auto between = answer_and_next(s, two);
+  CHECK(between.what == outgoing_message::kind::update_metadata);
+  CHECK(sequence_of(between) == m->sequence + 1);
+  auto last = answer_and_next(s, two);
+  CHECK(sequence_of(last) == m->sequence + 2);
+  CHECK(decode_leader_and_isr(last.frame)->partitions.size() == 1);
 }
 
 TEST_CASE("each commit's UpdateMetadata delta and LeaderAndIsr join the queued pair before them, "
@@ -241,10 +242,7 @@ TEST_CASE("each commit's UpdateMetadata delta and LeaderAndIsr join the queued p
   s.queue(pair(1, topic("t", 2, "newer")));
   CHECK(s.queued(two) == 5);
 
-  s.answered(two, true);
-  auto um = s.next(two);
-  REQUIRE(um);
-  auto delta = decode_update_metadata(um->frame);
+  auto delta = decode_update_metadata(answer_and_next(s, two).frame);
   REQUIRE(delta);
   CHECK(delta->sequence == sequence_of(*first) + 1);
   REQUIRE(delta->topics.size() == 1);
@@ -253,17 +251,9 @@ TEST_CASE("each commit's UpdateMetadata delta and LeaderAndIsr join the queued p
   CHECK(delta->removed_topics.size() == 1);
   REQUIRE(delta->partitions.size() == 1);
   CHECK(delta->partitions[0].id == topic("t", 2, "").id);
-  s.answered(two, true);
-  auto lai = s.next(two);
-  REQUIRE(lai);
   // One state per partition, the last: the new topic's t-0 replaced the old one's.
-  CHECK(decode_leader_and_isr(lai->frame)->partitions.size() == 300);
-  s.answered(two, true);
-  auto stop = s.next(two);
-  REQUIRE(stop);
-  CHECK(stop->what == outgoing_message::kind::stop_replica);
-  s.answered(two, true);
-  auto after_stop = s.next(two);
-  REQUIRE(after_stop);
-  CHECK(decode_update_metadata(after_stop->frame)->topics[0].configs.at("retention.ms") == "newer");
+  CHECK(decode_leader_and_isr(answer_and_next(s, two).frame)->partitions.size() == 300);
+  CHECK(answer_and_next(s, two).what == outgoing_message::kind::stop_replica);
+  auto after_stop = answer_and_next(s, two);
+  CHECK(decode_update_metadata(after_stop.frame)->topics[0].configs.at("retention.ms") == "newer");
 }
