@@ -13,7 +13,8 @@
 # A topic whose creation fails is reported with its error and not counted. Stops every node it
 # started, by pid. Usage: tests/bench/scale.sh BUILD [PARTITIONS]
 # Environment: RF, PER_TOPIC (partitions per topic, default 1000), SAMPLE, NODE_CONFIG,
-# BENCH_DIR (default a fresh temporary dir, removed at the end unless KEEP=1), WAIT_S (default 900).
+# BENCH_DIR (default a fresh temporary dir, removed at the end unless KEEP=1), WAIT_S (default 900),
+# FAILOVER (trials of a kill -9 of the node leading the most partitions, after the rest; default 0).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: $0 BUILD [PARTITIONS]}
@@ -190,4 +191,72 @@ if [[ ${RESTART:-1} == 1 ]]; then
       "$(grep -cE "on node $i is offline|cannot open" "$dir/node-$i.log" || true) offline/unopened log lines"
   done
 fi
+
+# Failover at scale (FAILOVER=N trials, default 0): kill -9 of the node leading the most
+# partitions, timed until `topic describe` names another leader for every partition, and until an
+# acks=all record to one of its partitions is acknowledged; then the node is started again on its
+# data dir and the trial waits until every ISR is full. The describe round over every topic takes
+# a second or more, so the first time is that coarse.
+leaders_census() {
+  local t out
+  for t in "${topics[@]}"; do
+    out=$("$CAPSTAN" topic describe "$t" --bootstrap "$bootstrap" 2>/dev/null) || continue
+    echo "$out"
+  done | awk '/Partition: / { n++; for (f = 1; f <= NF; f++)
+      if ($f == "Leader:" && $(f + 1) != "none") { l++; by[$(f + 1)]++ } }
+    END { printf "%d %d %d %d %d\n", n, l, by[1], by[2], by[3] }'
+}
+# A partition node $1 leads, as "TOPIC PARTITION".
+led_by() {
+  "$CAPSTAN" topic describe "${topics[0]}" --bootstrap "$bootstrap" 2>/dev/null |
+    awk -v node="$1" '/Partition: / { p = ""; l = ""; for (f = 1; f <= NF; f++) {
+        if ($f == "Partition:") p = $(f + 1); if ($f == "Leader:") l = $(f + 1) }
+      if (l == node) { print p; exit } }'
+}
+failover_trials=${FAILOVER:-0}
+# The nodes are this shell's jobs: without this it reports each kill.
+((failover_trials == 0)) || disown -a
+for trial in $(seq 1 "$failover_trials"); do
+  read -r n l by1 by2 by3 < <(leaders_census)
+  declare -A led=([1]=$by1 [2]=$by2 [3]=$by3)
+  victim=1
+  for i in 2 3; do ((led[$i] > led[$victim])) && victim=$i; done
+  part=$(led_by "$victim")
+  pid=$(live_pid "$dir" "$victim")
+  [[ -n $pid && -n $part ]] || die "failover $trial: node $victim is not running or leads nothing in ${topics[0]}"
+  mapfile -d '' -t victim_cmd <"/proc/$pid/cmdline"
+  t_kill=$(now_ms)
+  kill -9 "$pid"
+  t_led="" t_ack=""
+  deadline=$((SECONDS + wait_s))
+  while [[ -z $t_led || -z $t_ack ]] && ((SECONDS < deadline)); do
+    if [[ -z $t_ack ]] && echo "failover-$trial" | timeout 30 "$CAPSTAN" produce "${topics[0]}" --partition "$part" \
+      --acks all --delivery-timeout-ms 20000 --bootstrap "$bootstrap" >/dev/null 2>&1; then
+      t_ack=$(now_ms)
+    fi
+    if [[ -z $t_led ]]; then
+      read -r n l by1 by2 by3 < <(leaders_census)
+      declare -A now_led=([1]=$by1 [2]=$by2 [3]=$by3)
+      ((n == total && l == total && now_led[$victim] == 0)) && t_led=$(now_ms)
+    fi
+  done
+  [[ -n $t_led && -n $t_ack ]] || die "failover $trial: no new leader for every partition, or no acknowledgement, within $wait_s s"
+  wait_until "$wait_s" 0.1 "node $victim gone" bash -c "[[ ! -d /proc/$pid ]] || [[ \$(awk '{print \$3}' /proc/$pid/stat) == Z ]]"
+  t_start=$(now_ms)
+  "${victim_cmd[@]}" </dev/null >>"$dir/node-$victim.log" 2>&1 &
+  echo $! >"$dir/node-$victim.pid"
+  disown $!
+  t_full=""
+  deadline=$((SECONDS + wait_s))
+  while [[ -z $t_full ]] && ((SECONDS < deadline)); do
+    read -r seen _ full _ < <(census)
+    ((seen == total && full == total)) && t_full=$(now_ms)
+    [[ -n $t_full ]] || sleep 1
+  done
+  [[ -n $t_full ]] || die "failover $trial: ISRs not full within $wait_s s of node $victim's restart"
+  echo "failover $trial: kill -9 of node $victim (leading ${led[$victim]} of $total partitions):" \
+    "every partition led elsewhere after $((t_led - t_kill)) ms, an acks=all record to" \
+    "${topics[0]}-$part acknowledged after $((t_ack - t_kill)) ms; started again, every ISR full" \
+    "after $((t_full - t_start)) ms"
+done
 echo "load: $(uptime | sed 's/.*load average/load average/')"
