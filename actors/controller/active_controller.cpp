@@ -435,7 +435,15 @@ bool outgoing_message::starts_full_state() const {
 }
 
 size_t outgoing_message::partitions() const {
-  return std::visit([](const auto& m) { return m.partitions.size(); }, message);
+  // A full UpdateMetadata names every partition of the cluster but costs the node little.
+  if (std::holds_alternative<update_metadata_msg>(message)) return 0;
+  if (auto l = std::get_if<leader_and_isr_msg>(&message)) {
+    // Joined messages may name a partition more than once until encoded.
+    std::set<topic_partition> distinct;
+    for (const auto& p : l->partitions) distinct.insert(p.tp);
+    return distinct.size();
+  }
+  return std::get<stop_replica_msg>(message).partitions.size();
 }
 
 namespace {
@@ -472,11 +480,14 @@ bool absorb_delta(update_metadata_msg& mine, update_metadata_msg& later) {
     auto it = renamed.find(name);
     return it != renamed.end() && it->second != id;
   };
-  std::erase_if(mine.topics, [&](const topic_config_msg& t) {
-    return superseded(t.name, t.id) || renamed.count(t.name) != 0;
-  });
-  std::erase_if(mine.partitions,
-                [&](const partition_state_msg& p) { return superseded(p.tp.first, p.id); });
+  // Most deltas (ISR changes) name no topic: nothing of `mine` to drop, and no pass over it.
+  if (!removed.empty() || !renamed.empty()) {
+    std::erase_if(mine.topics, [&](const topic_config_msg& t) {
+      return superseded(t.name, t.id) || renamed.count(t.name) != 0;
+    });
+    std::erase_if(mine.partitions,
+                  [&](const partition_state_msg& p) { return superseded(p.tp.first, p.id); });
+  }
   mine.removed_topics.insert(mine.removed_topics.end(), later.removed_topics.begin(),
                              later.removed_topics.end());
   std::move(later.topics.begin(), later.topics.end(), std::back_inserter(mine.topics));
@@ -498,8 +509,34 @@ bool outgoing_message::absorb(outgoing_message& later) {
 }
 
 bool outgoing_message::may_follow(const outgoing_message& later) const {
-  return what == kind::leader_and_isr && later.what == kind::update_metadata &&
-         !later.starts_full_state();
+  auto states = std::get_if<leader_and_isr_msg>(&message);
+  auto delta = std::get_if<update_metadata_msg>(&later.message);
+  if (states == nullptr || delta == nullptr || delta->full) return false;
+  if (delta->topics.empty() && delta->removed_topics.empty()) return true;
+  // Not a delta that creates, changes or removes a topic this LeaderAndIsr names: the node
+  // would open the topic's replicas without its configs, or with the next ones.
+  std::set<std::string> names;
+  std::set<topic_id> ids;
+  for (const auto& p : states->partitions) {
+    names.insert(p.tp.first);
+    ids.insert(p.id);
+  }
+  for (const auto& t : delta->topics)
+    if (names.count(t.name) != 0) return false;
+  for (const auto& id : delta->removed_topics)
+    if (ids.count(id) != 0) return false;
+  return true;
+}
+
+void outgoing_message::passed_by(const outgoing_message& later) {
+  auto states = std::get_if<leader_and_isr_msg>(&message);
+  auto delta = std::get_if<update_metadata_msg>(&later.message);
+  if (states == nullptr || delta == nullptr) return;
+  // The node learns addresses from both, the last it applies winning: the delta's, now applied
+  // first, are the newer.
+  for (auto& e : states->leaders)
+    for (const auto& n : delta->nodes)
+      if (n.node == e.node) e = n;
 }
 
 namespace {

@@ -103,16 +103,20 @@ struct outgoing_message {
   bool starts_full_state() const;
   // The message numbered `sequence` of its node's stream, encoded.
   capnp_frame encode_as(int64_t sequence) const;
-  // The partitions it names: what the node's work on it grows with.
+  // The partitions a LeaderAndIsr or StopReplica names, each once: what the node's work on it
+  // grows with (0 for UpdateMetadata, which costs the node little).
   size_t partitions() const;
   // Takes in `later`, a message to the same registration after this one, and says so, when both
   // are LeaderAndIsr or both UpdateMetadata deltas; anything else is left alone. A partition or
   // topic named by both goes with `later`'s state.
   bool absorb(outgoing_message& later);
   // Whether `later` may go before this message: an UpdateMetadata delta before a LeaderAndIsr
-  // (a node takes a topic's configs from UpdateMetadata before it opens the topic's replicas,
-  // so never the other way round). StopReplica and full states stay where they are.
+  // that names none of the topics the delta creates, changes or removes (a node takes a topic's
+  // configs from UpdateMetadata before it opens the topic's replicas, so never the other way
+  // round). StopReplica and full states stay where they are.
   bool may_follow(const outgoing_message& later) const;
+  // `later` went before this message: node addresses this one names take later's.
+  void passed_by(const outgoing_message& later);
 };
 
 struct settled_request {

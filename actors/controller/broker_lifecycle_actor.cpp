@@ -225,6 +225,8 @@ std::chrono::milliseconds shutdown_time_left(const lifecycle_state& st) {
 
 void shutdown_answered(lifecycle_ptr self, const capnp_frame& f) {
   auto& st = self->state;
+  // It answered: back, if it was gone.
+  if (st.shutdown) st.shutdown->gone.erase(st.core->target());
   auto r = decode_broker_heartbeat_response(f);
   if (!r) return finish_shutdown(self, false, r.err().to_string());
   const std::string why = std::string(to_string(r->error)) + ": " + r->message;

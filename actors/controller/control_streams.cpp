@@ -24,8 +24,11 @@ void control_streams::drop(stream& s) {
 // round trip each, and the node would get its whole state again instead.
 bool control_streams::joined(stream& s, outgoing_message& m) {
   for (auto it = s.queue.rbegin(); it != s.queue.rend(); ++it) {
-    if (it->message.absorb(m)) return true;
-    if (!it->message.may_follow(m)) return false;
+    if (it->message.may_follow(m)) continue;
+    if (!it->message.absorb(m)) return false;
+    // The joined delta now goes before these: its addresses replace theirs.
+    for (auto passed = s.queue.rbegin(); passed != it; ++passed) passed->message.passed_by(it->message);
+    return true;
   }
   return false;
 }

@@ -153,8 +153,15 @@ TEST_CASE("a control message's answer may take longer the more partitions it nam
   control_streams s;
   leader_and_isr_msg many;
   many.partitions.resize(10000);
+  for (int32_t i = 0; i < 10000; ++i) many.partitions[static_cast<size_t>(i)].tp = {"t", i};
   stop_replica_msg few;
   few.partitions.resize(3);
+  // UpdateMetadata, even a full one naming every partition, costs the node little.
+  control_streams u;
+  update_metadata_msg everything;
+  everything.partitions.resize(10000);
+  u.queue({outgoing_message(two, everything)});
+  CHECK(u.next(two)->timeout(milliseconds(5000)) == milliseconds(5000));
   s.queue({outgoing_message(two, many), outgoing_message(three, few)});
   auto big = s.next(two);
   REQUIRE(big);
@@ -213,10 +220,12 @@ TEST_CASE("each commit's UpdateMetadata delta and LeaderAndIsr join the queued p
     t.configs["retention.ms"] = std::move(retention);
     return t;
   };
-  auto pair = [&](int32_t partition, topic_config_msg t) {
+  // A commit's messages for one partition: with `t` the topic's (new) configs, without it an
+  // ISR change.
+  auto pair = [&](int32_t partition, topic_config_msg t, bool with_topic) {
     update_metadata_msg d;
     d.full = false;
-    d.topics.push_back(t);
+    if (with_topic) d.topics.push_back(t);
     partition_state_msg p;
     p.tp = {t.name, partition};
     p.id = t.id;
@@ -229,31 +238,91 @@ TEST_CASE("each commit's UpdateMetadata delta and LeaderAndIsr join the queued p
   s.queue({full(two)});
   auto first = s.next(two);
   REQUIRE(first);
-  for (int i = 0; i < 300; ++i) s.queue(pair(i, topic("t", 1, std::to_string(i))));
+  for (int i = 0; i < 300; ++i) s.queue(pair(i, topic("t", 1, ""), false));
   // Past max_queued one at a time; two when they join.
   CHECK(s.queued(two) == 2);
-  // The topic is deleted, then created again under its name: the old one's states are gone.
+  // The topic is deleted, then created again under its name: neither delta goes before the
+  // LeaderAndIsr of the old topic, and nothing goes before the StopReplica.
   update_metadata_msg removal;
   removal.full = false;
   removal.removed_topics.push_back(topic("t", 1, "").id);
   s.queue({outgoing_message(two, removal)});
-  s.queue(pair(0, topic("t", 2, "new")));
+  s.queue(pair(0, topic("t", 2, "new"), true));
   s.queue({outgoing_message(two, stop_replica_msg{})});
-  s.queue(pair(1, topic("t", 2, "newer")));
-  CHECK(s.queued(two) == 5);
+  s.queue(pair(1, topic("t", 2, "newer"), true));
+  CHECK(s.queued(two) == 7);
 
-  auto delta = decode_update_metadata(answer_and_next(s, two).frame);
-  REQUIRE(delta);
-  CHECK(delta->sequence == sequence_of(*first) + 1);
-  REQUIRE(delta->topics.size() == 1);
-  CHECK(delta->topics[0].id == topic("t", 2, "").id);
-  CHECK(delta->topics[0].configs.at("retention.ms") == "new");
-  CHECK(delta->removed_topics.size() == 1);
-  REQUIRE(delta->partitions.size() == 1);
-  CHECK(delta->partitions[0].id == topic("t", 2, "").id);
-  // One state per partition, the last: the new topic's t-0 replaced the old one's.
+  auto isr_changes = decode_update_metadata(answer_and_next(s, two).frame);
+  REQUIRE(isr_changes);
+  CHECK(isr_changes->sequence == sequence_of(*first) + 1);
+  CHECK(isr_changes->topics.empty());
+  CHECK(isr_changes->partitions.size() == 300);
   CHECK(decode_leader_and_isr(answer_and_next(s, two).frame)->partitions.size() == 300);
+  // The removal and the new topic's delta joined: the old topic's states are gone from it.
+  auto recreated = decode_update_metadata(answer_and_next(s, two).frame);
+  REQUIRE(recreated);
+  CHECK(recreated->removed_topics.size() == 1);
+  REQUIRE(recreated->topics.size() == 1);
+  CHECK(recreated->topics[0].id == topic("t", 2, "").id);
+  CHECK(recreated->topics[0].configs.at("retention.ms") == "new");
+  REQUIRE(recreated->partitions.size() == 1);
+  CHECK(recreated->partitions[0].id == topic("t", 2, "").id);
+  CHECK(decode_leader_and_isr(answer_and_next(s, two).frame)->partitions.size() == 1);
   CHECK(answer_and_next(s, two).what == outgoing_message::kind::stop_replica);
   auto after_stop = answer_and_next(s, two);
   CHECK(decode_update_metadata(after_stop.frame)->topics[0].configs.at("retention.ms") == "newer");
+  CHECK(answer_and_next(s, two).what == outgoing_message::kind::leader_and_isr);
+}
+
+TEST_CASE("a delta does not go before a LeaderAndIsr of a topic it removes or changes, and one "
+          "that does go before carries its addresses along",
+          "[controller][streams]") {
+  topic_id id{};
+  id.fill(5);
+  auto endpoint = [](uint16_t port) {
+    node_endpoint_msg e;
+    e.node = three;
+    e.host = "h";
+    e.cluster_port = port;
+    return e;
+  };
+  auto lai_of = [&](const std::string& topic, uint16_t port) {
+    leader_and_isr_msg l;
+    partition_state_msg p;
+    p.tp = {topic, 0};
+    p.id = id;
+    l.partitions.push_back(p);
+    l.leaders.push_back(endpoint(port));
+    return outgoing_message(two, l);
+  };
+  auto delta_with = [&](uint16_t port) {
+    update_metadata_msg d;
+    d.full = false;
+    d.nodes.push_back(endpoint(port));
+    return d;
+  };
+  control_streams s;
+  s.queue({full(two)});
+  REQUIRE(s.next(two));
+  // Created (its configs, its replicas), then deleted, while the full state is out.
+  auto created = delta_with(9000);
+  created.topics.push_back(topic_config_msg{"gone", id, false, {{"retention.ms", "1"}}});
+  auto removed = delta_with(9000);
+  removed.removed_topics.push_back(id);
+  s.queue({outgoing_message(two, created), lai_of("gone", 9000), outgoing_message(two, removed)});
+  CHECK(s.queued(two) == 3);
+
+  // An ISR change of another topic, after node 3 moved to port 9100: its delta goes before the
+  // queued LeaderAndIsr, whose address of node 3 follows.
+  control_streams t;
+  t.queue({full(two)});
+  REQUIRE(t.next(two));
+  t.queue({outgoing_message(two, delta_with(9000)), lai_of("kept", 9000)});
+  t.queue({outgoing_message(two, delta_with(9100)), lai_of("kept", 9100)});
+  REQUIRE(t.queued(two) == 2);
+  auto um = answer_and_next(t, two);
+  CHECK(decode_update_metadata(um.frame)->nodes.at(0).cluster_port == 9100);
+  auto lai = decode_leader_and_isr(answer_and_next(t, two).frame);
+  REQUIRE(lai);
+  CHECK(lai->leaders.at(0).cluster_port == 9100);
 }
