@@ -4,7 +4,6 @@
 #include <iterator>
 #include <map>
 #include <set>
-#include <type_traits>
 
 #include "actors/controller/metadata/partition_decisions.hpp"
 #include "actors/controller/metadata/producer_id_decisions.hpp"
@@ -437,13 +436,7 @@ bool outgoing_message::starts_full_state() const {
 size_t outgoing_message::partitions() const {
   // A full UpdateMetadata names every partition of the cluster but costs the node little.
   if (std::holds_alternative<update_metadata_msg>(message)) return 0;
-  if (auto l = std::get_if<leader_and_isr_msg>(&message)) {
-    // Joined messages may name a partition more than once until encoded.
-    std::set<topic_partition> distinct;
-    for (const auto& p : l->partitions) distinct.insert(p.tp);
-    return distinct.size();
-  }
-  return std::get<stop_replica_msg>(message).partitions.size();
+  return std::visit([](const auto& m) { return m.partitions.size(); }, message);
 }
 
 namespace {
@@ -539,25 +532,23 @@ void outgoing_message::passed_by(const outgoing_message& later) {
       if (n.node == e.node) e = n;
 }
 
-namespace {
-
-// The last state of each partition, in the order of their last mention (absorb appends).
-void keep_last_states(std::vector<partition_state_msg>& states) {
-  std::set<topic_partition> seen;
-  std::vector<partition_state_msg> kept;
-  for (auto p = states.rbegin(); p != states.rend(); ++p)
-    if (seen.insert(p->tp).second) kept.push_back(std::move(*p));
-  std::reverse(kept.begin(), kept.end());
-  states = std::move(kept);
+void outgoing_message::keep_last_states() {
+  auto last_of_each = [](std::vector<partition_state_msg>& states) {
+    std::set<topic_partition> seen;
+    std::vector<partition_state_msg> kept;
+    for (auto p = states.rbegin(); p != states.rend(); ++p)
+      if (seen.insert(p->tp).second) kept.push_back(std::move(*p));
+    std::reverse(kept.begin(), kept.end());
+    states = std::move(kept);
+  };
+  if (auto l = std::get_if<leader_and_isr_msg>(&message)) last_of_each(l->partitions);
+  if (auto u = std::get_if<update_metadata_msg>(&message)) last_of_each(u->partitions);
 }
-
-} // namespace
 
 capnp_frame outgoing_message::encode_as(int64_t sequence) const {
   return std::visit(
       [sequence](auto m) {
         m.sequence = sequence;
-        if constexpr (!std::is_same_v<decltype(m), stop_replica_msg>) keep_last_states(m.partitions);
         return encode(m);
       },
       message);

@@ -103,13 +103,16 @@ struct outgoing_message {
   bool starts_full_state() const;
   // The message numbered `sequence` of its node's stream, encoded.
   capnp_frame encode_as(int64_t sequence) const;
-  // The partitions a LeaderAndIsr or StopReplica names, each once: what the node's work on it
-  // grows with (0 for UpdateMetadata, which costs the node little).
+  // The partitions a LeaderAndIsr or StopReplica names: what the node's work on it grows with
+  // (0 for UpdateMetadata, which costs the node little).
   size_t partitions() const;
   // Takes in `later`, a message to the same registration after this one, and says so, when both
   // are LeaderAndIsr or both UpdateMetadata deltas; anything else is left alone. A partition or
-  // topic named by both goes with `later`'s state.
+  // topic named by both goes with `later`'s state once keep_last_states() ran.
   bool absorb(outgoing_message& later);
+  // Drops the states absorb() appended for a partition named again later: each partition once,
+  // with its last state, in the order of their last mention.
+  void keep_last_states();
   // Whether `later` may go before this message: an UpdateMetadata delta before a LeaderAndIsr
   // that names none of the topics the delta creates, changes or removes (a node takes a topic's
   // configs from UpdateMetadata before it opens the topic's replicas, so never the other way

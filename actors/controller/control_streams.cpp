@@ -54,9 +54,10 @@ std::optional<control_streams::sendable> control_streams::next(node_id node) {
   if (it == streams_.end() || it->second.out || it->second.queue.empty()) return std::nullopt;
   auto& s = it->second;
   s.out = true;
-  sendable out{s.queue.front().message.what,
-               s.queue.front().message.encode_as(s.queue.front().sequence),
-               s.queue.front().message.partitions()};
+  auto& front = s.queue.front();
+  front.message.keep_last_states();
+  sendable out{front.message.what, front.message.encode_as(front.sequence),
+               front.message.partitions()};
   s.queue.pop_front();
   return out;
 }
