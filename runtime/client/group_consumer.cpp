@@ -251,6 +251,7 @@ void group_consumer::start_join() {
     lost = std::exchange(lost_, false);
     rejoin_needed_ = false;
     phase_ = phase::unjoined;
+    synced_.reset();
     req.member_id = member_id_;
   }
   if (lost) give_up_owned(true);
@@ -267,14 +268,19 @@ void group_consumer::start_join() {
   join_ = std::async(std::launch::async, [this, req = std::move(req)]() mutable { return join_and_sync(std::move(req)); });
 }
 
-// Off the polling thread: it reads only `req`, the client and what never changes.
-group_consumer::join_outcome group_consumer::join_and_sync(join_group_request req) const {
+// Off the polling thread: it reads only `req`, the client and what never changes, and tells the
+// heartbeat thread of a completed sync.
+group_consumer::join_outcome group_consumer::join_and_sync(join_group_request req) {
   join_outcome out{client_.join_group(group_, req), std::nullopt, {}, {}};
   if (!out.joined || out.joined->error != errc::none) return out;
   const auto& joined = *out.joined;
   sync_group_request sync{joined.member_id, config_.group_instance_id, joined.generation, {}};
   if (joined.leader == joined.member_id) sync.assignments = leader_assign(joined, out);
   out.synced = client_.sync_group(group_, sync);
+  if (*out.synced && (*out.synced)->error == errc::none) {
+    std::lock_guard lock(mu_);
+    synced_ = group_member_ref{joined.member_id, config_.group_instance_id, joined.generation};
+  }
   return out;
 }
 
@@ -292,6 +298,10 @@ void group_consumer::rejoin_after(errc why) {
 }
 
 status group_consumer::finish_join(join_outcome outcome) {
+  {
+    std::lock_guard lock(mu_);
+    synced_.reset();
+  }
   if (!outcome.joined) return outcome.joined.err();
   const auto& joined = *outcome.joined;
   switch (joined.error) {
@@ -462,9 +472,21 @@ void group_consumer::heartbeat_loop() {
     // A member that learnt of a rebalance goes on heartbeating until its poll joins, as Kafka's
     // does: one that processes slowly meanwhile keeps its place for the rebalance timeout, not
     // just the session timeout.
+    const bool poll_overdue = clock::now() - last_poll_ > std::chrono::milliseconds(config_.max_poll_interval_ms);
+    // Joined and synced in the background, the member stays in the group while its caller is
+    // slow to take the assignment up, as Kafka's heartbeat thread, which finishes the sync
+    // itself, keeps it.
+    if (phase_ != phase::stable && synced_ && !poll_overdue) {
+      const auto me = *synced_;
+      lock.unlock();
+      // What it answers is for the poll to act on: the heartbeats after it ask again.
+      (void)client_.heartbeat(group_, me);
+      lock.lock();
+      continue;
+    }
     if (phase_ != phase::stable) continue;
     const group_member_ref me{member_id_, config_.group_instance_id, generation_};
-    if (clock::now() - last_poll_ > std::chrono::milliseconds(config_.max_poll_interval_ms)) {
+    if (poll_overdue) {
       // Kafka's "consumer poll timeout has expired": the member gives its partitions up so the
       // group can go on without it; the next poll joins again.
       phase_ = phase::unjoined;

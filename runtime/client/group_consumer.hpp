@@ -110,7 +110,7 @@ private:
   result<bool> ensure_active(std::chrono::steady_clock::duration& waited);
   void resubscribed(rebalance_listener listener);
   void start_join();
-  join_outcome join_and_sync(join_group_request req) const;
+  join_outcome join_and_sync(join_group_request req);
   status finish_join(join_outcome outcome);
   std::vector<member_assignment> leader_assign(const join_group_response& joined, join_outcome& out) const;
   void rejoin_after(errc why);
@@ -158,6 +158,9 @@ private:
   // listener the partitions are lost.
   bool lost_ = false;
   std::optional<error> fatal_;
+  // A join and sync the joining thread completed, which no poll has taken up yet: the
+  // coordinator counts the member in that generation, so the heartbeats go on in it.
+  std::optional<group_member_ref> synced_;
   std::chrono::steady_clock::time_point last_poll_;
   bool stopping_ = false;
   std::thread heartbeats_;

@@ -332,3 +332,59 @@ TEST_CASE("a cooperative member reads the partitions it keeps while a rebalance 
   for (auto* m : {&a, &b, &c}) CHECK(m->failure().empty());
   check_read_once({&a, &b, &c}, 15);
 }
+
+TEST_CASE("a cooperative member whose background join completes while its caller does not poll "
+          "keeps its place past its session timeout",
+          "[cluster][groups]") {
+  started_node sn;
+  sn.produce(5, "a");
+  auto x_client = connect_client(*sn.n);
+  client::client_config config;
+  config.auto_offset_reset = client::offset_reset::earliest;
+  config.session_timeout_ms = 6000;
+  config.heartbeat_interval_ms = 300;
+  config.partition_assignment_strategy = {"cooperative-sticky"};
+  auto x = client::group_consumer::create(*x_client, config, "g");
+  REQUIRE(x);
+  (*x)->subscribe({"t"});
+  auto poll_x = [&] { REQUIRE((*x)->poll_each(1ms, [](const client::record_ref&) {})); };
+  REQUIRE(eventually([&] {
+    poll_x();
+    return (*x)->assignment().size() == partitions;
+  }, 20s));
+  auto group = [&] {
+    auto d = sn.admin->describe_group("g");
+    REQUIRE(d);
+    return *d;
+  };
+
+  // y joins; x learns of the rebalance from its heartbeats, and its next poll sends its join
+  // in the background (it owns partitions, so the poll does not wait). x's caller then stops
+  // polling: the join and its sync complete without it.
+  member y(sn, "cooperative-sticky");
+  REQUIRE(eventually([&] { return group().state == "PreparingRebalance"; }, 20s));
+  REQUIRE(eventually([&] {
+    if (group().state != "PreparingRebalance") return true;
+    poll_x();
+    return false;
+  }, 20s));
+  REQUIRE(eventually([&] { return group().state == "Stable"; }, 20s));
+  const auto joined = group();
+  REQUIRE(joined.members.size() == 2);
+
+  // Past x's session timeout, x is still counted: its heartbeats went on in the new generation.
+  std::this_thread::sleep_for(8s);
+  const auto later = group();
+  CHECK(later.state == "Stable");
+  CHECK(later.generation == joined.generation);
+  CHECK(later.members.size() == 2);
+
+  // Polling again, x hands on what the cooperative rebalance moves, and each ends with half.
+  REQUIRE(eventually([&] {
+    poll_x();
+    return (*x)->assignment().size() == partitions / 2 && y.owned().size() == partitions / 2;
+  }, 20s));
+  y.stop();
+  CHECK(y.failure().empty());
+  CHECK((*x)->close());
+}
