@@ -70,8 +70,8 @@ result<std::vector<epoch_entry>> read_leader_epoch_checkpoint(const std::filesys
 }
 
 status write_leader_epoch_checkpoint(const std::filesystem::path& file,
-                                     const std::vector<epoch_entry>& entries) {
-  return write_file_atomically(file, format_leader_epoch_checkpoint(entries));
+                                     const std::vector<epoch_entry>& entries, sync_mode mode) {
+  return write_file_atomically(file, format_leader_epoch_checkpoint(entries), mode);
 }
 
 } // namespace capstan

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/result.hpp"
+#include "runtime/storage/file_handle.hpp" // sync_mode
 #include "runtime/storage/leader_epoch_cache.hpp"
 
 namespace capstan {
@@ -25,6 +26,7 @@ result<std::vector<epoch_entry>> parse_leader_epoch_checkpoint(std::string_view 
 // A missing file reads as empty.
 result<std::vector<epoch_entry>> read_leader_epoch_checkpoint(const std::filesystem::path& file);
 status write_leader_epoch_checkpoint(const std::filesystem::path& file,
-                                     const std::vector<epoch_entry>& entries);
+                                     const std::vector<epoch_entry>& entries,
+                                     sync_mode mode = sync_mode::synced);
 
 } // namespace capstan

@@ -1,5 +1,6 @@
 // A clean close makes durable what is not yet, and nothing else: a node stopping with thousands
 // of idle replicas closes each without a write or an fsync (tests/bench/README.md, "scale.sh").
+// The open after it syncs nothing that every open redoes.
 
 #include <catch2/catch.hpp>
 
@@ -11,6 +12,7 @@
 
 #include "actors/log/partition_log_actor.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
+#include "runtime/storage/leader_epoch_checkpoint.hpp"
 #include "runtime/storage/producer_snapshot.hpp"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/log_builder.hpp"
@@ -106,4 +108,32 @@ TEST_CASE("a close still flushes what was appended since the last flush", "[log]
   // The flush failed (EIO on fsync): the log is offline and its recovery point stays.
   CHECK(attempted > 0);
   CHECK(point == offset{0});
+}
+
+TEST_CASE("opening a log cuts the epochs at its end from the checkpoint without an fsync",
+          "[log][close]") {
+  temp_dir dir;
+  {
+    threaded_system sys;
+    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+    REQUIRE(log);
+    sys.track(*log);
+    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
+  }
+  // As a node leaves it that led the partition at its stop: the leader's epoch began at the log
+  // end, so it describes no record and every open cuts it.
+  const auto file = dir / leader_epoch_checkpoint_name;
+  REQUIRE(write_leader_epoch_checkpoint(file, {{leader_epoch{7}, offset{0}}}));
+
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  faults.fail(dir.path().string(), storage_op::sync, EIO);
+  auto loaded = load_partition_log(options_for(dir, offset{0}));
+  INFO((loaded ? std::string() : loaded.err().to_string()));
+  REQUIRE(loaded);
+  CHECK(loaded->epochs.entries().empty());
+  CHECK(faults.injected() == 0);
+  auto stored = read_leader_epoch_checkpoint(file);
+  REQUIRE(stored);
+  CHECK(stored->empty());
 }
