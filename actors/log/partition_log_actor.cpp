@@ -73,6 +73,8 @@ struct partition_log_state {
     std::optional<log_slice> slice;
   };
   std::optional<appended_tail> tail;
+  // The epoch checkpoint was written since its last fsync: the next flush syncs it first.
+  bool epochs_unsynced = false;
 
   timestamp_ms now() const { return opts.clock(); }
 };
@@ -111,14 +113,23 @@ void read_failed(self_ptr self, caf::typed_response_promise<T>& rp, caf::error& 
 }
 
 // Persists the epoch cache; called after every change, before the batches it describes can be
-// flushed (the worker writes it before any flush sent later), so whatever survives below the
-// recovery point has its epochs on disk. `done` runs once the file is written, or after a
-// failure took the log offline (st.failed is then set).
-void save_epochs(self_ptr self, std::function<void()> done = nullptr) {
+// flushed (the worker writes it before any flush sent later). `done` runs once the file is
+// written, or after a failure took the log offline (st.failed is then set).
+//
+// An epoch added at the log end (a new leadership, a follower's batch of a newer epoch) is
+// written unsynced, and every flush syncs the file before the recovery point may pass it
+// (flush_segments), so what survives below the recovery point has its epochs on disk. What a
+// crash loses of it above the recovery point, the open scans back from the batches, or it
+// described no batch and the open cuts it. This is Kafka's rule since it took the fsync out of
+// the epoch assignment. A cut (truncation, retention, a reset) stays synced: a lost cut would
+// leave entries above entries written after it.
+void save_epochs(self_ptr self, std::function<void()> done = nullptr,
+                 sync_mode mode = sync_mode::synced) {
   auto& st = self->state;
-  self->request(
-          st.worker, caf::infinite, epoch_atom_v,
-          epoch_checkpoint{st.opts.dir / leader_epoch_checkpoint_name, st.log->epochs().entries()})
+  st.epochs_unsynced = mode == sync_mode::unsynced;
+  self->request(st.worker, caf::infinite, epoch_atom_v,
+                epoch_checkpoint{st.opts.dir / leader_epoch_checkpoint_name,
+                                 st.log->epochs().entries(), mode})
       .then(
           [done](bool) {
             if (done) done();
@@ -198,6 +209,9 @@ void create_segment(self_ptr self, const segment_ref& slot, offset base) {
 // offline: `done` checks for that).
 void flush_segments(self_ptr self, const std::vector<segment_ref>& slots,
                     std::function<void()> done) {
+  // Before the recovery point passes what they describe; with no segment to flush it stays (a
+  // close of an idle replica writes nothing).
+  if (self->state.epochs_unsynced && !slots.empty()) save_epochs(self);
   auto pending = std::make_shared<countdown>(countdown{slots.size() + 1, std::move(done)});
   for (const auto& slot : slots)
     self->request(self->state.worker, caf::infinite, flush_atom_v, slot)
@@ -258,7 +272,7 @@ void read_from(self_ptr self, offset segment_base, read_request req,
 // whole log offline, and a reopen rebuilds the state from what is on disk.
 caf::result<append_result> run_append(self_ptr self, append_plan plan) {
   auto& st = self->state;
-  if (plan.save_epochs) save_epochs(self);
+  if (plan.save_epochs) save_epochs(self, nullptr, sync_mode::unsynced);
   auto rp = self->make_response_promise<append_result>();
   auto pending = std::make_shared<countdown>(countdown{1, nullptr});
   auto failed = std::make_shared<std::optional<caf::error>>();
@@ -695,12 +709,15 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
         if (st.failed) return refuse(st);
         if (!st.log->assign_epoch(epoch)) return st.log->log_end();
         auto rp = self->make_response_promise<offset>();
-        save_epochs(self, [self, rp, end = st.log->log_end()]() mutable {
-          if (self->state.failed)
-            rp.deliver(refuse(self->state));
-          else
-            rp.deliver(end);
-        });
+        save_epochs(
+            self,
+            [self, rp, end = st.log->log_end()]() mutable {
+              if (self->state.failed)
+                rp.deliver(refuse(self->state));
+              else
+                rp.deliver(end);
+            },
+            sync_mode::unsynced);
         return rp;
       },
       [self](flush_atom) -> caf::result<offset> {

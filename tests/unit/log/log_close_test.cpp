@@ -137,3 +137,36 @@ TEST_CASE("opening a log cuts the epochs at its end from the checkpoint without 
   REQUIRE(stored);
   CHECK(stored->empty());
 }
+
+TEST_CASE("a new leader epoch is written without an fsync, and synced before a flush passes it",
+          "[log][close]") {
+  temp_dir dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+  REQUIRE(log);
+  sys.track(*log);
+  // Every fsync of the checkpoint fails: a leadership taken at the log end still goes through.
+  faults.fail(std::string(leader_epoch_checkpoint_name), storage_op::sync, EIO);
+  auto end = sys.request<offset>(*log, timeout, newepoch_atom_v, leader_epoch{3});
+  INFO((end ? std::string() : caf::to_string(end.error())));
+  REQUIRE(end);
+  CHECK(*end == offset{0});
+  CHECK(faults.injected() == 0);
+  auto stored = read_leader_epoch_checkpoint(dir / leader_epoch_checkpoint_name);
+  REQUIRE(stored);
+  CHECK(*stored == std::vector<epoch_entry>{{leader_epoch{3}, offset{0}}});
+
+  REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                     append_request{to_buffer(make_batch(2, "led", now)),
+                                                    append_origin::leader, leader_epoch{3}}));
+  // The flush that would move the recovery point past the epoch's start syncs it first, and
+  // fails with it: the log goes offline rather than leave the epoch unsynced below the point.
+  auto flushed = sys.request<offset>(*log, timeout, flush_atom_v);
+  CHECK(faults.injected() > 0);
+  CHECK((!flushed || *flushed == offset{0}));
+  CHECK_FALSE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                         append_request{to_buffer(make_batch(1, "refused", now)),
+                                                        append_origin::leader, leader_epoch{3}}));
+}
