@@ -73,7 +73,8 @@ struct partition_log_state {
     std::optional<log_slice> slice;
   };
   std::optional<appended_tail> tail;
-  // The epoch checkpoint was written since its last fsync: the next flush syncs it first.
+  // The epoch checkpoint on disk may lack what the cache holds (a new epoch not yet written, or
+  // written without an fsync): the next flush writes it synced first.
   bool epochs_unsynced = false;
 
   timestamp_ms now() const { return opts.clock(); }
@@ -116,9 +117,10 @@ void read_failed(self_ptr self, caf::typed_response_promise<T>& rp, caf::error& 
 // flushed (the worker writes it before any flush sent later). `done` runs once the file is
 // written, or after a failure took the log offline (st.failed is then set).
 //
-// An epoch added at the log end (a new leadership, a follower's batch of a newer epoch) is
-// written unsynced, and every flush syncs the file before the recovery point may pass it
-// (flush_segments), so what survives below the recovery point has its epochs on disk. What a
+// An epoch added at the log end is written unsynced (a follower's batch of a newer epoch) or not
+// at all (a new leadership, which no batch follows yet), and every flush writes the file synced
+// before the recovery point may pass it (flush_segments), so what survives below the recovery
+// point has its epochs on disk. What a
 // crash loses of it above the recovery point, the open scans back from the batches, or it
 // described no batch and the open cuts it. This is Kafka's rule since it took the fsync out of
 // the epoch assignment. A cut (truncation, retention, a reset) stays synced: a lost cut would
@@ -707,18 +709,10 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
       [self](newepoch_atom, leader_epoch epoch) -> caf::result<offset> {
         auto& st = self->state;
         if (st.failed) return refuse(st);
-        if (!st.log->assign_epoch(epoch)) return st.log->log_end();
-        auto rp = self->make_response_promise<offset>();
-        save_epochs(
-            self,
-            [self, rp, end = st.log->log_end()]() mutable {
-              if (self->state.failed)
-                rp.deliver(refuse(self->state));
-              else
-                rp.deliver(end);
-            },
-            sync_mode::unsynced);
-        return rp;
+        // Not written now: it starts at the log end, so until a batch follows it an open would
+        // cut it, and the flush that passes its first batch writes it (save_epochs).
+        if (st.log->assign_epoch(epoch)) st.epochs_unsynced = true;
+        return st.log->log_end();
       },
       [self](flush_atom) -> caf::result<offset> {
         if (self->state.failed) return refuse(self->state);
