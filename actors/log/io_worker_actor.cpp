@@ -104,7 +104,7 @@ io_worker_actor::behavior_type io_worker(io_worker_actor::pointer self) {
       return true;
     },
     [](epoch_atom, const epoch_checkpoint& c) -> caf::result<bool> {
-      if (auto s = write_leader_epoch_checkpoint(c.file, c.entries, c.mode); !s) return to_caf_error(s.err());
+      if (auto s = write_leader_epoch_checkpoint(c.file, c.entries); !s) return to_caf_error(s.err());
       return true;
     },
     [](run_atom, const io_task& task) {

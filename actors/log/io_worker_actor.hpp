@@ -27,7 +27,6 @@
 
 #include "actors/log/log_messages.hpp"
 #include "actors/log/segment_slot.hpp"
-#include "runtime/storage/file_handle.hpp" // sync_mode
 #include "runtime/storage/leader_epoch_cache.hpp"
 #include "runtime/storage/segment.hpp"
 
@@ -44,7 +43,6 @@ struct segment_spec {
 struct epoch_checkpoint {
   std::filesystem::path file;
   std::vector<epoch_entry> entries;
-  sync_mode mode = sync_mode::synced;
 };
 
 // A blocking job for a worker, such as loading a partition directory at start-up. It reports

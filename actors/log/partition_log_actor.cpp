@@ -74,8 +74,10 @@ struct partition_log_state {
   };
   std::optional<appended_tail> tail;
   // The epoch checkpoint on disk may lack what the cache holds (a new epoch not yet written, or
-  // written without an fsync): the next flush writes it synced first.
+  // the open's write without an fsync): the next flush writes it synced first.
   bool epochs_unsynced = false;
+  // A truncation or reset cut the log since it opened.
+  bool cut_since_open = false;
 
   timestamp_ms now() const { return opts.clock(); }
 };
@@ -113,25 +115,22 @@ void read_failed(self_ptr self, caf::typed_response_promise<T>& rp, caf::error& 
   rp.deliver(std::move(e));
 }
 
-// Persists the epoch cache; called after every change, before the batches it describes can be
-// flushed (the worker writes it before any flush sent later). `done` runs once the file is
+// Persists the epoch cache, synced; called after every change, before the batches it describes
+// can be flushed (the worker writes it before any flush sent later). `done` runs once the file is
 // written, or after a failure took the log offline (st.failed is then set).
 //
-// An epoch added at the log end is written unsynced (a follower's batch of a newer epoch) or not
-// at all (a new leadership, which no batch follows yet), and every flush writes the file synced
-// before the recovery point may pass it (flush_segments), so what survives below the recovery
-// point has its epochs on disk. What a
-// crash loses of it above the recovery point, the open scans back from the batches, or it
-// described no batch and the open cuts it. This is Kafka's rule since it took the fsync out of
-// the epoch assignment. A cut (truncation, retention, a reset) stays synced: a lost cut would
-// leave entries above entries written after it.
-void save_epochs(self_ptr self, std::function<void()> done = nullptr,
-                 sync_mode mode = sync_mode::synced) {
+// Two writes are left out or unsynced, those that every open redoes or that no batch depends on
+// yet: the open's own write back, and a new leadership's epoch, not written until a batch follows
+// it. Every flush writes the file synced before the recovery point may pass what the cache holds
+// (flush_segments), so below the recovery point the file is complete; above it the open trusts
+// the batches, not the file (load_epochs). Kafka took the fsync out of its epoch assignment
+// likewise.
+void save_epochs(self_ptr self, std::function<void()> done = nullptr) {
   auto& st = self->state;
-  st.epochs_unsynced = mode == sync_mode::unsynced;
+  st.epochs_unsynced = false;
   self->request(st.worker, caf::infinite, epoch_atom_v,
                 epoch_checkpoint{st.opts.dir / leader_epoch_checkpoint_name,
-                                 st.log->epochs().entries(), mode})
+                                 st.log->epochs().entries()})
       .then(
           [done](bool) {
             if (done) done();
@@ -274,7 +273,7 @@ void read_from(self_ptr self, offset segment_base, read_request req,
 // whole log offline, and a reopen rebuilds the state from what is on disk.
 caf::result<append_result> run_append(self_ptr self, append_plan plan) {
   auto& st = self->state;
-  if (plan.save_epochs) save_epochs(self, nullptr, sync_mode::unsynced);
+  if (plan.save_epochs) save_epochs(self);
   auto rp = self->make_response_promise<append_result>();
   auto pending = std::make_shared<countdown>(countdown{1, nullptr});
   auto failed = std::make_shared<std::optional<caf::error>>();
@@ -403,6 +402,7 @@ void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset>
   auto& st = self->state;
   auto finish = [self, rp](offset end) mutable {
     auto& st = self->state;
+    st.cut_since_open = true;
     if (st.log->truncated(end)) save_epochs(self);
     spdlog::info("{}: truncated to offset {}", st.opts.log_name, end.value());
     // A snapshot past the new end describes batches that are gone (and may come back different).
@@ -458,7 +458,10 @@ caf::result<offset> truncate(self_ptr self, offset to) {
   if (st.failed) return refuse(st);
   if (to >= st.log->log_end()) {
     // No record to drop; epochs that start at the log end hold none either and go.
-    if (to == st.log->log_end() && st.log->forget_epochs_from(to)) save_epochs(self);
+    if (to == st.log->log_end() && st.log->forget_epochs_from(to)) {
+      st.cut_since_open = true;
+      save_epochs(self);
+    }
     return st.log->log_end();
   }
   return drop_segments_from(self, to, to);
@@ -469,6 +472,7 @@ caf::result<offset> truncate(self_ptr self, offset to) {
 caf::result<offset> reset(self_ptr self, offset start) {
   auto& st = self->state;
   if (st.failed) return refuse(st);
+  st.cut_since_open = true;
   if (st.log->forget_history()) save_epochs(self);
   run_snapshot_job(self, [dir = st.opts.dir] { return delete_all_producer_snapshots(dir); });
   spdlog::warn("{}: restarts empty at offset {} (was {}..{})", st.opts.log_name, start.value(),
@@ -649,9 +653,11 @@ void on_tick(self_ptr self) {
 partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partition_log_options opts,
                                                           std::shared_ptr<loaded_log> loaded,
                                                           leader_epoch_cache epochs,
-                                                          producer_state producers) {
+                                                          producer_state producers,
+                                                          bool epochs_unsynced) {
   auto& st = self->state;
   st.opts = std::move(opts);
+  st.epochs_unsynced = epochs_unsynced;
   st.worker = st.opts.worker;
   if (!st.worker) {
     // No pool: a worker of its own, linked, so it goes when the log fails or is killed.
@@ -709,10 +715,23 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
       [self](newepoch_atom, leader_epoch epoch) -> caf::result<offset> {
         auto& st = self->state;
         if (st.failed) return refuse(st);
-        // Not written now: it starts at the log end, so until a batch follows it an open would
-        // cut it, and the flush that passes its first batch writes it (save_epochs).
-        if (st.log->assign_epoch(epoch)) st.epochs_unsynced = true;
-        return st.log->log_end();
+        if (!st.log->assign_epoch(epoch)) return st.log->log_end();
+        // Not written now when nothing was cut since the open: it starts at the log end, so
+        // until a batch follows it an open would cut it, and the flush that passes its first
+        // batch writes it (save_epochs). After a cut, the recovery point on disk may still be the
+        // one from before the cut, above the batches this epoch will describe: written now.
+        if (!st.cut_since_open) {
+          st.epochs_unsynced = true;
+          return st.log->log_end();
+        }
+        auto rp = self->make_response_promise<offset>();
+        save_epochs(self, [self, rp, end = st.log->log_end()]() mutable {
+          if (self->state.failed)
+            rp.deliver(refuse(self->state));
+          else
+            rp.deliver(end);
+        });
+        return rp;
       },
       [self](flush_atom) -> caf::result<offset> {
         if (self->state.failed) return refuse(self->state);
@@ -765,12 +784,14 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
   };
 }
 
-// The leader-epoch cache of a freshly loaded log: the checkpoint, cut to the log's offsets, plus
-// the epochs of batches the checkpoint may not know. Those can only be past the recovery point
-// (the checkpoint is written before a new epoch's batches can be flushed), unless the checkpoint
-// is missing or unreadable: then every batch is scanned.
+// The leader-epoch cache of a freshly loaded log: the checkpoint below the recovery point, plus
+// the epochs of the batches from there on. Below it the checkpoint is complete (a flush writes it
+// synced before it moves the recovery point); above it, the checkpoint may lag the batches or
+// hold entries a lost write should have cut, so the batches decide. A missing or unreadable
+// checkpoint makes every batch scanned.
 result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
-                                       const std::vector<std::shared_ptr<segment>>& segments) {
+                                       const std::vector<std::shared_ptr<segment>>& segments,
+                                       bool& unsynced) {
   const auto file = opts.dir / leader_epoch_checkpoint_name;
   const offset log_start = segments.front()->base_offset();
   const offset log_end = segments.back()->next_offset();
@@ -779,22 +800,21 @@ result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
     spdlog::warn("{}: {}; rebuilding the leader epochs from the log", opts.log_name,
                  stored.err().to_string());
   leader_epoch_cache epochs(stored ? *stored : std::vector<epoch_entry>{});
-  bool changed = epochs.truncate_from_end(log_end);
-  changed |= epochs.truncate_from_start(log_start);
   offset scan_from = log_start;
-  if (stored && !stored->empty())
-    scan_from = std::clamp(
-        std::max(opts.recovery_point, epochs.latest() ? epochs.latest()->start : log_start),
-        log_start, log_end);
+  if (stored && !stored->empty()) scan_from = std::clamp(opts.recovery_point, log_start, log_end);
+  const auto before = epochs.entries();
+  epochs.truncate_from_end(scan_from);
+  epochs.truncate_from_start(log_start);
   auto scanned = scan_epochs(segments, scan_from, epochs);
   if (!scanned) return scanned.err();
-  // Only cut to the log: every load cuts the same, so the write need not be synced (Kafka writes
-  // its truncations unflushed too). 10,000 replicas of a node that led them at its stop each had
-  // an epoch at its log end to cut, and synced writes made that node's start-up five times as
-  // slow. What a scan found, or a file rebuilt, is synced: the recovery point may pass it.
-  if (changed || *scanned || !stored) {
-    const auto mode = stored && !*scanned ? sync_mode::unsynced : sync_mode::synced;
+  // Every open cuts and scans the same from what is on disk, so a write back need not be synced
+  // (Kafka writes its truncations unflushed too): 10,000 replicas of a node that led them at its
+  // stop each had an epoch at its log end to cut, and synced writes made that node's start-up
+  // twice as slow. A rebuilt file is synced.
+  if (epochs.entries() != before || !stored) {
+    const auto mode = stored ? sync_mode::unsynced : sync_mode::synced;
     if (auto s = write_leader_epoch_checkpoint(file, epochs.entries(), mode); !s) return s.err();
+    unsynced = mode == sync_mode::unsynced;
   }
   return epochs;
 }
@@ -808,12 +828,13 @@ result<loaded_partition_log> load_partition_log(const partition_log_options& opt
   seg_opts.max_batch_bytes = static_cast<size_t>(opts.config.max_message_bytes);
   auto loaded = load_log(opts.dir, opts.recovery_point, opts.start, seg_opts, opts.log_name);
   if (!loaded) return loaded.err();
-  auto epochs = load_epochs(opts, loaded->segments);
+  bool epochs_unsynced = false;
+  auto epochs = load_epochs(opts, loaded->segments, epochs_unsynced);
   if (!epochs) return epochs.err();
   auto producers = load_producer_state(opts.dir, loaded->segments, opts.log_name);
   if (!producers) return producers.err();
   return loaded_partition_log{std::make_shared<loaded_log>(std::move(*loaded)), std::move(*epochs),
-                              std::move(*producers)};
+                              std::move(*producers), epochs_unsynced};
 }
 
 partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_options opts,
@@ -825,7 +846,7 @@ partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_op
         .count();
     };
   return sys.spawn(partition_log_behavior, std::move(opts), std::move(loaded.log),
-                   std::move(loaded.epochs), std::move(loaded.producers));
+                   std::move(loaded.epochs), std::move(loaded.producers), loaded.epochs_unsynced);
 }
 
 result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {

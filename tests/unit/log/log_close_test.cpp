@@ -170,3 +170,52 @@ TEST_CASE("a new leader epoch is written by the flush that passes it, synced", "
                                          append_request{to_buffer(make_batch(1, "refused", now)),
                                                         append_origin::leader, leader_epoch{3}}));
 }
+
+TEST_CASE("an open takes the epochs above the recovery point from the batches, not from a "
+          "checkpoint a lost write left behind",
+          "[log][close]") {
+  temp_dir dir;
+  {
+    threaded_system sys;
+    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+    REQUIRE(log);
+    sys.track(*log);
+    for (auto [count, epoch] : {std::pair{5, 2}, std::pair{3, 4}, std::pair{2, 4}})
+      REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                         append_request{to_buffer(make_batch(count, "e", now)),
+                                                        append_origin::leader, leader_epoch{epoch}}));
+    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
+  }
+  // As a power loss can leave it: the recovery point on disk still 5 (the batches above it were
+  // written back but never flushed) and a checkpoint from before a cut, with an epoch 3 at 8
+  // that the batches from 5 on (epoch 4) contradict.
+  REQUIRE(write_leader_epoch_checkpoint(dir / leader_epoch_checkpoint_name,
+                                        {{leader_epoch{2}, offset{0}}, {leader_epoch{3}, offset{8}}}));
+  auto loaded = load_partition_log(options_for(dir, offset{5}));
+  INFO((loaded ? std::string() : loaded.err().to_string()));
+  REQUIRE(loaded);
+  CHECK(loaded->epochs.entries() ==
+        std::vector<epoch_entry>{{leader_epoch{2}, offset{0}}, {leader_epoch{4}, offset{5}}});
+  CHECK(loaded->epochs_unsynced);
+}
+
+TEST_CASE("after a truncation a new leader epoch is written at once", "[log][close]") {
+  // The recovery point on disk may still be the one from before the cut, above the batches the
+  // new epoch will describe: an open would not scan them.
+  temp_dir dir;
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+  REQUIRE(log);
+  sys.track(*log);
+  REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                     append_request{to_buffer(make_batch(5, "cut", now)),
+                                                    append_origin::leader, leader_epoch{2}}));
+  REQUIRE(sys.request<offset>(*log, timeout, flush_atom_v));
+  auto cut = sys.request<offset>(*log, timeout, truncate_atom_v, offset{0});
+  REQUIRE(cut);
+  REQUIRE(*cut == offset{0});
+  REQUIRE(sys.request<offset>(*log, timeout, newepoch_atom_v, leader_epoch{5}));
+  auto stored = read_leader_epoch_checkpoint(dir / leader_epoch_checkpoint_name);
+  REQUIRE(stored);
+  CHECK(*stored == std::vector<epoch_entry>{{leader_epoch{5}, offset{0}}});
+}
