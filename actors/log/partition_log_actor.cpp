@@ -74,10 +74,12 @@ struct partition_log_state {
   };
   std::optional<appended_tail> tail;
   // The epoch checkpoint on disk may lack what the cache holds (a new epoch not yet written, or
-  // the open's write without an fsync): the next flush writes it synced first.
-  bool epochs_unsynced = false;
-  // A truncation or reset cut the log since it opened.
-  bool cut_since_open = false;
+  // what an open wrote without an fsync, this one or an earlier): the next flush writes it
+  // synced first.
+  bool epochs_unsynced = true;
+  // The highest recovery point this log opened with or reached: the checkpoint on disk says at
+  // most this, and an open scans epochs from what it says.
+  offset highest_recovery_point{0};
 
   timestamp_ms now() const { return opts.clock(); }
 };
@@ -206,6 +208,11 @@ void create_segment(self_ptr self, const segment_ref& slot, offset base) {
       .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
 }
 
+void raise_recovery_point(partition_log_state& st, offset target, uint64_t generation) {
+  st.log->raise_recovery_point(target, generation);
+  st.highest_recovery_point = std::max(st.highest_recovery_point, st.log->recovery_point());
+}
+
 // Fsyncs `slots` on the worker, then calls `done` (also after a failure, which takes the log
 // offline: `done` checks for that).
 void flush_segments(self_ptr self, const std::vector<segment_ref>& slots,
@@ -235,7 +242,7 @@ void roll(self_ptr self, const segment_roll& r) {
   self->request(st.worker, caf::infinite, seal_atom_v, r.sealed)
       .then([](const segment_meta&) {}, [self](caf::error& e) { fail(self, e); });
   flush_segments(self, r.flushed, [self, gen, base = r.base] {
-    if (!self->state.failed) self->state.log->raise_recovery_point(base, gen);
+    if (!self->state.failed) raise_recovery_point(self->state, base, gen);
   });
   spdlog::info("{}: rolled new segment at offset {}", st.opts.log_name, r.base.value());
 }
@@ -362,7 +369,7 @@ void flush_all(self_ptr self, std::function<void(offset)> done) {
   auto plan = self->state.log->plan_flush();
   flush_segments(self, plan.segments, [self, target = plan.target, gen = plan.generation, done] {
     auto& st = self->state;
-    if (!st.failed) st.log->raise_recovery_point(target, gen);
+    if (!st.failed) raise_recovery_point(st, target, gen);
     st.log->flushed_at(st.now());
     done(st.log->recovery_point());
   });
@@ -402,7 +409,6 @@ void truncate_kept(self_ptr self, offset to, caf::typed_response_promise<offset>
   auto& st = self->state;
   auto finish = [self, rp](offset end) mutable {
     auto& st = self->state;
-    st.cut_since_open = true;
     if (st.log->truncated(end)) save_epochs(self);
     spdlog::info("{}: truncated to offset {}", st.opts.log_name, end.value());
     // A snapshot past the new end describes batches that are gone (and may come back different).
@@ -458,10 +464,7 @@ caf::result<offset> truncate(self_ptr self, offset to) {
   if (st.failed) return refuse(st);
   if (to >= st.log->log_end()) {
     // No record to drop; epochs that start at the log end hold none either and go.
-    if (to == st.log->log_end() && st.log->forget_epochs_from(to)) {
-      st.cut_since_open = true;
-      save_epochs(self);
-    }
+    if (to == st.log->log_end() && st.log->forget_epochs_from(to)) save_epochs(self);
     return st.log->log_end();
   }
   return drop_segments_from(self, to, to);
@@ -472,7 +475,6 @@ caf::result<offset> truncate(self_ptr self, offset to) {
 caf::result<offset> reset(self_ptr self, offset start) {
   auto& st = self->state;
   if (st.failed) return refuse(st);
-  st.cut_since_open = true;
   if (st.log->forget_history()) save_epochs(self);
   run_snapshot_job(self, [dir = st.opts.dir] { return delete_all_producer_snapshots(dir); });
   spdlog::warn("{}: restarts empty at offset {} (was {}..{})", st.opts.log_name, start.value(),
@@ -653,11 +655,10 @@ void on_tick(self_ptr self) {
 partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partition_log_options opts,
                                                           std::shared_ptr<loaded_log> loaded,
                                                           leader_epoch_cache epochs,
-                                                          producer_state producers,
-                                                          bool epochs_unsynced) {
+                                                          producer_state producers) {
   auto& st = self->state;
   st.opts = std::move(opts);
-  st.epochs_unsynced = epochs_unsynced;
+  st.highest_recovery_point = st.opts.recovery_point;
   st.worker = st.opts.worker;
   if (!st.worker) {
     // No pool: a worker of its own, linked, so it goes when the log fails or is killed.
@@ -716,11 +717,12 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
         auto& st = self->state;
         if (st.failed) return refuse(st);
         if (!st.log->assign_epoch(epoch)) return st.log->log_end();
-        // Not written now when nothing was cut since the open: it starts at the log end, so
-        // until a batch follows it an open would cut it, and the flush that passes its first
-        // batch writes it (save_epochs). After a cut, the recovery point on disk may still be the
-        // one from before the cut, above the batches this epoch will describe: written now.
-        if (!st.cut_since_open) {
+        // Not written now when the recovery point on disk cannot be past the log end: the epoch
+        // starts there, so until a batch follows it an open would cut it, an open after one
+        // scans it back, and the flush that passes its first batch writes it (save_epochs).
+        // After a cut the checkpoint on disk may still say a recovery point from before it,
+        // above the batches this epoch will describe: written now.
+        if (st.highest_recovery_point <= st.log->log_end()) {
           st.epochs_unsynced = true;
           return st.log->log_end();
         }
@@ -790,8 +792,7 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
 // hold entries a lost write should have cut, so the batches decide. A missing or unreadable
 // checkpoint makes every batch scanned.
 result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
-                                       const std::vector<std::shared_ptr<segment>>& segments,
-                                       bool& unsynced) {
+                                       const std::vector<std::shared_ptr<segment>>& segments) {
   const auto file = opts.dir / leader_epoch_checkpoint_name;
   const offset log_start = segments.front()->base_offset();
   const offset log_end = segments.back()->next_offset();
@@ -808,13 +809,13 @@ result<leader_epoch_cache> load_epochs(const partition_log_options& opts,
   auto scanned = scan_epochs(segments, scan_from, epochs);
   if (!scanned) return scanned.err();
   // Every open cuts and scans the same from what is on disk, so a write back need not be synced
-  // (Kafka writes its truncations unflushed too): 10,000 replicas of a node that led them at its
-  // stop each had an epoch at its log end to cut, and synced writes made that node's start-up
-  // twice as slow. A rebuilt file is synced.
+  // (Kafka writes its truncations unflushed too): the log's first flush writes it synced, as it
+  // does after every open, since an earlier open's write may still be only in the page cache.
+  // 10,000 replicas of a node that led them at its stop each had an epoch at its log end to cut,
+  // and synced writes made that node's start-up twice as slow. A rebuilt file is synced.
   if (epochs.entries() != before || !stored) {
     const auto mode = stored ? sync_mode::unsynced : sync_mode::synced;
     if (auto s = write_leader_epoch_checkpoint(file, epochs.entries(), mode); !s) return s.err();
-    unsynced = mode == sync_mode::unsynced;
   }
   return epochs;
 }
@@ -828,13 +829,12 @@ result<loaded_partition_log> load_partition_log(const partition_log_options& opt
   seg_opts.max_batch_bytes = static_cast<size_t>(opts.config.max_message_bytes);
   auto loaded = load_log(opts.dir, opts.recovery_point, opts.start, seg_opts, opts.log_name);
   if (!loaded) return loaded.err();
-  bool epochs_unsynced = false;
-  auto epochs = load_epochs(opts, loaded->segments, epochs_unsynced);
+  auto epochs = load_epochs(opts, loaded->segments);
   if (!epochs) return epochs.err();
   auto producers = load_producer_state(opts.dir, loaded->segments, opts.log_name);
   if (!producers) return producers.err();
   return loaded_partition_log{std::make_shared<loaded_log>(std::move(*loaded)), std::move(*epochs),
-                              std::move(*producers), epochs_unsynced};
+                              std::move(*producers)};
 }
 
 partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_options opts,
@@ -846,7 +846,7 @@ partition_log_actor spawn_partition_log(caf::actor_system& sys, partition_log_op
         .count();
     };
   return sys.spawn(partition_log_behavior, std::move(opts), std::move(loaded.log),
-                   std::move(loaded.epochs), std::move(loaded.producers), loaded.epochs_unsynced);
+                   std::move(loaded.epochs), std::move(loaded.producers));
 }
 
 result<partition_log_actor> open_partition_log(caf::actor_system& sys, partition_log_options opts) {

@@ -48,8 +48,6 @@ struct loaded_partition_log {
   leader_epoch_cache epochs;
   // Rebuilt from the newest readable producer snapshot and the batches after it.
   producer_state producers;
-  // The open wrote the epoch checkpoint without an fsync: the first flush syncs it.
-  bool epochs_unsynced = false;
 };
 
 // Loads (and recovers) the directory, which is created if missing, its leader epochs and its

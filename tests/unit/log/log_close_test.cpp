@@ -196,7 +196,6 @@ TEST_CASE("an open takes the epochs above the recovery point from the batches, n
   REQUIRE(loaded);
   CHECK(loaded->epochs.entries() ==
         std::vector<epoch_entry>{{leader_epoch{2}, offset{0}}, {leader_epoch{4}, offset{5}}});
-  CHECK(loaded->epochs_unsynced);
 }
 
 TEST_CASE("after a truncation a new leader epoch is written at once", "[log][close]") {
@@ -218,4 +217,60 @@ TEST_CASE("after a truncation a new leader epoch is written at once", "[log][clo
   auto stored = read_leader_epoch_checkpoint(dir / leader_epoch_checkpoint_name);
   REQUIRE(stored);
   CHECK(*stored == std::vector<epoch_entry>{{leader_epoch{5}, offset{0}}});
+}
+
+TEST_CASE("a log opened with a recovery point past its end writes a new leader epoch at once",
+          "[log][close]") {
+  // The previous process cut the log and died before the recovery point on disk came down: the
+  // next open would scan from that point, past the batches the new epoch will describe.
+  temp_dir dir;
+  {
+    threaded_system sys;
+    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+    REQUIRE(log);
+    sys.track(*log);
+    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                       append_request{to_buffer(make_batch(5, "kept", now)),
+                                                      append_origin::leader, leader_epoch{2}}));
+    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
+  }
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), options_for(dir, offset{9}));
+  REQUIRE(log);
+  sys.track(*log);
+  REQUIRE(sys.request<offset>(*log, timeout, newepoch_atom_v, leader_epoch{5}));
+  auto stored = read_leader_epoch_checkpoint(dir / leader_epoch_checkpoint_name);
+  REQUIRE(stored);
+  CHECK(*stored == std::vector<epoch_entry>{{leader_epoch{2}, offset{0}}, {leader_epoch{5}, offset{5}}});
+}
+
+TEST_CASE("the first flush after an open writes the epoch checkpoint synced, even when the open "
+          "had nothing to write",
+          "[log][close]") {
+  // An earlier open's write back may still be only in the page cache.
+  temp_dir dir;
+  {
+    threaded_system sys;
+    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+    REQUIRE(log);
+    sys.track(*log);
+    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                       append_request{to_buffer(make_batch(5, "old", now)),
+                                                      append_origin::leader, leader_epoch{2}}));
+    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
+  }
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), options_for(dir, offset{5}));
+  REQUIRE(log);
+  sys.track(*log);
+  CHECK(faults.injected() == 0);
+  faults.fail(std::string(leader_epoch_checkpoint_name), storage_op::sync, EIO);
+  REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                     append_request{to_buffer(make_batch(2, "new", now)),
+                                                    append_origin::leader, leader_epoch{2}}));
+  auto flushed = sys.request<offset>(*log, timeout, flush_atom_v);
+  CHECK(faults.injected() > 0);
+  CHECK((!flushed || *flushed == offset{5}));
 }
