@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
+#include <utility>
 
 #include <caf/all.hpp>
 
@@ -56,6 +58,20 @@ std::pair<size_t, offset> close_counting_writes(const temp_dir& dir, offset reco
   auto closed = sys.request<offset>(*log, timeout, close_atom_v);
   REQUIRE(closed);
   return {faults.injected(), *closed};
+}
+
+// Opens a log in `dir`, appends a batch of `count` records as leader at `epoch` for each pair,
+// and closes it (which flushes).
+void write_closed_log(const temp_dir& dir, std::initializer_list<std::pair<int, int>> batches) {
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
+  REQUIRE(log);
+  sys.track(*log);
+  for (auto [count, epoch] : batches)
+    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
+                                       append_request{to_buffer(make_batch(count, "e", now)),
+                                                      append_origin::leader, leader_epoch{epoch}}));
+  REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
 }
 
 bool has_snapshot(const temp_dir& dir) {
@@ -113,13 +129,7 @@ TEST_CASE("a close still flushes what was appended since the last flush", "[log]
 TEST_CASE("opening a log cuts the epochs at its end from the checkpoint without an fsync",
           "[log][close]") {
   temp_dir dir;
-  {
-    threaded_system sys;
-    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
-    REQUIRE(log);
-    sys.track(*log);
-    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
-  }
+  write_closed_log(dir, {});
   // As a node leaves it that led the partition at its stop: the leader's epoch began at the log
   // end, so it describes no record and every open cuts it.
   const auto file = dir / leader_epoch_checkpoint_name;
@@ -175,17 +185,7 @@ TEST_CASE("an open takes the epochs above the recovery point from the batches, n
           "checkpoint a lost write left behind",
           "[log][close]") {
   temp_dir dir;
-  {
-    threaded_system sys;
-    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
-    REQUIRE(log);
-    sys.track(*log);
-    for (auto [count, epoch] : {std::pair{5, 2}, std::pair{3, 4}, std::pair{2, 4}})
-      REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                         append_request{to_buffer(make_batch(count, "e", now)),
-                                                        append_origin::leader, leader_epoch{epoch}}));
-    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
-  }
+  write_closed_log(dir, {{5, 2}, {3, 4}, {2, 4}});
   // As a power loss can leave it: the recovery point on disk still 5 (the batches above it were
   // written back but never flushed) and a checkpoint from before a cut, with an epoch 3 at 8
   // that the batches from 5 on (epoch 4) contradict.
@@ -224,16 +224,7 @@ TEST_CASE("a log opened with a recovery point past its end writes a new leader e
   // The previous process cut the log and died before the recovery point on disk came down: the
   // next open would scan from that point, past the batches the new epoch will describe.
   temp_dir dir;
-  {
-    threaded_system sys;
-    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
-    REQUIRE(log);
-    sys.track(*log);
-    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                       append_request{to_buffer(make_batch(5, "kept", now)),
-                                                      append_origin::leader, leader_epoch{2}}));
-    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
-  }
+  write_closed_log(dir, {{5, 2}});
   threaded_system sys;
   auto log = open_partition_log(sys.sys(), options_for(dir, offset{9}));
   REQUIRE(log);
@@ -249,16 +240,7 @@ TEST_CASE("the first flush after an open writes the epoch checkpoint synced, eve
           "[log][close]") {
   // An earlier open's write back may still be only in the page cache.
   temp_dir dir;
-  {
-    threaded_system sys;
-    auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
-    REQUIRE(log);
-    sys.track(*log);
-    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                       append_request{to_buffer(make_batch(5, "old", now)),
-                                                      append_origin::leader, leader_epoch{2}}));
-    REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
-  }
+  write_closed_log(dir, {{5, 2}});
   fault_injection_env faults;
   scoped_storage_env installed(faults);
   threaded_system sys;
