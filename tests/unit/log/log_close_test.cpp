@@ -60,6 +60,13 @@ std::pair<size_t, offset> close_counting_writes(const temp_dir& dir, offset reco
   return {faults.injected(), *closed};
 }
 
+// A batch of `count` records appended as leader at `epoch`.
+auto append_led(threaded_system& sys, const partition_log_actor& log, int count, int epoch) {
+  return sys.request<append_result>(log, timeout, append_atom_v,
+                                    append_request{to_buffer(make_batch(count, "e", now)),
+                                                   append_origin::leader, leader_epoch{epoch}});
+}
+
 // Opens a log in `dir`, appends a batch of `count` records as leader at `epoch` for each pair,
 // and closes it (which flushes).
 void write_closed_log(const temp_dir& dir, std::initializer_list<std::pair<int, int>> batches) {
@@ -67,10 +74,7 @@ void write_closed_log(const temp_dir& dir, std::initializer_list<std::pair<int, 
   auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
   REQUIRE(log);
   sys.track(*log);
-  for (auto [count, epoch] : batches)
-    REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                       append_request{to_buffer(make_batch(count, "e", now)),
-                                                      append_origin::leader, leader_epoch{epoch}}));
+  for (auto [count, epoch] : batches) REQUIRE(append_led(sys, *log, count, epoch));
   REQUIRE(sys.request<offset>(*log, timeout, close_atom_v));
 }
 
@@ -168,17 +172,13 @@ TEST_CASE("a new leader epoch is written by the flush that passes it, synced", "
   REQUIRE(stored);
   CHECK(stored->empty());
 
-  REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                     append_request{to_buffer(make_batch(2, "led", now)),
-                                                    append_origin::leader, leader_epoch{3}}));
+  REQUIRE(append_led(sys, *log, 2, 3));
   // The flush that would move the recovery point past the epoch's start syncs it first, and
   // fails with it: the log goes offline rather than leave the epoch unsynced below the point.
   auto flushed = sys.request<offset>(*log, timeout, flush_atom_v);
   CHECK(faults.injected() > 0);
   CHECK((!flushed || *flushed == offset{0}));
-  CHECK_FALSE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                         append_request{to_buffer(make_batch(1, "refused", now)),
-                                                        append_origin::leader, leader_epoch{3}}));
+  CHECK_FALSE(append_led(sys, *log, 1, 3));
 }
 
 TEST_CASE("an open takes the epochs above the recovery point from the batches, not from a "
@@ -206,9 +206,7 @@ TEST_CASE("after a truncation a new leader epoch is written at once", "[log][clo
   auto log = open_partition_log(sys.sys(), options_for(dir, offset{0}));
   REQUIRE(log);
   sys.track(*log);
-  REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                     append_request{to_buffer(make_batch(5, "cut", now)),
-                                                    append_origin::leader, leader_epoch{2}}));
+  REQUIRE(append_led(sys, *log, 5, 2));
   REQUIRE(sys.request<offset>(*log, timeout, flush_atom_v));
   auto cut = sys.request<offset>(*log, timeout, truncate_atom_v, offset{0});
   REQUIRE(cut);
@@ -249,9 +247,7 @@ TEST_CASE("the first flush after an open writes the epoch checkpoint synced, eve
   sys.track(*log);
   CHECK(faults.injected() == 0);
   faults.fail(std::string(leader_epoch_checkpoint_name), storage_op::sync, EIO);
-  REQUIRE(sys.request<append_result>(*log, timeout, append_atom_v,
-                                     append_request{to_buffer(make_batch(2, "new", now)),
-                                                    append_origin::leader, leader_epoch{2}}));
+  REQUIRE(append_led(sys, *log, 2, 2));
   auto flushed = sys.request<offset>(*log, timeout, flush_atom_v);
   CHECK(faults.injected() > 0);
   CHECK((!flushed || *flushed == offset{5}));
