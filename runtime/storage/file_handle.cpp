@@ -154,6 +154,13 @@ status remove_file(const std::filesystem::path& path) {
   return {};
 }
 
+result<bool> file_exists(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return storage_error("stat", path, ec.value());
+  return std::filesystem::exists(st);
+}
+
 status make_directories(const std::filesystem::path& dir) {
   std::error_code ec;
   if (dir.empty() || std::filesystem::is_directory(dir, ec)) return {};

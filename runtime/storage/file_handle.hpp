@@ -67,6 +67,9 @@ status sync_directory(const std::filesystem::path& dir);
 status rename_file(const std::filesystem::path& from, const std::filesystem::path& to);
 // unlink(2); a file that is already gone is not an error.
 status remove_file(const std::filesystem::path& path);
+// Whether `path` names something (stat(2) without following a symbolic link); an error other
+// than "not there" is KAFKA_STORAGE_ERROR.
+result<bool> file_exists(const std::filesystem::path& path);
 // mkdir -p: each missing directory of `dir`, outermost first (mode 0755); one that is already
 // there is not an error.
 status make_directories(const std::filesystem::path& dir);

@@ -5,9 +5,12 @@
 // bytes with the stale tail cut on the next write (no ftruncate for an index that did not change).
 // The file is opened for each write, truncate, sync or read and closed again, so an index holds
 // no file descriptor between them: a partition costs one descriptor (its active segment's .log),
-// not three. Kafka likewise closes an index's file once it is mapped. Every open after the
-// first expects the file to exist, so an index removed behind its back fails loudly instead of
-// being recreated empty.
+// not three. Kafka likewise closes an index's file once it is mapped. The file is created by the
+// first write of an entry, not with its segment: a new partition, or one whose segments stay
+// smaller than index.interval.bytes, has no index files (one inode allocation, and a file to
+// look up and delete, fewer each; a missing index is an empty one, and open rebuilds what a
+// lagging index lacks from the log). Every open after the file exists expects it there, so an
+// index removed behind its back fails loudly instead of being recreated empty.
 // `Index` supplies `entry_size`, `write_batch` and `static void encode(const Entry&, uint8_t*)`
 // (used only in member bodies, so an index class may hold its own index_file); the index classes
 // add decoding and their lookups on top.
@@ -27,8 +30,8 @@ class index_file {
 public:
   using entry_type = Entry;
 
-  // REQUIRES: `path` exists (the index's open created it).
-  explicit index_file(std::filesystem::path path) : path_(std::move(path)) {}
+  // `exists`: whether the file is on disk already; if not, the first write creates it.
+  index_file(std::filesystem::path path, bool exists) : path_(std::move(path)), exists_(exists) {}
   index_file(index_file&&) = default;
   index_file& operator=(index_file&&) = default;
   index_file(const index_file&) = delete;
@@ -36,6 +39,7 @@ public:
 
   // The file's current bytes, to decode.
   result<bytes> read_all() {
+    if (!exists_) return bytes{};
     auto file = opened();
     if (!file) return file.err();
     auto size = file->size();
@@ -54,7 +58,7 @@ public:
   void reset() {
     entries_.clear();
     written_ = 0;
-    stale_tail_ = true;
+    stale_tail_ = exists_;
   }
 
   status append(const entry_type& entry) {
@@ -89,12 +93,17 @@ public:
   }
   status sync() {
     if (auto s = write_pending(); !s) return s;
+    if (!exists_) return {};
     // fsync through a new descriptor flushes what earlier ones wrote: it syncs the file.
     auto file = opened();
     if (!file) return file.err();
     return file->sync();
   }
-  status remove() { return remove_file(path_); }
+  status remove() {
+    auto s = remove_file(path_);
+    if (s) exists_ = false;
+    return s;
+  }
 
   const std::vector<entry_type>& entries() const { return entries_; }
   const std::filesystem::path& path() const { return path_; }
@@ -111,9 +120,15 @@ private:
     written_ = entries_.size();
     return {};
   }
-  result<file_handle> opened() const { return file_handle::open(path_, file_mode::open_existing); }
+  result<file_handle> opened() {
+    if (exists_) return file_handle::open(path_, file_mode::open_existing);
+    auto file = file_handle::open(path_, file_mode::open_or_create);
+    if (file) exists_ = true;
+    return file;
+  }
 
   std::filesystem::path path_;
+  bool exists_ = false;
   std::vector<entry_type> entries_;
   size_t written_ = 0;      // entries_[0, written_) are in the file
   bool stale_tail_ = false; // reset() left old bytes past written_ in the file

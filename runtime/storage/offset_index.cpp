@@ -44,9 +44,9 @@ void offset_index::encode(const offset_index_entry& entry, uint8_t* out) {
 }
 
 result<offset_index> offset_index::open(const std::filesystem::path& path) {
-  auto file = file_handle::open(path, file_mode::open_or_create);
-  if (!file) return file.err();
-  return offset_index(path);
+  auto exists = file_exists(path);
+  if (!exists) return exists.err();
+  return offset_index(path, *exists);
 }
 
 status offset_index::load(uint64_t log_size) {

@@ -38,8 +38,9 @@ public:
   static result<std::vector<offset_index_entry>> decode(bytes_view bytes, uint64_t log_size);
   static void encode(const offset_index_entry& entry, uint8_t* out);
 
-  // Opens the file, creating it when missing. The in-memory index starts empty: load() or
-  // reset() next.
+  // Opens the index over `path`, which need not exist: the first entry written creates it, and
+  // a missing file loads as an empty index. The in-memory index starts empty: load() or reset()
+  // next.
   static result<offset_index> open(const std::filesystem::path& path);
 
   offset_index(offset_index&&) = default;
@@ -78,7 +79,7 @@ public:
   const std::filesystem::path& path() const { return file_.path(); }
 
 private:
-  explicit offset_index(std::filesystem::path path) : file_(std::move(path)) {}
+  offset_index(std::filesystem::path path, bool exists) : file_(std::move(path), exists) {}
 
   index_file<offset_index, offset_index_entry> file_;
 };

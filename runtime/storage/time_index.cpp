@@ -39,9 +39,9 @@ void time_index::encode(const time_index_entry& entry, uint8_t* out) {
 }
 
 result<time_index> time_index::open(const std::filesystem::path& path) {
-  auto file = file_handle::open(path, file_mode::open_or_create);
-  if (!file) return file.err();
-  return time_index(path);
+  auto exists = file_exists(path);
+  if (!exists) return exists.err();
+  return time_index(path, *exists);
 }
 
 status time_index::load() {

@@ -37,8 +37,9 @@ public:
   static result<std::vector<time_index_entry>> decode(bytes_view bytes);
   static void encode(const time_index_entry& entry, uint8_t* out);
 
-  // Opens the file, creating it when missing. The in-memory index starts empty: load() or
-  // reset() next.
+  // Opens the index over `path`, which need not exist: the first entry written creates it, and
+  // a missing file loads as an empty index. The in-memory index starts empty: load() or reset()
+  // next.
   static result<time_index> open(const std::filesystem::path& path);
 
   time_index(time_index&&) = default;
@@ -78,7 +79,7 @@ public:
   const std::filesystem::path& path() const { return file_.path(); }
 
 private:
-  explicit time_index(std::filesystem::path path) : file_(std::move(path)) {}
+  time_index(std::filesystem::path path, bool exists) : file_(std::move(path), exists) {}
 
   index_file<time_index, time_index_entry> file_;
 };

@@ -28,7 +28,10 @@ void write_log(const fs::path& dir, int segments = 10) {
   REQUIRE(write_partition_metadata(dir, topic_a));
   for (int s = 0; s < segments; ++s) {
     const int64_t base = 60 * s;
-    auto seg = segment::open(dir, offset{base}, segment_open_mode::create, {});
+    // Small enough an interval that every segment has index files.
+    segment_options options;
+    options.index_interval_bytes = 256;
+    auto seg = segment::open(dir, offset{base}, segment_open_mode::create, options);
     REQUIRE(seg);
     for (int i = 0; i < 30; ++i) {
       auto batch = make_batch(2, "v", 1000);

@@ -132,8 +132,9 @@ TEST_CASE("a created segment is empty and refuses to be created twice", "[storag
   auto seg = must_open(dir.path(), offset{42}, segment_open_mode::create, f.options);
   CHECK(segment::file_stem(offset{42}) == "00000000000000000042");
   CHECK(fs::exists(dir / "00000000000000000042.log"));
-  CHECK(fs::exists(dir / "00000000000000000042.index"));
-  CHECK(fs::exists(dir / "00000000000000000042.timeindex"));
+  // Its index files come with their first entry.
+  CHECK_FALSE(fs::exists(dir / "00000000000000000042.index"));
+  CHECK_FALSE(fs::exists(dir / "00000000000000000042.timeindex"));
   CHECK(seg->next_offset() == offset{42});
   CHECK(seg->size_bytes() == 0);
   CHECK(seg->max_timestamp() == no_timestamp);
@@ -145,6 +146,35 @@ TEST_CASE("a created segment is empty and refuses to be created twice", "[storag
   CHECK(again.code() == errc::kafka_storage_error);
   CHECK(segment::open(dir.path(), offset{7}, segment_open_mode::open_trusted, f.options).code() ==
         errc::kafka_storage_error);
+}
+
+TEST_CASE("a segment has no index files until its first index entry: flushed, sealed and opened "
+          "again without them, it reads and looks up as one with them",
+          "[storage][segment]") {
+  test::temp_dir dir("segment");
+  segment_fixture f(1 << 20);
+  auto seg = must_open(dir.path(), offset{0}, segment_open_mode::create, f.options);
+  f.fill(*seg, 20);
+  REQUIRE(seg->flush().ok());
+  REQUIRE(seg->seal().ok());
+  CHECK_FALSE(fs::exists(dir / "00000000000000000000.index"));
+  CHECK_FALSE(fs::exists(dir / "00000000000000000000.timeindex"));
+  seg.reset();
+  for (auto mode : {segment_open_mode::open_trusted, segment_open_mode::open_recover}) {
+    seg = must_open(dir.path(), offset{0}, mode, f.options);
+    check_reads(*seg, f.batches);
+    for (timestamp_ms t = 900; t < 1300; t += 7)
+      CHECK(seg->offset_for_timestamp(t).value() == f.model_offset_for(t));
+    CHECK_FALSE(fs::exists(dir / "00000000000000000000.index"));
+    seg.reset();
+  }
+
+  // A smaller interval: the reopened segment's first entries create the files.
+  segment_fixture small;
+  seg = must_open(dir.path(), offset{0}, segment_open_mode::open_trusted, small.options);
+  REQUIRE(seg->flush().ok());
+  CHECK(fs::file_size(dir / "00000000000000000000.index") > 0);
+  CHECK(fs::file_size(dir / "00000000000000000000.timeindex") > 0);
 }
 
 // The files of `dir` this process has open, by their names.
