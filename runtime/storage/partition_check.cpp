@@ -135,10 +135,16 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
                     partition, dir.string(), checkpoints.known_end().value() - 1,
                     checkpoints.recovery_point.value_or(offset{0}).value(),
                     checkpoints.high_watermark.value_or(offset{0}).value(), what_to_do));
+    // The new directory's entries are left for the log's first flush to sync, as a created
+    // segment's file is (Kafka syncs a log's directory at the first flush after it created a
+    // segment): three fsyncs per partition made creating thousands of partitions wait on the
+    // disk. Until then a crash may lose the directory, which holds nothing flushed, or
+    // partition.metadata, whose bytes are synced, so it is whole or absent (an absent one is
+    // written again).
     if (auto made = make_directories(dir); !made) return made.err();
-    if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
-    if (auto s = sync_directory(parent); !s) return s.err();
+    if (auto s = write_partition_metadata(dir, topic_id, sync_mode::contents); !s) return s.err();
     if (out.state != dir_state::replaced) out.state = dir_state::created;
+    out.entries_unsynced = true;
     return out;
   }
 

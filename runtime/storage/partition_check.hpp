@@ -68,11 +68,15 @@ struct prepared_dir {
   offset recovery_point{0};
   // Where an earlier topic's directory went (dir_state::replaced).
   std::filesystem::path moved_to;
+  // The directory was created with its entry in the data dir, and partition.metadata's in it, not
+  // yet fsynced: the log's first flush syncs both before its recovery point moves.
+  bool entries_unsynced = false;
 };
 
 // Gets <dir> ready for load_log, or says why it must not be opened. Changes nothing on disk
 // unless it returns a value: then it may have created the directory and its partition.metadata
-// (fsynced, with the data dir), written a missing partition.metadata, or renamed a directory
+// (its bytes fsynced, the two directories not: entries_unsynced), written a missing
+// partition.metadata, or renamed a directory
 // whose partition.metadata names another topic id to <dir>.<that id>-stray (Kafka's name for a
 // stray log). Errors, all KAFKA_STORAGE_ERROR: the survey failed (naming the path and reason);
 // the directory is missing although the checkpoints know offsets of it; find_damage reported

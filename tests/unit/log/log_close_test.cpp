@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "runtime/storage/producer_snapshot.hpp"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/log_builder.hpp"
+#include "tests/support/sync_recorder.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace capstan;
@@ -251,4 +253,38 @@ TEST_CASE("the first flush after an open writes the epoch checkpoint synced, eve
   auto flushed = sys.request<offset>(*log, timeout, flush_atom_v);
   CHECK(faults.injected() > 0);
   CHECK((!flushed || *flushed == offset{5}));
+}
+
+TEST_CASE("a log over a directory just created syncs it and the data dir at its first flush, "
+          "before the recovery point moves, and not again",
+          "[log][close]") {
+  temp_dir data;
+  const auto dir = data / "new-0";
+  sync_recorder env;
+  scoped_storage_env installed(env);
+  threaded_system sys;
+  auto opts = options_for(data, offset{0});
+  opts.dir = dir;
+  opts.dir_entries_unsynced = true;
+  auto log = open_partition_log(sys.sys(), opts);
+  REQUIRE(log);
+  sys.track(*log);
+  REQUIRE(append_led(sys, *log, 2, 1));
+  CHECK(env.syncs_of(data.path()) == 0);
+
+  auto flushed = sys.request<offset>(*log, timeout, flush_atom_v);
+  REQUIRE(flushed);
+  CHECK(*flushed == offset{2});
+  const auto synced = env.synced();
+  const auto at = [&](const std::filesystem::path& p) {
+    return std::find(synced.begin(), synced.end(), p) - synced.begin();
+  };
+  REQUIRE(env.syncs_of(data.path()) == 1);
+  CHECK(env.syncs_of(dir) >= 1);
+  // Before the segment's own fsync, which precedes the recovery point.
+  CHECK(at(data.path()) < at(dir / "00000000000000000000.log"));
+
+  REQUIRE(append_led(sys, *log, 2, 1));
+  REQUIRE(sys.request<offset>(*log, timeout, flush_atom_v));
+  CHECK(env.syncs_of(data.path()) == 1);
 }

@@ -8,7 +8,10 @@
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/log_loader.hpp"
 #include "runtime/storage/partition_check.hpp"
+#include "runtime/storage/partition_metadata.hpp"
+#include "runtime/storage/storage_env.hpp"
 #include "tests/support/log_builder.hpp"
+#include "tests/support/sync_recorder.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tree_snapshot.hpp"
 
@@ -89,6 +92,30 @@ TEST_CASE("case 1: a missing directory the checkpoints know is reported and not 
   auto id = read_partition_metadata(dir);
   REQUIRE(id);
   CHECK(*id == std::optional<uuid_bytes>{topic_a});
+}
+
+TEST_CASE("a new directory has partition.metadata's bytes synced but neither directory, which the "
+          "log's first flush syncs",
+          "[storage][check]") {
+  temp_dir data;
+  const auto dir = data / "c-0";
+  sync_recorder env;
+  scoped_storage_env installed(env);
+  auto p = prepare(dir, checkpointed_offsets{});
+  REQUIRE(p);
+  CHECK(p->state == dir_state::created);
+  CHECK(p->entries_unsynced);
+  CHECK(env.syncs_of(dir / "partition.metadata.tmp") == 1);
+  CHECK(env.syncs_of(dir) == 0);
+  CHECK(env.syncs_of(data.path()) == 0);
+  auto id = read_partition_metadata(dir);
+  REQUIRE(id);
+  CHECK(*id == std::optional<uuid_bytes>{topic_a});
+  // Opened again, the directory is intact.
+  auto again = prepare(dir, checkpointed_offsets{});
+  REQUIRE(again);
+  CHECK(again->state == dir_state::intact);
+  CHECK_FALSE(again->entries_unsynced);
 }
 
 TEST_CASE("case 2: a lost active segment (index files kept) is reported with the missing offsets",

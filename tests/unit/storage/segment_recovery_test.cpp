@@ -14,6 +14,7 @@
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/segment.hpp"
 #include "runtime/storage/storage_env.hpp"
+#include "tests/support/sync_recorder.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace capstan {
@@ -134,44 +135,6 @@ public:
   bytes log, index, tindex;
 };
 
-// The plain system calls, counting the fsyncs of one directory.
-class dir_sync_counter final : public storage_env {
-public:
-  explicit dir_sync_counter(fs::path dir) : dir_(std::move(dir)) {}
-  int open(const fs::path& path, int flags, mode_t mode, int& fd) override {
-    return posix().open(path, flags, mode, fd);
-  }
-  int pread(const fs::path& path, int fd, void* out, size_t size, off_t position,
-            size_t& read) override {
-    return posix().pread(path, fd, out, size, position, read);
-  }
-  int map(const fs::path& path, int fd, size_t size, const void*& addr) override {
-    return posix().map(path, fd, size, addr);
-  }
-  int pwritev(const fs::path& path, int fd, const iovec* iov, int count, off_t position,
-              size_t& written) override {
-    return posix().pwritev(path, fd, iov, count, position, written);
-  }
-  int sync(const fs::path& path, int fd) override {
-    if (path == dir_) ++syncs;
-    return posix().sync(path, fd);
-  }
-  int truncate(const fs::path& path, int fd, off_t size) override {
-    return posix().truncate(path, fd, size);
-  }
-  int rename(const fs::path& from, const fs::path& to) override { return posix().rename(from, to); }
-  int remove(const fs::path& path) override { return posix().remove(path); }
-  int make_directory(const fs::path& path, mode_t mode) override {
-    return posix().make_directory(path, mode);
-  }
-  int remove_directory(const fs::path& path) override { return posix().remove_directory(path); }
-
-  int syncs = 0;
-
-private:
-  fs::path dir_;
-};
-
 } // namespace
 
 TEST_CASE("a recovered segment's first flush makes its directory entry durable too",
@@ -179,13 +142,13 @@ TEST_CASE("a recovered segment's first flush makes its directory entry durable t
   // A segment past the recovery point may have been created by a process that crashed before
   // its first flush: its data is found (page cache), its directory entry may not be durable.
   crash_fixture f;
-  dir_sync_counter env(f.work.path());
+  test::sync_recorder env;
   scoped_storage_env installed(env);
   auto seg = f.recover(f.log);
   REQUIRE(seg->flush().ok());
-  CHECK(env.syncs == 1);
+  CHECK(env.syncs_of(f.work.path()) == 1);
   REQUIRE(seg->flush().ok());
-  CHECK(env.syncs == 1);
+  CHECK(env.syncs_of(f.work.path()) == 1);
   seg.reset();
 
   // Below the recovery point the segment was flushed before: no directory sync.
@@ -193,7 +156,7 @@ TEST_CASE("a recovered segment's first flush makes its directory entry durable t
       segment::open(f.work.path(), segment_base, segment_open_mode::open_trusted, f.options);
   REQUIRE(trusted.ok());
   REQUIRE((*trusted)->flush().ok());
-  CHECK(env.syncs == 1);
+  CHECK(env.syncs_of(f.work.path()) == 1);
 }
 
 TEST_CASE("recovery of an undamaged segment keeps everything and rebuilds identical indexes",
