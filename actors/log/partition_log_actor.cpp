@@ -77,9 +77,9 @@ struct partition_log_state {
   // what an open wrote without an fsync, this one or an earlier): the next flush writes it
   // synced first.
   bool epochs_unsynced = true;
-  // The directory was just created: its entries are synced before the first flush raises the
-  // recovery point (partition_log_options::dir_entries_unsynced).
-  bool dir_entries_unsynced = false;
+  // The directory's entry in the data dir is synced before the first flush raises the recovery
+  // point (partition_log_options::dir_entry_unsynced).
+  bool dir_entry_unsynced = false;
   // The highest recovery point this log opened with or reached: the checkpoint on disk says at
   // most this, and an open scans epochs from what it says.
   offset highest_recovery_point{0};
@@ -167,14 +167,13 @@ void run_snapshot_job(self_ptr self, std::function<status()> job,
           });
 }
 
-// Syncs a new directory's entries, its own in the data dir and partition.metadata's in it,
-// which prepare_partition_dir left unsynced; sent before the first flush, which raises the
-// recovery point only after the worker ran it.
-void sync_dir_entries(self_ptr self) {
+// Syncs the data dir, making this log's directory entry there durable (prepare_partition_dir
+// leaves it); sent before the first flush, which raises the recovery point only after the
+// worker ran it.
+void sync_dir_entry(self_ptr self) {
   auto& st = self->state;
-  st.dir_entries_unsynced = false;
+  st.dir_entry_unsynced = false;
   run_snapshot_job(self, [dir = st.opts.dir] {
-    if (auto s = sync_directory(dir); !s) return s;
     return sync_directory(dir.parent_path().empty() ? std::filesystem::path(".") : dir.parent_path());
   });
 }
@@ -235,7 +234,7 @@ void flush_segments(self_ptr self, const std::vector<segment_ref>& slots,
   // Before the recovery point passes what they describe; with no segment to flush it stays (a
   // close of an idle replica writes nothing).
   if (self->state.epochs_unsynced && !slots.empty()) save_epochs(self);
-  if (self->state.dir_entries_unsynced && !slots.empty()) sync_dir_entries(self);
+  if (self->state.dir_entry_unsynced && !slots.empty()) sync_dir_entry(self);
   auto pending = std::make_shared<countdown>(countdown{slots.size() + 1, std::move(done)});
   for (const auto& slot : slots)
     self->request(self->state.worker, caf::infinite, flush_atom_v, slot)
@@ -675,7 +674,7 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
   auto& st = self->state;
   st.opts = std::move(opts);
   st.highest_recovery_point = st.opts.recovery_point;
-  st.dir_entries_unsynced = st.opts.dir_entries_unsynced;
+  st.dir_entry_unsynced = st.opts.dir_entry_unsynced;
   st.worker = st.opts.worker;
   if (!st.worker) {
     // No pool: a worker of its own, linked, so it goes when the log fails or is killed.

@@ -28,9 +28,9 @@ struct partition_log_options {
   // Everything below it was flushed before the last stop: segments wholly below it are trusted,
   // the rest re-validated (docs/storage.md, "Recovery").
   offset recovery_point{0};
-  // `dir` was just created (prepare_partition_dir): its entry in the data dir, and
-  // partition.metadata's in it, are synced by the first flush, before the recovery point moves.
-  bool dir_entries_unsynced = false;
+  // `dir`'s entry in the data dir may not be durable yet (prepare_partition_dir): the first flush
+  // syncs the data dir before the recovery point moves.
+  bool dir_entry_unsynced = false;
   // Base offset of a log that has no segment yet.
   offset start{0};
   // Wall clock in ms; tests substitute their own to drive segment.ms and retention.ms.

@@ -197,12 +197,12 @@ status write_file_atomically(const std::filesystem::path& file, std::string_view
     if (!out) return out.err();
     auto data = bytes_view(reinterpret_cast<const uint8_t*>(text.data()), text.size());
     if (auto s = out->pwrite_all(data, 0); !s) return s;
-    if (mode != sync_mode::unsynced)
+    if (mode == sync_mode::synced)
       if (auto s = out->sync(); !s) return s;
     if (auto s = out->close(); !s) return s;
   }
   if (auto s = rename_file(tmp, file); !s) return s;
-  if (mode != sync_mode::synced) return {};
+  if (mode == sync_mode::unsynced) return {};
   return sync_directory(file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path());
 }
 

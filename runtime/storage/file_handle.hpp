@@ -77,18 +77,13 @@ status make_directories(const std::filesystem::path& dir);
 // directories rmdir'd, symbolic links removed and never followed); a path that is not there is
 // not an error. Stops at the first failure, leaving the rest.
 status remove_tree(const std::filesystem::path& path);
-// Whether a write must be on disk before it returns (synced), may stay in the page cache
-// (unsynced), or has its bytes on disk but not its name (contents: for write_file_atomically, the
-// file is fsynced before the rename and the directory is not, so after a crash the file is either
-// whole or absent).
-enum class sync_mode { synced, contents, unsynced };
+// Whether a write must be on disk before it returns, or may stay in the page cache.
+enum class sync_mode { synced, unsynced };
 
 // Replaces `file` by `text` atomically: writes `file`.tmp, fsyncs it, renames it over `file` and
-// fsyncs the directory, so a crash leaves the old or the new content, never a mix. With
-// `contents`, the directory is not fsynced: a crash still leaves old or new content, never a mix,
-// but a new file may be absent. Unsynced, neither fsync runs: for content that the next start-up
-// derives again from what else is on disk (a power loss may then leave the old content, or an
-// empty file).
+// fsyncs the directory, so a crash leaves the old or the new content, never a mix. Unsynced,
+// neither fsync runs: for content that the next start-up derives again from what else is on disk
+// (a power loss may then leave the old content, or an empty file).
 status write_file_atomically(const std::filesystem::path& file, std::string_view text,
                              sync_mode mode = sync_mode::synced);
 

@@ -135,16 +135,16 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
                     partition, dir.string(), checkpoints.known_end().value() - 1,
                     checkpoints.recovery_point.value_or(offset{0}).value(),
                     checkpoints.high_watermark.value_or(offset{0}).value(), what_to_do));
-    // The new directory's entries are left for the log's first flush to sync, as a created
-    // segment's file is (Kafka syncs a log's directory at the first flush after it created a
-    // segment): three fsyncs per partition made creating thousands of partitions wait on the
-    // disk. Until then a crash may lose the directory, which holds nothing flushed, or
-    // partition.metadata, whose bytes are synced, so it is whole or absent (an absent one is
-    // written again).
+    // partition.metadata is durable in the directory before any segment can be there: a
+    // directory with segments but without it could be taken for a later topic of the same name.
+    // The directory's own entry in the data dir is left for the log's first flush (and every
+    // checkpoint write syncs the data dir): an fsync of the data dir per partition made creating
+    // thousands of partitions wait on the disk. Until then a crash may lose the directory, which
+    // holds nothing flushed.
     if (auto made = make_directories(dir); !made) return made.err();
-    if (auto s = write_partition_metadata(dir, topic_id, sync_mode::contents); !s) return s.err();
+    if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
     if (out.state != dir_state::replaced) out.state = dir_state::created;
-    out.entries_unsynced = true;
+    out.entry_unsynced = true;
     return out;
   }
 
@@ -155,6 +155,8 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
   if (!survey->topic_id)
     if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
   out.recovery_point = checkpoints.recovery_point.value_or(offset{0});
+  // No checkpoint knows it: the process that created it may have stopped before its first flush.
+  out.entry_unsynced = !known;
   return out;
 }
 

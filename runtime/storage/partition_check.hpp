@@ -68,14 +68,15 @@ struct prepared_dir {
   offset recovery_point{0};
   // Where an earlier topic's directory went (dir_state::replaced).
   std::filesystem::path moved_to;
-  // The directory was created with its entry in the data dir, and partition.metadata's in it, not
-  // yet fsynced: the log's first flush syncs both before its recovery point moves.
-  bool entries_unsynced = false;
+  // The directory's entry in the data dir may not be durable yet (it was just created, or no
+  // checkpoint knows it): the log's first flush syncs the data dir before its recovery point
+  // moves.
+  bool entry_unsynced = false;
 };
 
 // Gets <dir> ready for load_log, or says why it must not be opened. Changes nothing on disk
 // unless it returns a value: then it may have created the directory and its partition.metadata
-// (its bytes fsynced, the two directories not: entries_unsynced), written a missing
+// (fsynced with the directory; the data dir is not: entry_unsynced), written a missing
 // partition.metadata, or renamed a directory
 // whose partition.metadata names another topic id to <dir>.<that id>-stray (Kafka's name for a
 // stray log). Errors, all KAFKA_STORAGE_ERROR: the survey failed (naming the path and reason);

@@ -86,18 +86,17 @@ result<std::optional<uuid_bytes>> read_uuid_file(const std::filesystem::path& fi
 }
 
 status write_uuid_file(const std::filesystem::path& file, std::string_view key,
-                       const uuid_bytes& id, sync_mode mode) {
+                       const uuid_bytes& id) {
   return write_file_atomically(
-      file, "version: 0\n" + std::string(key) + ": " + to_base64_uuid(id) + "\n", mode);
+      file, "version: 0\n" + std::string(key) + ": " + to_base64_uuid(id) + "\n");
 }
 
 result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir) {
   return read_uuid_file(dir / partition_metadata_file, "topic_id");
 }
 
-status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id,
-                                sync_mode mode) {
-  return write_uuid_file(dir / partition_metadata_file, "topic_id", id, mode);
+status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id) {
+  return write_uuid_file(dir / partition_metadata_file, "topic_id", id);
 }
 
 } // namespace capstan

@@ -18,7 +18,6 @@
 #include <string_view>
 
 #include "runtime/result.hpp"
-#include "runtime/storage/file_handle.hpp" // sync_mode
 
 namespace capstan {
 
@@ -37,15 +36,13 @@ result<uuid_bytes> parse_base64_uuid(std::string_view text);
 // KAFKA_STORAGE_ERROR naming the file when it is unreadable or malformed.
 result<std::optional<uuid_bytes>> read_uuid_file(const std::filesystem::path& file,
                                                  std::string_view key);
-// Written atomically (temp file, fsync, rename, then, when `mode` is synced, fsync of the
-// directory: write_file_atomically).
+// Written atomically (temp file, fsync, rename, fsync of the directory).
 status write_uuid_file(const std::filesystem::path& file, std::string_view key,
-                       const uuid_bytes& id, sync_mode mode = sync_mode::synced);
+                       const uuid_bytes& id);
 
 // nullopt when `dir` has no partition.metadata; KAFKA_STORAGE_ERROR naming the file when it is
 // unreadable or malformed.
 result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir);
-status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id,
-                                sync_mode mode = sync_mode::synced);
+status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id);
 
 } // namespace capstan

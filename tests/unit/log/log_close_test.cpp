@@ -255,8 +255,8 @@ TEST_CASE("the first flush after an open writes the epoch checkpoint synced, eve
   CHECK((!flushed || *flushed == offset{5}));
 }
 
-TEST_CASE("a log over a directory just created syncs it and the data dir at its first flush, "
-          "before the recovery point moves, and not again",
+TEST_CASE("a log over a directory just created syncs the data dir at its first flush, before the "
+          "recovery point moves, and not again",
           "[log][close]") {
   temp_dir data;
   const auto dir = data / "new-0";
@@ -265,7 +265,7 @@ TEST_CASE("a log over a directory just created syncs it and the data dir at its 
   threaded_system sys;
   auto opts = options_for(data, offset{0});
   opts.dir = dir;
-  opts.dir_entries_unsynced = true;
+  opts.dir_entry_unsynced = true;
   auto log = open_partition_log(sys.sys(), opts);
   REQUIRE(log);
   sys.track(*log);
@@ -280,7 +280,6 @@ TEST_CASE("a log over a directory just created syncs it and the data dir at its 
     return std::find(synced.begin(), synced.end(), p) - synced.begin();
   };
   REQUIRE(env.syncs_of(data.path()) == 1);
-  CHECK(env.syncs_of(dir) >= 1);
   // Before the segment's own fsync, which precedes the recovery point.
   CHECK(at(data.path()) < at(dir / "00000000000000000000.log"));
 

@@ -94,8 +94,8 @@ TEST_CASE("case 1: a missing directory the checkpoints know is reported and not 
   CHECK(*id == std::optional<uuid_bytes>{topic_a});
 }
 
-TEST_CASE("a new directory has partition.metadata's bytes synced but neither directory, which the "
-          "log's first flush syncs",
+TEST_CASE("a new directory has partition.metadata synced into it, and leaves the data dir's sync to "
+          "the log's first flush",
           "[storage][check]") {
   temp_dir data;
   const auto dir = data / "c-0";
@@ -104,18 +104,22 @@ TEST_CASE("a new directory has partition.metadata's bytes synced but neither dir
   auto p = prepare(dir, checkpointed_offsets{});
   REQUIRE(p);
   CHECK(p->state == dir_state::created);
-  CHECK(p->entries_unsynced);
+  CHECK(p->entry_unsynced);
+  // Before any segment can be there: a directory with segments always names its topic.
   CHECK(env.syncs_of(dir / "partition.metadata.tmp") == 1);
-  CHECK(env.syncs_of(dir) == 0);
+  CHECK(env.syncs_of(dir) == 1);
   CHECK(env.syncs_of(data.path()) == 0);
   auto id = read_partition_metadata(dir);
   REQUIRE(id);
   CHECK(*id == std::optional<uuid_bytes>{topic_a});
-  // Opened again, the directory is intact.
+  // Opened again before a checkpoint knew it, its entry may still not be durable.
   auto again = prepare(dir, checkpointed_offsets{});
   REQUIRE(again);
   CHECK(again->state == dir_state::intact);
-  CHECK_FALSE(again->entries_unsynced);
+  CHECK(again->entry_unsynced);
+  auto known = prepare(dir, at(0, 0));
+  REQUIRE(known);
+  CHECK_FALSE(known->entry_unsynced);
 }
 
 TEST_CASE("case 2: a lost active segment (index files kept) is reported with the missing offsets",
