@@ -173,9 +173,7 @@ void run_snapshot_job(self_ptr self, std::function<status()> job,
 void sync_dir_entry(self_ptr self) {
   auto& st = self->state;
   st.dir_entry_unsynced = false;
-  run_snapshot_job(self, [dir = st.opts.dir] {
-    return sync_directory(dir.parent_path().empty() ? std::filesystem::path(".") : dir.parent_path());
-  });
+  run_snapshot_job(self, [dir = st.opts.dir] { return sync_parent_directory(dir); });
 }
 
 // Writes `producers` (the state as of its end offset) as <end>.snapshot, so that opening the log

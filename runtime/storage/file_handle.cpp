@@ -142,6 +142,10 @@ status sync_directory(const std::filesystem::path& dir) {
   return s;
 }
 
+status sync_parent_directory(const std::filesystem::path& entry) {
+  return sync_directory(entry.parent_path().empty() ? std::filesystem::path(".") : entry.parent_path());
+}
+
 status rename_file(const std::filesystem::path& from, const std::filesystem::path& to) {
   if (int err = storage_env::current().rename(from, to))
     return storage_error(fmt::format("rename to {}", to.string()), from, err);
@@ -203,7 +207,7 @@ status write_file_atomically(const std::filesystem::path& file, std::string_view
   }
   if (auto s = rename_file(tmp, file); !s) return s;
   if (mode == sync_mode::unsynced) return {};
-  return sync_directory(file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path());
+  return sync_parent_directory(file);
 }
 
 } // namespace capstan

@@ -63,6 +63,9 @@ error storage_error(std::string_view op, const std::filesystem::path& path, int 
 
 // fsync of a directory: makes creations, renames and unlinks in it durable.
 status sync_directory(const std::filesystem::path& dir);
+// fsync of the directory that holds `entry` (the working directory for a bare name): makes
+// `entry`'s name there durable.
+status sync_parent_directory(const std::filesystem::path& entry);
 // rename(2): atomically replaces `to`.
 status rename_file(const std::filesystem::path& from, const std::filesystem::path& to);
 // unlink(2); a file that is already gone is not an error.

@@ -126,8 +126,7 @@ status apply_repair(const fs::path& dir, const repair_plan& plan, const fs::path
     switch (step.what) {
     case kind::create_directory: {
       if (auto s = make_directories(dir); !s) return s;
-      if (auto s = sync_directory(dir.parent_path().empty() ? fs::path(".") : dir.parent_path()); !s)
-        return s;
+      if (auto s = sync_parent_directory(dir); !s) return s;
       break;
     }
     case kind::write_partition_metadata:
@@ -181,7 +180,7 @@ status apply_repair(const fs::path& dir, const repair_plan& plan, const fs::path
     if (auto s = write_offset_gaps(dir, gaps); !s) return s;
   if (aside_used) {
     if (auto s = sync_directory(aside_dir); !s) return s;
-    if (auto s = sync_directory(aside_dir.parent_path()); !s) return s;
+    if (auto s = sync_parent_directory(aside_dir); !s) return s;
   }
   return sync_directory(dir);
 }

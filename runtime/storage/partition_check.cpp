@@ -105,7 +105,6 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
   if (!survey) return survey.err();
   prepared_dir out;
   bool known = checkpoints.any();
-  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
 
   if (survey->exists && survey->topic_id && *survey->topic_id != topic_id) {
     // Left by a deleted topic of the same name (a crash between the metadata change and the
@@ -118,7 +117,7 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
       target += "." + to_base64_uuid(*survey->topic_id) + "-stray." + std::to_string(n);
     }
     if (auto s = rename_file(dir, target); !s) return s.err();
-    if (auto s = sync_directory(parent); !s) return s.err();
+    if (auto s = sync_parent_directory(dir); !s) return s.err();
     out.state = dir_state::replaced;
     out.moved_to = target;
     survey->exists = false;

@@ -77,9 +77,8 @@ struct prepared_dir {
 // Gets <dir> ready for load_log, or says why it must not be opened. Changes nothing on disk
 // unless it returns a value: then it may have created the directory and its partition.metadata
 // (fsynced with the directory; the data dir is not: entry_unsynced), written a missing
-// partition.metadata, or renamed a directory
-// whose partition.metadata names another topic id to <dir>.<that id>-stray (Kafka's name for a
-// stray log). Errors, all KAFKA_STORAGE_ERROR: the survey failed (naming the path and reason);
+// partition.metadata, or renamed a directory whose partition.metadata names another topic id to
+// <dir>.<that id>-stray (Kafka's name for a stray log). Errors, all KAFKA_STORAGE_ERROR: the survey failed (naming the path and reason);
 // the directory is missing although the checkpoints know offsets of it; find_damage reported
 // damage (the message lists it). `partition` names it in messages ("orders-0").
 result<prepared_dir> prepare_partition_dir(const std::filesystem::path& dir,
