@@ -12,6 +12,7 @@
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 
 namespace capstan {
 
@@ -36,6 +37,19 @@ caf::error missing(const segment_slot& slot) {
 segment_meta meta(const segment_slot& slot) { return meta_of(*slot.seg, slot.created_ms); }
 
 caf::result<segment_meta> append(segment_slot& slot, const batch_buffer& batches) {
+  // A record never lands in a directory that could lose its partition.metadata in a crash.
+  if (auto& pending = slot.unsynced_dir; pending && !pending->synced) {
+    if (auto s = make_partition_dir_durable(pending->dir); !s) {
+      // Out of descriptors (or any other failure to open or fsync): a syncfs through the
+      // segment's open descriptor makes the whole filesystem durable, this directory with it.
+      // Dearer under load, but the append need not fail for want of a descriptor.
+      spdlog::warn("{}: fsyncs of its new directory failed ({}); syncing the filesystem instead",
+                   slot.log_name, s.err().to_string());
+      if (auto all = slot.seg->sync_file_system(); !all)
+        return storage_error(slot, slot.seg->base_offset(), all.err());
+    }
+    pending->synced = true;
+  }
   // The partition log validated these batches; only framing is read here.
   bytes_view rest = batches.view();
   while (!rest.empty()) {

@@ -25,10 +25,14 @@ struct append_frame {
 
 partition_log::partition_log(std::string log_name, log_config config,
                              std::vector<log_segment> segments, offset recovery_point,
-                             leader_epoch_cache epochs, producer_state producers, timestamp_ms now)
-    : log_name_(std::move(log_name)), config_(std::move(config)), epochs_(std::move(epochs)),
-      producers_(std::move(producers)) {
-  for (auto& s : segments) segments_.emplace(s.meta.base, std::move(s));
+                             leader_epoch_cache epochs, producer_state producers, timestamp_ms now,
+                             std::shared_ptr<unsynced_partition_dir> unsynced_dir)
+    : log_name_(std::move(log_name)), unsynced_dir_(std::move(unsynced_dir)),
+      config_(std::move(config)), epochs_(std::move(epochs)), producers_(std::move(producers)) {
+  for (auto& s : segments) {
+    s.slot->unsynced_dir = unsynced_dir_;
+    segments_.emplace(s.meta.base, std::move(s));
+  }
   log_start_ = segments_.begin()->first;
   log_end_ = active().meta.next;
   recovery_point_ = std::min(recovery_point, log_end_);
@@ -39,7 +43,7 @@ partition_log::partition_log(std::string log_name, log_config config,
 }
 
 log_segment& partition_log::add_segment(offset base, timestamp_ms now) {
-  auto slot = std::make_shared<segment_slot>(segment_slot{nullptr, log_name_, now});
+  auto slot = std::make_shared<segment_slot>(segment_slot{nullptr, log_name_, now, unsynced_dir_});
   return segments_
       .insert_or_assign(
           base, log_segment{std::move(slot), segment_meta{base, base, 0, no_timestamp, now}})
@@ -361,7 +365,8 @@ segment_ref partition_log::install_compacted(offset base, segment_meta meta,
   auto old = std::move(e.slot);
   meta.created_ms = e.meta.created_ms;
   e.meta = meta;
-  e.slot = std::make_shared<segment_slot>(segment_slot{std::move(seg), log_name_, meta.created_ms});
+  e.slot = std::make_shared<segment_slot>(
+      segment_slot{std::move(seg), log_name_, meta.created_ms, unsynced_dir_});
   return old;
 }
 

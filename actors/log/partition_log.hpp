@@ -126,9 +126,11 @@ struct compaction_selection {
 class partition_log {
 public:
   // REQUIRES: `segments` is non-empty and ordered by base offset; the last is the active one.
+  // `unsynced_dir` (null when the directory is durable) goes into every slot of the log, these
+  // and those it makes later.
   partition_log(std::string log_name, log_config config, std::vector<log_segment> segments,
                 offset recovery_point, leader_epoch_cache epochs, producer_state producers,
-                timestamp_ms now);
+                timestamp_ms now, std::shared_ptr<unsynced_partition_dir> unsynced_dir = nullptr);
   partition_log(const partition_log&) = delete;
   partition_log& operator=(const partition_log&) = delete;
   partition_log(partition_log&&) = default;
@@ -242,6 +244,7 @@ private:
   std::vector<segment_ref> take_unflushed(offset upto);
 
   std::string log_name_;
+  std::shared_ptr<unsynced_partition_dir> unsynced_dir_;
   log_config config_;
   std::map<offset, log_segment> segments_; // by base offset; the last one is active
   offset log_start_{0};

@@ -77,9 +77,6 @@ struct partition_log_state {
   // what an open wrote without an fsync, this one or an earlier): the next flush writes it
   // synced first.
   bool epochs_unsynced = true;
-  // The directory's entry in the data dir is synced before the first flush raises the recovery
-  // point (partition_log_options::dir_entry_unsynced).
-  bool dir_entry_unsynced = false;
   // The highest recovery point this log opened with or reached: the checkpoint on disk says at
   // most this, and an open scans epochs from what it says.
   offset highest_recovery_point{0};
@@ -167,15 +164,6 @@ void run_snapshot_job(self_ptr self, std::function<status()> job,
           });
 }
 
-// Syncs the data dir, making this log's directory entry there durable (prepare_partition_dir
-// leaves it); sent before the first flush, which raises the recovery point only after the
-// worker ran it.
-void sync_dir_entry(self_ptr self) {
-  auto& st = self->state;
-  st.dir_entry_unsynced = false;
-  run_snapshot_job(self, [dir = st.opts.dir] { return sync_parent_directory(dir); });
-}
-
 // Writes `producers` (the state as of its end offset) as <end>.snapshot, so that opening the log
 // replays only the batches from there.
 void snapshot_producers(self_ptr self, std::shared_ptr<const producer_state> producers,
@@ -232,7 +220,6 @@ void flush_segments(self_ptr self, const std::vector<segment_ref>& slots,
   // Before the recovery point passes what they describe; with no segment to flush it stays (a
   // close of an idle replica writes nothing).
   if (self->state.epochs_unsynced && !slots.empty()) save_epochs(self);
-  if (self->state.dir_entry_unsynced && !slots.empty()) sync_dir_entry(self);
   auto pending = std::make_shared<countdown>(countdown{slots.size() + 1, std::move(done)});
   for (const auto& slot : slots)
     self->request(self->state.worker, caf::infinite, flush_atom_v, slot)
@@ -672,7 +659,6 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
   auto& st = self->state;
   st.opts = std::move(opts);
   st.highest_recovery_point = st.opts.recovery_point;
-  st.dir_entry_unsynced = st.opts.dir_entry_unsynced;
   st.worker = st.opts.worker;
   if (!st.worker) {
     // No pool: a worker of its own, linked, so it goes when the log fails or is killed.
@@ -687,13 +673,18 @@ partition_log_actor::behavior_type partition_log_behavior(self_ptr self, partiti
   for (auto& seg : loaded->segments) {
     auto meta = meta_of(*seg, now);
     segments.push_back(log_segment{
-        std::make_shared<segment_slot>(segment_slot{seg, st.opts.log_name, now}), meta});
+        std::make_shared<segment_slot>(segment_slot{seg, st.opts.log_name, now, nullptr}), meta});
   }
-  for (size_t i = 0; i + 1 < segments.size(); ++i)
-    caf::anon_send(st.worker, seal_atom_v, segments[i].slot);
+  std::vector<segment_ref> sealed;
+  for (size_t i = 0; i + 1 < segments.size(); ++i) sealed.push_back(segments[i].slot);
   loaded.reset();
+  std::shared_ptr<unsynced_partition_dir> unsynced_dir;
+  if (st.opts.dir_unsynced)
+    unsynced_dir = std::make_shared<unsynced_partition_dir>(unsynced_partition_dir{st.opts.dir});
   st.log.emplace(st.opts.log_name, st.opts.config, std::move(segments), st.opts.recovery_point,
-                 std::move(epochs), std::move(producers), now);
+                 std::move(epochs), std::move(producers), now, std::move(unsynced_dir));
+  // After the log has set up the slots: from here on only the worker touches them.
+  for (const auto& slot : sealed) caf::anon_send(st.worker, seal_atom_v, slot);
   const auto info = st.log->info();
   spdlog::info("{}: opened with {} segments, offsets {}..{}, recovery point {}", st.opts.log_name,
                info.segment_count, info.log_start.value(), info.log_end.value(),

@@ -28,9 +28,9 @@ struct partition_log_options {
   // Everything below it was flushed before the last stop: segments wholly below it are trusted,
   // the rest re-validated (docs/storage.md, "Recovery").
   offset recovery_point{0};
-  // `dir`'s entry in the data dir may not be durable yet (prepare_partition_dir): the first flush
-  // syncs the data dir before the recovery point moves.
-  bool dir_entry_unsynced = false;
+  // `dir` may not be durable yet (prepared_dir::unsynced): its worker makes it durable before it
+  // writes the first record.
+  bool dir_unsynced = false;
   // Base offset of a log that has no segment yet.
   offset start{0};
   // Wall clock in ms; tests substitute their own to drive segment.ms and retention.ms.

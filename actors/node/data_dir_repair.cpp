@@ -48,6 +48,8 @@ result<std::map<topic_partition, std::optional<topic_id>>> held_partitions(
         !validate_topic_name(name.substr(0, dash)))
       continue;
     auto id = read_partition_metadata(it->path());
+    // Torn by a crash soon after its creation: no id, as if missing (survey_log judges it).
+    if (!id && partition_metadata_torn(it->path())) continue;
     if (!id) return id.err();
     if (*id) out[topic_partition{name.substr(0, dash), std::stoi(name.substr(dash + 1))}] = **id;
   }

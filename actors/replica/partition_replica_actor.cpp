@@ -255,7 +255,7 @@ partition_log_options log_options_of(const partition_replica_options& options) {
                       std::to_string(options.node.value());
   log_opts.config = options.config;
   log_opts.recovery_point = options.recovery_point;
-  log_opts.dir_entry_unsynced = options.dir_entry_unsynced;
+  log_opts.dir_unsynced = options.dir_unsynced;
   log_opts.clock = options.clock;
   log_opts.schedule_background_work = options.schedule_background_work;
   log_opts.worker = options.io_worker;

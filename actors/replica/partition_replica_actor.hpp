@@ -33,8 +33,8 @@ struct partition_replica_options {
   log_config config;
   // From recovery-point-offset-checkpoint: everything below it was flushed before the last stop.
   offset recovery_point{0};
-  // `dir`'s entry in the data dir may not be durable yet (prepared_dir::entry_unsynced).
-  bool dir_entry_unsynced = false;
+  // `dir` may not be durable yet (prepared_dir::unsynced).
+  bool dir_unsynced = false;
   // From replication-offset-checkpoint: the last high watermark known (capped at the log end).
   offset high_watermark{0};
   // min.insync.replicas: acks=-1 produce needs an ISR at least this large (NOT_ENOUGH_REPLICAS).

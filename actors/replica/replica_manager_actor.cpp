@@ -192,7 +192,7 @@ void load_partition(open_plan& plan) {
                                         plan.id, plan.known, plan.seg_opts);
   if (!*plan.prepared) return;
   plan.ro.recovery_point = (*plan.prepared)->recovery_point;
-  plan.ro.dir_entry_unsynced = (*plan.prepared)->entry_unsynced;
+  plan.ro.dir_unsynced = (*plan.prepared)->unsynced;
   plan.loaded = load_partition_log(log_options_of(plan.ro));
 }
 

@@ -178,6 +178,12 @@ int fault_injection_env::sync(const std::filesystem::path& path, int fd) {
   return base_.sync(path, fd);
 }
 
+int fault_injection_env::sync_file_system(const std::filesystem::path& path, int fd) {
+  inside_guard g(mutex_, changed_, inside_);
+  if (int err = check(path, storage_op::sync)) return err;
+  return base_.sync_file_system(path, fd);
+}
+
 int fault_injection_env::truncate(const std::filesystem::path& path, int fd, off_t size) {
   inside_guard g(mutex_, changed_, inside_);
   if (int err = check(path, storage_op::truncate)) return err;

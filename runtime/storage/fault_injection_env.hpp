@@ -68,6 +68,7 @@ public:
   int pwritev(const std::filesystem::path& path, int fd, const iovec* iov, int count,
               off_t position, size_t& written) override;
   int sync(const std::filesystem::path& path, int fd) override;
+  int sync_file_system(const std::filesystem::path& path, int fd) override;
   int truncate(const std::filesystem::path& path, int fd, off_t size) override;
   int rename(const std::filesystem::path& from, const std::filesystem::path& to) override;
   int remove(const std::filesystem::path& path) override;

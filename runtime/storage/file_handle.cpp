@@ -117,6 +117,12 @@ status file_handle::sync() {
   return {};
 }
 
+status file_handle::sync_file_system() {
+  if (int err = storage_env::current().sync_file_system(path_, fd_))
+    return storage_error("syncfs", path_, err);
+  return {};
+}
+
 status file_handle::truncate(uint64_t size) {
   if (int err = storage_env::current().truncate(path_, fd_, static_cast<off_t>(size)))
     return storage_error("ftruncate", path_, err);

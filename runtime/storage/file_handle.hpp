@@ -47,6 +47,8 @@ public:
   // Fills all of `out` from `position`; reaching end of file first is an error.
   status pread_all(std::span<uint8_t> out, uint64_t position) const;
   status sync();
+  // syncfs(2) of the filesystem the file is on.
+  status sync_file_system();
   status truncate(uint64_t size);
   // Closes now, reporting the close error; the destructor closes silently.
   status close();

@@ -132,6 +132,11 @@ result<surveyed_segment> survey_segment(const fs::path& dir, offset base, bool t
 
 } // namespace
 
+bool log_survey::holds_bytes() const {
+  return std::any_of(segments.begin(), segments.end(),
+                     [](const surveyed_segment& s) { return s.file_bytes > 0; });
+}
+
 result<log_survey> survey_log(const fs::path& dir, offset recovery_point, size_t max_batch_bytes) {
   log_survey out;
   std::error_code ec;
@@ -173,9 +178,17 @@ result<log_survey> survey_log(const fs::path& dir, offset recovery_point, size_t
     out.segments.push_back(std::move(*seg));
   }
 
+  // A new directory's partition.metadata is durable only from its first record on
+  // (prepare_partition_dir): a crash before may leave its name without its content. Without a
+  // byte in its segments the directory has nothing a later topic could adopt.
   auto id = read_partition_metadata(dir);
-  if (!id) return id.err();
-  out.topic_id = *id;
+  if (id) {
+    out.topic_id = *id;
+  } else if (!out.holds_bytes() && partition_metadata_torn(dir)) {
+    out.metadata_torn = true;
+  } else {
+    return id.err();
+  }
   auto gaps = read_offset_gaps(dir);
   if (!gaps) return gaps.err();
   out.gaps = std::move(*gaps);

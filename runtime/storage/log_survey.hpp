@@ -37,17 +37,24 @@ struct log_survey {
   std::vector<surveyed_segment> segments;
   // Bases that have a .index or .timeindex but no .log, ascending.
   std::vector<offset> orphan_indexes;
-  // From partition.metadata; nullopt when the directory has none.
+  // From partition.metadata; nullopt when the directory has none, or a torn one (metadata_torn).
   std::optional<uuid_bytes> topic_id;
+  // partition.metadata is torn (partition_metadata_torn) and no segment holds a byte: what a crash
+  // soon after the directory's creation leaves; the file is to be written again.
+  bool metadata_torn = false;
   offset_gaps gaps;
+
+  // Some segment holds a byte.
+  bool holds_bytes() const;
 };
 
 // Segments that the log loader would trust (their successor starts at or below
 // `recovery_point`) are validated from their last offset index entry on (from position 0 when
 // that fails), the others wholly, with the rules of segment::open(open_recover) (docs/storage.md,
 // "Opening and recovery"). Errors: KAFKA_STORAGE_ERROR naming the path when `dir` is not a
-// directory or a file cannot be listed, stat'ed, read or mapped, and when partition.metadata or
-// offset-gaps is malformed.
+// directory or a file cannot be listed, stat'ed, read or mapped, when partition.metadata is
+// unreadable or malformed (but torn in a directory without a byte in its segments:
+// metadata_torn), and when offset-gaps is malformed.
 result<log_survey> survey_log(const std::filesystem::path& dir, offset recovery_point,
                               size_t max_batch_bytes);
 

@@ -134,16 +134,15 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
                     partition, dir.string(), checkpoints.known_end().value() - 1,
                     checkpoints.recovery_point.value_or(offset{0}).value(),
                     checkpoints.high_watermark.value_or(offset{0}).value(), what_to_do));
-    // partition.metadata is durable in the directory before any segment can be there: a
-    // directory with segments but without it could be taken for a later topic of the same name.
-    // The directory's own entry in the data dir is left for the log's first flush (and every
-    // checkpoint write syncs the data dir): an fsync of the data dir per partition made creating
-    // thousands of partitions wait on the disk. Until then a crash may lose the directory, which
-    // holds nothing flushed.
+    // Nothing here is fsynced: a new directory is made durable, partition.metadata first, before
+    // its log writes a record (make_partition_dir_durable), as Kafka flushes partition.metadata
+    // before the first append. Creating thousands of partitions then waits on no fsync. A crash
+    // before may lose the directory or leave it without a readable partition.metadata, but it
+    // holds no record then, so no later topic of the same name can adopt records of this one.
     if (auto made = make_directories(dir); !made) return made.err();
-    if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
+    if (auto s = write_partition_metadata(dir, topic_id, sync_mode::unsynced); !s) return s.err();
     if (out.state != dir_state::replaced) out.state = dir_state::created;
-    out.entry_unsynced = true;
+    out.unsynced = true;
     return out;
   }
 
@@ -151,11 +150,21 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
   if (report.damaged())
     return make_error(errc::kafka_storage_error, fmt::format("{} ({}): {}. {}", partition, dir.string(),
                                                              report.describe(), what_to_do));
+  // A torn partition.metadata beside no record is what a crash soon after the creation leaves,
+  // but not in a directory that handed out offsets: its file was durable, so this is damage.
+  if (survey->metadata_torn && known && checkpoints.known_end() > offset{0})
+    return make_error(errc::kafka_storage_error,
+                      fmt::format("{} ({}): its partition.metadata is empty, but the checkpoints say "
+                                  "offsets up to {} were handed out. {}",
+                                  partition, dir.string(), checkpoints.known_end().value() - 1,
+                                  what_to_do));
   if (!survey->topic_id)
     if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
   out.recovery_point = checkpoints.recovery_point.value_or(offset{0});
-  // No checkpoint knows it: the process that created it may have stopped before its first flush.
-  out.entry_unsynced = !known;
+  // Not durable yet unless a record was written into it (the log makes the directory durable
+  // before its first) or a checkpoint knows it: the process that created it may have stopped
+  // before either, and a checkpoint write syncs only the data dir.
+  out.unsynced = !known || !survey->holds_bytes();
   return out;
 }
 

@@ -56,7 +56,7 @@ struct damage_report {
 damage_report find_damage(const log_survey& survey, offset known_end);
 
 enum class dir_state {
-  intact,  // opened as found (partition.metadata added when it was missing)
+  intact,  // opened as found (partition.metadata written when it was missing or torn)
   created, // there was no directory and nothing was known of it: a new, empty partition
   replaced // the directory belonged to an earlier topic of the same name and was moved aside
 };
@@ -68,19 +68,20 @@ struct prepared_dir {
   offset recovery_point{0};
   // Where an earlier topic's directory went (dir_state::replaced).
   std::filesystem::path moved_to;
-  // The directory's entry in the data dir may not be durable yet (it was just created, or no
-  // checkpoint knows it): the log's first flush syncs the data dir before its recovery point
-  // moves.
-  bool entry_unsynced = false;
+  // The directory may not be durable yet (it was just created, or no checkpoint knows it): its
+  // partition.metadata, its entries and its own entry in the data dir. The log makes it durable
+  // before it writes its first record (make_partition_dir_durable).
+  bool unsynced = false;
 };
 
 // Gets <dir> ready for load_log, or says why it must not be opened. Changes nothing on disk
 // unless it returns a value: then it may have created the directory and its partition.metadata
-// (fsynced with the directory; the data dir is not: entry_unsynced), written a missing
-// partition.metadata, or renamed a directory whose partition.metadata names another topic id to
-// <dir>.<that id>-stray (Kafka's name for a stray log). Errors, all KAFKA_STORAGE_ERROR: the survey failed (naming the path and reason);
-// the directory is missing although the checkpoints know offsets of it; find_damage reported
-// damage (the message lists it). `partition` names it in messages ("orders-0").
+// (without an fsync: unsynced), written a missing partition.metadata or a torn one beside no
+// record (log_survey::metadata_torn), or renamed a directory whose partition.metadata names
+// another topic id to <dir>.<that id>-stray (Kafka's name for a stray log). Errors, all
+// KAFKA_STORAGE_ERROR: the survey failed (naming the path and reason); the directory is missing,
+// or its partition.metadata torn, although the checkpoints know offsets of it; find_damage
+// reported damage (the message lists it). `partition` names it in messages ("orders-0").
 result<prepared_dir> prepare_partition_dir(const std::filesystem::path& dir,
                                            const std::string& partition, const uuid_bytes& topic_id,
                                            const checkpointed_offsets& checkpoints,

@@ -86,17 +86,37 @@ result<std::optional<uuid_bytes>> read_uuid_file(const std::filesystem::path& fi
 }
 
 status write_uuid_file(const std::filesystem::path& file, std::string_view key,
-                       const uuid_bytes& id) {
+                       const uuid_bytes& id, sync_mode mode) {
   return write_file_atomically(
-      file, "version: 0\n" + std::string(key) + ": " + to_base64_uuid(id) + "\n");
+      file, "version: 0\n" + std::string(key) + ": " + to_base64_uuid(id) + "\n", mode);
 }
 
 result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir) {
   return read_uuid_file(dir / partition_metadata_file, "topic_id");
 }
 
-status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id) {
-  return write_uuid_file(dir / partition_metadata_file, "topic_id", id);
+status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id,
+                                sync_mode mode) {
+  return write_uuid_file(dir / partition_metadata_file, "topic_id", id, mode);
+}
+
+bool partition_metadata_torn(const std::filesystem::path& dir) {
+  std::ifstream in(dir / partition_metadata_file, std::ios::binary);
+  if (!in) return false;
+  char c = 0;
+  while (in.get(c))
+    if (c != '\0') return false;
+  return in.eof();
+}
+
+status make_partition_dir_durable(const std::filesystem::path& dir) {
+  {
+    auto file = file_handle::open(dir / partition_metadata_file, file_mode::open_existing);
+    if (!file) return file.err();
+    if (auto s = file->sync(); !s) return s;
+  }
+  if (auto s = sync_directory(dir); !s) return s;
+  return sync_parent_directory(dir);
 }
 
 } // namespace capstan

@@ -7,8 +7,10 @@
 //   version: 0
 //   topic_id: <the 16-byte id in URL-safe base64 without padding, 22 characters>
 //
-// Written atomically (temp file, fsync, rename, fsync of the directory) before the directory gets
-// its first segment.
+// Written atomically (temp file, rename). A new directory's file is written without an fsync and
+// made durable, with the directory, before the log writes its first record
+// (make_partition_dir_durable), as Kafka flushes it before the first append: a directory that
+// holds records always names its topic.
 
 #include <array>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <string_view>
 
 #include "runtime/result.hpp"
+#include "runtime/storage/file_handle.hpp"
 
 namespace capstan {
 
@@ -36,13 +39,20 @@ result<uuid_bytes> parse_base64_uuid(std::string_view text);
 // KAFKA_STORAGE_ERROR naming the file when it is unreadable or malformed.
 result<std::optional<uuid_bytes>> read_uuid_file(const std::filesystem::path& file,
                                                  std::string_view key);
-// Written atomically (temp file, fsync, rename, fsync of the directory).
+// Written atomically (temp file, rename); synced, with an fsync of the file and of the directory.
 status write_uuid_file(const std::filesystem::path& file, std::string_view key,
-                       const uuid_bytes& id);
+                       const uuid_bytes& id, sync_mode mode = sync_mode::synced);
 
 // nullopt when `dir` has no partition.metadata; KAFKA_STORAGE_ERROR naming the file when it is
 // unreadable or malformed.
 result<std::optional<uuid_bytes>> read_partition_metadata(const std::filesystem::path& dir);
-status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id);
+status write_partition_metadata(const std::filesystem::path& dir, const uuid_bytes& id,
+                                sync_mode mode = sync_mode::synced);
+// `dir`'s partition.metadata is there but empty or all zero bytes: what a crash leaves of a file
+// whose name became durable before its content (a new directory's, written without an fsync).
+bool partition_metadata_torn(const std::filesystem::path& dir);
+// fsyncs `dir`'s partition.metadata, `dir` and the directory that holds it: what a new partition
+// directory needs durable before a record is written into it.
+status make_partition_dir_durable(const std::filesystem::path& dir);
 
 } // namespace capstan

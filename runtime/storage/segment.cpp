@@ -651,6 +651,8 @@ status segment::copy_prefix(file_handle& to, uint64_t size) const {
   return {};
 }
 
+status segment::sync_file_system() { return impl_->log.sync_file_system(); }
+
 status segment::flush() {
   auto& m = *impl_;
   if (auto s = m.log.sync(); !s) return s;

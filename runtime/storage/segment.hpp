@@ -99,6 +99,9 @@ public:
 
   // fsync of log and indexes (and, once after create, of the directory).
   status flush();
+  // syncfs(2) of the filesystem the segment is on, through the log file's open descriptor: makes
+  // everything written there durable without opening a file.
+  status sync_file_system();
   // Writes buffered index entries and makes the segment read-only (reads then come from an
   // mmap, or with pread when the storage env will not map the file). No fsync: call flush()
   // for that.

@@ -79,6 +79,9 @@ public:
   int sync(const std::filesystem::path&, int fd) override {
     return ::fsync(fd) == 0 ? 0 : errno;
   }
+  int sync_file_system(const std::filesystem::path&, int fd) override {
+    return ::syncfs(fd) == 0 ? 0 : errno;
+  }
 
   int truncate(const std::filesystem::path&, int fd, off_t size) override {
     int rc;

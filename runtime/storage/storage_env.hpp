@@ -23,7 +23,7 @@ namespace capstan {
 enum class storage_op {
   open,     // open(2), with or without O_CREAT; directories too (before their fsync)
   write,    // pwritev(2)
-  sync,     // fsync(2) of a file or a directory
+  sync,     // fsync(2) of a file or a directory, and syncfs(2)
   truncate, // ftruncate(2)
   rename,   // rename(2); the path is the source
   remove,   // unlink(2)
@@ -58,6 +58,9 @@ public:
   virtual int pwritev(const std::filesystem::path& path, int fd, const iovec* iov, int count,
                       off_t position, size_t& written) = 0;
   virtual int sync(const std::filesystem::path& path, int fd) = 0;
+  // syncfs(2) of the filesystem that holds the file `fd` is open on: everything written there,
+  // names included, is durable after it. A storage_op::sync of `path` to a fault env.
+  virtual int sync_file_system(const std::filesystem::path& path, int fd) = 0;
   virtual int truncate(const std::filesystem::path& path, int fd, off_t size) = 0;
   virtual int rename(const std::filesystem::path& from, const std::filesystem::path& to) = 0;
   // A file that does not exist is ENOENT, as unlink(2) says.

@@ -1,6 +1,7 @@
 #include "tests/support/sync_recorder.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace capstan::test {
 
@@ -19,15 +20,24 @@ int sync_recorder::map(const std::filesystem::path& path, int fd, size_t size, c
 
 int sync_recorder::pwritev(const std::filesystem::path& path, int fd, const iovec* iov, int count,
                            off_t position, size_t& written) {
+  record(storage_op::write, path);
   return posix().pwritev(path, fd, iov, count, position, written);
 }
 
+void sync_recorder::record(storage_op op, const std::filesystem::path& path) {
+  std::lock_guard lock(mutex_);
+  if (op == storage_op::sync) synced_.push_back(path);
+  events_.emplace_back(op, path);
+}
+
 int sync_recorder::sync(const std::filesystem::path& path, int fd) {
-  {
-    std::lock_guard lock(mutex_);
-    synced_.push_back(path);
-  }
+  record(storage_op::sync, path);
   return posix().sync(path, fd);
+}
+
+int sync_recorder::sync_file_system(const std::filesystem::path& path, int fd) {
+  record(storage_op::sync, path);
+  return posix().sync_file_system(path, fd);
 }
 
 int sync_recorder::truncate(const std::filesystem::path& path, int fd, off_t size) {
@@ -56,6 +66,13 @@ std::vector<std::filesystem::path> sync_recorder::synced() const {
 size_t sync_recorder::syncs_of(const std::filesystem::path& path) const {
   std::lock_guard lock(mutex_);
   return static_cast<size_t>(std::count(synced_.begin(), synced_.end(), path));
+}
+
+size_t sync_recorder::first(storage_op op, const std::filesystem::path& path) const {
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < events_.size(); ++i)
+    if (events_[i].first == op && events_[i].second == path) return i;
+  return std::string::npos;
 }
 
 } // namespace capstan::test

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 #include <caf/all.hpp>
@@ -16,6 +17,7 @@
 #include "actors/log/partition_log_actor.hpp"
 #include "runtime/storage/fault_injection_env.hpp"
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 #include "runtime/storage/producer_snapshot.hpp"
 #include "tests/support/caf_fixture.hpp"
 #include "tests/support/log_builder.hpp"
@@ -60,6 +62,17 @@ std::pair<size_t, offset> close_counting_writes(const temp_dir& dir, offset reco
   auto closed = sys.request<offset>(*log, timeout, close_atom_v);
   REQUIRE(closed);
   return {faults.injected(), *closed};
+}
+
+// Options for a log over <data>/new-0 as prepare_partition_dir leaves a new directory: its
+// partition.metadata written, nothing fsynced.
+partition_log_options new_directory_options(const temp_dir& data) {
+  auto opts = options_for(data, offset{0});
+  opts.dir = data / "new-0";
+  opts.dir_unsynced = true;
+  std::filesystem::create_directories(opts.dir);
+  REQUIRE(write_partition_metadata(opts.dir, uuid_bytes{7}, sync_mode::unsynced));
+  return opts;
 }
 
 // A batch of `count` records appended as leader at `epoch`.
@@ -255,35 +268,69 @@ TEST_CASE("the first flush after an open writes the epoch checkpoint synced, eve
   CHECK((!flushed || *flushed == offset{5}));
 }
 
-TEST_CASE("a log over a directory just created syncs the data dir at its first flush, before the "
-          "recovery point moves, and not again",
+TEST_CASE("a log over a directory just created makes it durable before its first record is "
+          "written, and not again",
           "[log][close]") {
   temp_dir data;
-  const auto dir = data / "new-0";
+  const auto opts = new_directory_options(data);
+  const auto dir = opts.dir;
   sync_recorder env;
   scoped_storage_env installed(env);
   threaded_system sys;
-  auto opts = options_for(data, offset{0});
-  opts.dir = dir;
-  opts.dir_entry_unsynced = true;
   auto log = open_partition_log(sys.sys(), opts);
   REQUIRE(log);
   sys.track(*log);
-  REQUIRE(append_led(sys, *log, 2, 1));
-  CHECK(env.syncs_of(data.path()) == 0);
+  CHECK(env.synced().empty());
 
-  auto flushed = sys.request<offset>(*log, timeout, flush_atom_v);
-  REQUIRE(flushed);
-  CHECK(*flushed == offset{2});
-  const auto synced = env.synced();
-  const auto at = [&](const std::filesystem::path& p) {
-    return std::find(synced.begin(), synced.end(), p) - synced.begin();
-  };
-  REQUIRE(env.syncs_of(data.path()) == 1);
-  // Before the segment's own fsync, which precedes the recovery point.
-  CHECK(at(data.path()) < at(dir / "00000000000000000000.log"));
+  REQUIRE(append_led(sys, *log, 2, 1));
+  const auto first_write = env.first(storage_op::write, dir / "00000000000000000000.log");
+  REQUIRE(first_write != std::string::npos);
+  for (const auto& p : {dir / "partition.metadata", dir, data.path()}) {
+    INFO(p.string());
+    CHECK(env.first(storage_op::sync, p) < first_write);
+  }
 
   REQUIRE(append_led(sys, *log, 2, 1));
   REQUIRE(sys.request<offset>(*log, timeout, flush_atom_v));
+  CHECK(env.syncs_of(dir / "partition.metadata") == 1);
   CHECK(env.syncs_of(data.path()) == 1);
+}
+
+TEST_CASE("a log whose new directory cannot be made durable writes no record and goes offline",
+          "[log][close]") {
+  temp_dir data;
+  const auto opts = new_directory_options(data);
+  const auto dir = opts.dir;
+  fault_injection_env faults;
+  scoped_storage_env installed(faults);
+  // Every fsync in it fails, and so does the syncfs through its segment.
+  faults.fail(dir.string(), storage_op::sync, EIO);
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), opts);
+  REQUIRE(log);
+  sys.track(*log);
+  CHECK_FALSE(append_led(sys, *log, 2, 1));
+  CHECK(std::filesystem::file_size(dir / "00000000000000000000.log") == 0);
+}
+
+TEST_CASE("a log whose new directory cannot be fsynced for want of descriptors syncs the "
+          "filesystem through its segment before the first record",
+          "[log][close]") {
+  temp_dir data;
+  const auto opts = new_directory_options(data);
+  const auto dir = opts.dir;
+  const auto segment_file = dir / "00000000000000000000.log";
+  sync_recorder recorder;
+  fault_injection_env faults(recorder);
+  scoped_storage_env installed(faults);
+  threaded_system sys;
+  auto log = open_partition_log(sys.sys(), opts);
+  REQUIRE(log);
+  sys.track(*log);
+  faults.fail((dir / "partition.metadata").string(), storage_op::open, EMFILE);
+  REQUIRE(append_led(sys, *log, 2, 1));
+  CHECK(faults.injected() > 0);
+  const auto first_write = recorder.first(storage_op::write, segment_file);
+  REQUIRE(first_write != std::string::npos);
+  CHECK(recorder.first(storage_op::sync, segment_file) < first_write);
 }

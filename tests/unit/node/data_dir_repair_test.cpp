@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "actors/node/data_dir.hpp"
 #include "actors/node/data_dir_repair.hpp"
 #include "runtime/batch/record_batch_view.hpp"
@@ -102,6 +104,24 @@ TEST_CASE("apply_repairs makes the partition pass start-up's check and keeps its
   REQUIRE(again);
   CHECK(again->partitions.empty());
   CHECK(fs::exists(data / "c-0" / "00000000000000000060.log"));
+}
+
+TEST_CASE("find_repairs passes over a directory a crash left with a torn partition.metadata "
+          "beside no record",
+          "[node][repair]") {
+  temp_dir dir;
+  const auto data = dir / "data";
+  make_data_dir(data);
+  // A placed replica created just before a power loss: its file's name survived, its content not.
+  const auto fresh = data / "d-0";
+  fs::create_directories(fresh);
+  { std::ofstream(fresh / "partition.metadata"); }
+  { std::ofstream(fresh / "00000000000000000000.log"); }
+  fs::remove(data / "c-1" / "00000000000000000020.log");
+  auto found = find_repairs(data, {});
+  REQUIRE(found);
+  REQUIRE(found->partitions.size() == 1);
+  CHECK(found->partitions[0].partition == "c-1");
 }
 
 TEST_CASE("find_repairs needs meta.properties to know the node", "[node][repair]") {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <utility>
 
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/log_loader.hpp"
@@ -94,8 +95,7 @@ TEST_CASE("case 1: a missing directory the checkpoints know is reported and not 
   CHECK(*id == std::optional<uuid_bytes>{topic_a});
 }
 
-TEST_CASE("a new directory has partition.metadata synced into it, and leaves the data dir's sync to "
-          "the log's first flush",
+TEST_CASE("a new directory is created without an fsync and left for its log to make durable",
           "[storage][check]") {
   temp_dir data;
   const auto dir = data / "c-0";
@@ -104,22 +104,73 @@ TEST_CASE("a new directory has partition.metadata synced into it, and leaves the
   auto p = prepare(dir, checkpointed_offsets{});
   REQUIRE(p);
   CHECK(p->state == dir_state::created);
-  CHECK(p->entry_unsynced);
-  // Before any segment can be there: a directory with segments always names its topic.
-  CHECK(env.syncs_of(dir / "partition.metadata.tmp") == 1);
-  CHECK(env.syncs_of(dir) == 1);
-  CHECK(env.syncs_of(data.path()) == 0);
+  CHECK(p->unsynced);
+  CHECK(env.synced().empty());
   auto id = read_partition_metadata(dir);
   REQUIRE(id);
   CHECK(*id == std::optional<uuid_bytes>{topic_a});
-  // Opened again before a checkpoint knew it, its entry may still not be durable.
+  // Opened again before a checkpoint knew it, it may still not be durable.
   auto again = prepare(dir, checkpointed_offsets{});
   REQUIRE(again);
   CHECK(again->state == dir_state::intact);
-  CHECK(again->entry_unsynced);
+  CHECK(again->unsynced);
+  // A checkpoint that knows it syncs only the data dir: without a record it is not durable yet.
   auto known = prepare(dir, at(0, 0));
   REQUIRE(known);
-  CHECK_FALSE(known->entry_unsynced);
+  CHECK(known->unsynced);
+  // A record in it, known or not, means the log made it durable first.
+  const auto full = data / "d-0";
+  write_log(full);
+  auto written = prepare(full, at(600, 600));
+  REQUIRE(written);
+  CHECK_FALSE(written->unsynced);
+
+  // make_partition_dir_durable syncs what the creation did not.
+  REQUIRE(make_partition_dir_durable(dir));
+  CHECK(env.syncs_of(dir / "partition.metadata") == 1);
+  CHECK(env.syncs_of(dir) == 1);
+  CHECK(env.syncs_of(data.path()) == 1);
+}
+
+TEST_CASE("a crash soon after creation: an unreadable partition.metadata beside no record is "
+          "written again, beside records it is damage",
+          "[storage][check]") {
+  temp_dir data;
+  const auto dir = data / "c-0";
+  // Its name was durable, its content not: an empty file, and the empty first segment.
+  fs::create_directories(dir);
+  { std::ofstream(dir / "partition.metadata"); }
+  { std::ofstream(dir / (stem(0) + ".log")); }
+  auto p = prepare(dir, checkpointed_offsets{});
+  REQUIRE(p);
+  CHECK(p->state == dir_state::intact);
+  auto id = read_partition_metadata(dir);
+  REQUIRE(id);
+  CHECK(*id == std::optional<uuid_bytes>{topic_a});
+
+  // Beside records, or in a directory that handed out offsets (emptied by retention since), the
+  // file was durable: damage. So is a file with content that does not parse.
+  const auto full = data / "d-0";
+  write_log(full);
+  { std::ofstream(full / "partition.metadata", std::ios::trunc); }
+  const auto emptied = data / "e-0";
+  fs::create_directories(emptied);
+  { std::ofstream(emptied / "partition.metadata"); }
+  { std::ofstream(emptied / (stem(600) + ".log")); }
+  const auto garbled = data / "f-0";
+  fs::create_directories(garbled);
+  { std::ofstream(garbled / "partition.metadata") << "version: 0\ntopic_"; }
+  { std::ofstream(garbled / (stem(0) + ".log")); }
+  const auto before = snapshot_tree(data.path());
+  for (const auto& [where, known] : {std::pair{full, at(600, 600)}, std::pair{emptied, at(600, 600)},
+                                     std::pair{garbled, checkpointed_offsets{}}}) {
+    INFO(where.string());
+    auto damaged = prepare(where, known);
+    REQUIRE_FALSE(damaged);
+    CHECK(damaged.code() == errc::kafka_storage_error);
+    CHECK(damaged.err().message.find("partition.metadata") != std::string::npos);
+  }
+  CHECK(snapshot_tree(data.path()) == before);
 }
 
 TEST_CASE("case 2: a lost active segment (index files kept) is reported with the missing offsets",
