@@ -4,11 +4,18 @@
 
 #include "actors/log/io_worker_actor.hpp"
 
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
 #include <caf/all.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/countdown.hpp"
 #include "runtime/actor/caf_error.hpp"
+#include "runtime/actor/log_throttle.hpp"
 #include "runtime/batch/record_batch_format.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/storage/leader_epoch_checkpoint.hpp"
@@ -36,15 +43,29 @@ caf::error missing(const segment_slot& slot) {
 
 segment_meta meta(const segment_slot& slot) { return meta_of(*slot.seg, slot.created_ms); }
 
+// With descriptors exhausted every new partition's first append would log a line: one per 10 s
+// for all the workers of the process, saying how many it stands for.
+std::optional<uint64_t> admit_descriptor_warning() {
+  static std::mutex mutex;
+  static log_throttle throttle{std::chrono::seconds(10)};
+  std::lock_guard lock(mutex);
+  return throttle.admit(log_throttle::clock::now());
+}
+
 caf::result<segment_meta> append(segment_slot& slot, const batch_buffer& batches) {
   // A record never lands in a directory that could lose its partition.metadata in a crash.
   if (auto& pending = slot.unsynced_dir; pending && !pending->synced) {
-    if (auto s = make_partition_dir_durable(pending->dir); !s) {
-      // Out of descriptors (or any other failure to open or fsync): a syncfs through the
-      // segment's open descriptor makes the whole filesystem durable, this directory with it.
-      // Dearer under load, but the append need not fail for want of a descriptor.
-      spdlog::warn("{}: fsyncs of its new directory failed ({}); syncing the filesystem instead",
-                   slot.log_name, s.err().to_string());
+    bool out_of_descriptors = false;
+    if (auto s = make_partition_dir_durable(pending->dir, &out_of_descriptors); !s) {
+      if (!out_of_descriptors) return storage_error(slot, slot.seg->base_offset(), s.err());
+      // Nothing was fsynced: a syncfs through the segment's open descriptor makes the whole
+      // filesystem durable, this directory with it. Dearer under load, but the append need not
+      // fail for want of a descriptor.
+      if (auto when = admit_descriptor_warning())
+        spdlog::warn("{}: out of file descriptors to sync its new directory ({}); syncing the "
+                     "filesystem instead{}",
+                     slot.log_name, s.err().to_string(),
+                     *when ? fmt::format(" ({} more since the last such line)", *when) : "");
       if (auto all = slot.seg->sync_file_system(); !all)
         return storage_error(slot, slot.seg->base_offset(), all.err());
     }

@@ -114,6 +114,10 @@ repair_plan plan_repair(const log_survey& survey, offset known_end, const uuid_b
   if (!survey.topic_id && topic_id != uuid_bytes{})
     late.push_back({kind::write_partition_metadata, partition_metadata_file, {}, {}, 0,
                     "write partition.metadata"});
+  else if (survey.metadata_torn)
+    late.push_back({kind::remove_partition_metadata, partition_metadata_file, {}, {}, 0,
+                    "remove the empty partition.metadata (the node writes the topic id it opens "
+                    "the partition for)"});
   steps.insert(steps.end(), late.begin(), late.end());
   return plan;
 }
@@ -131,6 +135,10 @@ status apply_repair(const fs::path& dir, const repair_plan& plan, const fs::path
     }
     case kind::write_partition_metadata:
       if (auto s = write_partition_metadata(dir, plan.topic_id); !s) return s;
+      break;
+    case kind::remove_partition_metadata:
+      if (auto s = remove_file(dir / partition_metadata_file); !s) return s;
+      if (auto s = sync_directory(dir); !s) return s;
       break;
     case kind::move_aside:
       for (const char* ext : {".log", ".index", ".timeindex"}) {

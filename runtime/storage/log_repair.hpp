@@ -28,6 +28,7 @@ struct repair_step {
   enum class kind {
     create_directory,
     write_partition_metadata,
+    remove_partition_metadata, // a torn one, when the topic id is unknown: the node writes it
     move_aside,         // <file>.log, .index and .timeindex (those present) go to the aside dir
     copy_aside_and_cut, // `file` is copied there, then cut to `keep_bytes`
     create_segment,     // an empty segment at `from`

@@ -1,11 +1,16 @@
 #include "runtime/storage/partition_metadata.hpp"
 
 #include <cerrno>
+#include <cstddef>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "runtime/storage/file_handle.hpp"
+#include "runtime/storage/storage_env.hpp"
 
 namespace capstan {
 
@@ -109,14 +114,25 @@ bool partition_metadata_torn(const std::filesystem::path& dir) {
   return in.eof();
 }
 
-status make_partition_dir_durable(const std::filesystem::path& dir) {
-  {
-    auto file = file_handle::open(dir / partition_metadata_file, file_mode::open_existing);
-    if (!file) return file.err();
-    if (auto s = file->sync(); !s) return s;
+status make_partition_dir_durable(const std::filesystem::path& dir, bool* out_of_descriptors) {
+  auto& env = storage_env::current();
+  const std::filesystem::path paths[] = {
+    dir / partition_metadata_file, dir,
+    dir.parent_path().empty() ? std::filesystem::path(".") : dir.parent_path()};
+  int fds[] = {-1, -1, -1};
+  status s;
+  for (size_t i = 0; i < 3 && s; ++i) {
+    const int flags = O_RDONLY | O_CLOEXEC | (i == 0 ? 0 : O_DIRECTORY);
+    if (int err = env.open(paths[i], flags, 0, fds[i])) {
+      if (out_of_descriptors) *out_of_descriptors = err == EMFILE || err == ENFILE;
+      s = storage_error("open", paths[i], err);
+    }
   }
-  if (auto s = sync_directory(dir); !s) return s;
-  return sync_parent_directory(dir);
+  for (size_t i = 0; i < 3 && s; ++i)
+    if (int err = env.sync(paths[i], fds[i])) s = storage_error("fsync", paths[i], err);
+  for (int fd : fds)
+    if (fd >= 0) ::close(fd);
+  return s;
 }
 
 } // namespace capstan

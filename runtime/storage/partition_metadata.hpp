@@ -52,7 +52,11 @@ status write_partition_metadata(const std::filesystem::path& dir, const uuid_byt
 // whose name became durable before its content (a new directory's, written without an fsync).
 bool partition_metadata_torn(const std::filesystem::path& dir);
 // fsyncs `dir`'s partition.metadata, `dir` and the directory that holds it: what a new partition
-// directory needs durable before a record is written into it.
-status make_partition_dir_durable(const std::filesystem::path& dir);
+// directory needs durable before a record is written into it. All three are opened before the
+// first fsync; `out_of_descriptors` (may be null) is set when an open failed with EMFILE or
+// ENFILE, so nothing was fsynced and a syncfs through a descriptor already open may do instead.
+// After a failed fsync nothing may: the kernel may have dropped the pages it could not write.
+status make_partition_dir_durable(const std::filesystem::path& dir,
+                                  bool* out_of_descriptors = nullptr);
 
 } // namespace capstan

@@ -6,6 +6,7 @@
 #include "actors/node/data_dir_repair.hpp"
 #include "runtime/batch/record_batch_view.hpp"
 #include "runtime/cluster/metadata_store.hpp"
+#include "runtime/storage/partition_metadata.hpp"
 #include "tests/support/log_builder.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tree_snapshot.hpp"
@@ -122,6 +123,33 @@ TEST_CASE("find_repairs passes over a directory a crash left with a torn partiti
   REQUIRE(found);
   REQUIRE(found->partitions.size() == 1);
   CHECK(found->partitions[0].partition == "c-1");
+}
+
+TEST_CASE("a torn partition.metadata in a directory that handed out offsets is damage that "
+          "apply_repairs mends",
+          "[node][repair]") {
+  temp_dir dir;
+  const auto data = dir / "data";
+  make_data_dir(data);
+  // Emptied by retention (one empty segment at the known end), then the file lost its content.
+  const auto c1 = data / "c-1";
+  for (int64_t base : {0, 20, 40})
+    for (const char* ext : {".log", ".index", ".timeindex"})
+      fs::remove(c1 / (segment::file_stem(offset{base}) + ext));
+  { std::ofstream(c1 / "00000000000000000060.log"); }
+  { std::ofstream(c1 / "partition.metadata", std::ios::trunc); }
+  auto found = find_repairs(data, {});
+  REQUIRE(found);
+  REQUIRE(found->partitions.size() == 1);
+  CHECK(found->partitions[0].partition == "c-1");
+  CHECK(found->partitions[0].damage.find("partition.metadata is empty") != std::string::npos);
+  REQUIRE(apply_repairs(data, *found));
+  auto again = find_repairs(data, {});
+  REQUIRE(again);
+  CHECK(again->partitions.empty());
+  auto id = read_partition_metadata(c1);
+  REQUIRE(id);
+  CHECK(id->has_value());
 }
 
 TEST_CASE("find_repairs needs meta.properties to know the node", "[node][repair]") {
