@@ -145,9 +145,9 @@ void save_epochs(self_ptr self, std::function<void()> done = nullptr) {
 
 void flush_all(self_ptr self, std::function<void(offset)> done);
 
-// Runs `job` (a producer snapshot write or removal, a directory sync) on the worker, after
-// everything sent before; a failure takes the log offline like any storage failure. `done` runs
-// once the job ran or failed (st.failed is then set).
+// Runs `job` (a producer snapshot write or removal) on the worker, after everything sent before;
+// a failure takes the log offline like any storage failure. `done` runs once the job ran or
+// failed (st.failed is then set).
 void run_snapshot_job(self_ptr self, std::function<status()> job,
                       std::function<void()> done = nullptr) {
   auto outcome = std::make_shared<status>();

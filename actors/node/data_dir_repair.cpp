@@ -107,14 +107,8 @@ result<data_dir_repair> find_repairs(const fs::path& data_dir, const std::vector
                  std::to_string(known_end.value() - 1) + " were handed out";
     } else {
       auto report = find_damage(*survey, known_end);
-      // Start-up refuses it (prepare_partition_dir): the file was durable once, so this is damage.
-      const bool torn = survey->metadata_torn && known_end > offset{0};
-      if (!report.damaged() && !torn) continue;
-      if (report.damaged()) r.damage = report.describe();
-      if (torn)
-        r.damage += (r.damage.empty() ? "" : "; ") +
-                    std::string("partition.metadata is empty, but the checkpoints say offsets up to ") +
-                    std::to_string(known_end.value() - 1) + " were handed out";
+      if (!report.damaged()) continue;
+      r.damage = report.describe();
     }
     // Unknown (a lost directory of a replica the controller placed): the node writes the id when
     // it opens the replica.

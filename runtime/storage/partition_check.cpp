@@ -78,6 +78,13 @@ damage_report find_damage(const log_survey& survey, offset known_end) {
       if (!last) break;
     }
   }
+  // Torn beside no record is what a crash soon after the creation leaves, but not in a
+  // directory that handed out offsets: its file was durable once.
+  if (survey.metadata_torn && known_end > offset{0})
+    out.damages.push_back({known_end, known_end,
+                           fmt::format("partition.metadata is empty, but the checkpoints say "
+                                       "offsets up to {} were handed out",
+                                       known_end.value() - 1)});
   out.recovered_end = end;
   const bool tail_reported = !out.damages.empty() && out.damages.back().to >= known_end;
   if (!end && known_end > offset{0}) {
@@ -150,14 +157,6 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
   if (report.damaged())
     return make_error(errc::kafka_storage_error, fmt::format("{} ({}): {}. {}", partition, dir.string(),
                                                              report.describe(), what_to_do));
-  // A torn partition.metadata beside no record is what a crash soon after the creation leaves,
-  // but not in a directory that handed out offsets: its file was durable, so this is damage.
-  if (survey->metadata_torn && known && checkpoints.known_end() > offset{0})
-    return make_error(errc::kafka_storage_error,
-                      fmt::format("{} ({}): its partition.metadata is empty, but the checkpoints say "
-                                  "offsets up to {} were handed out. {}",
-                                  partition, dir.string(), checkpoints.known_end().value() - 1,
-                                  what_to_do));
   if (!survey->topic_id)
     if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
   out.recovery_point = checkpoints.recovery_point.value_or(offset{0});

@@ -28,7 +28,8 @@ struct checkpointed_offsets {
   bool any() const { return recovery_point || high_watermark; }
 };
 
-// Offsets [from, to) that are gone or would be cut, with what shows it.
+// Offsets [from, to) that are gone or would be cut, with what shows it; an empty range when no
+// offset is lost but the directory cannot be trusted as it is.
 struct log_damage {
   offset from{0};
   offset to{0};
@@ -52,7 +53,8 @@ struct damage_report {
 //    is damage;
 //  - recovery may cut a torn or corrupt tail only at or above `known_end`: a cut below it loses
 //    records that were handed out;
-//  - the log must end at or above `known_end`.
+//  - the log must end at or above `known_end`;
+//  - partition.metadata may be torn (log_survey::metadata_torn) only where `known_end` is 0.
 damage_report find_damage(const log_survey& survey, offset known_end);
 
 enum class dir_state {
@@ -68,8 +70,9 @@ struct prepared_dir {
   offset recovery_point{0};
   // Where an earlier topic's directory went (dir_state::replaced).
   std::filesystem::path moved_to;
-  // The directory may not be durable yet (it was just created, or no checkpoint knows it): its
-  // partition.metadata, its entries and its own entry in the data dir. The log makes it durable
+  // The directory may not be durable yet (it was just created, or no record was written into it,
+  // or no checkpoint knows it): its partition.metadata, its entries and its own entry in the
+  // data dir. The log makes it durable
   // before it writes its first record (make_partition_dir_durable).
   bool unsynced = false;
 };
