@@ -13,10 +13,20 @@
 // each append to a detached actor that the node's actor waits for, as a node keeps its writes off
 // the scheduler. --brokers (with --caf) spawns the nodes' actors as CAF brokers, which run on the
 // middleman's multiplexer thread instead of the scheduler.
+// --throughput measures the other floor, of RF=3 acks=all throughput: the client sends batches
+// of --batch-bytes (default 65,536) holding records of --record-size bytes (default 1,024), with
+// --in-flight (default 5) unanswered, and the leader forwards each batch as it arrives while a
+// second thread of its own answers the client once both followers answered that batch. With
+// --write every process appends each batch to its file, so the figure is what the machine allows
+// for the copies an RF=3 write cannot avoid (into the leader's socket, to two followers, three
+// times into the page cache) with no broker work at all. Raw TCP only.
 // Run on demand (not a test):
 //   cmake --build BUILD --target bench_hop_floor && BUILD/tests/bench_hop_floor [round trips]
 //   [--write] [--caf [--io-worker] [--brokers]]
-// Prints the p50 / p99 / p99.9 round trip in microseconds. Every child is stopped by pid.
+//   BUILD/tests/bench_hop_floor --throughput [records] [--write] [--record-size N]
+//   [--batch-bytes B] [--in-flight W]
+// Prints the p50 / p99 / p99.9 round trip in microseconds, or records/s and MB/s. Every child is
+// stopped by pid.
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -32,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -125,11 +136,10 @@ public:
     if (file_ < 0) die("mkstemp");
     ::unlink(name);
   }
-  void append(const char* record) {
+  void append(const char* data, size_t size = record_size) {
     if (file_ < 0) return;
-    if (::pwrite(file_, record, record_size, at_) != static_cast<ssize_t>(record_size))
-      die("pwrite");
-    at_ += static_cast<off_t>(record_size);
+    if (::pwrite(file_, data, size, at_) != static_cast<ssize_t>(size)) die("pwrite");
+    at_ += static_cast<off_t>(size);
   }
 
 private:
@@ -137,13 +147,15 @@ private:
   off_t at_ = 0;
 };
 
-void run_follower(int listener, bool write) {
+// Appends each message of `message_size` bytes and answers it: a record one in flight, a batch
+// with --throughput (TCP's buffers then keep the leader's batches queued while this one writes).
+void run_follower(int listener, bool write, size_t message_size) {
   int leader = accept_one(listener);
   node_log log(write);
-  std::array<char, record_size> record{};
+  std::vector<char> message(message_size);
   std::array<char, answer_size> answer{};
-  while (recv_all(leader, record.data(), record.size())) {
-    log.append(record.data());
+  while (recv_all(leader, message.data(), message.size())) {
+    log.append(message.data(), message.size());
     send_all(leader, answer.data(), answer.size());
   }
   std::_Exit(0);
@@ -163,6 +175,56 @@ void run_leader(int listener, uint16_t follower1, uint16_t follower2, bool write
     send_all(client, answer.data(), answer.size());
   }
   std::_Exit(0);
+}
+
+// --throughput's leader: this thread reads, appends and forwards each batch as it arrives; a second
+// one waits for both followers' answers to each batch and answers the client, so batches overlap
+// as the client's window allows.
+void run_pipelined_leader(int listener, uint16_t follower1, uint16_t follower2, bool write,
+                          size_t batch_bytes) {
+  int followers[2] = {connect_to(follower1), connect_to(follower2)};
+  int client = accept_one(listener);
+  std::thread answering([&] {
+    std::array<char, answer_size> answer{};
+    for (;;) {
+      for (int f : followers)
+        if (!recv_all(f, answer.data(), answer.size())) std::_Exit(0);
+      send_all(client, answer.data(), answer.size());
+    }
+  });
+  node_log log(write);
+  std::vector<char> batch(batch_bytes);
+  while (recv_all(client, batch.data(), batch.size())) {
+    log.append(batch.data(), batch.size());
+    for (int f : followers) send_all(f, batch.data(), batch.size());
+  }
+  std::_Exit(0);
+}
+
+struct throughput_options {
+  long records = 250000;
+  size_t record_size = 1024;
+  size_t batch_bytes = 65536;
+  int in_flight = 5;
+};
+
+// Sends every batch with at most `in_flight` unanswered and returns the seconds from the first
+// send to the last answer.
+double drive_pipelined(int leader, size_t batch_bytes, long batches, int in_flight) {
+  std::vector<char> batch(batch_bytes, 'x');
+  std::array<char, answer_size> answer{};
+  const auto start = std::chrono::steady_clock::now();
+  long sent = 0;
+  for (; sent < batches && sent < in_flight; ++sent) send_all(leader, batch.data(), batch.size());
+  for (long answered = 0; answered < batches; ++answered) {
+    if (!recv_all(leader, answer.data(), answer.size())) die("the leader closed");
+    if (sent < batches) {
+      send_all(leader, batch.data(), batch.size());
+      ++sent;
+    }
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  return took.count();
 }
 
 // A frame holding `size` bytes of Data, as a record or an answer travels between nodes.
@@ -282,6 +344,15 @@ void run_caf_leader(int listener, uint16_t follower1, uint16_t follower2, caf_op
   std::_Exit(0);
 }
 
+int usage(const char* self) {
+  std::fprintf(stderr,
+               "usage: %s [round trips] [--write] [--caf [--io-worker] [--brokers]]\n"
+               "       %s --throughput [records] [--write] [--record-size N] [--batch-bytes B] "
+               "[--in-flight W]\n",
+               self, self);
+  return 2;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -290,8 +361,16 @@ int main(int argc, char** argv) {
   bool caf_nodes = false;
   bool io_worker = false;
   bool brokers = false;
+  bool throughput = false;
+  long count = 0;
+  throughput_options tp;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    // The value of an option that takes one: a positive integer, else a usage error.
+    auto value = [&]() -> long {
+      if (i + 1 >= argc) return 0;
+      return std::atol(argv[++i]);
+    };
     if (arg == "--write") {
       write = true;
     } else if (arg == "--caf") {
@@ -300,14 +379,35 @@ int main(int argc, char** argv) {
       io_worker = true;
     } else if (arg == "--brokers") {
       brokers = true;
-    } else if (int n = std::atoi(argv[i]); n > 0) {
-      round_trips = n;
+    } else if (arg == "--throughput") {
+      throughput = true;
+    } else if (arg == "--record-size") {
+      long v = value();
+      if (v <= 0) return usage(argv[0]);
+      tp.record_size = static_cast<size_t>(v);
+    } else if (arg == "--batch-bytes") {
+      long v = value();
+      if (v <= 0) return usage(argv[0]);
+      tp.batch_bytes = static_cast<size_t>(v);
+    } else if (arg == "--in-flight") {
+      long v = value();
+      if (v <= 0 || v > 1000) return usage(argv[0]);
+      tp.in_flight = static_cast<int>(v);
+    } else if (long n = std::atol(argv[i]); n > 0 && n <= 100000000) {
+      count = n;
     } else {
-      std::fprintf(stderr, "usage: %s [round trips] [--write] [--caf [--io-worker] [--brokers]]\n",
-                   argv[0]);
-      return 2;
+      return usage(argv[0]);
     }
   }
+  if (throughput && caf_nodes) return usage(argv[0]);
+  if (count > 0) {
+    round_trips = static_cast<int>(count);
+    tp.records = count;
+  }
+  // Whole batches of whole records; the last batch is full too, so a run may send a few more.
+  const long per_batch = static_cast<long>(std::max<size_t>(1, tp.batch_bytes / tp.record_size));
+  const size_t batch_bytes = static_cast<size_t>(per_batch) * tp.record_size;
+  const long batches = (tp.records + per_batch - 1) / per_batch;
   std::vector<pid_t> children;
   auto spawn = [&](auto body) {
     pid_t pid = ::fork();
@@ -328,13 +428,33 @@ int main(int argc, char** argv) {
     }
     spawn([&] { run_caf_leader(listeners[0], ports[1], ports[2], {write, io_worker, brokers}); });
   } else {
-    spawn([&] { run_follower(listeners[1], write); });
-    spawn([&] { run_follower(listeners[2], write); });
-    spawn([&] { run_leader(listeners[0], ports[1], ports[2], write); });
+    const size_t message_size = throughput ? batch_bytes : record_size;
+    spawn([&] { run_follower(listeners[1], write, message_size); });
+    spawn([&] { run_follower(listeners[2], write, message_size); });
+    if (throughput)
+      spawn([&] { run_pipelined_leader(listeners[0], ports[1], ports[2], write, batch_bytes); });
+    else
+      spawn([&] { run_leader(listeners[0], ports[1], ports[2], write); });
   }
   for (int fd : listeners) ::close(fd);
 
   int leader = connect_to(ports[0]);
+  auto stop_children = [&] {
+    ::close(leader);
+    for (pid_t pid : children) ::kill(pid, SIGTERM);
+    for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  };
+  if (throughput) {
+    const double seconds = drive_pipelined(leader, batch_bytes, batches, tp.in_flight);
+    stop_children();
+    const double records = static_cast<double>(batches * per_batch);
+    std::printf("%.0f records of %zu bytes in batches of %ld, %d in flight, client -> leader -> 2 "
+                "followers%s: %.0f records/s, %.1f MB/s\n",
+                records, tp.record_size, per_batch, tp.in_flight,
+                write ? " (each appending to the page cache)" : "", records / seconds,
+                records * static_cast<double>(tp.record_size) / seconds / 1e6);
+    return 0;
+  }
   std::array<char, record_size> record{};
   std::array<char, answer_size> answer{};
   const int warm_up = std::min(2000, round_trips / 10);
@@ -347,9 +467,7 @@ int main(int argc, char** argv) {
     const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
     if (i >= warm_up) micros.push_back(took.count());
   }
-  ::close(leader);
-  for (pid_t pid : children) ::kill(pid, SIGTERM);
-  for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  stop_children();
 
   std::sort(micros.begin(), micros.end());
   auto at = [&](double q) { return micros[static_cast<size_t>(q * (micros.size() - 1))]; };
