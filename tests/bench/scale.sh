@@ -7,7 +7,9 @@
 #  - that partitions serve: one record produced with acks=all to each of SAMPLE partitions spread
 #    over the topics (default 50; 0 skips) and read back;
 #  - per node: RSS and open file descriptors before and after, memory per partition replica, and
-#    the partitions its log reports offline or unopened.
+#    the partitions its log reports offline or unopened;
+#  - per node, the CPU it uses while no client sends anything, over IDLE_S seconds (default 10;
+#    0 skips).
 #  - with RESTART=1 (the default), a whole-cluster restart: how long the nodes take to stop and
 #    to start, and until every partition has a leader again.
 # A topic whose creation fails is reported with its error and not counted. Stops every node it
@@ -172,6 +174,27 @@ for i in 1 2 3; do
   echo "  node $i: RSS ${rss_before[$i]} -> $rss KiB, fds ${fd_before[$i]} -> $fds," \
     "$h replicas, $per per replica, $offline offline/unopened log lines"
 done
+
+# Idle CPU: each node's user + system time over IDLE_S seconds in which no client sends anything
+# (the followers' fetches, timers and metrics are all that runs).
+idle_s=${IDLE_S:-10}
+if ((idle_s > 0)); then
+  ticks() { # PID -> user + system clock ticks so far
+    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+  }
+  hz=$(getconf CLK_TCK)
+  declare -A idle_pid idle_start
+  for i in 1 2 3; do
+    idle_pid[$i]=$(live_pid "$dir" "$i")
+    [[ -n ${idle_pid[$i]} ]] && idle_start[$i]=$(ticks "${idle_pid[$i]}")
+  done
+  sleep "$idle_s"
+  for i in 1 2 3; do
+    [[ -n ${idle_pid[$i]} ]] || { echo "idle: node $i is not running"; continue; }
+    used=$(($(ticks "${idle_pid[$i]}") - idle_start[$i]))
+    echo "idle: node $i used $((used * 100 / hz / idle_s))% of one core over ${idle_s} s"
+  done
+fi
 
 # Whole-cluster restart (RESTART=1, the default): SIGTERM to every node, then the same nodes
 # again on their data dirs, timed until they are ready and until every partition is led again.
