@@ -37,16 +37,35 @@ void fetch_states::truncated(const topic_partition& tp, leader_epoch epoch, offs
                              bool complete) {
   if (auto* s = current(tp, epoch)) {
     s->fetch_offset = log_end;
+    s->handed.reset();
     if (complete) s->phase = fetch_phase::fetching;
   }
 }
 
 void fetch_states::advanced(const topic_partition& tp, leader_epoch epoch, offset log_end) {
-  if (auto* s = current(tp, epoch)) s->fetch_offset = log_end;
+  if (auto* s = current(tp, epoch)) {
+    s->fetch_offset = log_end;
+    s->handed.reset();
+  }
+}
+
+void fetch_states::handed(const topic_partition& tp, leader_epoch epoch, const handed_over& taken) {
+  if (auto* s = current(tp, epoch)) {
+    s->fetch_offset = taken.log_end;
+    s->handed = taken;
+  }
+}
+
+bool fetch_states::nothing_new(const partition_fetch_state& s, offset high_watermark,
+                               offset log_start, uint64_t taker) {
+  return s.handed && *s.handed == handed_over{s.fetch_offset, high_watermark, log_start, taker};
 }
 
 void fetch_states::needs_truncation(const topic_partition& tp, leader_epoch epoch) {
-  if (auto* s = current(tp, epoch)) s->phase = fetch_phase::truncating;
+  if (auto* s = current(tp, epoch)) {
+    s->phase = fetch_phase::truncating;
+    s->handed.reset();
+  }
 }
 
 void fetch_states::delay(const topic_partition& tp, leader_epoch epoch, timestamp_ms until) {

@@ -6,6 +6,7 @@
 // actor asks which partitions to put in its next OffsetsForLeaderEpoch or Fetch and reports what
 // came back.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
@@ -20,11 +21,25 @@ enum class fetch_phase : uint8_t {
   fetching,
 };
 
+// What the local replica last took from a fetch: its log end then, the leader's high watermark
+// and log start it was given, and which actor took them (the partition's route may change to
+// another actor under the same epoch: an offline replica's, which refuses everything).
+struct handed_over {
+  offset log_end{0};
+  offset high_watermark{0};
+  offset log_start{0};
+  uint64_t taker = 0; // the replica actor's id
+  bool operator==(const handed_over&) const = default;
+};
+
 struct partition_fetch_state {
-  leader_epoch epoch{0};   // the leader epoch the follower follows
-  offset fetch_offset{0};  // the local log end offset
+  leader_epoch epoch{0};  // the leader epoch the follower follows
+  offset fetch_offset{0}; // the local log end offset
   fetch_phase phase = fetch_phase::truncating;
   timestamp_ms delayed_until = 0; // no request for it before this time (after an error)
+  // Unset until the replica takes an answer under this epoch, and again after a truncation or a
+  // restart.
+  std::optional<handed_over> handed;
 };
 
 class fetch_states {
@@ -47,8 +62,17 @@ public:
 
   // Truncation finished at `log_end`; incomplete means ask again with the now older epoch.
   void truncated(const topic_partition& tp, leader_epoch epoch, offset log_end, bool complete);
-  // Fetched batches were appended: the log now ends at `log_end`.
+  // The log now ends at `log_end` by other means than a fetch's answer (a restart at the
+  // leader's log start).
   void advanced(const topic_partition& tp, leader_epoch epoch, offset log_end);
+  // The replica took a fetch's answer and now ends at `taken.log_end`.
+  void handed(const topic_partition& tp, leader_epoch epoch, const handed_over& taken);
+  // True when an answer without records that brings `high_watermark` and `log_start` to the
+  // replica actor `taker` would change nothing there: that actor took exactly these at its
+  // present log end. A follower of thousands of idle partitions then sends its replicas nothing
+  // for most of each fetch.
+  static bool nothing_new(const partition_fetch_state& s, offset high_watermark, offset log_start,
+                          uint64_t taker);
   // Truncate again before the next fetch (e.g. the leader answered OFFSET_OUT_OF_RANGE).
   void needs_truncation(const topic_partition& tp, leader_epoch epoch);
   // No request for `tp` (or for every partition) before `until`.

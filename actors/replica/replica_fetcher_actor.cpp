@@ -420,6 +420,11 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
         pending->arrive();
         continue;
     }
+    const uint64_t taker = (*replica)->id();
+    if (p.records.empty() && fetch_states::nothing_new(*s, p.high_watermark, p.log_start, taker)) {
+      pending->arrive();
+      continue;
+    }
     // The bytes live in the reply frame; the log takes its own copy of them (a follower appends
     // the leader's batches verbatim).
     batch_buffer batches;
@@ -427,8 +432,8 @@ void apply_fetched(self_ptr self, const std::map<topic_partition, leader_epoch>&
     replicate_request req{epoch, std::move(batches), p.high_watermark, p.log_start};
     self->request(*replica, caf::infinite, replicate_atom_v, std::move(req))
       .then(
-        [self, tp, epoch, pending](offset end) {
-          self->state.parts.advanced(tp, epoch, end);
+        [self, tp, epoch, pending, hw = p.high_watermark, start = p.log_start, taker](offset end) {
+          self->state.parts.handed(tp, epoch, handed_over{end, hw, start, taker});
           pending->arrive();
         },
         [self, tp, epoch, from = s->fetch_offset, pending](caf::error& e) {

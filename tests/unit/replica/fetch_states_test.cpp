@@ -9,6 +9,8 @@ namespace {
 const topic_partition a{"orders", 0};
 const topic_partition b{"orders", 1};
 const leader_epoch e3{3}, e4{4};
+// Replica actors' ids: the partition's own, and the offline one the node swaps in for it.
+constexpr uint64_t replica = 7, offline_replica = 8;
 
 } // namespace
 
@@ -54,4 +56,41 @@ TEST_CASE("a delayed partition waits while the others go on", "[replica][fetcher
   CHECK(s.ready(fetch_phase::fetching, 800).empty());
   s.needs_truncation(b, e3);
   CHECK(s.ready(fetch_phase::truncating, 900) == std::vector<topic_partition>{b});
+}
+
+TEST_CASE("an empty answer is news to the replica unless it took the same at the same log end",
+          "[replica][fetcher]") {
+  fetch_states s;
+  s.add(a, e3, offset{10}, false);
+  auto nothing_new = [&](int64_t hw, int64_t start, uint64_t taker = replica) {
+    return fetch_states::nothing_new(*s.find(a), offset{hw}, offset{start}, taker);
+  };
+  // Nothing taken yet under this epoch: everything is news.
+  CHECK_FALSE(nothing_new(10, 0));
+  s.handed(a, e3, handed_over{offset{12}, offset{10}, offset{0}, replica});
+  CHECK(s.find(a)->fetch_offset == offset{12});
+  CHECK(nothing_new(10, 0));
+  // A higher watermark, a moved log start, another actor on the route (the partition went
+  // offline under the same epoch): news.
+  CHECK_FALSE(nothing_new(12, 0));
+  CHECK_FALSE(nothing_new(10, 5));
+  CHECK_FALSE(nothing_new(10, 0, offline_replica));
+
+  // A restart at the leader's log start, a truncation (asked for, half done or done), a new
+  // epoch, or an answer for an old epoch: nothing is assumed taken.
+  s.advanced(a, e3, offset{20});
+  CHECK_FALSE(nothing_new(10, 0));
+  s.handed(a, e3, handed_over{offset{20}, offset{20}, offset{0}, replica});
+  s.needs_truncation(a, e3);
+  CHECK_FALSE(nothing_new(20, 0));
+  s.handed(a, e3, handed_over{offset{20}, offset{20}, offset{0}, replica});
+  s.truncated(a, e3, offset{20}, false);
+  CHECK_FALSE(nothing_new(20, 0));
+  s.handed(a, e3, handed_over{offset{20}, offset{20}, offset{0}, replica});
+  s.truncated(a, e3, offset{20}, true);
+  CHECK_FALSE(nothing_new(20, 0));
+  s.handed(a, e3, handed_over{offset{20}, offset{20}, offset{0}, replica});
+  s.add(a, e4, offset{20}, true);
+  s.handed(a, e3, handed_over{offset{20}, offset{20}, offset{0}, replica});
+  CHECK_FALSE(nothing_new(20, 0));
 }

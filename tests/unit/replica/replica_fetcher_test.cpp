@@ -5,12 +5,15 @@
 
 #include "actors/replica/replica_fetcher_actor.hpp"
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
 #include "actors/replica/fetch_codec.hpp"
+#include "runtime/actor/caf_error.hpp"
 #include "tests/support/caf_fixture.hpp"
 
 using namespace capstan;
@@ -144,8 +147,11 @@ TEST_CASE("a replica fetcher whose fetch goes unanswered gives up on it after it
 
 namespace {
 
-// The follower's local replica; the fetcher only needs it to exist for this test.
-partition_replica_actor::behavior_type idle_replica() {
+// The answer a test replica gives to fetched batches (an empty handler: its log end, 7).
+using replicate_handler = std::function<caf::result<offset>(const replicate_request&)>;
+
+// The follower's local replica; most tests only need it to exist.
+partition_replica_actor::behavior_type idle_replica(replicate_handler on_replicate) {
   return {
       [](produce_atom, const produce_request&) { return produce_result{}; },
       [](fetch_atom, const fetch_request&) { return fetch_result{}; },
@@ -159,7 +165,10 @@ partition_replica_actor::behavior_type idle_replica() {
       [](epochend_atom, leader_epoch, leader_epoch) { return undefined_epoch_end; },
       [](position_atom) { return follower_position{}; },
       [](ftruncate_atom, leader_epoch, epoch_end) { return truncation_decision{}; },
-      [](replicate_atom, const replicate_request&) { return offset{7}; },
+      [on_replicate](replicate_atom, const replicate_request& r) -> caf::result<offset> {
+        if (on_replicate) return on_replicate(r);
+        return offset{7};
+      },
       [](restart_atom, leader_epoch, offset o) { return o; },
       [](close_atom) { return replica_checkpoint{}; },
       [](tick_atom) {},
@@ -179,7 +188,7 @@ TEST_CASE("a replica fetcher asks again soon when the leader has not yet taken t
   o.sessions =
       fix.spawn(sessions_of, fix.spawn(counting_session, requests, errc::unknown_leader_epoch));
   auto routes = std::make_shared<const routing_table>(
-      routing_table{{{"orders", 0}, fix.spawn(idle_replica)}});
+      routing_table{{{"orders", 0}, fix.spawn(idle_replica, replicate_handler{})}});
   o.routes = [routes] { return routes; };
   start_fetcher(fix, o, leader_epoch{5});
   fix.run();
@@ -188,4 +197,82 @@ TEST_CASE("a replica fetcher asks again soon when the leader has not yet taken t
   fix.advance_time(std::chrono::milliseconds(50));
   fix.run();
   CHECK(*requests >= 2);
+}
+
+namespace {
+
+// A leader's fetch session with no records for anyone: the n-th fetch (from 1) is answered with
+// the high watermark hws[n - 1]; fetches past the list are held, never answered.
+fetch_session_actor::behavior_type scripted_session(fetch_session_actor::pointer self,
+                                                    std::shared_ptr<int> requests,
+                                                    std::vector<int64_t> hws) {
+  return {
+      [self, requests, hws](fetch_atom, const capnp_frame& f) -> caf::result<capnp_frame> {
+        const auto n = static_cast<size_t>(++*requests);
+        if (n > hws.size()) return self->make_response_promise<capnp_frame>();
+        const offset hw{hws[n - 1]};
+        auto fetch = decode_fetch(f);
+        std::vector<fetched_partition> parts;
+        for (const auto& p : fetch->partitions)
+          parts.push_back(fetched_partition{p.tp, errc::none, {}, hw, offset{0}, offset{9}, {}});
+        return encode_fetch_response(parts);
+      },
+      [](epochend_atom, const capnp_frame&) { return capnp_frame{}; },
+      [](notify_atom) {},
+      [](tick_atom) {},
+  };
+}
+
+// The follower's local replica at log end 7, keeping the high watermark of every answer handed
+// to it; `refuse` answers each with KAFKA_STORAGE_ERROR, as an offline replica.
+partition_replica_actor::behavior_type counting_replica(std::shared_ptr<std::vector<int64_t>> taken,
+                                                        bool refuse) {
+  return idle_replica([taken, refuse](const replicate_request& r) -> caf::result<offset> {
+    taken->push_back(r.leader_high_watermark.value());
+    if (refuse) return to_caf_error(make_error(errc::kafka_storage_error, "offline"));
+    return offset{7};
+  });
+}
+
+// A routing table with `replica` as orders-0's.
+routing_table_ptr route_to(partition_replica_actor replica) {
+  return std::make_shared<const routing_table>(routing_table{{{"orders", 0}, std::move(replica)}});
+}
+
+} // namespace
+
+TEST_CASE("a replica fetcher hands an empty answer to its replica only when it brings a new "
+          "high watermark",
+          "[replica][fetcher]") {
+  caf_fixture fix;
+  auto requests = std::make_shared<int>(0);
+  auto taken = std::make_shared<std::vector<int64_t>>();
+  replica_fetcher_options o;
+  o.sessions = fix.spawn(
+      sessions_of, fix.spawn(scripted_session, requests, std::vector<int64_t>{5, 5, 5, 7, 7, 7}));
+  o.routes = [routes = route_to(fix.spawn(counting_replica, taken, false))] { return routes; };
+  start_fetcher(fix, o, leader_epoch{5});
+  fix.run();
+  CHECK(*requests == 7);
+  CHECK(*taken == std::vector<int64_t>{5, 7});
+}
+
+TEST_CASE("a replica fetcher hands every empty answer to a replica gone offline under the same "
+          "epoch",
+          "[replica][fetcher]") {
+  caf_fixture fix;
+  auto requests = std::make_shared<int>(0);
+  auto online = std::make_shared<std::vector<int64_t>>();
+  auto offline = std::make_shared<std::vector<int64_t>>();
+  replica_fetcher_options o;
+  o.sessions =
+      fix.spawn(sessions_of, fix.spawn(scripted_session, requests, std::vector<int64_t>{5, 5, 5}));
+  // After the second fetch the route names the offline replica the node swapped in.
+  auto before = route_to(fix.spawn(counting_replica, online, false));
+  auto after = route_to(fix.spawn(counting_replica, offline, true));
+  o.routes = [requests, before, after] { return *requests <= 2 ? before : after; };
+  start_fetcher(fix, o, leader_epoch{5});
+  fix.run();
+  CHECK(*online == std::vector<int64_t>{5});
+  CHECK(*offline == std::vector<int64_t>{5});
 }
