@@ -76,8 +76,10 @@ struct follower_position {
 // Fetched batches for a follower to append verbatim.
 struct replicate_request {
   leader_epoch epoch{0}; // the leader epoch the fetcher follows
-  batch_buffer batches;  // may be empty: then only the HW and log start are taken
+  batch_buffer batches;  // may be empty: then only the HW is taken
   offset leader_high_watermark{0};
+  // The leader's log start. The follower does not move its own with it yet (Kafka's does):
+  // its retention deletes its old segments itself.
   offset leader_log_start{0};
 };
 

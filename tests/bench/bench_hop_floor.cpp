@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -344,6 +345,15 @@ void run_caf_leader(int listener, uint16_t follower1, uint16_t follower2, caf_op
   std::_Exit(0);
 }
 
+// `text` as a whole number in [1, max], or 0 when it is not one (trailing characters included).
+long whole_number(const char* text, long max) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < 1 || v > max) return 0;
+  return v;
+}
+
 int usage(const char* self) {
   std::fprintf(stderr,
                "usage: %s [round trips] [--write] [--caf [--io-worker] [--brokers]]\n"
@@ -362,14 +372,15 @@ int main(int argc, char** argv) {
   bool io_worker = false;
   bool brokers = false;
   bool throughput = false;
+  bool throughput_option = false; // one of the options only --throughput takes
   long count = 0;
   throughput_options tp;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    // The value of an option that takes one: a positive integer, else a usage error.
-    auto value = [&]() -> long {
-      if (i + 1 >= argc) return 0;
-      return std::atol(argv[++i]);
+    // The value of an option that takes one: a whole number in [1, max], else 0 (a usage error).
+    auto value = [&](long max) -> long {
+      throughput_option = true;
+      return i + 1 < argc ? whole_number(argv[++i], max) : 0;
     };
     if (arg == "--write") {
       write = true;
@@ -382,24 +393,24 @@ int main(int argc, char** argv) {
     } else if (arg == "--throughput") {
       throughput = true;
     } else if (arg == "--record-size") {
-      long v = value();
-      if (v <= 0) return usage(argv[0]);
+      long v = value(16 << 20);
+      if (v == 0) return usage(argv[0]);
       tp.record_size = static_cast<size_t>(v);
     } else if (arg == "--batch-bytes") {
-      long v = value();
-      if (v <= 0) return usage(argv[0]);
+      long v = value(64 << 20);
+      if (v == 0) return usage(argv[0]);
       tp.batch_bytes = static_cast<size_t>(v);
     } else if (arg == "--in-flight") {
-      long v = value();
-      if (v <= 0 || v > 1000) return usage(argv[0]);
+      long v = value(1000);
+      if (v == 0) return usage(argv[0]);
       tp.in_flight = static_cast<int>(v);
-    } else if (long n = std::atol(argv[i]); n > 0 && n <= 100000000) {
+    } else if (long n = whole_number(argv[i], 100000000); n > 0) {
       count = n;
     } else {
       return usage(argv[0]);
     }
   }
-  if (throughput && caf_nodes) return usage(argv[0]);
+  if (throughput ? caf_nodes : throughput_option) return usage(argv[0]);
   if (count > 0) {
     round_trips = static_cast<int>(count);
     tp.records = count;

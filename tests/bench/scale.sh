@@ -16,7 +16,8 @@
 # started, by pid. Usage: tests/bench/scale.sh BUILD [PARTITIONS]
 # Environment: RF, PER_TOPIC (partitions per topic, default 1000), SAMPLE, NODE_CONFIG,
 # BENCH_DIR (default a fresh temporary dir, removed at the end unless KEEP=1), WAIT_S (default 900),
-# FAILOVER (trials of a kill -9 of the node leading the most partitions, after the rest; default 0).
+# FAILOVER (trials of a kill -9 of the node leading the most partitions, after the rest; default 0),
+# IDLE_S.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: $0 BUILD [PARTITIONS]}
@@ -26,6 +27,9 @@ rf=${RF:-3}
 per_topic=${PER_TOPIC:-1000}
 sample=${SAMPLE:-50}
 wait_s=${WAIT_S:-900}
+idle_s=${IDLE_S:-10}
+[[ $idle_s =~ ^[0-9]+$ ]] || { echo "IDLE_S must be a whole number of seconds, not '$idle_s'" >&2; exit 2; }
+idle_s=$((10#$idle_s))
 # shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
 source "$here/../../examples/lib/cluster.sh"
 
@@ -177,10 +181,9 @@ done
 
 # Idle CPU: each node's user + system time over IDLE_S seconds in which no client sends anything
 # (the followers' fetches, timers and metrics are all that runs).
-idle_s=${IDLE_S:-10}
 if ((idle_s > 0)); then
-  ticks() { # PID -> user + system clock ticks so far
-    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+  ticks() { # PID -> user + system clock ticks so far; nothing once the process is gone
+    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || true
   }
   hz=$(getconf CLK_TCK)
   declare -A idle_pid idle_start
@@ -190,9 +193,11 @@ if ((idle_s > 0)); then
   done
   sleep "$idle_s"
   for i in 1 2 3; do
-    [[ -n ${idle_pid[$i]} ]] || { echo "idle: node $i is not running"; continue; }
-    used=$(($(ticks "${idle_pid[$i]}") - idle_start[$i]))
-    echo "idle: node $i used $((used * 100 / hz / idle_s))% of one core over ${idle_s} s"
+    now=""
+    [[ -n ${idle_pid[$i]} ]] && now=$(ticks "${idle_pid[$i]}")
+    [[ -n $now && -n ${idle_start[$i]:-} ]] || { echo "idle: node $i is not running"; continue; }
+    echo "idle: node $i used $(awk -v t=$((now - idle_start[$i])) -v hz="$hz" -v s="$idle_s" \
+      'BEGIN { printf "%.1f", 100 * t / hz / s }')% of one core over ${idle_s} s"
   done
 fi
 

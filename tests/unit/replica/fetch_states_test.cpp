@@ -58,7 +58,8 @@ TEST_CASE("a delayed partition waits while the others go on", "[replica][fetcher
   CHECK(s.ready(fetch_phase::truncating, 900) == std::vector<topic_partition>{b});
 }
 
-TEST_CASE("an empty answer is news to the replica unless it took the same at the same log end",
+TEST_CASE("an empty answer is news to the replica unless the same actor took the same watermark "
+          "and log start",
           "[replica][fetcher]") {
   fetch_states s;
   s.add(a, e3, offset{10}, false);

@@ -241,8 +241,8 @@ routing_table_ptr route_to(partition_replica_actor replica) {
 
 } // namespace
 
-TEST_CASE("a replica fetcher hands an empty answer to its replica only when it brings a new "
-          "high watermark",
+TEST_CASE("a replica fetcher does not hand its replica an empty answer that repeats the high "
+          "watermark it took",
           "[replica][fetcher]") {
   caf_fixture fix;
   auto requests = std::make_shared<int>(0);
@@ -257,8 +257,8 @@ TEST_CASE("a replica fetcher hands an empty answer to its replica only when it b
   CHECK(*taken == std::vector<int64_t>{5, 7});
 }
 
-TEST_CASE("a replica fetcher hands every empty answer to a replica gone offline under the same "
-          "epoch",
+TEST_CASE("a replica fetcher hands an empty answer to the replica gone offline that took over the "
+          "route, though it repeats what the online one took",
           "[replica][fetcher]") {
   caf_fixture fix;
   auto requests = std::make_shared<int>(0);
