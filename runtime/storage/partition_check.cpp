@@ -160,9 +160,9 @@ result<prepared_dir> prepare_partition_dir(const fs::path& dir, const std::strin
   if (!survey->topic_id)
     if (auto s = write_partition_metadata(dir, topic_id); !s) return s.err();
   out.recovery_point = checkpoints.recovery_point.value_or(offset{0});
-  // Not durable yet unless a record was written into it (the log makes the directory durable
-  // before its first) or a checkpoint knows it: the process that created it may have stopped
-  // before either, and a checkpoint write syncs only the data dir.
+  // Taken as durable only when a record was written into it (the log makes the directory durable
+  // before its first) and a checkpoint knows it. A checkpoint alone proves nothing: its write
+  // syncs only the data dir. Anything less costs one more sync, at the next first append.
   out.unsynced = !known || !survey->holds_bytes();
   return out;
 }

@@ -72,8 +72,8 @@ struct prepared_dir {
   std::filesystem::path moved_to;
   // The directory may not be durable yet (it was just created, or no record was written into it,
   // or no checkpoint knows it): its partition.metadata, its entries and its own entry in the
-  // data dir. The log makes it durable
-  // before it writes its first record (make_partition_dir_durable).
+  // data dir. The log makes it durable before it writes its first record
+  // (make_partition_dir_durable).
   bool unsynced = false;
 };
 

@@ -26,7 +26,6 @@ int sync_recorder::pwritev(const std::filesystem::path& path, int fd, const iove
 
 void sync_recorder::record(storage_op op, const std::filesystem::path& path) {
   std::lock_guard lock(mutex_);
-  if (op == storage_op::sync) synced_.push_back(path);
   events_.emplace_back(op, path);
 }
 
@@ -60,12 +59,15 @@ int sync_recorder::remove_directory(const std::filesystem::path& path) {
 
 std::vector<std::filesystem::path> sync_recorder::synced() const {
   std::lock_guard lock(mutex_);
-  return synced_;
+  std::vector<std::filesystem::path> out;
+  for (const auto& [op, path] : events_)
+    if (op == storage_op::sync) out.push_back(path);
+  return out;
 }
 
 size_t sync_recorder::syncs_of(const std::filesystem::path& path) const {
-  std::lock_guard lock(mutex_);
-  return static_cast<size_t>(std::count(synced_.begin(), synced_.end(), path));
+  const auto all = synced();
+  return static_cast<size_t>(std::count(all.begin(), all.end(), path));
 }
 
 size_t sync_recorder::first(storage_op op, const std::filesystem::path& path) const {

@@ -43,8 +43,7 @@ private:
   void record(storage_op op, const std::filesystem::path& path);
 
   mutable std::mutex mutex_;
-  std::vector<std::filesystem::path> synced_;
-  std::vector<std::pair<storage_op, std::filesystem::path>> events_;
+  std::vector<std::pair<storage_op, std::filesystem::path>> events_; // syncs and writes, in order
 };
 
 } // namespace capstan::test
