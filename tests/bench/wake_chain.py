@@ -1,0 +1,188 @@
+"""The crossings of one acks=all round trip, from scheduler events (wake_chain.sh runs it).
+
+Usage: wake_chain.py ROLES SCHED_TXT
+
+ROLES: one line per thread, "kind pid tid name context_switches waits_in_epoll" (kind: node or
+client). SCHED_TXT: `perf script -F tid,time,event,trace` of sched:sched_waking and
+sched:sched_switch. A record starts when the client's RPC thread wakes its caller with the
+previous acknowledgement; within it, each crossing below is the first wake-up of its kind after
+the one before. The second follower's crossings run beside the first's and are not on the list:
+the leader answers once both fetched, which the "answer" crossing includes.
+"""
+
+import collections
+import re
+import statistics
+import sys
+
+
+def roles_of(path):
+    """tid -> role, e.g. L.rpc, F1.mux, F2.w1, C.caller."""
+    rows = [line.split() for line in open(path) if line.strip()]
+    by_pid = collections.defaultdict(list)
+    for kind, pid, tid, name, cs, epoll in rows:
+        by_pid[(kind, pid)].append((int(tid), name, int(cs), epoll == "1"))
+    nodes = []
+    roles = {}
+    for (kind, pid), threads in by_pid.items():
+        if kind == "client":
+            for tid, name, cs, epoll in threads:
+                if tid == int(pid):
+                    roles[tid] = "C.caller"
+                elif epoll and name == "capstan":
+                    roles[tid] = "C.rpc"
+            continue
+        named = {}
+        rpc = [t for t in threads if t[1] == "capstan" and t[3]]
+        if rpc:
+            named["rpc"] = max(rpc, key=lambda t: t[2])
+        mux = [t for t in threads if t[1] == "caf.multiplexer" and t[3]]
+        if mux:
+            named["mux"] = max(mux, key=lambda t: t[2])
+        workers = sorted((t for t in threads if t[1] == "caf.multiplexer" and not t[3]),
+                         key=lambda t: -t[2])[:2]
+        for i, t in enumerate(workers):
+            named["w%d" % (i + 1)] = t
+        io = [t for t in threads if t[1] == "caf.actor"]
+        if io:
+            named["io"] = max(io, key=lambda t: t[2])
+        nodes.append((named.get("rpc", (0, "", 0, False))[2], named))
+    nodes.sort(key=lambda n: -n[0])  # the leader's RPC thread answers every produce
+    for i, (_, named) in enumerate(nodes):
+        prefix = "L" if i == 0 else "F%d" % i
+        for role, t in named.items():
+            roles[t[0]] = prefix + "." + role
+    return roles
+
+
+def events_of(path, roles):
+    """(time, 'wake' | 'run', waker role or None, target role), in time order."""
+    line_re = re.compile(r"^\s*(\d+)\s+([\d.]+):\s+sched:(\w+):\s+(.*)$")
+    events = []
+    for line in open(path):
+        m = line_re.match(line)
+        if not m:
+            continue
+        tid, ts, kind, rest = int(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
+        if kind == "sched_waking":
+            target = int(re.search(r" pid=(\d+)", rest).group(1))
+            if target in roles:
+                events.append((ts, "wake", roles.get(tid, "other"), roles[target]))
+        elif kind == "sched_switch":
+            target = int(re.search(r"next_pid=(\d+)", rest).group(1))
+            if target in roles:
+                events.append((ts, "run", None, roles[target]))
+    return events
+
+
+def follower(r):
+    return r.startswith("F")
+
+
+def same_node(a, b):
+    return a.split(".")[0] == b.split(".")[0]
+
+
+def worker(r):
+    return r.split(".")[1] in ("w1", "w2")
+
+
+# On the path in order; each is (what it is, test on waker and target).
+CROSSINGS = [
+    ("client RPC thread -> leader RPC thread (the request)", lambda w, t: w == "C.rpc" and t == "L.rpc"),
+    ("leader RPC thread -> leader worker", lambda w, t: w == "L.rpc" and t.startswith("L.w")),
+    ("leader worker -> leader I/O worker (the append)", lambda w, t: w.startswith("L.w") and t == "L.io"),
+    ("leader worker -> leader multiplexer (fetch answers)", lambda w, t: w.startswith("L.w") and t == "L.mux"),
+    ("leader multiplexer -> a follower's multiplexer", lambda w, t: w == "L.mux" and follower(t) and t.endswith(".mux")),
+    ("follower multiplexer -> its worker", lambda w, t: follower(w) and w.endswith(".mux") and worker(t) and same_node(w, t)),
+    ("follower worker -> its I/O worker (the append)", lambda w, t: follower(w) and worker(w) and t.endswith(".io") and same_node(w, t)),
+    ("follower I/O worker -> its worker", lambda w, t: follower(w) and w.endswith(".io") and worker(t) and same_node(w, t)),
+    ("follower worker -> its multiplexer (next fetch)", lambda w, t: follower(w) and worker(w) and t.endswith(".mux") and same_node(w, t)),
+    ("follower multiplexer -> leader multiplexer", lambda w, t: follower(w) and w.endswith(".mux") and t == "L.mux"),
+]
+# Found backwards from the record's end: the answer waits for the second follower.
+ANSWER = [
+    ("leader worker -> leader RPC thread (the answer)", lambda w, t: w.startswith("L.w") and t == "L.rpc"),
+    ("leader RPC thread -> client RPC thread", lambda w, t: w == "L.rpc" and t == "C.rpc"),
+    ("client RPC thread -> caller (the acknowledgement)", lambda w, t: w == "C.rpc" and t == "C.caller"),
+]
+
+
+def records_of(events):
+    records, current = [], None
+    for e in events:
+        ack = e[1] == "wake" and e[2] == "C.rpc" and e[3] == "C.caller"
+        if current is not None:
+            current.append(e)
+        if ack:
+            if current is not None:
+                records.append(current)
+            current = [e]
+    return records
+
+
+def crossing_times(record):
+    """[(crossing, time)] for a record that has every crossing in order, else None."""
+    wakes = [e for e in record[1:] if e[1] == "wake"]
+    found, i = [], 0
+    for name, test in CROSSINGS:
+        while i < len(wakes) and not test(wakes[i][2], wakes[i][3]):
+            i += 1
+        if i == len(wakes):
+            return None
+        found.append((name, wakes[i][0]))
+        i += 1
+    tail, j = [], len(wakes) - 1
+    for name, test in reversed(ANSWER):
+        while j >= i and not test(wakes[j][2], wakes[j][3]):
+            j -= 1
+        if j < i:
+            return None
+        tail.append((name, wakes[j][0]))
+        j -= 1
+    return found + list(reversed(tail))
+
+
+def main():
+    roles = roles_of(sys.argv[1])
+    events = events_of(sys.argv[2], roles)
+    records = records_of(events)
+    if not records:
+        sys.exit("wake_chain.py: no acknowledged record in the events (roles: %s)" % sorted(roles.values()))
+    since_start = collections.defaultdict(list)
+    since_previous = collections.defaultdict(list)
+    complete = 0
+    for record in records:
+        times = crossing_times(record)
+        if times is None:
+            continue
+        complete += 1
+        previous = record[0][0]
+        for name, t in times:
+            since_start[name].append((t - record[0][0]) * 1e6)
+            since_previous[name].append((t - previous) * 1e6)
+            previous = t
+    periods = [(b[0][0] - a[0][0]) * 1e6 for a, b in zip(records, records[1:])]
+    print("records: %d, %d with every crossing; median record %.0f us" %
+          (len(records), complete, statistics.median(periods)))
+    print("%-55s %8s %8s" % ("crossing (the waker wakes the next thread)", "at, us", "+us"))
+    for name, _ in CROSSINGS + ANSWER:
+        if since_start[name]:
+            print("%-55s %8.0f %8.0f" % (name, statistics.median(since_start[name]),
+                                          statistics.median(since_previous[name])))
+    wakes = collections.Counter(e[3] for r in records for e in r[1:] if e[1] == "wake")
+    print("wake-ups per record, by thread: " + ", ".join(
+        "%s %.2f" % (k, v / len(records)) for k, v in sorted(wakes.items())))
+    print("total %.1f" % (sum(wakes.values()) / len(records)))
+    waited, pending = collections.defaultdict(list), {}
+    for ts, kind, _, target in events:
+        if kind == "wake":
+            pending.setdefault(target, ts)
+        elif target in pending:
+            waited[target].append((ts - pending.pop(target)) * 1e6)
+    print("woken -> running, median us: " + ", ".join(
+        "%s %.0f" % (k, statistics.median(v)) for k, v in sorted(waited.items())))
+
+
+if __name__ == "__main__":
+    main()
