@@ -1,6 +1,6 @@
 """The crossings of one acks=all round trip, from scheduler events (wake_chain.sh runs it).
 
-Usage: wake_chain.py ROLES SCHED_TXT
+Usage: wake_chain.py ROLES SCHED_TXT [floor]
 
 ROLES: one line per thread, "kind pid tid name context_switches waits_in_epoll" (kind: node or
 client). SCHED_TXT: `perf script -F tid,time,event,trace` of sched:sched_waking and
@@ -8,6 +8,11 @@ sched:sched_switch. A record starts when the client's RPC thread wakes its calle
 previous acknowledgement; within it, each crossing below is the first wake-up of its kind after
 the one before. The second follower's crossings run beside the first's and are not on the list:
 the leader answers once both fetched, which the "answer" crossing includes.
+
+With `floor`, the threads are bench_hop_floor's (--caf --io-worker): its client is one thread,
+which does its own socket I/O (the role of capstan's client RPC thread, and there is no caller),
+and its leader's thread that reads the client plays the leader RPC thread; a record starts when
+that thread writes the answer to the client.
 """
 
 import collections
@@ -16,7 +21,7 @@ import statistics
 import sys
 
 
-def roles_of(path):
+def roles_of(path, floor):
     """tid -> role, e.g. L.rpc, F1.mux, F2.w1, C.caller."""
     rows = [line.split() for line in open(path) if line.strip()]
     by_pid = collections.defaultdict(list)
@@ -28,12 +33,15 @@ def roles_of(path):
         if kind == "client":
             for tid, name, cs, epoll in threads:
                 if tid == int(pid):
-                    roles[tid] = "C.caller"
+                    roles[tid] = "C.rpc" if floor else "C.caller"
                 elif epoll and name == "capstan":
                     roles[tid] = "C.rpc"
             continue
         named = {}
-        rpc = [t for t in threads if t[1] == "capstan" and t[3]]
+        if floor:
+            rpc = [t for t in threads if t[0] == int(pid)]
+        else:
+            rpc = [t for t in threads if t[1] == "capstan" and t[3]]
         if rpc:
             named["rpc"] = max(rpc, key=lambda t: t[2])
         mux = [t for t in threads if t[1] == "caf.multiplexer" and t[3]]
@@ -108,10 +116,10 @@ ANSWER = [
 ]
 
 
-def records_of(events):
+def records_of(events, boundary):
     records, current = [], None
     for e in events:
-        ack = e[1] == "wake" and e[2] == "C.rpc" and e[3] == "C.caller"
+        ack = e[1] == "wake" and (e[2], e[3]) == boundary
         if current is not None:
             current.append(e)
         if ack:
@@ -121,7 +129,7 @@ def records_of(events):
     return records
 
 
-def crossing_times(record):
+def crossing_times(record, answer):
     """[(crossing, time)] for a record that has every crossing in order, else None."""
     wakes = [e for e in record[1:] if e[1] == "wake"]
     found, i = [], 0
@@ -133,7 +141,7 @@ def crossing_times(record):
         found.append((name, wakes[i][0]))
         i += 1
     tail, j = [], len(wakes) - 1
-    for name, test in reversed(ANSWER):
+    for name, test in reversed(answer):
         while j >= i and not test(wakes[j][2], wakes[j][3]):
             j -= 1
         if j < i:
@@ -144,16 +152,19 @@ def crossing_times(record):
 
 
 def main():
-    roles = roles_of(sys.argv[1])
+    floor = len(sys.argv) > 3 and sys.argv[3] == "floor"
+    roles = roles_of(sys.argv[1], floor)
     events = events_of(sys.argv[2], roles)
-    records = records_of(events)
+    # The floor's client has no caller: its record ends when the answer reaches it.
+    answer = ANSWER[:2] if floor else ANSWER
+    records = records_of(events, ("L.rpc", "C.rpc") if floor else ("C.rpc", "C.caller"))
     if not records:
         sys.exit("wake_chain.py: no acknowledged record in the events (roles: %s)" % sorted(roles.values()))
     since_start = collections.defaultdict(list)
     since_previous = collections.defaultdict(list)
     complete = 0
     for record in records:
-        times = crossing_times(record)
+        times = crossing_times(record, answer)
         if times is None:
             continue
         complete += 1
@@ -166,7 +177,7 @@ def main():
     print("records: %d, %d with every crossing; median record %.0f us" %
           (len(records), complete, statistics.median(periods)))
     print("%-55s %8s %8s" % ("crossing (the waker wakes the next thread)", "at, us", "+us"))
-    for name, _ in CROSSINGS + ANSWER:
+    for name, _ in CROSSINGS + answer:
         if since_start[name]:
             print("%-55s %8.0f %8.0f" % (name, statistics.median(since_start[name]),
                                           statistics.median(since_previous[name])))
