@@ -3,7 +3,7 @@
 Usage: wake_chain.py ROLES SCHED_TXT [floor]
 
 ROLES: one line per thread, "kind pid tid name context_switches waits_in_epoll" (kind: node or
-client). SCHED_TXT: `perf script -F tid,time,event,trace` of sched:sched_waking and
+client). SCHED_TXT: `perf script -F tid,cpu,time,event,trace` of sched:sched_waking and
 sched:sched_switch. A record starts when the client's RPC thread wakes its caller with the
 previous acknowledgement; within it, each crossing below is the first wake-up of its kind after
 the one before. The second follower's crossings run beside the first's and are not on the list:
@@ -64,22 +64,30 @@ def roles_of(path, floor):
 
 
 def events_of(path, roles):
-    """(time, 'wake' | 'run', waker role or None, target role), in time order."""
-    line_re = re.compile(r"^\s*(\d+)\s+([\d.]+):\s+sched:(\w+):\s+(.*)$")
+    """(time, 'wake' | 'run', waker role or None, target role, where), in time order; `where`
+    (wake-ups only) is the CPU the thread was woken on: the waker's, another idle one, or
+    another busy one."""
+    line_re = re.compile(r"^\s*(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+sched:(\w+):\s+(.*)$")
     events = []
+    idle = {}  # cpu -> whether it runs the idle task
     for line in open(path):
         m = line_re.match(line)
         if not m:
             continue
-        tid, ts, kind, rest = int(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
+        tid, cpu, ts = int(m.group(1)), int(m.group(2)), float(m.group(3))
+        kind, rest = m.group(4), m.group(5)
         if kind == "sched_waking":
             target = int(re.search(r" pid=(\d+)", rest).group(1))
             if target in roles:
-                events.append((ts, "wake", roles.get(tid, "other"), roles[target]))
+                on = int(re.search(r"target_cpu=(\d+)", rest).group(1))
+                where = "the waker's CPU" if on == cpu else (
+                    "another, idle CPU" if idle.get(on, False) else "another, busy CPU")
+                events.append((ts, "wake", roles.get(tid, "other"), roles[target], where))
         elif kind == "sched_switch":
             target = int(re.search(r"next_pid=(\d+)", rest).group(1))
+            idle[cpu] = target == 0
             if target in roles:
-                events.append((ts, "run", None, roles[target]))
+                events.append((ts, "run", None, roles[target], None))
     return events
 
 
@@ -185,14 +193,24 @@ def main():
     print("wake-ups per record, by thread: " + ", ".join(
         "%s %.2f" % (k, v / len(records)) for k, v in sorted(wakes.items())))
     print("total %.1f" % (sum(wakes.values()) / len(records)))
-    waited, pending = collections.defaultdict(list), {}
-    for ts, kind, _, target in events:
+    waited, by_place, pending = collections.defaultdict(list), collections.defaultdict(list), {}
+    on_idle = collections.defaultdict(list)
+    for ts, kind, _, target, where in events:
         if kind == "wake":
-            pending.setdefault(target, ts)
+            pending.setdefault(target, (ts, where))
         elif target in pending:
-            waited[target].append((ts - pending.pop(target)) * 1e6)
+            woken, place = pending.pop(target)
+            waited[target].append((ts - woken) * 1e6)
+            by_place[place].append((ts - woken) * 1e6)
+            on_idle[target].append(place == "another, idle CPU")
     print("woken -> running, median us: " + ", ".join(
         "%s %.0f" % (k, statistics.median(v)) for k, v in sorted(waited.items())))
+    print("woken on another, idle CPU, by thread: " + ", ".join(
+        "%s %.0f%%" % (k, 100.0 * sum(v) / len(v)) for k, v in sorted(on_idle.items())))
+    total = sum(len(v) for v in by_place.values())
+    print("woken -> running by the CPU woken on: " + ", ".join(
+        "%s %.0f%% of wake-ups, median %.0f us" % (k, 100.0 * len(v) / total, statistics.median(v))
+        for k, v in sorted(by_place.items())))
 
 
 if __name__ == "__main__":

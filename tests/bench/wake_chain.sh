@@ -12,7 +12,8 @@
 # do not; the leader is the node whose RPC thread switches most), records
 # `sched:sched_waking` and `sched:sched_switch` on all CPUs for SECONDS_RECORDED seconds with
 # `perf record`, and hands both to wake_chain.py, which prints the median time of each crossing
-# on the path, the wake-ups per record by thread, and how long a woken thread waited for a CPU.
+# on the path, the wake-ups per record by thread, and how long a woken thread waited for a CPU
+# (by thread, and by whether it was woken on the waker's CPU or on another, idle or busy).
 # Needs root (or perf_event_paranoid -1), linux-perf and the `capstan` target (FLOOR=1:
 # `bench_hop_floor`). Stops the cluster through perf_rf3.sh, whose records are bounded by its
 # RUN_TIMEOUT; the floor ends by itself after its round trips, and is stopped by pid on an error.
@@ -87,7 +88,7 @@ while read -r p t; do
 done <"$work/threads" >"$work/roles"
 
 perf record -q -e sched:sched_waking -e sched:sched_switch -a -o "$work/sched.data" -- sleep "$recorded_s" 2>/dev/null
-perf script -i "$work/sched.data" -F tid,time,event,trace 2>/dev/null >"$work/sched.txt"
+perf script -i "$work/sched.data" -F tid,cpu,time,event,trace 2>/dev/null >"$work/sched.txt"
 wait "$bench_pid" || true
 bench_pid=""
 grep -E "^== three|sent one at a time|round trips" "$work/perf.log" || true
