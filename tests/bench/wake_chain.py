@@ -63,6 +63,9 @@ def roles_of(path, floor):
     return roles
 
 
+IDLE_CPU = "another, idle CPU"
+
+
 def events_of(path, roles):
     """(time, 'wake' | 'run', waker role or None, target role, where), in time order; `where`
     (wake-ups only) is the CPU the thread was woken on: the waker's, another idle one, or
@@ -81,7 +84,7 @@ def events_of(path, roles):
             if target in roles:
                 on = int(re.search(r"target_cpu=(\d+)", rest).group(1))
                 where = "the waker's CPU" if on == cpu else (
-                    "another, idle CPU" if idle.get(on, False) else "another, busy CPU")
+                    IDLE_CPU if idle.get(on, False) else "another, busy CPU")
                 events.append((ts, "wake", roles.get(tid, "other"), roles[target], where))
         elif kind == "sched_switch":
             target = int(re.search(r"next_pid=(\d+)", rest).group(1))
@@ -193,25 +196,26 @@ def main():
     print("wake-ups per record, by thread: " + ", ".join(
         "%s %.2f" % (k, v / len(records)) for k, v in sorted(wakes.items())))
     print("total %.1f" % (sum(wakes.values()) / len(records)))
-    waited, by_place, pending = collections.defaultdict(list), collections.defaultdict(list), {}
-    on_idle = collections.defaultdict(list)
+    # (thread, the CPU it was woken on, microseconds until it ran) for every wake-up that ran.
+    waits, pending = [], {}
     for ts, kind, _, target, where in events:
         if kind == "wake":
             pending.setdefault(target, (ts, where))
         elif target in pending:
-            woken, place = pending.pop(target)
-            waited[target].append((ts - woken) * 1e6)
-            by_place[place].append((ts - woken) * 1e6)
-            on_idle[target].append(place == "another, idle CPU")
+            woken, where = pending.pop(target)
+            waits.append((target, where, (ts - woken) * 1e6))
+    by_thread, by_place = collections.defaultdict(list), collections.defaultdict(list)
+    for target, where, us in waits:
+        by_thread[target].append((where, us))
+        by_place[where].append(us)
     print("woken -> running, median us: " + ", ".join(
-        "%s %.0f" % (k, statistics.median(v)) for k, v in sorted(waited.items())))
+        "%s %.0f" % (k, statistics.median(us for _, us in v)) for k, v in sorted(by_thread.items())))
     print("woken on another, idle CPU, by thread: " + ", ".join(
-        "%s %.0f%%" % (k, 100.0 * sum(v) / len(v)) for k, v in sorted(on_idle.items())))
-    total = sum(len(v) for v in by_place.values())
+        "%s %.0f%%" % (k, 100.0 * sum(w == IDLE_CPU for w, _ in v) / len(v))
+        for k, v in sorted(by_thread.items())))
     print("woken -> running by the CPU woken on: " + ", ".join(
-        "%s %.0f%% of wake-ups, median %.0f us" % (k, 100.0 * len(v) / total, statistics.median(v))
+        "%s %.0f%% of wake-ups, median %.0f us" % (k, 100.0 * len(v) / len(waits), statistics.median(v))
         for k, v in sorted(by_place.items())))
-
 
 if __name__ == "__main__":
     main()

@@ -5,15 +5,15 @@
 #   [SECONDS_RECORDED=3] [FLOOR=1] tests/bench/wake_chain.sh [BUILD_DIR]
 #
 # Runs `MODES=sync perf_rf3.sh` (three nodes, one record in flight), or with FLOOR=1 the CAF floor
-# (`bench_hop_floor --write --caf --io-worker`, the same crossings with no broker in them), and,
-# once its records flow,
-# names every thread of the nodes and the client by its role (thread name, and whether it waits
-# in epoll: a node's CAF multiplexer and its RPC thread do, its scheduler workers and I/O worker
-# do not; the leader is the node whose RPC thread switches most), records
-# `sched:sched_waking` and `sched:sched_switch` on all CPUs for SECONDS_RECORDED seconds with
-# `perf record`, and hands both to wake_chain.py, which prints the median time of each crossing
-# on the path, the wake-ups per record by thread, and how long a woken thread waited for a CPU
-# (by thread, and by whether it was woken on the waker's CPU or on another, idle or busy).
+# (`bench_hop_floor --write --caf --io-worker`, the same crossings with no broker in them). Once
+# its records flow, it names every thread of the nodes and the client by its role (thread name,
+# and whether it waits in epoll: a node's CAF multiplexer and its RPC thread do, its scheduler
+# workers and I/O worker do not; the leader is the node whose RPC thread, in the floor the thread
+# that reads the client, switches most), records `sched:sched_waking` and `sched:sched_switch` on
+# all CPUs for SECONDS_RECORDED seconds with `perf record`, and hands both to wake_chain.py, which
+# prints the median time of each crossing on the path, the wake-ups per record by thread, and how
+# long a woken thread waited for a CPU (by thread, and by whether it was woken on the waker's CPU
+# or on another, idle or busy).
 # Needs root (or perf_event_paranoid -1), linux-perf and the `capstan` target (FLOOR=1:
 # `bench_hop_floor`). Stops the cluster through perf_rf3.sh, whose records are bounded by its
 # RUN_TIMEOUT; the floor ends by itself after its round trips, and is stopped by pid on an error.
