@@ -33,8 +33,7 @@ void rpc_cluster_client::run(std::promise<void>& started) {
   loop_thread_ = std::this_thread::get_id();
   started.set_value();
   for (;;) {
-    std::vector<std::function<void()>> jobs;
-    bool stop = false;
+    std::function<void()> job;
     {
       std::unique_lock lock(mu_);
       if (queue_.empty() && !stopping_) {
@@ -45,11 +44,16 @@ void rpc_cluster_client::run(std::promise<void>& started) {
         lock.lock();
       }
       wake_ = nullptr;
-      jobs.swap(queue_);
-      stop = stopping_;
+      if (queue_.empty()) {
+        if (stopping_) break;
+        continue;
+      }
+      // One at a time: while jobs wait here, one the loop thread starts waits behind them
+      // (on_loop).
+      job = std::move(queue_.front());
+      queue_.pop_front();
     }
-    for (auto& job : jobs) job();
-    if (stop) break;
+    job();
   }
   connections_ = nullptr;
   tasks_ = nullptr;
@@ -69,17 +73,22 @@ void rpc_cluster_client::wake() {
   if (w) w->fulfill();
 }
 
-// Runs `job` on the loop thread: at once when called there, else queued.
+// Runs `job` on the loop thread: at once when called there with nothing queued, else queued.
+// Jobs start in the order they were handed over, whichever thread handed them: a producer's
+// batches reach the connection in the order it stamped their sequences, when a caller's thread
+// queued one and the loop thread (completing an earlier batch) sends the next.
 void rpc_cluster_client::on_loop(std::function<void()> job) {
-  if (std::this_thread::get_id() == loop_thread_) {
-    job();
-    return;
-  }
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(std::move(job));
+    if (std::this_thread::get_id() != loop_thread_ || !queue_.empty()) {
+      queue_.push_back(std::move(job));
+      job = nullptr;
+    }
   }
-  wake();
+  if (job)
+    job();
+  else
+    wake();
 }
 
 } // namespace capstan::client

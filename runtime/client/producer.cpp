@@ -337,16 +337,32 @@ struct producer::impl {
       for (auto& cb : b.callbacks)
         if (cb) cb(r.err());
     }
-    bool queued = false;
+    bool wake = false;
     {
-      std::lock_guard lock(mu);
+      std::unique_lock lock(mu);
       if (--in_flight[b.tp] == 0) in_flight.erase(b.tp);
       in_flight_bytes -= b.accounted_bytes;
       --in_flight_batches;
-      queued = !accumulator.empty() || stopping;
+      if (stopping)
+        wake = true;
+      else if (!accumulator.empty())
+        wake = !send_freed(lock);
     }
     released.notify_all();
-    if (queued) wake_sender.notify_one();
+    if (wake) wake_sender.notify_one();
+  }
+
+  // Sends what the in-flight slot a completion freed lets go, from the completing thread (the
+  // client's loop, as Kafka's sender answers and sends on one thread), sparing a hand-off to the
+  // sender thread and back on every request while a partition's window is full. False when the
+  // sender must act: a send under way elsewhere may leave it held, and resends and a missing
+  // producer id are its work. Batches still lingering keep the deadline the sender waits for.
+  // Called with mu held; holds it again on return.
+  bool send_freed(std::unique_lock<std::mutex>& lock) {
+    if (dispatching || !resends.empty() || (idempotent() && sequencer.wants_identity()))
+      return false;
+    send_drained(lock, clock_type::now());
+    return !sender_held;
   }
 
   cluster_client& client;

@@ -21,6 +21,7 @@
 #include "runtime/client/cluster_client.hpp"
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <future>
 #include <map>
@@ -180,7 +181,8 @@ private:
   std::thread::id loop_thread_;
 
   std::mutex mu_; // guards the fields below up to loop-only state
-  std::vector<std::function<void()>> queue_;
+  // Jobs for the loop thread, run one at a time in the order queued (on_loop).
+  std::deque<std::function<void()>> queue_;
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> wake_;
   bool stopping_ = false;
   std::string admin_address_;

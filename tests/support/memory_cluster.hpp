@@ -36,6 +36,8 @@ public:
   memory_cluster& operator=(const memory_cluster&) = delete;
 
   std::vector<sent_batch> sent();
+  // The thread that answers every produce.
+  std::thread::id answering_thread() const { return answerer_.get_id(); }
 
   // Asked on the answering thread just before a produce is answered: an error fails the call,
   // true appends the batch, false answers it after the calls queued behind it (only when there

@@ -1,5 +1,6 @@
 // The producer against a cluster_client that answers in memory (tests/support/memory_cluster):
-// which thread sends a batch, and that batches of a partition reach the client in sequence order
+// which thread sends a batch (the caller, the sender, or the thread whose answer freed its
+// in-flight slot), and that batches of a partition reach the client in sequence order
 // whichever thread sends them.
 
 #include <catch2/catch.hpp>
@@ -146,4 +147,41 @@ TEST_CASE("a batch that fails after a later batch of its partition was acknowled
   const auto sent = cluster.sent();
   REQUIRE(sent.size() == 4);
   for (size_t i = 0; i < sent.size(); ++i) CHECK(sent[i].base_sequence == static_cast<int32_t>(i));
+}
+
+TEST_CASE("a batch held back by max.in.flight leaves from the thread whose answer freed its slot",
+          "[client][producer]") {
+  auto config = one_at_a_time();
+  config.max_in_flight = 1;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool queued = false;
+  memory_cluster cluster(config, partitions);
+  // The first batch is answered only once a second one waits behind it.
+  cluster.produce_answer = [&](int32_t, int32_t base_sequence) -> result<bool> {
+    if (base_sequence == 0) {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return queued; });
+    }
+    return true;
+  };
+  producer p(cluster, config);
+  REQUIRE(p.init_producer_id().ok());
+  std::atomic<int> acknowledged{0};
+  for (int i = 0; i < 3; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes("v"), 0,
+           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  {
+    std::lock_guard lock(mu);
+    queued = true;
+  }
+  cv.notify_all();
+  p.flush();
+  CHECK(acknowledged == 3);
+  const auto sent = cluster.sent();
+  REQUIRE(sent.size() == 2);
+  CHECK(sent[0].thread == std::this_thread::get_id());
+  CHECK(sent[1].records == 2);
+  // Not the sender thread: the completion sent it, with no hand-off to the sender and back.
+  CHECK(sent[1].thread == cluster.answering_thread());
 }
