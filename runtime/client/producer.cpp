@@ -293,26 +293,22 @@ struct producer::impl {
   void complete_stamped(const std::shared_ptr<batch_state>& state,
                         const result<produce_response>& r) {
     auto outcome = r;
-    {
+    if (!r) {
       std::lock_guard lock(mu);
-      if (r) {
-        sequencer.acknowledged(state->tp, state->stamp);
-      } else {
-        const auto now = clock_type::now();
-        const auto verdict =
-            sequencer.failed(state->tp, state->stamp, r.code(), now < state->retry_until);
-        if (verdict == failure_verdict::retry) {
-          resends.emplace(
-              std::pair{state->tp, state->send_order},
-              pending_resend{state, now + std::chrono::milliseconds(config.retry_backoff_ms)});
-          wake_sender.notify_one();
-          return;
-        }
-        if (verdict == failure_verdict::appended)
-          outcome = produce_response{offset{-1}, no_timestamp, offset{-1}};
+      const auto now = clock_type::now();
+      const auto verdict =
+          sequencer.failed(state->tp, state->stamp, r.code(), now < state->retry_until);
+      if (verdict == failure_verdict::retry) {
+        resends.emplace(
+            std::pair{state->tp, state->send_order},
+            pending_resend{state, now + std::chrono::milliseconds(config.retry_backoff_ms)});
+        wake_sender.notify_one();
+        return;
       }
+      if (verdict == failure_verdict::appended)
+        outcome = produce_response{offset{-1}, no_timestamp, offset{-1}};
     }
-    complete(*state, outcome);
+    complete(*state, outcome, r.ok());
   }
 
   void dispatch(ready_batch b) {
@@ -325,7 +321,9 @@ struct producer::impl {
                    [this, state](result<produce_response> r) { complete(*state, r); });
   }
 
-  void complete(batch_state& b, const result<produce_response>& r) {
+  // `acknowledged`: the leader appended this stamped batch. The sequencer frees its place in the
+  // same step as its in-flight slot, so no other thread can take that slot before send_freed.
+  void complete(batch_state& b, const result<produce_response>& r, bool acknowledged = false) {
     if (r) {
       record_metadata md{b.tp.topic, b.tp.partition, r->base_offset};
       for (size_t i = 0; i < b.callbacks.size(); ++i) {
@@ -340,6 +338,7 @@ struct producer::impl {
     bool wake = false;
     {
       std::unique_lock lock(mu);
+      if (acknowledged) sequencer.acknowledged(b.tp, b.stamp);
       if (--in_flight[b.tp] == 0) in_flight.erase(b.tp);
       in_flight_bytes -= b.accounted_bytes;
       --in_flight_batches;
