@@ -72,7 +72,10 @@ void quorum_harness::start(int id) {
   eo.raft = m.quorum;
   eo.directory = m.directory;
   m.endpoint = spawn_node_endpoint(sys, eo);
-  auto port = m.system->publish(m.endpoint, opts_.bootstrap_addresses_only ? m.port : 0);
+  // A restarted member listens where it did, as a restarted node does: its voter set entry names
+  // that endpoint, and a member that read it from its log at start would otherwise keep looking
+  // for the member at the address it had before.
+  auto port = m.system->publish(m.endpoint, m.port);
   if (!port) FAIL("cannot publish controller " << id << ": " << caf::to_string(port.error()));
   m.port = *port;
   for (auto& other : members_)

@@ -29,9 +29,9 @@ struct quorum_harness_options {
   std::chrono::milliseconds heartbeat_interval{100};
   uint64_t snapshot_entries = 1024;
   // As real nodes: each member knows the addresses of the bootstrap voters alone (its
-  // --controller-quorum) and keeps its port across restarts; anyone else it finds through its
-  // voter set or by locating it through its peers. Otherwise every member is told every
-  // member's address.
+  // --controller-quorum); anyone else it finds through its voter set or by locating it through
+  // its peers. Otherwise every member is told every member's address. Either way a member keeps
+  // its port across restarts.
   bool bootstrap_addresses_only = false;
 };
 
@@ -54,7 +54,8 @@ public:
   quorum_harness(const quorum_harness&) = delete;
   quorum_harness& operator=(const quorum_harness&) = delete;
 
-  // Starts member `id` (again) from its data dir, on a new port the others are told of.
+  // Starts member `id` (again) from its data dir, on the port it had (a free one the first
+  // time), which the others are told of.
   void start(int id);
   // Tears member `id`'s actor system down: every actor of it exits.
   void stop(int id);
