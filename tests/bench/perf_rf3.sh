@@ -13,7 +13,8 @@
 # (default 1), each with acks=all:
 #   throughput: `capstan perf produce` for 100-byte records (RECORDS, default 1,000,000) and 1 KiB
 #               records (RECORDS / 4), with THROUGHPUT_ARGS (default "--batch-size 65536
-#               --linger-ms 5"; set it empty for the client's defaults);
+#               --linger-ms 5"; set it empty for the client's defaults); after each, the CPU the
+#               client and the three nodes used for it, in all and per record;
 #   sync:       `capstan perf produce --sync`, SYNC_RECORDS (default 20,000) 100-byte records one
 #               in flight, after WARMUP (default 2,000, as the NATS peer's sync run) records
 #               left out;
@@ -107,6 +108,26 @@ for mode in $modes; do
 done
 echo "== three quorum nodes on 127.0.0.1 ($bootstrap), load: $(uptime | sed 's/.*load average/load average/')"
 
+# CPU ticks (user + system) used so far by the nodes, and by this script's children that have
+# ended (a perf run once it is waited for): read around each throughput run, they give the CPU a
+# record costs, a figure far steadier than records/s on a machine whose cores the nodes share.
+tick_hz=$(getconf CLK_TCK)
+nodes_cpu_ticks() {
+  local id pid total=0
+  for id in $(node_ids "$dir"); do
+    pid=$(live_pid "$dir" "$id")
+    [[ -n $pid ]] && total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+  done
+  echo "$total"
+}
+ended_children_cpu_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
+# cpu_per_record RECORDS CLIENT_TICKS NODES_TICKS
+cpu_per_record() {
+  awk -v n="$1" -v c="$2" -v s="$3" -v hz="$tick_hz" 'BEGIN {
+    printf "CPU: client %.2f s, nodes %.2f s; per record: client %.2f us, nodes %.2f us\n",
+      c / hz, s / hz, c / hz / n * 1e6, s / hz / n * 1e6 }'
+}
+
 for round in $(seq 1 "$rounds"); do
   ((rounds == 1)) || echo "== round $round of $rounds"
   for mode in $modes; do
@@ -116,9 +137,11 @@ for round in $(seq 1 "$rounds"); do
           n=$records
           ((size >= 1024)) && n=$((records / 4))
           echo "== perf produce: $n records of $size bytes, acks=all, RF=3, min.insync.replicas=2"
+          client0=$(ended_children_cpu_ticks) nodes0=$(nodes_cpu_ticks)
           # shellcheck disable=SC2086 # THROUGHPUT_ARGS is a list of options
           timeout "$run_timeout" "$capstan" perf produce "perf-rf3-$size" --records "$n" --record-size "$size" \
             --acks all $throughput_args --bootstrap "$bootstrap"
+          cpu_per_record "$n" $(($(ended_children_cpu_ticks) - client0)) $(($(nodes_cpu_ticks) - nodes0))
         done
         ;;
       sync)
