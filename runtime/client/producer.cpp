@@ -155,14 +155,19 @@ struct producer::impl {
   }
 
   // Sends what is ready from the calling thread, sparing the hand-off to the sender thread (a
-  // wake-up on each side of every one-in-flight round trip), unless the sender has work that
-  // must go first: a send under way, resends, or no producer id yet. True when nothing is left
-  // for the sender. Called with mu held; holds it again on return.
-  bool dispatch_ready(std::unique_lock<std::mutex>& lock) {
+  // wake-up on each side of every round trip), unless the sender has work that must go first: a
+  // send under way, resends, or no producer id yet. False when it left the sending to the
+  // sender. Called with mu held; holds it again on return.
+  bool send_here(std::unique_lock<std::mutex>& lock) {
     if (dispatching || !resends.empty() || (idempotent() && sequencer.wants_identity()))
       return false;
     send_drained(lock, clock_type::now());
-    return accumulator.empty() && !sender_held;
+    return true;
+  }
+
+  // send_here for a caller: true when nothing is left for the sender.
+  bool dispatch_ready(std::unique_lock<std::mutex>& lock) {
+    return send_here(lock) && accumulator.empty() && !sender_held;
   }
 
   void run_sender() {
@@ -322,7 +327,7 @@ struct producer::impl {
   }
 
   // `acknowledged`: the leader appended this stamped batch. The sequencer frees its place in the
-  // same step as its in-flight slot, so no other thread can take that slot before send_freed.
+  // same step as its in-flight slot, so no other thread can take that slot before send_here.
   void complete(batch_state& b, const result<produce_response>& r, bool acknowledged = false) {
     if (r) {
       record_metadata md{b.tp.topic, b.tp.partition, r->base_offset};
@@ -342,26 +347,18 @@ struct producer::impl {
       if (--in_flight[b.tp] == 0) in_flight.erase(b.tp);
       in_flight_bytes -= b.accounted_bytes;
       --in_flight_batches;
+      // What the freed slot lets go leaves from this thread (the client's loop, which answers
+      // and sends in one loop as Kafka's sender does), not through the sender and back. The
+      // sender is woken only when it must act: it was held by this send, or it has resends or
+      // no producer id. Batches still lingering keep the deadline it waits for; those behind a
+      // full window go at the next completion.
       if (stopping)
         wake = true;
       else if (!accumulator.empty())
-        wake = !send_freed(lock);
+        wake = !send_here(lock) || sender_held;
     }
     released.notify_all();
     if (wake) wake_sender.notify_one();
-  }
-
-  // Sends what the in-flight slot a completion freed lets go, from the completing thread (the
-  // client's loop, as Kafka's sender answers and sends on one thread), sparing a hand-off to the
-  // sender thread and back on every request while a partition's window is full. False when the
-  // sender must act: a send under way elsewhere may leave it held, and resends and a missing
-  // producer id are its work. Batches still lingering keep the deadline the sender waits for.
-  // Called with mu held; holds it again on return.
-  bool send_freed(std::unique_lock<std::mutex>& lock) {
-    if (dispatching || !resends.empty() || (idempotent() && sequencer.wants_identity()))
-      return false;
-    send_drained(lock, clock_type::now());
-    return !sender_held;
   }
 
   cluster_client& client;
