@@ -27,6 +27,10 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 constexpr double mib = 1024.0 * 1024.0;
+constexpr const char* batch_max_size_help =
+    "batch.max.size in bytes: a batch grows past --batch-size up to this while it cannot be sent "
+    "yet (--max-in-flight requests unanswered, or a full batch ahead of it); at or below "
+    "--batch-size, never";
 
 struct perf_produce_flags {
   client_options client;
@@ -36,6 +40,7 @@ struct perf_produce_flags {
   std::string acks = "all";
   int64_t throughput = -1;
   int32_t batch_size = 16384;
+  int32_t batch_max_size = 262144;
   int64_t linger_ms = 0;
   int32_t max_in_flight = 5;
   int64_t buffer_memory = 33554432;
@@ -56,6 +61,7 @@ struct perf_e2e_flags {
   int32_t record_size = 100;
   std::string acks = "all";
   int32_t batch_size = 16384;
+  int32_t batch_max_size = 262144;
   int64_t linger_ms = 0;
   int32_t max_in_flight = 5;
   int64_t timeout_ms = 10000;
@@ -232,6 +238,7 @@ void run_perf_produce(const perf_produce_flags& f) {
   auto config = make_client_config(f.client);
   config.acks = *acks;
   config.batch_size = f.batch_size;
+  config.batch_max_size = f.batch_max_size;
   config.linger_ms = f.linger_ms;
   config.max_in_flight = f.max_in_flight;
   config.buffer_memory = f.buffer_memory;
@@ -395,6 +402,7 @@ void run_perf_e2e(const perf_e2e_flags& f) {
   auto config = make_client_config(f.client);
   config.acks = *acks;
   config.batch_size = f.batch_size;
+  config.batch_max_size = f.batch_max_size;
   config.linger_ms = f.linger_ms;
   config.max_in_flight = f.max_in_flight;
   // A record not even sent within --timeout-ms fails rather than waiting delivery.timeout.ms.
@@ -512,6 +520,9 @@ void add_perf_command(CLI::App& app) {
   produce->add_option("--batch-size", p->batch_size, "batch.size in bytes")
     ->capture_default_str()
     ->check(integer_in(1, 1 << 30));
+  produce->add_option("--batch-max-size", p->batch_max_size, batch_max_size_help)
+    ->capture_default_str()
+    ->check(integer_in(1, 1 << 30));
   produce->add_option("--linger-ms", p->linger_ms, "linger.ms")->capture_default_str()->check(integer_in(0));
   produce->add_option("--max-in-flight", p->max_in_flight, "Requests in flight per partition")
     ->capture_default_str()
@@ -570,6 +581,9 @@ void add_perf_command(CLI::App& app) {
     ->check(integer_in(e2e_header_size, 100 << 20));
   e2e->add_option("--acks", e->acks, "0, 1 or all")->capture_default_str();
   e2e->add_option("--batch-size", e->batch_size, "batch.size in bytes")
+    ->capture_default_str()
+    ->check(integer_in(1, 1 << 30));
+  e2e->add_option("--batch-max-size", e->batch_max_size, batch_max_size_help)
     ->capture_default_str()
     ->check(integer_in(1, 1 << 30));
   e2e->add_option("--linger-ms", e->linger_ms, "linger.ms")

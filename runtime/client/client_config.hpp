@@ -30,6 +30,11 @@ struct client_config {
   // producer
   int16_t acks = -1;                       // acks: 0, 1, -1 (all)
   int32_t batch_size = 16384;              // batch.size
+  // batch.max.size (KIP-782's proposal): while a partition cannot send its open batch yet
+  // (max.in.flight requests unanswered, or a full batch waiting ahead of it), that batch grows
+  // past batch.size up to this and to half the topic's max.message.bytes; at or below
+  // batch.size, batches never grow.
+  int32_t batch_max_size = 262144;
   int64_t linger_ms = 0;                   // linger.ms (docs/architecture.md: not Kafka 4.0's 5)
   int32_t max_in_flight = 5;               // max.in.flight.requests.per.connection
   int64_t buffer_memory = 33554432;        // buffer.memory: send() blocks above it

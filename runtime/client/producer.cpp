@@ -12,8 +12,10 @@
 
 #include "runtime/client/producer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -47,21 +49,57 @@ struct producer::impl {
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
 
-  // Partition count of `topic`, from the cache or one metadata request.
-  result<int32_t> partitions_of(const std::string& topic) {
+  struct topic_state {
+    int32_t partitions = 0;
+    // How far a batch of the topic may grow while its partition's window is full
+    // (growth_limit); batch.size when it may not.
+    size_t max_batch = 0;
+  };
+
+  // Partition count and batch limit of `topic`, from the cache or one metadata request (and a
+  // describeConfigs when batches may grow).
+  result<topic_state> topic_of(const std::string& topic) {
     {
       std::lock_guard lock(mu);
-      if (auto it = partition_counts.find(topic); it != partition_counts.end()) return it->second;
+      if (auto it = topics.find(topic); it != topics.end()) return it->second;
     }
     auto md = client.metadata({topic});
     if (!md) return md.err();
     auto it = md->topics.find(topic);
     if (it == md->topics.end() || it->second.partitions.empty())
       return make_error(errc::unknown_topic_or_partition, "topic '" + topic + "' does not exist");
-    const auto count = static_cast<int32_t>(it->second.partitions.size());
+    topic_state state{static_cast<int32_t>(it->second.partitions.size()), growth_limit(topic)};
     std::lock_guard lock(mu);
-    partition_counts[topic] = count;
-    return count;
+    topics[topic] = state;
+    return state;
+  }
+
+  // batch.max.size, bounded by half the topic's max.message.bytes: a grown batch the leader
+  // refused would fail records a batch of batch.size would have carried, and the half leaves
+  // room for what a codec can add to incompressible data. batch.size when the topic's limit is
+  // unknown (its configs could not be read).
+  size_t growth_limit(const std::string& topic) {
+    const auto batch_size = static_cast<size_t>(config.batch_size);
+    if (config.batch_max_size <= config.batch_size) return batch_size;
+    auto configs = client.describe_configs(topic);
+    if (!configs) return batch_size;
+    auto it = configs->find("max.message.bytes");
+    if (it == configs->end()) return batch_size;
+    char* end = nullptr;
+    const auto max_message_bytes = std::strtoll(it->second.c_str(), &end, 10);
+    if (end == it->second.c_str() || *end != '\0' || max_message_bytes <= 0) return batch_size;
+    return std::max(batch_size, std::min(static_cast<size_t>(config.batch_max_size),
+                                         static_cast<size_t>(max_message_bytes / 2)));
+  }
+
+  // What the open batch of `tp` may grow to now: past batch.size only while it could not leave
+  // anyway, behind a full window or a full batch still waiting (for a slot, a resend or the
+  // producer id). Called with mu held.
+  size_t batch_limit(const topic_partition_key& tp, size_t max_batch) const {
+    auto it = in_flight.find(tp);
+    const bool window_full = it != in_flight.end() && it->second >= config.max_in_flight;
+    return window_full || accumulator.has_closed_batch(tp) ? max_batch
+                                                           : static_cast<size_t>(config.batch_size);
   }
 
   void send(const std::string& topic, std::optional<bytes_view> key, std::optional<bytes_view> value,
@@ -70,16 +108,17 @@ struct producer::impl {
       if (done) done(idempotence.err());
       return;
     }
-    auto count = partitions_of(topic);
-    if (!count) {
-      if (done) done(count.err());
+    auto topic_info = topic_of(topic);
+    if (!topic_info) {
+      if (done) done(topic_info.err());
       return;
     }
-    if (explicit_partition && (*explicit_partition < 0 || *explicit_partition >= *count)) {
+    const int32_t count = topic_info->partitions;
+    if (explicit_partition && (*explicit_partition < 0 || *explicit_partition >= count)) {
       if (done)
         done(make_error(errc::unknown_topic_or_partition,
-                        "partition " + std::to_string(*explicit_partition) + " of '" + topic + "' does not exist (" +
-                            std::to_string(*count) + " partitions)"));
+                        "partition " + std::to_string(*explicit_partition) + " of '" + topic +
+                            "' does not exist (" + std::to_string(count) + " partitions)"));
       return;
     }
     const auto timestamp = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -96,15 +135,17 @@ struct producer::impl {
     if (explicit_partition) {
       tp.partition = *explicit_partition;
     } else if (key) {
-      tp.partition = partition_for_key(*key, *count);
+      tp.partition = partition_for_key(*key, count);
     } else {
-      tp.partition = sticky.partition(topic, *count);
-      if (accumulator.would_start_batch(tp, key_size, value_size)) {
-        sticky.on_new_batch(topic, *count, tp.partition);
-        tp.partition = sticky.partition(topic, *count);
+      tp.partition = sticky.partition(topic, count);
+      if (accumulator.would_start_batch(tp, key_size, value_size,
+                                        batch_limit(tp, topic_info->max_batch))) {
+        sticky.on_new_batch(topic, count, tp.partition);
+        tp.partition = sticky.partition(topic, count);
       }
     }
-    auto appended = accumulator.append(tp, key, value, timestamp, std::move(done), clock_type::now());
+    auto appended = accumulator.append(tp, key, value, timestamp, std::move(done),
+                                       clock_type::now(), batch_limit(tp, topic_info->max_batch));
     if (!appended.new_batch && !appended.closed_previous) return;
     const bool sent = config.linger_ms == 0 && dispatch_ready(lock);
     lock.unlock();
@@ -344,6 +385,11 @@ struct producer::impl {
     {
       std::unique_lock lock(mu);
       if (acknowledged) sequencer.acknowledged(b.tp, b.stamp);
+      // The topic's max.message.bytes was lowered below a grown batch: grow no more.
+      if (!r && r.code() == errc::message_too_large &&
+          b.accounted_bytes > static_cast<size_t>(config.batch_size))
+        if (auto it = topics.find(b.tp.topic); it != topics.end())
+          it->second.max_batch = static_cast<size_t>(config.batch_size);
       if (--in_flight[b.tp] == 0) in_flight.erase(b.tp);
       in_flight_bytes -= b.accounted_bytes;
       --in_flight_batches;
@@ -372,7 +418,7 @@ struct producer::impl {
   std::condition_variable released;
   record_accumulator accumulator;
   sticky_partitioner sticky;
-  std::map<std::string, int32_t> partition_counts;
+  std::map<std::string, topic_state> topics;
   std::map<topic_partition_key, int> in_flight;
   producer_sequencer sequencer;
   struct pending_resend {

@@ -14,16 +14,17 @@ size_t record_accumulator::record_size_upper_bound(size_t key_size, size_t value
   return key_size + value_size + varint_overhead;
 }
 
-record_accumulator::append_result record_accumulator::append(
-    const topic_partition_key& tp, std::optional<bytes_view> key, std::optional<bytes_view> value,
-    timestamp_ms timestamp, send_callback done, clock_type::time_point now) {
+record_accumulator::append_result
+record_accumulator::append(const topic_partition_key& tp, std::optional<bytes_view> key,
+                           std::optional<bytes_view> value, timestamp_ms timestamp,
+                           send_callback done, clock_type::time_point now, size_t limit) {
   append_result out;
   auto& queue = partitions_[tp];
   const size_t estimate = record_size_upper_bound(key ? key->size() : 0, value ? value->size() : 0);
   if (!queue.empty() && !queue.back().closed) {
     auto& open = queue.back();
     if (open.builder.record_count() > 0 &&
-        open.builder.size_bytes() + estimate > static_cast<size_t>(batch_size_)) {
+        open.builder.size_bytes() + estimate > limit_or_batch_size(limit)) {
       open.closed = true;
       ++full_batches_;
       out.closed_previous = true;
@@ -46,13 +47,18 @@ record_accumulator::append_result record_accumulator::append(
 }
 
 bool record_accumulator::would_start_batch(const topic_partition_key& tp, size_t key_size,
-                                           size_t value_size) const {
+                                           size_t value_size, size_t limit) const {
   auto it = partitions_.find(tp);
   if (it == partitions_.end() || it->second.empty() || it->second.back().closed) return true;
   const auto& open = it->second.back();
   return open.builder.record_count() > 0 &&
          open.builder.size_bytes() + record_size_upper_bound(key_size, value_size) >
-             static_cast<size_t>(batch_size_);
+             limit_or_batch_size(limit);
+}
+
+bool record_accumulator::has_closed_batch(const topic_partition_key& tp) const {
+  auto it = partitions_.find(tp);
+  return it != partitions_.end() && !it->second.empty() && it->second.front().closed;
 }
 
 std::vector<ready_batch> record_accumulator::drain(
@@ -64,7 +70,8 @@ std::vector<ready_batch> record_accumulator::drain(
     int allowed = queue.empty() ? 0 : budget(it->first);
     while (allowed > 0 && !queue.empty()) {
       auto& front = queue.front();
-      const bool ready = front.closed || flush || now - front.created >= linger_;
+      const bool ready = front.closed || flush || now - front.created >= linger_ ||
+                         front.builder.size_bytes() >= static_cast<size_t>(batch_size_);
       if (!ready) break;
       ready_batch batch{it->first, front.builder.build(), front.builder.record_count(),
                         front.accounted_bytes, std::move(front.callbacks)};

@@ -2,10 +2,13 @@
 
 // The producer's per-partition batching, as plain code (Kafka's RecordAccumulator): records are
 // appended to the open RecordBatch v2 of their partition; a batch closes when the next record
-// would take it past batch.size (a record larger than batch.size gets a batch of its own); a
-// batch is ready when closed, when it has waited linger.ms, or when a flush is asked for.
+// would take it past its limit (a record larger than that gets a batch of its own); a batch is
+// ready when closed, when it holds batch.size bytes, when it has waited linger.ms, or when a
+// flush is asked for. The limit is batch.size unless the producer passes a larger one for a
+// partition that cannot send yet: its open batch then keeps growing (KIP-782's batch.max.size).
 // Not thread-safe: the producer holds its lock around every call.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -52,13 +55,16 @@ public:
     bool new_batch = false;      // the record started a batch
     bool closed_previous = false; // ... because the previous open batch of the partition was full
   };
+  // `limit`: the bytes the open batch may grow to; batch.size when 0 or below it.
   append_result append(const topic_partition_key& tp, std::optional<bytes_view> key,
                        std::optional<bytes_view> value, timestamp_ms timestamp, send_callback done,
-                       clock_type::time_point now);
+                       clock_type::time_point now, size_t limit = 0);
 
   // True when appending a record of these sizes to `tp` would start a new batch (no open batch,
-  // or the open one would overflow batch.size): the sticky partitioner moves on then (KIP-480).
-  bool would_start_batch(const topic_partition_key& tp, size_t key_size, size_t value_size) const;
+  // or the open one would overflow `limit`, as for append): the sticky partitioner moves on then
+  // (KIP-480).
+  bool would_start_batch(const topic_partition_key& tp, size_t key_size, size_t value_size,
+                         size_t limit = 0) const;
 
   // Removes and returns the batches ready at `now` (all of them when `flush`), oldest first per
   // partition, taking at most `budget(tp)` batches from a partition (the sender's free in-flight
@@ -75,6 +81,8 @@ public:
   std::optional<clock_type::time_point> next_deadline() const;
   // True when some batch is closed (full) and waiting.
   bool has_full_batch() const { return full_batches_ > 0; }
+  // True when a closed batch of `tp` waits: a batch opened now would leave after it.
+  bool has_closed_batch(const topic_partition_key& tp) const;
   bool empty() const { return batches_ == 0; }
   // Bytes of record data queued (what buffer.memory bounds).
   size_t queued_bytes() const { return queued_bytes_; }
@@ -83,6 +91,10 @@ public:
   static size_t record_size_upper_bound(size_t key_size, size_t value_size);
 
 private:
+  size_t limit_or_batch_size(size_t limit) const {
+    return std::max(limit, static_cast<size_t>(batch_size_));
+  }
+
   struct open_batch {
     record_batch_builder builder;
     std::vector<send_callback> callbacks;

@@ -1,11 +1,13 @@
-// The producer over the real client and a node: with five requests in flight and batches that
-// fill quickly, batches leave from the callers' threads and from the client's loop thread (which
-// sends the next one as an answer frees its slot). Their sequences must reach the node in the
-// order they were stamped.
+// The producer over the real client and a node, with five requests in flight: batches leave from
+// the callers' threads and from the client's loop thread (which sends the next one as an answer
+// frees its slot), and their sequences must reach the node in the order they were stamped; while
+// the window is full, batches grow past batch.size as far as the topic's max.message.bytes
+// allows.
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -20,48 +22,93 @@
 using namespace capstan;
 using namespace capstan::test;
 
-TEST_CASE("a producer's batches sent from its callers and its client's loop reach a node in "
-          "sequence order",
-          "[cluster][producer]") {
+namespace {
+
+constexpr int records = 20000;
+
+// Sends `records` records of 100 bytes to partition 0 of "t" and checks that every one was
+// acknowledged, at consecutive offsets in sending order.
+void produce_in_order(client::cluster_client& client, const client::client_config& config) {
+  client::producer p(client, config);
+  const std::string value(100, 'v');
+  std::mutex mu;
+  std::vector<int64_t> offsets;
+  std::atomic<int> failed{0};
+  for (int i = 0; i < records; ++i)
+    p.send("t", std::nullopt,
+           bytes_view(reinterpret_cast<const uint8_t*>(value.data()), value.size()), 0,
+           [&](result<client::record_metadata> r) {
+             if (!r) {
+               ++failed;
+               return;
+             }
+             std::lock_guard lock(mu);
+             offsets.push_back(r->off.value());
+           });
+  p.flush();
+  CHECK(failed == 0);
+  std::vector<int64_t> in_order(records);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  CHECK(offsets == in_order);
+}
+
+client::client_config five_in_flight(int32_t batch_size, int32_t batch_max_size) {
+  client::client_config config;
+  config.acks = -1;
+  config.linger_ms = 0;
+  config.batch_size = batch_size;
+  config.batch_max_size = batch_max_size;
+  config.max_in_flight = 5;
+  return config;
+}
+
+// The produce requests the node has counted.
+double produce_requests(const std::string& metrics) {
+  const std::string name = "capstan_rpc_requests_total{method=\"produce\"} ";
+  const auto at = metrics.find(name);
+  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + name.size()));
+}
+
+// Starts a node with topic "t" (one partition, `topic_configs`), sends the records of
+// produce_in_order with `config`, and returns the node's metrics.
+std::string produce_to_a_node(const std::map<std::string, std::string>& topic_configs,
+                              const client::client_config& config) {
   temp_dir dir;
   auto n = node::start(loopback_node_config(dir.path()));
   INFO((n ? std::string() : n.err().to_string()));
   REQUIRE(n);
   {
     auto client = connect_client(**n);
-    REQUIRE(client->create_topic(topic_spec{"t", 1, 1, {}}));
-    client::client_config config;
-    config.acks = -1;
-    config.linger_ms = 0;
-    config.batch_size = 256; // two records a batch: many batches, each soon full
-    config.max_in_flight = 5;
-    client::producer p(*client, config);
-    constexpr int records = 20000;
-    const std::string value(100, 'v');
-    std::mutex mu;
-    std::vector<int64_t> offsets;
-    std::atomic<int> failed{0};
-    for (int i = 0; i < records; ++i)
-      p.send("t", std::nullopt,
-             bytes_view(reinterpret_cast<const uint8_t*>(value.data()), value.size()), 0,
-             [&](result<client::record_metadata> r) {
-               if (!r) {
-                 ++failed;
-                 return;
-               }
-               std::lock_guard lock(mu);
-               offsets.push_back(r->off.value());
-             });
-    p.flush();
-    CHECK(failed == 0);
-    std::vector<int64_t> in_order(records);
-    std::iota(in_order.begin(), in_order.end(), 0);
-    CHECK(offsets == in_order);
+    REQUIRE(client->create_topic(topic_spec{"t", 1, 1, topic_configs}));
+    produce_in_order(*client, config);
   }
+  auto text = scrape_metrics((*n)->metrics_port());
+  (*n)->stop();
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("a producer's batches sent from its callers and its client's loop reach a node in "
+          "sequence order",
+          "[cluster][producer]") {
+  // Two records a batch, never grown: many batches, each soon full.
+  const auto text = produce_to_a_node({}, five_in_flight(256, 256));
   // A batch that overtook an earlier one was refused and resent: the retry hides it from the
   // callers, not from the node's error counter.
-  const auto text = scrape_metrics((*n)->metrics_port());
-  CHECK(text.find("capstan_rpc_requests_total{method=\"produce\"}") != std::string::npos);
+  CHECK(produce_requests(text) > 0);
   CHECK(text.find("OUT_OF_ORDER_SEQUENCE_NUMBER") == std::string::npos);
-  (*n)->stop();
+}
+
+TEST_CASE("a producer's batches grow while its window is full, within half the topic's "
+          "max.message.bytes",
+          "[cluster][producer]") {
+  // batch.max.size is far above what the topic takes: batches grow to 4096 bytes, not past.
+  const auto text =
+      produce_to_a_node({{"max.message.bytes", "8192"}}, five_in_flight(1024, 1 << 20));
+  CHECK(text.find("MESSAGE_TOO_LARGE") == std::string::npos);
+  // Batches of 1,024 bytes hold at most nine of these records; grown ones up to 36.
+  const double requests = produce_requests(text);
+  CHECK(requests > 0);
+  CHECK(requests < records / 9.0);
 }

@@ -57,9 +57,11 @@ void memory_cluster::produce(const std::string&, int32_t partition, int16_t,
   auto view = record_batch_view::parse(bytes_view(*batch), batch->size());
   const int32_t sequence = view ? view->base_sequence() : -1;
   const int32_t records = view ? view->record_count() : 0;
+  const int64_t limit = max_message_bytes;
+  const bool too_large = limit > 0 && static_cast<int64_t>(batch->size()) > limit;
   std::lock_guard lock(mu_);
-  sent_.push_back({partition, sequence, records, std::this_thread::get_id()});
-  queue_.push_back({partition, sequence, records, std::move(done)});
+  sent_.push_back({partition, sequence, records, std::this_thread::get_id(), batch->size()});
+  queue_.push_back({partition, sequence, records, too_large, std::move(done)});
   cv_.notify_all();
 }
 
@@ -79,7 +81,9 @@ void memory_cluster::answer() {
     auto p = std::move(queue_.front());
     queue_.pop_front();
     result<bool> verdict = true;
-    if (produce_answer) {
+    if (p.too_large) {
+      verdict = make_error(errc::message_too_large, "above max.message.bytes");
+    } else if (produce_answer) {
       lock.unlock();
       verdict = produce_answer(p.partition, p.base_sequence);
       lock.lock();
@@ -112,6 +116,8 @@ result<std::vector<std::string>> memory_cluster::list_topics() {
   return unsupported();
 }
 result<std::map<std::string, std::string>> memory_cluster::describe_configs(const std::string&) {
+  if (const int64_t limit = max_message_bytes; limit > 0)
+    return std::map<std::string, std::string>{{"max.message.bytes", std::to_string(limit)}};
   return unsupported();
 }
 status memory_cluster::alter_configs(const std::string&,

@@ -3,8 +3,11 @@
 // A cluster_client that answers in memory, for tests of the producer and the consumer without a
 // broker: topic "t" with `partitions` partitions; every produce is answered in order by a thread
 // of its own, as the real client's loop thread would, at consecutive offsets per partition; each
-// fetch is answered at once by the test's `fetch_handler`. Everything else is INVALID_REQUEST.
+// fetch is answered at once by the test's `fetch_handler`. With `max_message_bytes` set,
+// describeConfigs names it and a larger batch is refused MESSAGE_TOO_LARGE. Everything else is
+// INVALID_REQUEST.
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -28,6 +31,7 @@ public:
     int32_t base_sequence;
     int32_t records;
     std::thread::id thread;
+    size_t size_bytes;
   };
 
   memory_cluster(client::client_config config, int32_t partitions);
@@ -43,6 +47,9 @@ public:
   // true appends the batch, false answers it after the calls queued behind it (only when there
   // are some). Unset, every batch is appended.
   std::function<result<bool>(int32_t partition, int32_t base_sequence)> produce_answer;
+
+  // The topic's max.message.bytes; 0: describeConfigs is INVALID_REQUEST and any size is taken.
+  std::atomic<int64_t> max_message_bytes{0};
 
   // Answers fetch(partition, from, last_fetched_epoch); unset, every fetch is INVALID_REQUEST.
   std::function<result<client::fetch_response>(int32_t partition, offset from,
@@ -94,6 +101,7 @@ private:
     int32_t partition;
     int32_t base_sequence;
     int32_t records;
+    bool too_large;
     std::function<void(result<client::produce_response>)> done;
   };
 

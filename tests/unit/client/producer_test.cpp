@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -184,4 +185,114 @@ TEST_CASE("a batch held back by max.in.flight leaves from the thread whose answe
   CHECK(sent[1].records == 2);
   // Not the sender thread: the completion sent it, with no hand-off to the sender and back.
   CHECK(sent[1].thread == cluster.answering_thread());
+}
+
+namespace {
+
+// Holds the answer to a partition's first batch (sequence 0) until release(), so that what is
+// sent meanwhile waits behind a full window.
+struct held_window {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool released = false;
+
+  void hold_first(memory_cluster& cluster) {
+    cluster.produce_answer = [this](int32_t, int32_t base_sequence) -> result<bool> {
+      if (base_sequence == 0) {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return released; });
+      }
+      return true;
+    };
+  }
+
+  void release() {
+    {
+      std::lock_guard lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  }
+};
+
+// Batches of 1 KiB that may grow to 8 KiB behind a single request in flight.
+client_config growing_behind_one_in_flight() {
+  auto config = one_at_a_time();
+  config.max_in_flight = 1;
+  config.batch_size = 1024;
+  config.batch_max_size = 8192;
+  return config;
+}
+
+} // namespace
+
+TEST_CASE("while a partition has max.in.flight requests unanswered its batches grow past "
+          "batch.size, within batch.max.size and half the topic's max.message.bytes",
+          "[client][producer]") {
+  const auto [max_message_bytes, limit] =
+      GENERATE(table<int64_t, size_t>({{1 << 20, 8192}, {6000, 3000}, {1500, 1024}}));
+  INFO("max.message.bytes " << max_message_bytes);
+  const auto config = growing_behind_one_in_flight();
+  held_window window;
+  memory_cluster cluster(config, partitions);
+  cluster.max_message_bytes = max_message_bytes;
+  window.hold_first(cluster);
+  producer p(cluster, config);
+  REQUIRE(p.init_producer_id().ok());
+  const std::string value(100, 'v');
+  std::atomic<int> acknowledged{0};
+  for (int i = 0; i < 201; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
+           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  window.release();
+  p.flush();
+  CHECK(acknowledged == 201);
+  const auto sent = cluster.sent();
+  REQUIRE(sent.size() > 1);
+  CHECK(sent[0].records == 1);
+  size_t largest = 0;
+  for (size_t i = 1; i < sent.size(); ++i) {
+    CHECK(sent[i].size_bytes <= limit);
+    largest = std::max(largest, sent[i].size_bytes);
+  }
+  CHECK(largest > limit - 2 * (value.size() + 40));
+}
+
+TEST_CASE("a grown batch refused MESSAGE_TOO_LARGE fails its records and the topic's batches "
+          "grow no more",
+          "[client][producer]") {
+  const auto config = growing_behind_one_in_flight();
+  held_window window;
+  memory_cluster cluster(config, partitions);
+  cluster.max_message_bytes = 1 << 20;
+  window.hold_first(cluster);
+  producer p(cluster, config);
+  REQUIRE(p.init_producer_id().ok());
+  const std::string value(100, 'v');
+  std::atomic<int> acknowledged{0};
+  std::atomic<int> too_large{0};
+  const auto count = [&](result<record_metadata> r) {
+    if (r)
+      ++acknowledged;
+    else if (r.code() == errc::message_too_large)
+      ++too_large;
+  };
+  for (int i = 0; i < 101; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0, count);
+  // Lowered while the grown batches wait, as an operator's alter would be.
+  cluster.max_message_bytes = 2000;
+  window.release();
+  p.flush();
+  CHECK(too_large > 0);
+  CHECK(acknowledged + too_large == 101);
+
+  const auto before = cluster.sent().size();
+  acknowledged = 0;
+  too_large = 0;
+  for (int i = 0; i < 100; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0, count);
+  p.flush();
+  CHECK(acknowledged == 100);
+  const auto sent = cluster.sent();
+  for (size_t i = before; i < sent.size(); ++i) CHECK(sent[i].size_bytes <= 1024);
 }

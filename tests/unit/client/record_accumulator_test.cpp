@@ -167,3 +167,34 @@ TEST_CASE("batches older than delivery.timeout.ms expire unsent with their callb
   CHECK(acc.queued_bytes() == 0);
   CHECK_FALSE(acc.has_full_batch());
 }
+
+TEST_CASE("an open batch grows past batch.size up to the limit given, and is ready from "
+          "batch.size on",
+          "[client][accumulator]") {
+  record_accumulator acc(1024, 1000ms);
+  const auto t0 = clock_type::now();
+  const topic_partition_key tp{"t", 0};
+  const std::string value(100, 'x');
+  constexpr size_t limit = 4096;
+  int appended = 0;
+  for (; appended < 100; ++appended) {
+    if (acc.would_start_batch(tp, 0, value.size(), limit) && appended > 0) break;
+    auto r = acc.append(tp, std::nullopt, as_bytes(value), 0, {}, t0, limit);
+    CHECK_FALSE(r.closed_previous);
+  }
+  // Lingering does not hold back a batch past batch.size.
+  auto grown = acc.drain(t0, false, all);
+  REQUIRE(grown.size() == 1);
+  CHECK(grown[0].records == appended);
+  CHECK(grown[0].data.size() > 1024 * 3);
+  CHECK(grown[0].data.size() <= limit);
+
+  // Given batch.size again (the partition can send), a batch grown past it closes at once.
+  for (int i = 0; i < 20; ++i) acc.append(tp, std::nullopt, as_bytes(value), 0, {}, t0, limit);
+  auto r = acc.append(tp, std::nullopt, as_bytes(value), 0, {}, t0);
+  CHECK(r.closed_previous);
+  auto ready = acc.drain(t0, false, all);
+  REQUIRE(ready.size() == 1);
+  CHECK(ready[0].records == 20);
+  CHECK(acc.drain(t0 + 1000ms, false, all).size() == 1);
+}
