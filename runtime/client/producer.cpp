@@ -51,8 +51,8 @@ struct producer::impl {
 
   struct topic_state {
     int32_t partitions = 0;
-    // How far a batch of the topic may grow while its partition's window is full
-    // (growth_limit); batch.size when it may not.
+    // How far a batch of the topic may grow while it cannot leave yet (growth_limit);
+    // batch.size when it may not grow.
     size_t max_batch = 0;
   };
 
