@@ -26,7 +26,7 @@
 #               100-byte records keyed over KEYS (default 10,000) keys, by PRODUCERS (default 4)
 #               producers, to a topic of KEYED_PARTITIONS (default 100) partitions, then the same
 #               records without keys by one producer to a single-partition topic, for the ratio
-#               of the two.
+#               of the two; after each, the CPU used, as for throughput.
 # It prints what perf prints, and stops every node it started by pid (examples/lib/cluster.sh's
 # cluster_stop). Each perf run is bounded by RUN_TIMEOUT seconds (default 600). Needs the
 # `capstan` target built.
@@ -157,11 +157,15 @@ for round in $(seq 1 "$rounds"); do
         ;;
       keyed)
         echo "== perf produce: $records records of 100 bytes keyed over $keys keys, $producers producers, $keyed_partitions partitions, acks=all, RF=3, min.insync.replicas=2"
+        client0=$(ended_children_cpu_ticks) nodes0=$(nodes_cpu_ticks)
         timeout "$run_timeout" "$capstan" perf produce perf-rf3-keyed --records "$records" --record-size 100 \
           --keys "$keys" --producers "$producers" --acks all --bootstrap "$bootstrap"
+        cpu_per_record "$records" $(($(ended_children_cpu_ticks) - client0)) $(($(nodes_cpu_ticks) - nodes0))
         echo "== perf produce: $records records of 100 bytes without keys, 1 producer, 1 partition, acks=all, RF=3, min.insync.replicas=2"
+        client0=$(ended_children_cpu_ticks) nodes0=$(nodes_cpu_ticks)
         timeout "$run_timeout" "$capstan" perf produce perf-rf3-unkeyed --records "$records" --record-size 100 \
           --acks all --bootstrap "$bootstrap"
+        cpu_per_record "$records" $(($(ended_children_cpu_ticks) - client0)) $(($(nodes_cpu_ticks) - nodes0))
         ;;
     esac
   done
