@@ -107,16 +107,19 @@ result<std::vector<std::string>> rpc_cluster_client::list_topics() {
 result<std::map<std::string, std::string>>
 rpc_cluster_client::describe_configs(const std::string& topic) {
   using config_map = std::map<std::string, std::string>;
+  // Every node answers from its metadata cache, so any reachable one will do.
   return run_sync<config_map>([this, topic] {
-    auto req = admin_cap().describeConfigsRequest();
-    req.setTopic(topic);
-    return with_timeout(req.send().then([](auto response) -> result<config_map> {
-      if (response.getErrorCode() != 0)
-        return from_code(response.getErrorCode(), response.getErrorMessage());
-      config_map out;
-      for (auto c : response.getConfigs()) out[c.getName()] = c.getValue();
-      return out;
-    }));
+    return at_first_reachable<config_map>(addresses_to_ask(), 0, [topic](capnp_cap cap) {
+      auto req = cap.describeConfigsRequest();
+      req.setTopic(topic);
+      return req.send().then([](auto response) -> result<config_map> {
+        if (response.getErrorCode() != 0)
+          return from_code(response.getErrorCode(), response.getErrorMessage());
+        config_map out;
+        for (auto c : response.getConfigs()) out[c.getName()] = c.getValue();
+        return out;
+      });
+    });
   });
 }
 

@@ -80,7 +80,12 @@ void rpc_cluster_client::forget_topic(const std::string& topic) {
 kj::Promise<result<cluster_metadata>>
 rpc_cluster_client::refresh_metadata(std::vector<std::string> topics,
                                      std::optional<std::string> first) {
-  return try_metadata(std::move(topics), addresses_to_ask(std::move(first)), 0);
+  const bool all = topics.empty();
+  return at_first_reachable<cluster_metadata>(
+      addresses_to_ask(std::move(first)), 0,
+      [this, topics = std::move(topics), all](capnp_cap cap) {
+        return metadata_call(cap, topics, all);
+      });
 }
 
 // `first` (when given), the admin address, every known broker and the bootstrap addresses,
@@ -100,26 +105,32 @@ std::vector<std::string> rpc_cluster_client::addresses_to_ask(std::optional<std:
   return unique;
 }
 
-kj::Promise<result<cluster_metadata>>
-rpc_cluster_client::try_metadata(std::vector<std::string> topics,
-                                 std::vector<std::string> candidates, size_t i) {
+template <class T>
+kj::Promise<result<T>>
+rpc_cluster_client::at_first_reachable(std::vector<std::string> candidates, size_t i,
+                                       std::function<kj::Promise<result<T>>(capnp_cap)> call) {
   const auto address = candidates[i];
   auto& conn = connections_->connection(address);
-  auto attempt =
-      with_timeout(metadata_call(conn.cap, topics, topics.empty())).catch_([](kj::Exception&& e) {
-        return result<cluster_metadata>(from_exception(e));
-      });
-  return attempt.then(
-      [this, topics = std::move(topics), candidates = std::move(candidates), i, address,
-       id =
-           conn.id](result<cluster_metadata>&& r) mutable -> kj::Promise<result<cluster_metadata>> {
-        if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out))
-          return kj::mv(r);
-        connections_->forget(address, id);
-        if (i + 1 >= candidates.size()) return kj::mv(r);
-        return try_metadata(std::move(topics), std::move(candidates), i + 1);
-      });
+  auto attempt = with_timeout(call(conn.cap)).catch_([](kj::Exception&& e) {
+    return result<T>(from_exception(e));
+  });
+  return attempt.then([this, candidates = std::move(candidates), i, address, id = conn.id,
+                       call = std::move(call)](result<T>&& r) mutable -> kj::Promise<result<T>> {
+    if (r || (r.code() != errc::network_exception && r.code() != errc::request_timed_out))
+      return kj::mv(r);
+    connections_->forget(address, id);
+    if (i + 1 >= candidates.size()) return kj::mv(r);
+    return at_first_reachable(std::move(candidates), i + 1, std::move(call));
+  });
 }
+
+template kj::Promise<result<cluster_metadata>> rpc_cluster_client::at_first_reachable(
+    std::vector<std::string>, size_t,
+    std::function<kj::Promise<result<cluster_metadata>>(capnp_cap)>);
+template kj::Promise<result<std::map<std::string, std::string>>>
+    rpc_cluster_client::at_first_reachable(
+        std::vector<std::string>, size_t,
+        std::function<kj::Promise<result<std::map<std::string, std::string>>>(capnp_cap)>);
 
 // The leader epoch the cached metadata names for the partition; -1 when it names none.
 int32_t rpc_cluster_client::leader_epoch_of(const std::string& topic, int32_t partition) const {

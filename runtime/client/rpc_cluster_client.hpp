@@ -136,8 +136,12 @@ private:
   kj::Promise<result<cluster_metadata>> refresh_metadata(std::vector<std::string> topics,
                                                          std::optional<std::string> first = {});
   std::vector<std::string> addresses_to_ask(std::optional<std::string> first = {});
-  kj::Promise<result<cluster_metadata>> try_metadata(std::vector<std::string> topics,
-                                                     std::vector<std::string> candidates, size_t i);
+  // Calls `candidates[i]`, then the next while one cannot be reached (NETWORK_EXCEPTION,
+  // REQUEST_TIMED_OUT), for the calls every node answers alike from its metadata cache
+  // (metadata, describeConfigs). Instantiated in metadata_routing.cpp.
+  template <class T>
+  kj::Promise<result<T>> at_first_reachable(std::vector<std::string> candidates, size_t i,
+                                            std::function<kj::Promise<result<T>>(capnp_cap)> call);
   int32_t leader_epoch_of(const std::string& topic, int32_t partition) const;
   bool leadership_can_move(const std::string& topic, int32_t partition) const;
   std::optional<std::string> leader_address(const std::string& topic, int32_t partition) const;
