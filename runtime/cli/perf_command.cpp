@@ -537,7 +537,7 @@ void add_perf_command(CLI::App& app) {
       produce->add_flag("--sync", p->sync,
                         "One record in flight: send one record per request, the next after its "
                         "acknowledgement; report latency percentiles in microseconds "
-                        "(--batch-size and --linger-ms do not apply)");
+                        "(--batch-size, --batch-max-size and --linger-ms do not apply)");
   produce
       ->add_option("--warmup-records", p->warmup_records,
                    "With --sync: records sent first and left out of the figures (as "

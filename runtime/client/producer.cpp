@@ -1,6 +1,6 @@
 // The producer: user threads append to the record_accumulator under one lock; a sender thread
-// drains ready batches (full, lingered or flushed) while the partition has fewer than
-// max.in.flight requests outstanding and hands them to cluster_client::produce, which retries
+// drains ready batches (full, at batch.size, lingered or flushed) while the partition has fewer
+// than max.in.flight requests outstanding and hands them to cluster_client::produce, which retries
 // retriable errors until delivery.timeout.ms. Completions run on the client thread: they call
 // the records' callbacks in order and release buffer.memory and the in-flight slot.
 //
@@ -137,15 +137,18 @@ struct producer::impl {
     } else if (key) {
       tp.partition = partition_for_key(*key, count);
     } else {
+      // The sticky partitioner moves on at batch.size, as before batches could grow: a
+      // partition that cannot send does not keep the records other partitions could send.
       tp.partition = sticky.partition(topic, count);
-      if (accumulator.would_start_batch(tp, key_size, value_size,
-                                        batch_limit(tp, topic_info->max_batch))) {
+      if (accumulator.would_start_batch(tp, key_size, value_size)) {
         sticky.on_new_batch(topic, count, tp.partition);
         tp.partition = sticky.partition(topic, count);
       }
     }
+    // Read again under the lock: a refusal may have stopped growth while this caller waited.
+    const size_t max_batch = topics[topic].max_batch;
     auto appended = accumulator.append(tp, key, value, timestamp, std::move(done),
-                                       clock_type::now(), batch_limit(tp, topic_info->max_batch));
+                                       clock_type::now(), batch_limit(tp, max_batch));
     if (!appended.new_batch && !appended.closed_previous) return;
     const bool sent = config.linger_ms == 0 && dispatch_ready(lock);
     lock.unlock();
@@ -385,8 +388,9 @@ struct producer::impl {
     {
       std::unique_lock lock(mu);
       if (acknowledged) sequencer.acknowledged(b.tp, b.stamp);
-      // The topic's max.message.bytes was lowered below a grown batch: grow no more.
-      if (!r && r.code() == errc::message_too_large &&
+      // The topic's max.message.bytes was lowered below a grown batch: grow no more. (A batch
+      // of one record is as large as that record, grown or not.)
+      if (!r && r.code() == errc::message_too_large && b.callbacks.size() > 1 &&
           b.accounted_bytes > static_cast<size_t>(config.batch_size))
         if (auto it = topics.find(b.tp.topic); it != topics.end())
           it->second.max_batch = static_cast<size_t>(config.batch_size);

@@ -45,7 +45,8 @@ struct ready_batch {
 
 class record_accumulator {
 public:
-  // Every batch is built compressed with `codec`; batch_size bounds its uncompressed size.
+  // Every batch is built compressed with `codec`; batch_size (or the limit append is given)
+  // bounds its uncompressed size.
   record_accumulator(int32_t batch_size, std::chrono::milliseconds linger,
                      compression codec = compression::none);
   record_accumulator(const record_accumulator&) = delete;

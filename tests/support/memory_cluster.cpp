@@ -48,6 +48,7 @@ result<cluster_metadata> memory_cluster::metadata(const std::vector<std::string>
 }
 
 result<client::producer_identity> memory_cluster::init_producer_id() {
+  if (before_producer_id) before_producer_id();
   return client::producer_identity{7, 0};
 }
 

@@ -48,6 +48,10 @@ public:
   // are some). Unset, every batch is appended.
   std::function<result<bool>(int32_t partition, int32_t base_sequence)> produce_answer;
 
+  // Runs on the caller's thread before initProducerId answers (producer id 7, epoch 0); unset,
+  // it answers at once.
+  std::function<void()> before_producer_id;
+
   // The topic's max.message.bytes; 0: describeConfigs is INVALID_REQUEST and any size is taken.
   std::atomic<int64_t> max_message_bytes{0};
 

@@ -258,6 +258,73 @@ TEST_CASE("while a partition has max.in.flight requests unanswered its batches g
   CHECK(largest > limit - 2 * (value.size() + 40));
 }
 
+TEST_CASE("a single record refused MESSAGE_TOO_LARGE leaves batches growing",
+          "[client][producer]") {
+  const auto config = growing_behind_one_in_flight();
+  held_window window;
+  memory_cluster cluster(config, partitions);
+  cluster.max_message_bytes = 6000;
+  producer p(cluster, config);
+  REQUIRE(p.init_producer_id().ok());
+  std::optional<result<record_metadata>> refused;
+  p.send(memory_cluster::topic, std::nullopt, as_bytes(std::string(7000, 'b')), 0,
+         [&](result<record_metadata> r) { refused = std::move(r); });
+  p.flush();
+  REQUIRE(refused);
+  CHECK(refused->code() == errc::message_too_large);
+  const auto before = cluster.sent().size();
+
+  // The partition restarts its sequences after the refusal: the next first batch is held.
+  window.hold_first(cluster);
+  const std::string value(100, 'v');
+  std::atomic<int> acknowledged{0};
+  for (int i = 0; i < 101; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
+           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  window.release();
+  p.flush();
+  CHECK(acknowledged == 101);
+  const auto sent = cluster.sent();
+  size_t largest = 0;
+  for (size_t i = before; i < sent.size(); ++i) largest = std::max(largest, sent[i].size_bytes);
+  CHECK(largest > 3000 - 2 * (value.size() + 40));
+}
+
+TEST_CASE("while the producer id is awaited, batches behind a full one grow past batch.size",
+          "[client][producer]") {
+  auto config = growing_behind_one_in_flight();
+  config.max_in_flight = 5; // nothing is in flight: the window is never full
+  std::mutex mu;
+  std::condition_variable cv;
+  bool queued = false;
+  memory_cluster cluster(config, partitions);
+  cluster.max_message_bytes = 1 << 20;
+  cluster.before_producer_id = [&] {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return queued; });
+  };
+  producer p(cluster, config);
+  const std::string value(100, 'v');
+  std::atomic<int> acknowledged{0};
+  for (int i = 0; i < 200; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
+           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  {
+    std::lock_guard lock(mu);
+    queued = true;
+  }
+  cv.notify_all();
+  p.flush();
+  CHECK(acknowledged == 200);
+  const auto sent = cluster.sent();
+  REQUIRE(sent.size() > 1);
+  CHECK(sent[0].size_bytes <= 1024);
+  size_t largest = 0;
+  for (const auto& b : sent) largest = std::max(largest, b.size_bytes);
+  CHECK(largest > 8192 - 2 * (value.size() + 40));
+  CHECK(largest <= 8192);
+}
+
 TEST_CASE("a grown batch refused MESSAGE_TOO_LARGE fails its records and the topic's batches "
           "grow no more",
           "[client][producer]") {
