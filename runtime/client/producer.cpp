@@ -56,22 +56,23 @@ struct producer::impl {
     size_t max_batch = 0;
   };
 
-  // Partition count and batch limit of `topic`, from the cache or one metadata request (and a
-  // describeConfigs when batches may grow).
-  result<topic_state> topic_of(const std::string& topic) {
+  // Partition count of `topic`, from the cache or one metadata request (and a describeConfigs
+  // for its batch limit when batches may grow).
+  result<int32_t> partitions_of(const std::string& topic) {
     {
       std::lock_guard lock(mu);
-      if (auto it = topics.find(topic); it != topics.end()) return it->second;
+      if (auto it = topics.find(topic); it != topics.end()) return it->second.partitions;
     }
     auto md = client.metadata({topic});
     if (!md) return md.err();
     auto it = md->topics.find(topic);
     if (it == md->topics.end() || it->second.partitions.empty())
       return make_error(errc::unknown_topic_or_partition, "topic '" + topic + "' does not exist");
-    topic_state state{static_cast<int32_t>(it->second.partitions.size()), growth_limit(topic)};
+    const auto count = static_cast<int32_t>(it->second.partitions.size());
+    const auto max_batch = growth_limit(topic);
     std::lock_guard lock(mu);
-    topics[topic] = state;
-    return state;
+    topics[topic] = topic_state{count, max_batch};
+    return count;
   }
 
   // batch.max.size, bounded by half the topic's max.message.bytes: a grown batch the leader
@@ -108,17 +109,16 @@ struct producer::impl {
       if (done) done(idempotence.err());
       return;
     }
-    auto topic_info = topic_of(topic);
-    if (!topic_info) {
-      if (done) done(topic_info.err());
+    auto count = partitions_of(topic);
+    if (!count) {
+      if (done) done(count.err());
       return;
     }
-    const int32_t count = topic_info->partitions;
-    if (explicit_partition && (*explicit_partition < 0 || *explicit_partition >= count)) {
+    if (explicit_partition && (*explicit_partition < 0 || *explicit_partition >= *count)) {
       if (done)
         done(make_error(errc::unknown_topic_or_partition,
                         "partition " + std::to_string(*explicit_partition) + " of '" + topic +
-                            "' does not exist (" + std::to_string(count) + " partitions)"));
+                            "' does not exist (" + std::to_string(*count) + " partitions)"));
       return;
     }
     const auto timestamp = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -135,18 +135,18 @@ struct producer::impl {
     if (explicit_partition) {
       tp.partition = *explicit_partition;
     } else if (key) {
-      tp.partition = partition_for_key(*key, count);
+      tp.partition = partition_for_key(*key, *count);
     } else {
       // The sticky partitioner moves on at batch.size, as before batches could grow: a
       // partition that cannot send does not keep the records other partitions could send.
-      tp.partition = sticky.partition(topic, count);
+      tp.partition = sticky.partition(topic, *count);
       if (accumulator.would_start_batch(tp, key_size, value_size)) {
-        sticky.on_new_batch(topic, count, tp.partition);
-        tp.partition = sticky.partition(topic, count);
+        sticky.on_new_batch(topic, *count, tp.partition);
+        tp.partition = sticky.partition(topic, *count);
       }
     }
-    // Read again under the lock: a refusal may have stopped growth while this caller waited.
-    const size_t max_batch = topics[topic].max_batch;
+    // Read under the lock: a refusal stops growth at any time (complete).
+    const size_t max_batch = topics.at(topic).max_batch;
     auto appended = accumulator.append(tp, key, value, timestamp, std::move(done),
                                        clock_type::now(), batch_limit(tp, max_batch));
     if (!appended.new_batch && !appended.closed_previous) return;

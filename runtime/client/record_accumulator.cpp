@@ -47,13 +47,13 @@ record_accumulator::append(const topic_partition_key& tp, std::optional<bytes_vi
 }
 
 bool record_accumulator::would_start_batch(const topic_partition_key& tp, size_t key_size,
-                                           size_t value_size, size_t limit) const {
+                                           size_t value_size) const {
   auto it = partitions_.find(tp);
   if (it == partitions_.end() || it->second.empty() || it->second.back().closed) return true;
   const auto& open = it->second.back();
   return open.builder.record_count() > 0 &&
          open.builder.size_bytes() + record_size_upper_bound(key_size, value_size) >
-             limit_or_batch_size(limit);
+             static_cast<size_t>(batch_size_);
 }
 
 bool record_accumulator::has_closed_batch(const topic_partition_key& tp) const {

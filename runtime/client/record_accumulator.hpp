@@ -62,10 +62,8 @@ public:
                        clock_type::time_point now, size_t limit = 0);
 
   // True when appending a record of these sizes to `tp` would start a new batch (no open batch,
-  // or the open one would overflow `limit`, as for append): the sticky partitioner moves on then
-  // (KIP-480).
-  bool would_start_batch(const topic_partition_key& tp, size_t key_size, size_t value_size,
-                         size_t limit = 0) const;
+  // or the open one would overflow batch.size): the sticky partitioner moves on then (KIP-480).
+  bool would_start_batch(const topic_partition_key& tp, size_t key_size, size_t value_size) const;
 
   // Removes and returns the batches ready at `now` (all of them when `flush`), oldest first per
   // partition, taking at most `budget(tp)` batches from a partition (the sender's free in-flight
