@@ -38,6 +38,35 @@ bytes_view as_bytes(const std::string& s) {
   return bytes_view(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
+// Holds whoever waits on it (the answer to a partition's first batch, with hold_first) until
+// release(), so that what is sent meanwhile queues behind it.
+struct held_window {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool released = false;
+
+  void wait() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return released; });
+  }
+
+  // Holds the answer to every batch at sequence 0.
+  void hold_first(memory_cluster& cluster) {
+    cluster.produce_answer = [this](int32_t, int32_t base_sequence) -> result<bool> {
+      if (base_sequence == 0) wait();
+      return true;
+    };
+  }
+
+  void release() {
+    {
+      std::lock_guard lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  }
+};
+
 } // namespace
 
 TEST_CASE("with linger.ms 0 the calling thread sends its record itself, and flush returns once "
@@ -154,29 +183,17 @@ TEST_CASE("a batch held back by max.in.flight leaves from the thread whose answe
           "[client][producer]") {
   auto config = one_at_a_time();
   config.max_in_flight = 1;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool queued = false;
+  held_window window;
   memory_cluster cluster(config, partitions);
   // The first batch is answered only once a second one waits behind it.
-  cluster.produce_answer = [&](int32_t, int32_t base_sequence) -> result<bool> {
-    if (base_sequence == 0) {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return queued; });
-    }
-    return true;
-  };
+  window.hold_first(cluster);
   producer p(cluster, config);
   REQUIRE(p.init_producer_id().ok());
   std::atomic<int> acknowledged{0};
   for (int i = 0; i < 3; ++i)
     p.send(memory_cluster::topic, std::nullopt, as_bytes("v"), 0,
            [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
-  {
-    std::lock_guard lock(mu);
-    queued = true;
-  }
-  cv.notify_all();
+  window.release();
   p.flush();
   CHECK(acknowledged == 3);
   const auto sent = cluster.sent();
@@ -188,32 +205,6 @@ TEST_CASE("a batch held back by max.in.flight leaves from the thread whose answe
 }
 
 namespace {
-
-// Holds the answer to a partition's first batch (sequence 0) until release(), so that what is
-// sent meanwhile waits behind a full window.
-struct held_window {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool released = false;
-
-  void hold_first(memory_cluster& cluster) {
-    cluster.produce_answer = [this](int32_t, int32_t base_sequence) -> result<bool> {
-      if (base_sequence == 0) {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return released; });
-      }
-      return true;
-    };
-  }
-
-  void release() {
-    {
-      std::lock_guard lock(mu);
-      released = true;
-    }
-    cv.notify_all();
-  }
-};
 
 // Batches of 1 KiB that may grow to 8 KiB behind a single request in flight.
 client_config growing_behind_one_in_flight() {
@@ -294,26 +285,17 @@ TEST_CASE("while the producer id is awaited, batches behind a full one grow past
           "[client][producer]") {
   auto config = growing_behind_one_in_flight();
   config.max_in_flight = 5; // nothing is in flight: the window is never full
-  std::mutex mu;
-  std::condition_variable cv;
-  bool queued = false;
+  held_window window;
   memory_cluster cluster(config, partitions);
   cluster.max_message_bytes = 1 << 20;
-  cluster.before_producer_id = [&] {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return queued; });
-  };
+  cluster.before_producer_id = [&] { window.wait(); };
   producer p(cluster, config);
   const std::string value(100, 'v');
   std::atomic<int> acknowledged{0};
   for (int i = 0; i < 200; ++i)
     p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
            [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
-  {
-    std::lock_guard lock(mu);
-    queued = true;
-  }
-  cv.notify_all();
+  window.release();
   p.flush();
   CHECK(acknowledged == 200);
   const auto sent = cluster.sent();
