@@ -56,13 +56,9 @@ struct producer::impl {
     size_t max_batch = 0;
   };
 
-  // Partition count of `topic`, from the cache or one metadata request (and a describeConfigs
-  // for its batch limit when batches may grow).
-  result<int32_t> partitions_of(const std::string& topic) {
-    {
-      std::lock_guard lock(mu);
-      if (auto it = topics.find(topic); it != topics.end()) return it->second.partitions;
-    }
+  // Learns `topic`'s partition count with one metadata request (and a describeConfigs for its
+  // batch limit when batches may grow), and caches it. Called without mu held.
+  status learn_topic(const std::string& topic) {
     auto md = client.metadata({topic});
     if (!md) return md.err();
     auto it = md->topics.find(topic);
@@ -71,8 +67,8 @@ struct producer::impl {
     const auto count = static_cast<int32_t>(it->second.partitions.size());
     const auto max_batch = growth_limit(topic);
     std::lock_guard lock(mu);
-    topics[topic] = topic_state{count, max_batch};
-    return count;
+    topics.try_emplace(topic, topic_state{count, max_batch});
+    return {};
   }
 
   // batch.max.size, bounded by half the topic's max.message.bytes: a grown batch the leader
@@ -109,24 +105,32 @@ struct producer::impl {
       if (done) done(idempotence.err());
       return;
     }
-    auto count = partitions_of(topic);
-    if (!count) {
-      if (done) done(count.err());
-      return;
-    }
-    if (explicit_partition && (*explicit_partition < 0 || *explicit_partition >= *count)) {
-      if (done)
-        done(make_error(errc::unknown_topic_or_partition,
-                        "partition " + std::to_string(*explicit_partition) + " of '" + topic +
-                            "' does not exist (" + std::to_string(*count) + " partitions)"));
-      return;
-    }
     const auto timestamp = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
     const size_t key_size = key ? key->size() : 0;
     const size_t value_size = value ? value->size() : 0;
     std::unique_lock lock(mu);
+    auto known = topics.find(topic);
+    if (known == topics.end()) {
+      lock.unlock();
+      if (auto learnt = learn_topic(topic); !learnt) {
+        if (done) done(learnt.err());
+        return;
+      }
+      lock.lock();
+      known = topics.find(topic);
+    }
+    // Entries are never erased, so `known` outlives the waits below.
+    const int32_t count = known->second.partitions;
+    if (explicit_partition && (*explicit_partition < 0 || *explicit_partition >= count)) {
+      lock.unlock();
+      if (done)
+        done(make_error(errc::unknown_topic_or_partition,
+                        "partition " + std::to_string(*explicit_partition) + " of '" + topic +
+                            "' does not exist (" + std::to_string(count) + " partitions)"));
+      return;
+    }
     released.wait(lock, [&] {
       return stopping ||
              accumulator.queued_bytes() + in_flight_bytes < static_cast<size_t>(config.buffer_memory);
@@ -135,20 +139,19 @@ struct producer::impl {
     if (explicit_partition) {
       tp.partition = *explicit_partition;
     } else if (key) {
-      tp.partition = partition_for_key(*key, *count);
+      tp.partition = partition_for_key(*key, count);
     } else {
       // The sticky partitioner moves on at batch.size, as before batches could grow: a
       // partition that cannot send does not keep the records other partitions could send.
-      tp.partition = sticky.partition(topic, *count);
+      tp.partition = sticky.partition(topic, count);
       if (accumulator.would_start_batch(tp, key_size, value_size)) {
-        sticky.on_new_batch(topic, *count, tp.partition);
-        tp.partition = sticky.partition(topic, *count);
+        sticky.on_new_batch(topic, count, tp.partition);
+        tp.partition = sticky.partition(topic, count);
       }
     }
     // Read under the lock: a refusal stops growth at any time (complete).
-    const size_t max_batch = topics.at(topic).max_batch;
     auto appended = accumulator.append(tp, key, value, timestamp, std::move(done),
-                                       clock_type::now(), batch_limit(tp, max_batch));
+                                       batch_limit(tp, known->second.max_batch));
     if (!appended.new_batch && !appended.closed_previous) return;
     const bool sent = config.linger_ms == 0 && dispatch_ready(lock);
     lock.unlock();
@@ -423,7 +426,7 @@ struct producer::impl {
   record_accumulator accumulator;
   sticky_partitioner sticky;
   std::map<std::string, topic_state> topics;
-  std::map<topic_partition_key, int> in_flight;
+  std::map<topic_partition_key, int, partition_first> in_flight;
   producer_sequencer sequencer;
   struct pending_resend {
     std::shared_ptr<batch_state> state;

@@ -117,7 +117,7 @@ private:
   void restart(partition& p);
 
   producer_identity identity_;
-  std::map<topic_partition_key, partition> partitions_;
+  std::map<topic_partition_key, partition, partition_first> partitions_;
   int awaiting_identity_ = 0;
 };
 

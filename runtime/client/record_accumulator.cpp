@@ -5,8 +5,9 @@
 namespace capstan::client {
 
 record_accumulator::record_accumulator(int32_t batch_size, std::chrono::milliseconds linger,
-                                       compression codec)
-    : batch_size_(batch_size), linger_(linger), codec_(codec) {}
+                                       compression codec,
+                                       std::function<clock_type::time_point()> clock)
+    : batch_size_(batch_size), linger_(linger), codec_(codec), clock_(std::move(clock)) {}
 
 size_t record_accumulator::record_size_upper_bound(size_t key_size, size_t value_size) {
   // length, attributes, timestamp delta, offset delta, key length, value length, header count.
@@ -14,10 +15,11 @@ size_t record_accumulator::record_size_upper_bound(size_t key_size, size_t value
   return key_size + value_size + varint_overhead;
 }
 
-record_accumulator::append_result
-record_accumulator::append(const topic_partition_key& tp, std::optional<bytes_view> key,
-                           std::optional<bytes_view> value, timestamp_ms timestamp,
-                           send_callback done, clock_type::time_point now, size_t limit) {
+record_accumulator::append_result record_accumulator::append(const topic_partition_key& tp,
+                                                             std::optional<bytes_view> key,
+                                                             std::optional<bytes_view> value,
+                                                             timestamp_ms timestamp,
+                                                             send_callback done, size_t limit) {
   append_result out;
   auto& queue = partitions_[tp];
   const size_t estimate = record_size_upper_bound(key ? key->size() : 0, value ? value->size() : 0);
@@ -31,7 +33,7 @@ record_accumulator::append(const topic_partition_key& tp, std::optional<bytes_vi
     }
   }
   if (queue.empty() || queue.back().closed) {
-    queue.push_back(open_batch{record_batch_builder(offset{0}, timestamp), {}, now, 0, false});
+    queue.push_back(open_batch{record_batch_builder(offset{0}, timestamp), {}, clock_(), 0, false});
     queue.back().builder.compress_with(codec_);
     ++batches_;
     out.new_batch = true;

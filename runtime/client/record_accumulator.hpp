@@ -33,6 +33,16 @@ struct topic_partition_key {
   auto operator<=>(const topic_partition_key&) const = default;
 };
 
+// Orders partitions before topics. The producer's per-partition maps are searched on every
+// record, and a producer mostly writes one topic: comparing the partition first spares a string
+// comparison at each step of the search.
+struct partition_first {
+  bool operator()(const topic_partition_key& a, const topic_partition_key& b) const {
+    if (a.partition != b.partition) return a.partition < b.partition;
+    return a.topic < b.topic;
+  }
+};
+
 // A closed batch handed to the sender: encoded bytes and one callback per record (possibly empty
 // functions), in record order.
 struct ready_batch {
@@ -46,9 +56,11 @@ struct ready_batch {
 class record_accumulator {
 public:
   // Every batch is built compressed with `codec`; batch_size (or the limit append is given)
-  // bounds its uncompressed size.
+  // bounds its uncompressed size. `clock` stamps a batch when its first record arrives (linger.ms
+  // and delivery.timeout.ms count from then); it is read only then, not for every record.
   record_accumulator(int32_t batch_size, std::chrono::milliseconds linger,
-                     compression codec = compression::none);
+                     compression codec = compression::none,
+                     std::function<clock_type::time_point()> clock = &clock_type::now);
   record_accumulator(const record_accumulator&) = delete;
   record_accumulator& operator=(const record_accumulator&) = delete;
 
@@ -59,7 +71,7 @@ public:
   // `limit`: the bytes the open batch may grow to; batch.size when 0 or below it.
   append_result append(const topic_partition_key& tp, std::optional<bytes_view> key,
                        std::optional<bytes_view> value, timestamp_ms timestamp, send_callback done,
-                       clock_type::time_point now, size_t limit = 0);
+                       size_t limit = 0);
 
   // True when appending a record of these sizes to `tp` would start a new batch (no open batch,
   // or the open one would overflow batch.size): the sticky partitioner moves on then (KIP-480).
@@ -105,7 +117,8 @@ private:
   int32_t batch_size_;
   std::chrono::milliseconds linger_;
   compression codec_;
-  std::map<topic_partition_key, std::deque<open_batch>> partitions_;
+  std::function<clock_type::time_point()> clock_;
+  std::map<topic_partition_key, std::deque<open_batch>, partition_first> partitions_;
   size_t queued_bytes_ = 0;
   size_t batches_ = 0;
   size_t full_batches_ = 0;
