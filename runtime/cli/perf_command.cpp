@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,8 @@ double seconds_since(steady::time_point t) {
 
 // Latency statistics written by the client thread (acknowledgements) and read by the sending
 // thread (reports); both take the lock. Latencies are in microseconds.
+// One producer's tally. Each producer keeps its own, as separate producer processes would: an
+// acknowledgement never waits for another producer's lock.
 struct produce_stats {
   std::mutex mu;
   client::latency_histogram total;
@@ -91,7 +94,6 @@ struct produce_stats {
   uint64_t record_size = 0;
   uint64_t failed = 0;
   std::optional<error> first_error;
-  steady::time_point window_start = steady::now();
 
   void acknowledged(int64_t latency_us) {
     std::lock_guard lock(mu);
@@ -104,18 +106,36 @@ struct produce_stats {
     ++failed;
     if (!first_error) first_error = e;
   }
+};
+
+// Every producer's tally, and when the window the next progress line covers started.
+struct produce_tallies {
+  explicit produce_tallies(int32_t producers, int32_t record_size)
+      : each(static_cast<size_t>(producers)) {
+    for (auto& s : each) s.record_size = static_cast<uint64_t>(record_size);
+  }
+  std::deque<produce_stats> each;
+  steady::time_point window_start = steady::now();
+
   // "N records sent, X records/sec (Y MB/sec), A ms avg latency, M ms max latency." for the
-  // window since the last report.
+  // window since the last report, over every producer.
   void report_window() {
-    std::lock_guard lock(mu);
+    client::latency_histogram window;
+    uint64_t bytes = 0;
+    for (auto& s : each) {
+      std::lock_guard lock(s.mu);
+      window.merge(s.window);
+      bytes += s.window_bytes;
+      s.window.reset();
+      s.window_bytes = 0;
+    }
     const double secs = seconds_since(window_start);
-    std::printf("%llu records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms max latency.\n",
-                static_cast<unsigned long long>(window.count()), static_cast<double>(window.count()) / secs,
-                static_cast<double>(window_bytes) / mib / secs, window.mean() / 1000.0,
-                static_cast<double>(window.max()) / 1000.0);
+    std::printf("%llu records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms "
+                "max latency.\n",
+                static_cast<unsigned long long>(window.count()),
+                static_cast<double>(window.count()) / secs, static_cast<double>(bytes) / mib / secs,
+                window.mean() / 1000.0, static_cast<double>(window.max()) / 1000.0);
     std::fflush(stdout);
-    window.reset();
-    window_bytes = 0;
     window_start = steady::now();
   }
 };
@@ -152,7 +172,8 @@ void print_sync_summary(const client::latency_histogram& h, double secs) {
 // return of flush(). Stops at the first failed record.
 void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& client,
                            const client::client_config& config, bytes_view value,
-                           produce_stats& stats) {
+                           produce_tallies& tallies) {
+  auto& stats = tallies.each.front();
   auto start = steady::now();
   auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
   {
@@ -181,7 +202,7 @@ void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& 
           std::chrono::duration_cast<std::chrono::microseconds>(acked_at - sent_at).count();
       stats.acknowledged(latency);
       if (acked_at >= next_report) {
-        stats.report_window();
+        tallies.report_window();
         next_report = acked_at + std::chrono::milliseconds(f.report_interval_ms);
       }
     }
@@ -198,9 +219,11 @@ void run_perf_produce_sync(const perf_produce_flags& f, client::cluster_client& 
 // Producer `index` of f.producers: records index, index + producers, ... of f.records, at its
 // share of --throughput, each with key keys[record % keys.size()] when there are keys. The
 // first producer prints the progress lines.
-void produce_share(const perf_produce_flags& f, client::cluster_client& client, const client::client_config& config,
-                   bytes_view value, const std::vector<std::string>& keys, int32_t index, steady::time_point start,
-                   produce_stats& stats) {
+void produce_share(const perf_produce_flags& f, client::cluster_client& client,
+                   const client::client_config& config, bytes_view value,
+                   const std::vector<std::string>& keys, int32_t index, steady::time_point start,
+                   produce_tallies& tallies) {
+  auto& stats = tallies.each[static_cast<size_t>(index)];
   // --throughput 0 or -1: unlimited, as the throttler takes them.
   throttler throttle(f.throughput <= 0 ? f.throughput : std::max<int64_t>(1, f.throughput / f.producers), start);
   auto next_report = start + std::chrono::milliseconds(f.report_interval_ms);
@@ -224,7 +247,7 @@ void produce_share(const perf_produce_flags& f, client::cluster_client& client, 
                     stats->acknowledged(latency.count());
                   });
     if (index == 0 && (sent & 1023) == 0 && sent_at >= next_report) {
-      stats.report_window();
+      tallies.report_window();
       next_report = sent_at + std::chrono::milliseconds(f.report_interval_ms);
     }
     throttle.pace(++sent);
@@ -253,9 +276,8 @@ void run_perf_produce(const perf_produce_flags& f) {
   for (auto& b : payload) b = static_cast<uint8_t>('A' + rng() % 26);
   const bytes_view value(payload);
 
-  produce_stats stats;
-  stats.record_size = static_cast<uint64_t>(f.record_size);
-  if (f.sync) return run_perf_produce_sync(f, *client, config, value, stats);
+  produce_tallies tallies(f.sync ? 1 : f.producers, f.record_size);
+  if (f.sync) return run_perf_produce_sync(f, *client, config, value, tallies);
   // Fixed-width keys, so every record is the same size whatever its key.
   std::vector<std::string> keys;
   for (int64_t k = 0; k < f.keys; ++k) {
@@ -270,12 +292,20 @@ void run_perf_produce(const perf_produce_flags& f) {
   const auto start = steady::now();
   std::vector<std::thread> others;
   for (int32_t i = 1; i < f.producers; ++i)
-    others.emplace_back([&, i] { produce_share(f, *more_clients[i - 1], config, value, keys, i, start, stats); });
-  produce_share(f, *client, config, value, keys, 0, start, stats);
+    others.emplace_back(
+        [&, i] { produce_share(f, *more_clients[i - 1], config, value, keys, i, start, tallies); });
+  produce_share(f, *client, config, value, keys, 0, start, tallies);
   for (auto& t : others) t.join();
   const double secs = seconds_since(start);
-  std::lock_guard lock(stats.mu);
-  const auto& h = stats.total;
+  client::latency_histogram h;
+  uint64_t failed = 0;
+  std::optional<error> first_error;
+  for (auto& stats : tallies.each) {
+    std::lock_guard lock(stats.mu);
+    h.merge(stats.total);
+    failed += stats.failed;
+    if (!first_error) first_error = stats.first_error;
+  }
   const auto n = static_cast<double>(h.count());
   auto ms = [](int64_t us) { return static_cast<double>(us) / 1000.0; };
   std::printf("%llu records sent, %.1f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, "
@@ -284,8 +314,8 @@ void run_perf_produce(const perf_produce_flags& f) {
               h.mean() / 1000.0, ms(h.max()), ms(h.percentile(0.5)), ms(h.percentile(0.95)),
               ms(h.percentile(0.99)), ms(h.percentile(0.999)));
   std::fflush(stdout);
-  if (stats.failed > 0)
-    fail(std::to_string(stats.failed) + " records failed; first error: " + stats.first_error->to_string(),
+  if (failed > 0)
+    fail(std::to_string(failed) + " records failed; first error: " + first_error->to_string(),
          exit_failed);
 }
 
