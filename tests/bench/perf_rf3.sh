@@ -26,7 +26,11 @@
 #               100-byte records keyed over KEYS (default 10,000) keys, by PRODUCERS (default 4)
 #               producers, to a topic of KEYED_PARTITIONS (default 100) partitions, then the same
 #               records without keys by one producer to a single-partition topic, for the ratio
-#               of the two; after each, the CPU used, as for throughput.
+#               of the two; after each, the CPU used, as for throughput. Before the first round,
+#               both run once unmeasured with KEYED_WARMUP (default RECORDS / 4) records, and
+#               before each measured run `sync` writes back what earlier runs left dirty: the
+#               two runs of the ratio then start alike, instead of the first paying for the
+#               nodes' first touch of their memory and each for the writeback of the one before.
 # It prints what perf prints, and stops every node it started by pid (examples/lib/cluster.sh's
 # cluster_stop). Each perf run is bounded by RUN_TIMEOUT seconds (default 600). Needs the
 # `capstan` target built.
@@ -51,6 +55,9 @@ run_timeout=${RUN_TIMEOUT:-600}
 capstan="$build/runtime/capstan"
 [[ -x "$capstan" ]] || { echo "no capstan binary at $capstan (build the 'capstan' target)" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be an integer >= 1, not '$rounds'" >&2; exit 2; }
+[[ $records =~ ^[1-9][0-9]*$ ]] || { echo "RECORDS must be an integer >= 1, not '$records'" >&2; exit 2; }
+keyed_warmup=${KEYED_WARMUP:-$((records / 4))}
+[[ $keyed_warmup =~ ^[0-9]+$ ]] || { echo "KEYED_WARMUP must be an integer >= 0, not '$keyed_warmup'" >&2; exit 2; }
 
 # shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
 source "$here/../../examples/lib/cluster.sh"
@@ -128,6 +135,16 @@ cpu_per_record() {
       c / hz, s / hz, c / hz / n * 1e6, s / hz / n * 1e6 }'
 }
 
+# keyed_run N / unkeyed_run N: the two runs of the keyed mode, N records each.
+keyed_run() {
+  timeout "$run_timeout" "$capstan" perf produce perf-rf3-keyed --records "$1" --record-size 100 \
+    --keys "$keys" --producers "$producers" --acks all --bootstrap "$bootstrap"
+}
+unkeyed_run() {
+  timeout "$run_timeout" "$capstan" perf produce perf-rf3-unkeyed --records "$1" --record-size 100 \
+    --acks all --bootstrap "$bootstrap"
+}
+
 for round in $(seq 1 "$rounds"); do
   ((rounds == 1)) || echo "== round $round of $rounds"
   for mode in $modes; do
@@ -156,15 +173,20 @@ for round in $(seq 1 "$rounds"); do
           --warmup-records "$warmup" --bootstrap "$bootstrap"
         ;;
       keyed)
+        if ((round == 1 && keyed_warmup > 0)); then
+          echo "== warm-up, not measured: $keyed_warmup records keyed, then $keyed_warmup without keys"
+          keyed_run "$keyed_warmup" >/dev/null
+          unkeyed_run "$keyed_warmup" >/dev/null
+        fi
         echo "== perf produce: $records records of 100 bytes keyed over $keys keys, $producers producers, $keyed_partitions partitions, acks=all, RF=3, min.insync.replicas=2"
+        sync
         client0=$(ended_children_cpu_ticks) nodes0=$(nodes_cpu_ticks)
-        timeout "$run_timeout" "$capstan" perf produce perf-rf3-keyed --records "$records" --record-size 100 \
-          --keys "$keys" --producers "$producers" --acks all --bootstrap "$bootstrap"
+        keyed_run "$records"
         cpu_per_record "$records" $(($(ended_children_cpu_ticks) - client0)) $(($(nodes_cpu_ticks) - nodes0))
         echo "== perf produce: $records records of 100 bytes without keys, 1 producer, 1 partition, acks=all, RF=3, min.insync.replicas=2"
+        sync
         client0=$(ended_children_cpu_ticks) nodes0=$(nodes_cpu_ticks)
-        timeout "$run_timeout" "$capstan" perf produce perf-rf3-unkeyed --records "$records" --record-size 100 \
-          --acks all --bootstrap "$bootstrap"
+        unkeyed_run "$records"
         cpu_per_record "$records" $(($(ended_children_cpu_ticks) - client0)) $(($(nodes_cpu_ticks) - nodes0))
         ;;
     esac
