@@ -12,7 +12,12 @@
 // CAF's scheduler and middleman in it, and nothing else of capstan. --io-worker (with --caf) moves
 // each append to a detached actor that the node's actor waits for, as a node keeps its writes off
 // the scheduler. --brokers (with --caf) spawns the nodes' actors as CAF brokers, which run on the
-// middleman's multiplexer thread instead of the scheduler.
+// middleman's multiplexer thread instead of the scheduler. --rpc (with --caf) puts Cap'n Proto
+// RPC at both ends of the client's connection, as a capstan client and node have it: the client
+// calls the Capstan interface's produce and waits for its answer; the leader serves it on a kj
+// event loop thread of its own, which hands the record to the leader's actor through a node's
+// bridge actor (actors/gateway/rpc_bridge) and answers once a cross-thread fulfiller says the
+// followers replied. The client stays one thread, so this floor has no hand-off at its caller.
 // --throughput measures the other floor, of RF=3 acks=all throughput: the client sends batches
 // of --batch-bytes (default 65,536) holding records of --record-size bytes (default 1,024), with
 // --in-flight (default 5) unanswered, and the leader forwards each batch as it arrives while a
@@ -22,7 +27,7 @@
 // times into the page cache) with no broker work at all. Raw TCP only.
 // Run on demand (not a test):
 //   cmake --build BUILD --target bench_hop_floor && BUILD/tests/bench_hop_floor [round trips]
-//   [--write] [--caf [--io-worker] [--brokers]]
+//   [--write] [--caf [--io-worker] [--brokers] [--rpc]]
 //   BUILD/tests/bench_hop_floor --throughput [records] [--write] [--record-size N]
 //   [--batch-bytes B] [--in-flight W]
 // Prints the p50 / p99 / p99.9 round trip in microseconds, or records/s and MB/s. Every child is
@@ -42,6 +47,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,10 +57,13 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <capnp/any.h>
+#include <capnp/ez-rpc.h>
 #include <capnp/message.h>
 
+#include "actors/gateway/rpc_bridge.hpp"
 #include "runtime/actor/actor_system_setup.hpp"
 #include "runtime/messages/capnp_frame.hpp"
+#include "schema/client.capnp.h"
 
 namespace {
 
@@ -275,6 +284,7 @@ struct caf_options {
   bool write = false;
   bool io_worker = false;
   bool brokers = false;
+  bool rpc = false;
 };
 
 // Spawns `fun` as a plain actor on the scheduler or, with --brokers, as a broker on the
@@ -308,7 +318,48 @@ void run_caf_follower(int port_pipe, caf_options opts) {
   std::_Exit(0);
 }
 
-void run_caf_leader(int listener, uint16_t follower1, uint16_t follower2, caf_options opts) {
+// The leader's side of --rpc: answers each produce call once `leader` answered the record,
+// asking it through a node's bridge actor from the kj thread, as actors/gateway does.
+class floor_service final : public capstan::rpc::Capstan::Server {
+public:
+  floor_service(const capstan::rpc_bridge& bridge, caf::actor leader)
+      : bridge_(bridge), leader_(std::move(leader)) {}
+
+  kj::Promise<void> produce(ProduceContext call) override {
+    auto records = call.getParams().getRecords();
+    auto record = bytes_frame(records.size());
+    struct reply_slot {
+      kj::Own<kj::CrossThreadPromiseFulfiller<void>> fulfiller;
+    };
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+    auto slot = std::make_shared<reply_slot>(reply_slot{kj::mv(paf.fulfiller)});
+    auto ask = [slot, leader = leader_, record](caf::event_based_actor* self) {
+      self->request(leader, caf::infinite, record)
+          .then([slot](const capstan::capnp_frame&) { slot->fulfiller->fulfill(); },
+                [](const caf::error&) { die("leader actor"); });
+    };
+    caf::anon_send(bridge_.current(), capstan::bridge_job{std::move(ask)});
+    return paf.promise.then([call]() mutable { call.getResults().setBaseOffset(0); });
+  }
+
+private:
+  const capstan::rpc_bridge& bridge_;
+  caf::actor leader_;
+};
+
+// Serves the Capstan interface on `listener` from a kj thread until the process is killed.
+[[noreturn]] void serve_rpc(caf::actor_system& sys, caf::actor leader, int listener,
+                            uint16_t port) {
+  capstan::rpc_bridge bridge(sys, nullptr);
+  std::thread([&] {
+    capnp::EzRpcServer server(kj::heap<floor_service>(bridge, leader), listener, port);
+    kj::NEVER_DONE.wait(server.getWaitScope());
+  }).detach();
+  for (;;) ::pause();
+}
+
+void run_caf_leader(int listener, uint16_t leader_port, uint16_t follower1, uint16_t follower2,
+                    caf_options opts) {
   capstan::actor_config cfg;
   caf::actor_system sys{cfg};
   std::vector<caf::actor> followers;
@@ -332,6 +383,7 @@ void run_caf_leader(int listener, uint16_t follower1, uint16_t follower2, caf_op
       return rp;
     }};
   });
+  if (opts.rpc) serve_rpc(sys, leader, listener, leader_port);
   int client = accept_one(listener);
   caf::scoped_actor self{sys};
   std::array<char, record_size> record{};
@@ -356,7 +408,7 @@ long whole_number(const char* text, long max) {
 
 int usage(const char* self) {
   std::fprintf(stderr,
-               "usage: %s [round trips] [--write] [--caf [--io-worker] [--brokers]]\n"
+               "usage: %s [round trips] [--write] [--caf [--io-worker] [--brokers] [--rpc]]\n"
                "       %s --throughput [records] [--write] [--record-size N] [--batch-bytes B] "
                "[--in-flight W]\n",
                self, self);
@@ -371,6 +423,7 @@ int main(int argc, char** argv) {
   bool caf_nodes = false;
   bool io_worker = false;
   bool brokers = false;
+  bool rpc = false;
   bool throughput = false;
   bool throughput_option = false; // one of the options only --throughput takes
   long count = 0;
@@ -390,6 +443,8 @@ int main(int argc, char** argv) {
       io_worker = true;
     } else if (arg == "--brokers") {
       brokers = true;
+    } else if (arg == "--rpc") {
+      rpc = true;
     } else if (arg == "--throughput") {
       throughput = true;
     } else if (arg == "--record-size") {
@@ -411,6 +466,7 @@ int main(int argc, char** argv) {
     }
   }
   if (throughput ? caf_nodes : throughput_option) return usage(argv[0]);
+  if (rpc && !caf_nodes) return usage(argv[0]);
   if (count > 0) {
     round_trips = static_cast<int>(count);
     tp.records = count;
@@ -434,10 +490,12 @@ int main(int argc, char** argv) {
     int port_pipe[2];
     if (::pipe(port_pipe) != 0) die("pipe");
     for (int i = 1; i <= 2; ++i) {
-      spawn([&] { run_caf_follower(port_pipe[1], {write, io_worker, brokers}); });
+      spawn([&] { run_caf_follower(port_pipe[1], {write, io_worker, brokers, rpc}); });
       if (::read(port_pipe[0], &ports[i], sizeof ports[i]) != sizeof ports[i]) die("read port");
     }
-    spawn([&] { run_caf_leader(listeners[0], ports[1], ports[2], {write, io_worker, brokers}); });
+    spawn([&] {
+      run_caf_leader(listeners[0], ports[0], ports[1], ports[2], {write, io_worker, brokers, rpc});
+    });
   } else {
     const size_t message_size = throughput ? batch_bytes : record_size;
     spawn([&] { run_follower(listeners[1], write, message_size); });
@@ -449,9 +507,10 @@ int main(int argc, char** argv) {
   }
   for (int fd : listeners) ::close(fd);
 
-  int leader = connect_to(ports[0]);
+  // With --rpc the client's connection is Cap'n Proto RPC's (below).
+  int leader = rpc ? -1 : connect_to(ports[0]);
   auto stop_children = [&] {
-    ::close(leader);
+    if (leader >= 0) ::close(leader);
     for (pid_t pid : children) ::kill(pid, SIGTERM);
     for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
   };
@@ -468,23 +527,44 @@ int main(int argc, char** argv) {
   }
   std::array<char, record_size> record{};
   std::array<char, answer_size> answer{};
+  std::optional<capnp::EzRpcClient> rpc_client;
+  std::optional<capstan::rpc::Capstan::Client> service;
+  if (rpc) {
+    rpc_client.emplace("127.0.0.1", ports[0]);
+    service = rpc_client->getMain<capstan::rpc::Capstan>();
+  }
+  auto round_trip = [&] {
+    if (!rpc) {
+      send_all(leader, record.data(), record.size());
+      if (!recv_all(leader, answer.data(), answer.size())) die("the leader closed");
+      return;
+    }
+    auto req = service->produceRequest();
+    req.setTopic("floor");
+    req.setAcks(-1);
+    req.setTimeoutMs(30000);
+    req.setRecords(
+        capnp::Data::Reader(reinterpret_cast<const kj::byte*>(record.data()), record.size()));
+    req.send().wait(rpc_client->getWaitScope());
+  };
   const int warm_up = std::min(2000, round_trips / 10);
   std::vector<double> micros;
   micros.reserve(static_cast<size_t>(round_trips));
   for (int i = 0; i < warm_up + round_trips; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    send_all(leader, record.data(), record.size());
-    if (!recv_all(leader, answer.data(), answer.size())) die("the leader closed");
+    round_trip();
     const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
     if (i >= warm_up) micros.push_back(took.count());
   }
+  service.reset();
+  rpc_client.reset();
   stop_children();
 
   std::sort(micros.begin(), micros.end());
   auto at = [&](double q) { return micros[static_cast<size_t>(q * (micros.size() - 1))]; };
-  std::printf("%d round trips client -> leader -> 2 followers -> leader -> client%s%s%s: "
+  std::printf("%d round trips client -> leader -> 2 followers -> leader -> client%s%s%s%s: "
               "p50 %.0f us, p99 %.0f us, p99.9 %.0f us\n",
-              round_trips,
+              round_trips, rpc ? " (Cap'n Proto RPC between client and leader)" : "",
               !caf_nodes  ? ""
               : io_worker ? " (CAF actors and middleman in the nodes, appends on a detached actor)"
                           : " (CAF actors and middleman in the nodes)",
