@@ -105,9 +105,12 @@ struct producer::impl {
       if (done) done(idempotence.err());
       return;
     }
-    const auto timestamp = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+    auto now_ms = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+    auto timestamp = now_ms();
     const size_t key_size = key ? key->size() : 0;
     const size_t value_size = value ? value->size() : 0;
     std::unique_lock lock(mu);
@@ -118,6 +121,9 @@ struct producer::impl {
         if (done) done(learnt.err());
         return;
       }
+      // The record's time is when it could be sent, not before the wait (as Kafka's producer
+      // adds its metadata wait to the send time).
+      timestamp = now_ms();
       lock.lock();
       known = topics.find(topic);
     }

@@ -58,9 +58,9 @@ public:
   // Every batch is built compressed with `codec`; batch_size (or the limit append is given)
   // bounds its uncompressed size. `clock` stamps a batch when its first record arrives (linger.ms
   // and delivery.timeout.ms count from then); it is read only then, not for every record.
-  record_accumulator(int32_t batch_size, std::chrono::milliseconds linger,
-                     compression codec = compression::none,
-                     std::function<clock_type::time_point()> clock = &clock_type::now);
+  record_accumulator(
+      int32_t batch_size, std::chrono::milliseconds linger, compression codec = compression::none,
+      std::function<clock_type::time_point()> clock = [] { return clock_type::now(); });
   record_accumulator(const record_accumulator&) = delete;
   record_accumulator& operator=(const record_accumulator&) = delete;
 

@@ -32,6 +32,7 @@ std::vector<memory_cluster::sent_batch> memory_cluster::sent() {
 }
 
 result<cluster_metadata> memory_cluster::metadata(const std::vector<std::string>&) {
+  if (before_metadata) before_metadata();
   topic_metadata t;
   t.name = topic;
   for (int32_t p = 0; p < partitions_; ++p) {
@@ -58,10 +59,12 @@ void memory_cluster::produce(const std::string&, int32_t partition, int16_t,
   auto view = record_batch_view::parse(bytes_view(*batch), batch->size());
   const int32_t sequence = view ? view->base_sequence() : -1;
   const int32_t records = view ? view->record_count() : 0;
+  const timestamp_ms base_timestamp = view ? view->base_timestamp() : -1;
   const int64_t limit = max_message_bytes;
   const bool too_large = limit > 0 && static_cast<int64_t>(batch->size()) > limit;
   std::lock_guard lock(mu_);
-  sent_.push_back({partition, sequence, records, std::this_thread::get_id(), batch->size()});
+  sent_.push_back(
+      {partition, sequence, records, std::this_thread::get_id(), batch->size(), base_timestamp});
   queue_.push_back({partition, sequence, records, too_large, std::move(done)});
   cv_.notify_all();
 }

@@ -32,6 +32,7 @@ public:
     int32_t records;
     std::thread::id thread;
     size_t size_bytes;
+    timestamp_ms base_timestamp; // -1 when the batch does not parse
   };
 
   memory_cluster(client::client_config config, int32_t partitions);
@@ -51,6 +52,8 @@ public:
   // Runs on the caller's thread before initProducerId answers (producer id 7, epoch 0); unset,
   // it answers at once.
   std::function<void()> before_producer_id;
+  // Runs on the caller's thread before Metadata answers; unset, it answers at once.
+  std::function<void()> before_metadata;
 
   // The topic's max.message.bytes; 0: describeConfigs is INVALID_REQUEST and any size is taken.
   std::atomic<int64_t> max_message_bytes{0};

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -90,6 +91,27 @@ TEST_CASE("with linger.ms 0 the calling thread sends its record itself, and flus
     CHECK(b.base_sequence >= 0);
     CHECK(b.thread == std::this_thread::get_id());
   }
+}
+
+TEST_CASE("the first record of a topic is stamped after the producer learnt the topic, not "
+          "before",
+          "[client][producer]") {
+  memory_cluster cluster(one_at_a_time(), partitions);
+  producer p(cluster, one_at_a_time());
+  REQUIRE(p.init_producer_id().ok());
+  // The first send learns the topic with a Metadata request; this one answers 50 ms late.
+  timestamp_ms answered = 0;
+  cluster.before_metadata = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    answered = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+  };
+  p.send(memory_cluster::topic, std::nullopt, as_bytes("v"), 0, {});
+  p.flush();
+  const auto sent = cluster.sent();
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].base_timestamp >= answered);
 }
 
 TEST_CASE("batches of a partition reach the client in sequence order while callers and the "
