@@ -82,10 +82,9 @@ double seconds_since(steady::time_point t) {
   return std::chrono::duration<double>(steady::now() - t).count();
 }
 
-// Latency statistics written by the client thread (acknowledgements) and read by the sending
-// thread (reports); both take the lock. Latencies are in microseconds.
-// One producer's tally. Each producer keeps its own, as separate producer processes would: an
-// acknowledgement never waits for another producer's lock.
+// One producer's tally, in microseconds: written by its client thread (acknowledgements), read
+// for the reports; both take the lock. Each producer keeps its own, as separate producer
+// processes would: an acknowledgement never waits for another producer's lock.
 struct produce_stats {
   std::mutex mu;
   client::latency_histogram total;
@@ -299,7 +298,7 @@ void run_perf_produce(const perf_produce_flags& f) {
   const double secs = seconds_since(start);
   client::latency_histogram h;
   uint64_t failed = 0;
-  std::optional<error> first_error;
+  std::optional<error> first_error; // of the first producer, in order, that had one
   for (auto& stats : tallies.each) {
     std::lock_guard lock(stats.mu);
     h.merge(stats.total);

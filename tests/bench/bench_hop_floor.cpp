@@ -325,15 +325,14 @@ public:
   floor_service(const capstan::rpc_bridge& bridge, caf::actor leader)
       : bridge_(bridge), leader_(std::move(leader)) {}
 
+  // The record goes on as the raw path's does: a frame of record_size bytes made once.
   kj::Promise<void> produce(ProduceContext call) override {
-    auto records = call.getParams().getRecords();
-    auto record = bytes_frame(records.size());
     struct reply_slot {
       kj::Own<kj::CrossThreadPromiseFulfiller<void>> fulfiller;
     };
     auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
     auto slot = std::make_shared<reply_slot>(reply_slot{kj::mv(paf.fulfiller)});
-    auto ask = [slot, leader = leader_, record](caf::event_based_actor* self) {
+    auto ask = [slot, leader = leader_, record = record_](caf::event_based_actor* self) {
       self->request(leader, caf::infinite, record)
           .then([slot](const capstan::capnp_frame&) { slot->fulfiller->fulfill(); },
                 [](const caf::error&) { die("leader actor"); });
@@ -345,13 +344,17 @@ public:
 private:
   const capstan::rpc_bridge& bridge_;
   caf::actor leader_;
+  const capstan::capnp_frame record_ = bytes_frame(record_size);
 };
 
 // Serves the Capstan interface on `listener` from a kj thread until the process is killed.
 [[noreturn]] void serve_rpc(caf::actor_system& sys, caf::actor leader, int listener,
                             uint16_t port) {
   capstan::rpc_bridge bridge(sys, nullptr);
-  std::thread([&] {
+  // A socket accepted from `listener` inherits TCP_NODELAY, as the node's kj listener sets it.
+  no_delay(listener);
+  // `bridge` lives on this frame, which never returns.
+  std::thread([&bridge, leader, listener, port] {
     capnp::EzRpcServer server(kj::heap<floor_service>(bridge, leader), listener, port);
     kj::NEVER_DONE.wait(server.getWaitScope());
   }).detach();
@@ -552,7 +555,13 @@ int main(int argc, char** argv) {
   micros.reserve(static_cast<size_t>(round_trips));
   for (int i = 0; i < warm_up + round_trips; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    round_trip();
+    try {
+      round_trip();
+    } catch (const kj::Exception& e) {
+      std::fprintf(stderr, "the RPC to the leader failed: %s\n", e.getDescription().cStr());
+      stop_children();
+      std::_Exit(2);
+    }
     const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
     if (i >= warm_up) micros.push_back(took.count());
   }

@@ -57,7 +57,7 @@ capstan="$build/runtime/capstan"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be an integer >= 1, not '$rounds'" >&2; exit 2; }
 [[ $records =~ ^[1-9][0-9]*$ ]] || { echo "RECORDS must be an integer >= 1, not '$records'" >&2; exit 2; }
 keyed_warmup=${KEYED_WARMUP:-$((records / 4))}
-[[ $keyed_warmup =~ ^[0-9]+$ ]] || { echo "KEYED_WARMUP must be an integer >= 0, not '$keyed_warmup'" >&2; exit 2; }
+[[ $keyed_warmup =~ ^(0|[1-9][0-9]*)$ ]] || { echo "KEYED_WARMUP must be an integer >= 0, not '$keyed_warmup'" >&2; exit 2; }
 
 # shellcheck source=SCRIPTDIR/../../examples/lib/cluster.sh
 source "$here/../../examples/lib/cluster.sh"
