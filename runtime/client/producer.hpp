@@ -34,7 +34,9 @@ public:
   // reports the offsets it was first written at), or its error after retries; a record whose
   // batch waited delivery.timeout.ms without being sent fails with REQUEST_TIMED_OUT on the
   // producer's sender thread. An unknown topic or partition, or a config resolve_idempotence
-  // refuses (INVALID_CONFIG), fails at once on the caller's thread.
+  // refuses (INVALID_CONFIG), fails at once on the caller's thread. Called from a `done` (the
+  // client thread) for a topic this producer has not sent to yet, it fails at once with
+  // INVALID_REQUEST: learning the topic would wait for that same thread.
   void send(const std::string& topic, std::optional<bytes_view> key,
             std::optional<bytes_view> value, std::optional<int32_t> partition,
             std::function<void(result<record_metadata>)> done);

@@ -200,9 +200,14 @@ private:
   std::map<std::string, std::string> coordinators_;
 };
 
-// REQUIRES: not called on the loop thread (it would wait for itself).
+// Called on the loop thread (from a callback: a producer's send() to a topic it has not learnt
+// yet, say), it would wait for itself: INVALID_REQUEST at once instead.
 template <class T>
 result<T> rpc_cluster_client::run_sync(std::function<kj::Promise<result<T>>()> start) {
+  if (std::this_thread::get_id() == loop_thread_)
+    return make_error(errc::invalid_request,
+                      "a blocking client call from a callback (the client's own thread) would "
+                      "wait for itself");
   auto p = std::make_shared<std::promise<result<T>>>();
   auto f = p->get_future();
   on_loop([this, start = std::move(start), p] {

@@ -2,11 +2,14 @@
 // the callers' threads and from the client's loop thread (which sends the next one as an answer
 // frees its slot), and their sequences must reach the node in the order they were stamped; while
 // the window is full, batches grow past batch.size as far as the topic's max.message.bytes
-// allows.
+// allows. A send from a callback (on the client's loop thread) to a topic the producer has not
+// learnt fails at once instead of waiting for that thread.
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -111,4 +114,41 @@ TEST_CASE("a producer's batches grow while its window is full, within half the t
   const double requests = produce_requests(text);
   CHECK(requests > 0);
   CHECK(requests < records / 9.0);
+}
+
+TEST_CASE("a send from a callback to a topic the producer has not learnt fails at once, and the "
+          "client goes on",
+          "[cluster][producer]") {
+  temp_dir dir;
+  auto n = node::start(loopback_node_config(dir.path()));
+  INFO((n ? std::string() : n.err().to_string()));
+  REQUIRE(n);
+  {
+    auto client = connect_client(**n);
+    REQUIRE(client->create_topic(topic_spec{"t", 1, 1, {}}));
+    REQUIRE(client->create_topic(topic_spec{"u", 1, 1, {}}));
+    client::producer p(*client, five_in_flight(16384, 16384));
+    const std::string value(100, 'v');
+    const bytes_view record(reinterpret_cast<const uint8_t*>(value.data()), value.size());
+    // The callback runs on the client's loop thread; learning "u" there would need that thread.
+    std::promise<result<client::record_metadata>> inner;
+    p.send("t", std::nullopt, record, 0, [&](result<client::record_metadata>) {
+      p.send("u", std::nullopt, record, 0,
+             [&](result<client::record_metadata> r) { inner.set_value(std::move(r)); });
+    });
+    auto answered = inner.get_future();
+    REQUIRE(answered.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    const auto refused = answered.get();
+    REQUIRE_FALSE(refused);
+    CHECK(refused.code() == errc::invalid_request);
+    p.flush();
+
+    // From a thread of its own, the same send learns the topic and is acknowledged.
+    std::atomic<bool> acknowledged{false};
+    p.send("u", std::nullopt, record, 0,
+           [&](result<client::record_metadata> r) { acknowledged = r.ok(); });
+    p.flush();
+    CHECK(acknowledged);
+  }
+  (*n)->stop();
 }
