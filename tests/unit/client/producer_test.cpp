@@ -68,6 +68,21 @@ struct held_window {
   }
 };
 
+// Queues `n` records of `value` for partition 0; each acknowledgement counts in `acknowledged`.
+void send_counted(producer& p, const std::string& value, int n, std::atomic<int>& acknowledged) {
+  for (int i = 0; i < n; ++i)
+    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
+           [&acknowledged](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+}
+
+// The size of the largest batch `cluster` was sent, from its `from`-th on.
+size_t largest_sent(memory_cluster& cluster, size_t from = 0) {
+  size_t largest = 0;
+  const auto sent = cluster.sent();
+  for (size_t i = from; i < sent.size(); ++i) largest = std::max(largest, sent[i].size_bytes);
+  return largest;
+}
+
 } // namespace
 
 TEST_CASE("with linger.ms 0 the calling thread sends its record itself, and flush returns once "
@@ -212,9 +227,7 @@ TEST_CASE("a batch held back by max.in.flight leaves from the thread whose answe
   producer p(cluster, config);
   REQUIRE(p.init_producer_id().ok());
   std::atomic<int> acknowledged{0};
-  for (int i = 0; i < 3; ++i)
-    p.send(memory_cluster::topic, std::nullopt, as_bytes("v"), 0,
-           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  send_counted(p, "v", 3, acknowledged);
   window.release();
   p.flush();
   CHECK(acknowledged == 3);
@@ -254,20 +267,15 @@ TEST_CASE("while a partition has max.in.flight requests unanswered its batches g
   REQUIRE(p.init_producer_id().ok());
   const std::string value(100, 'v');
   std::atomic<int> acknowledged{0};
-  for (int i = 0; i < 201; ++i)
-    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
-           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  send_counted(p, value, 201, acknowledged);
   window.release();
   p.flush();
   CHECK(acknowledged == 201);
   const auto sent = cluster.sent();
   REQUIRE(sent.size() > 1);
   CHECK(sent[0].records == 1);
-  size_t largest = 0;
-  for (size_t i = 1; i < sent.size(); ++i) {
-    CHECK(sent[i].size_bytes <= limit);
-    largest = std::max(largest, sent[i].size_bytes);
-  }
+  const size_t largest = largest_sent(cluster, 1);
+  CHECK(largest <= limit);
   CHECK(largest > limit - 2 * (value.size() + 40));
 }
 
@@ -291,16 +299,11 @@ TEST_CASE("a single record refused MESSAGE_TOO_LARGE leaves batches growing",
   window.hold_first(cluster);
   const std::string value(100, 'v');
   std::atomic<int> acknowledged{0};
-  for (int i = 0; i < 101; ++i)
-    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
-           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  send_counted(p, value, 101, acknowledged);
   window.release();
   p.flush();
   CHECK(acknowledged == 101);
-  const auto sent = cluster.sent();
-  size_t largest = 0;
-  for (size_t i = before; i < sent.size(); ++i) largest = std::max(largest, sent[i].size_bytes);
-  CHECK(largest > 3000 - 2 * (value.size() + 40));
+  CHECK(largest_sent(cluster, before) > 3000 - 2 * (value.size() + 40));
 }
 
 TEST_CASE("while the producer id is awaited, batches behind a full one grow past batch.size",
@@ -314,17 +317,14 @@ TEST_CASE("while the producer id is awaited, batches behind a full one grow past
   producer p(cluster, config);
   const std::string value(100, 'v');
   std::atomic<int> acknowledged{0};
-  for (int i = 0; i < 200; ++i)
-    p.send(memory_cluster::topic, std::nullopt, as_bytes(value), 0,
-           [&](result<record_metadata> r) { acknowledged += r ? 1 : 0; });
+  send_counted(p, value, 200, acknowledged);
   window.release();
   p.flush();
   CHECK(acknowledged == 200);
   const auto sent = cluster.sent();
   REQUIRE(sent.size() > 1);
   CHECK(sent[0].size_bytes <= 1024);
-  size_t largest = 0;
-  for (const auto& b : sent) largest = std::max(largest, b.size_bytes);
+  const size_t largest = largest_sent(cluster);
   CHECK(largest > 8192 - 2 * (value.size() + 40));
   CHECK(largest <= 8192);
 }
