@@ -4,8 +4,6 @@
 
 #include "runtime/client/cluster_client.hpp"
 
-#include <future>
-
 #include "runtime/client/rpc_cluster_client.hpp"
 
 namespace capstan::client {
@@ -18,22 +16,17 @@ result<std::unique_ptr<cluster_client>> cluster_client::connect(const client_con
 
 result<produce_response> cluster_client::produce_sync(const std::string& topic, int32_t partition,
                                                       int16_t acks, bytes batch) {
-  auto p = std::make_shared<std::promise<result<produce_response>>>();
-  auto f = p->get_future();
-  produce(topic, partition, acks, std::make_shared<const bytes>(std::move(batch)),
-          [p](result<produce_response> r) { p->set_value(std::move(r)); });
-  return f.get();
+  auto data = std::make_shared<const bytes>(std::move(batch));
+  return await<produce_response>([&](auto done) { produce(topic, partition, acks, data, done); });
 }
 
 result<fetch_response> cluster_client::fetch_sync(const std::string& topic, int32_t partition,
                                                   offset from, int32_t max_bytes, int32_t min_bytes,
                                                   int32_t max_wait_ms) {
-  auto p = std::make_shared<std::promise<result<fetch_response>>>();
-  auto f = p->get_future();
-  fetch(topic, partition, from, leader_epoch{-1}, max_bytes, min_bytes, max_wait_ms,
-        std::chrono::steady_clock::time_point::max(),
-        [p](result<fetch_response> r) { p->set_value(std::move(r)); });
-  return f.get();
+  return await<fetch_response>([&](auto done) {
+    fetch(topic, partition, from, leader_epoch{-1}, max_bytes, min_bytes, max_wait_ms,
+          std::chrono::steady_clock::time_point::max(), done);
+  });
 }
 
 } // namespace capstan::client

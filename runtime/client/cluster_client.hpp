@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -195,6 +196,26 @@ public:
 
 protected:
   explicit cluster_client(client_config config) : config_(std::move(config)) {}
+
+  // True on the thread that runs this client's calls and callbacks (none here), whose work every
+  // answer needs.
+  virtual bool on_client_thread() const { return false; }
+
+  // Starts a call with `start(done)` and waits for what `done` is given: every blocking form goes
+  // through here. On the client's own thread (from a callback) it would wait for itself:
+  // INVALID_REQUEST at once instead.
+  template <class T>
+  result<T> await(const std::function<void(std::function<void(result<T>)>)>& start) {
+    if (on_client_thread())
+      return make_error(errc::invalid_request,
+                        "a blocking client call from a callback (the client's own thread) would "
+                        "wait for itself");
+    auto p = std::make_shared<std::promise<result<T>>>();
+    auto f = p->get_future();
+    start([p](result<T> r) { p->set_value(std::move(r)); });
+    return f.get();
+  }
+
   client_config config_;
 };
 

@@ -74,11 +74,9 @@ result<int64_t> rpc_cluster_client::list_offsets(const std::string& topic, int32
       return static_cast<int64_t>(response.getOffset());
     });
   };
-  auto p = std::make_shared<std::promise<result<int64_t>>>();
-  auto f = p->get_future();
-  start_routed<int64_t>(topic, partition, config_.request_timeout_ms, std::move(call),
-                        [p](result<int64_t> r) { p->set_value(std::move(r)); });
-  return f.get();
+  return await<int64_t>([&](auto done) {
+    start_routed<int64_t>(topic, partition, config_.request_timeout_ms, std::move(call), done);
+  });
 }
 
 } // namespace capstan::client

@@ -116,6 +116,8 @@ private:
   void taskFailed(kj::Exception&& exception) override;
   void wake();
   void on_loop(std::function<void()> job);
+  bool on_client_thread() const override { return std::this_thread::get_id() == loop_thread_; }
+  // Runs `start` on the loop thread and waits for its result (cluster_client::await).
   template <class T>
   result<T> run_sync(std::function<kj::Promise<result<T>>()> start);
   template <class T>
@@ -200,22 +202,14 @@ private:
   std::map<std::string, std::string> coordinators_;
 };
 
-// Called on the loop thread (from a callback: a producer's send() to a topic it has not learnt
-// yet, say), it would wait for itself: INVALID_REQUEST at once instead.
 template <class T>
 result<T> rpc_cluster_client::run_sync(std::function<kj::Promise<result<T>>()> start) {
-  if (std::this_thread::get_id() == loop_thread_)
-    return make_error(errc::invalid_request,
-                      "a blocking client call from a callback (the client's own thread) would "
-                      "wait for itself");
-  auto p = std::make_shared<std::promise<result<T>>>();
-  auto f = p->get_future();
-  on_loop([this, start = std::move(start), p] {
-    tasks_->add(
-        kj::evalNow(start).then([p](result<T>&& r) { p->set_value(std::move(r)); },
-                                [p](kj::Exception&& e) { p->set_value(from_exception(e)); }));
+  return await<T>([&](std::function<void(result<T>)> done) {
+    on_loop([this, start = std::move(start), done = std::move(done)] {
+      tasks_->add(kj::evalNow(start).then([done](result<T>&& r) { done(std::move(r)); },
+                                          [done](kj::Exception&& e) { done(from_exception(e)); }));
+    });
   });
-  return f.get();
 }
 
 template <class T>

@@ -2,8 +2,8 @@
 // the callers' threads and from the client's loop thread (which sends the next one as an answer
 // frees its slot), and their sequences must reach the node in the order they were stamped; while
 // the window is full, batches grow past batch.size as far as the topic's max.message.bytes
-// allows. A send from a callback (on the client's loop thread) to a topic the producer has not
-// learnt fails at once instead of waiting for that thread.
+// allows. A blocking call from a callback (on the client's loop thread), such as a send to a topic
+// the producer has not learnt, fails at once instead of waiting for that thread.
 
 #include <catch2/catch.hpp>
 
@@ -131,8 +131,11 @@ TEST_CASE("a send from a callback to a topic the producer has not learnt fails a
     const std::string value(100, 'v');
     const bytes_view record(reinterpret_cast<const uint8_t*>(value.data()), value.size());
     // The callback runs on the client's loop thread; learning "u" there would need that thread.
+    // So would any other blocking call, ListOffsets for one.
     std::promise<result<client::record_metadata>> inner;
+    std::promise<result<int64_t>> listed;
     p.send("t", std::nullopt, record, 0, [&](result<client::record_metadata>) {
+      listed.set_value(client->list_offsets("t", 0, -1));
       p.send("u", std::nullopt, record, 0,
              [&](result<client::record_metadata> r) { inner.set_value(std::move(r)); });
     });
@@ -141,6 +144,9 @@ TEST_CASE("a send from a callback to a topic the producer has not learnt fails a
     const auto refused = answered.get();
     REQUIRE_FALSE(refused);
     CHECK(refused.code() == errc::invalid_request);
+    const auto offsets = listed.get_future().get();
+    REQUIRE_FALSE(offsets);
+    CHECK(offsets.code() == errc::invalid_request);
     p.flush();
 
     // From a thread of its own, the same send learns the topic and is acknowledged.
